@@ -1,0 +1,46 @@
+"""django-filter FilterSets of the public API."""
+
+from __future__ import annotations
+
+import json
+
+import django_filters
+from django.db import connection
+
+from wovepaper.models import Paper, Researcher
+
+
+class PaperFilter(django_filters.FilterSet):
+    """Filters: primary category, category, published range, arXiv id, DOI, researcher."""
+
+    category = django_filters.CharFilter(method="filter_category")
+    published_from = django_filters.DateFilter(field_name="published", lookup_expr="gte")
+    published_to = django_filters.DateFilter(field_name="published", lookup_expr="lte")
+    researcher = django_filters.NumberFilter(
+        field_name="authorships__researcher", distinct=True
+    )
+    doi = django_filters.CharFilter(method="filter_doi")
+
+    class Meta:
+        model = Paper
+        fields = ("primary_category", "arxiv_id")
+
+    def filter_category(self, queryset, name, value):
+        # JSON containment is a PostgreSQL operator; SQLite (the embedded demo)
+        # matches the quoted category inside the stored JSON text instead.
+        if connection.vendor == "postgresql":
+            return queryset.filter(categories__contains=[value])
+        return queryset.filter(categories__icontains=json.dumps(value))
+
+    def filter_doi(self, queryset, name, value):
+        return queryset.filter(doi=value.strip().lower())
+
+
+class ResearcherFilter(django_filters.FilterSet):
+    """Filters: ORCID, name (case-insensitive substring of the display name)."""
+
+    name = django_filters.CharFilter(field_name="display_name", lookup_expr="icontains")
+
+    class Meta:
+        model = Researcher
+        fields = ("orcid",)

@@ -1,0 +1,47 @@
+"""Read-only viewsets over the curated state; each ``get_queryset`` is a selector."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import permissions, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from api.filters import PaperFilter, ResearcherFilter
+from api.serializers import PaperRefSerializer, PaperSerializer, ResearcherSerializer
+from wovepaper import selectors
+from wovepaper.models import Researcher
+
+
+class PaperViewSet(viewsets.ReadOnlyModelViewSet):
+    """Papers with their byline; an authorship's researcher is the applied one only."""
+
+    serializer_class = PaperSerializer
+    filterset_class = PaperFilter
+    permission_classes = [permissions.AllowAny]
+
+    def get_queryset(self):
+        return selectors.paper_list()
+
+
+class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
+    """Live researchers (merged-away profiles are not listed) and their papers."""
+
+    serializer_class = ResearcherSerializer
+    filterset_class = ResearcherFilter
+    permission_classes = [permissions.AllowAny]
+
+    def get_queryset(self):
+        return selectors.researcher_list()
+
+    @extend_schema(responses=PaperRefSerializer(many=True))
+    @action(detail=True, methods=["get"], filterset_class=None)
+    def papers(self, request: Request, pk: str | None = None) -> Response:
+        """The researcher's papers, newest first (cursor-paged)."""
+        researcher = get_object_or_404(Researcher.objects.live(), pk=pk)
+        queryset = selectors.researcher_papers(researcher=researcher)
+        self.paginator.ordering = ("-published", "-id")
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(PaperRefSerializer(page, many=True).data)

@@ -1,0 +1,169 @@
+"""The curators' admin: the proposal queue with approve and reject actions.
+
+Actions are thin: one service call per proposal, errors caught per proposal, one
+message "N applied, M skipped (reasons)". ``status`` is read-only; nothing here
+``update()``s a curated model.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
+
+from curation import services
+from curation.exceptions import CurationError
+from curation.models import Constraint, CurationEvent, Proposal
+
+
+class ScoreBandFilter(admin.SimpleListFilter):
+    """Filter proposals by pairwise score band."""
+
+    title = "score"
+    parameter_name = "score_band"
+    BANDS = {
+        "high": (0.9, 1.01, "≥ 0.9"),
+        "mid": (0.6, 0.9, "0.6 – 0.9"),
+        "low": (0.0, 0.6, "< 0.6"),
+    }
+
+    def lookups(self, request, model_admin):
+        return [(k, v[2]) for k, v in self.BANDS.items()]
+
+    def queryset(self, request, queryset):
+        band = self.BANDS.get(self.value() or "")
+        if not band:
+            return queryset
+        return queryset.filter(score__gte=band[0], score__lt=band[1])
+
+
+def _decide(modeladmin, request, queryset: QuerySet[Proposal], verb: str) -> None:
+    done, skipped = 0, []
+    for proposal in queryset.order_by("pk"):
+        try:
+            if verb == "applied":
+                services.proposal_apply(proposal=proposal, actor=request.user)
+            else:
+                services.proposal_reject(proposal=proposal, actor=request.user)
+            done += 1
+        except CurationError as exc:
+            skipped.append(str(exc))
+    text = f"{done} {verb}, {len(skipped)} skipped"
+    if skipped:
+        text += " (" + "; ".join(skipped[:10]) + ")"
+    modeladmin.message_user(
+        request, text, messages.SUCCESS if not skipped else messages.WARNING
+    )
+
+
+@admin.register(Proposal)
+class ProposalAdmin(admin.ModelAdmin):
+    """The proposal queue: filter by kind, status and score; approve or reject."""
+
+    list_display = ("id", "kind", "status", "score", "subject", "block_key", "created")
+    list_filter = ("kind", "status", ScoreBandFilter)
+    search_fields = ("block_key", "authorships__raw_name", "researcher__display_name",
+                     "authorships__paper__arxiv_id", "authorships__orcid")
+    ordering = ("-score", "id")
+    actions = ("approve_selected", "reject_selected")
+    readonly_fields = (
+        "kind", "status", "score", "model_version", "block_key", "identifier_proven",
+        "researcher", "other_researcher", "authorship_list", "evidence_table",
+        "created", "decided_at", "decided_by", "reason", "fingerprint",
+    )
+    exclude = ("evidence", "authorships")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Proposal]:
+        return super().get_queryset(request).select_related(
+            "researcher", "other_researcher"
+        )
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_decide_permission(self, request: HttpRequest) -> bool:
+        """Whether the user may approve or reject (``curation.decide_proposal``)."""
+        return request.user.has_perm("curation.decide_proposal")
+
+    @admin.display(description="about")
+    def subject(self, obj: Proposal) -> str:
+        if obj.kind == Proposal.Kind.MERGE:
+            return f"{obj.researcher} + {obj.other_researcher}"
+        names = ", ".join(a.raw_name for a in obj.authorships.all()[:3])
+        if obj.kind == Proposal.Kind.ATTACH:
+            return f"{names} → {obj.researcher}"
+        return names
+
+    @admin.display(description="authorships")
+    def authorship_list(self, obj: Proposal) -> str:
+        rows = obj.authorships.select_related("paper").order_by("pk")
+        return format_html(
+            "<ul>{}</ul>",
+            format_html_join(
+                "", "<li>{} (position {}) on {}: {}</li>",
+                ((a.raw_name, a.position, a.paper.arxiv_id or a.paper.doi,
+                  a.paper.title) for a in rows),
+            ),
+        )
+
+    @admin.display(description="evidence")
+    def evidence_table(self, obj: Proposal) -> str:
+        features = obj.evidence.get("features", {})
+        contributions = obj.evidence.get("contributions", {})
+        rows = [(k, v, contributions.get(k, "")) for k, v in features.items()]
+        rows += [(k, v, "") for k, v in obj.evidence.items()
+                 if k not in {"features", "contributions", "pairs"}]
+        return format_html(
+            "<table><tr><th>feature</th><th>value</th><th>contribution</th></tr>"
+            "{}</table>",
+            format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
+        )
+
+    @admin.action(description="Approve and apply selected proposals",
+                  permissions=["decide"])
+    def approve_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
+        _decide(self, request, queryset, "applied")
+
+    @admin.action(description="Reject selected proposals", permissions=["decide"])
+    def reject_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
+        _decide(self, request, queryset, "rejected")
+
+
+@admin.register(CurationEvent)
+class CurationEventAdmin(admin.ModelAdmin):
+    """The audit log, read-only."""
+
+    list_display = ("id", "kind", "actor", "proposal", "researchers", "created")
+    list_filter = ("kind",)
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Constraint)
+class ConstraintAdmin(admin.ModelAdmin):
+    """Must-link and cannot-link constraints, read-only."""
+
+    list_display = ("id", "kind", "researcher", "authorship", "other_researcher",
+                    "created")
+    list_filter = ("kind",)
+    raw_id_fields = ("researcher", "authorship", "other_researcher", "event")
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

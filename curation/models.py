@@ -1,0 +1,153 @@
+"""Proposals, constraints and the curation audit log."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Proposal(models.Model):
+    """A change the matcher proposes, with its score and the evidence for it.
+
+    Kinds: ``attach`` (authorships to an existing researcher), ``new`` (a new
+    researcher for authorships that match no one), ``merge`` (two researchers are one
+    person: ``researcher`` survives, ``other_researcher`` goes). ``score`` is the
+    pairwise score in [0, 1]; ``evidence`` holds each feature's value and weight so a
+    curator sees why. ``fingerprint`` identifies the proposal on its evidence: the same
+    fingerprint is never proposed twice while pending, nor again once rejected.
+    """
+
+    class Kind(models.TextChoices):
+        ATTACH = "attach", "attach to researcher"
+        NEW = "new", "new researcher"
+        MERGE = "merge", "merge researchers"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        APPROVED = "approved", "approved"
+        APPLIED = "applied", "applied"
+        REJECTED = "rejected", "rejected"
+        REVERTED = "reverted", "reverted"
+        STALE = "stale", "stale"
+        FAILED = "failed", "failed"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True
+    )
+    score = models.FloatField(help_text="Pairwise score in [0, 1].")
+    evidence = models.JSONField(default=dict, blank=True)
+    model_version = models.CharField(max_length=64)
+    block_key = models.CharField(max_length=200, blank=True, db_index=True)
+    fingerprint = models.CharField(max_length=64, db_index=True)
+    identifier_proven = models.BooleanField(
+        default=False,
+        help_text="A shared ORCID or source author id with compatible names proves it.",
+    )
+    researcher = models.ForeignKey(
+        "wovepaper.Researcher", null=True, blank=True, on_delete=models.PROTECT,
+        related_name="proposals",
+    )
+    other_researcher = models.ForeignKey(
+        "wovepaper.Researcher", null=True, blank=True, on_delete=models.PROTECT,
+        related_name="merge_proposals",
+    )
+    authorships = models.ManyToManyField(
+        "wovepaper.Authorship", blank=True, related_name="proposals"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-score", "id"]
+        permissions = [("decide_proposal", "Can approve or reject proposals")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["fingerprint"],
+                condition=models.Q(status="pending"),
+                name="proposal_one_pending_per_fingerprint",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(score__gte=0.0) & models.Q(score__lte=1.0),
+                name="proposal_score_in_unit_interval",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} #{self.pk} ({self.status}, {self.score:.2f})"
+
+
+class Constraint(models.Model):
+    """A curator decision every later matching run obeys.
+
+    ``must_link``: the authorship belongs to the researcher. ``cannot_link``: the
+    authorship is not that researcher (``authorship`` set), or two researchers are not
+    one person (``other_researcher`` set).
+    """
+
+    class Kind(models.TextChoices):
+        MUST_LINK = "must_link", "must link"
+        CANNOT_LINK = "cannot_link", "cannot link"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    researcher = models.ForeignKey(
+        "wovepaper.Researcher", on_delete=models.CASCADE, related_name="constraints"
+    )
+    authorship = models.ForeignKey(
+        "wovepaper.Authorship", null=True, blank=True, on_delete=models.CASCADE,
+        related_name="constraints",
+    )
+    other_researcher = models.ForeignKey(
+        "wovepaper.Researcher", null=True, blank=True, on_delete=models.CASCADE,
+        related_name="+",
+    )
+    event = models.ForeignKey(
+        "curation.CurationEvent", on_delete=models.PROTECT, related_name="constraints"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        target = self.authorship_id or f"researcher {self.other_researcher_id}"
+        return f"{self.kind}: {self.researcher_id} / {target}"
+
+
+class CurationEvent(models.Model):
+    """Append-only audit row: one per applied change or decision.
+
+    ``moves`` lists every authorship the change moved as
+    ``[{"authorship": id, "before": researcher_id | None, "after": researcher_id}]``
+    so the change can be undone exactly. ``actor`` is None for automation (the
+    identifier policy).
+    """
+
+    class Kind(models.TextChoices):
+        PROPOSAL_APPLIED = "proposal_applied", "proposal applied"
+        PROPOSAL_REJECTED = "proposal_rejected", "proposal rejected"
+        PROPOSAL_STALE = "proposal_stale", "proposal stale"
+
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="curation_events",
+    )
+    proposal = models.ForeignKey(
+        Proposal, null=True, blank=True, on_delete=models.PROTECT, related_name="events"
+    )
+    researchers = models.JSONField(default=list, help_text="Researcher ids touched.")
+    moves = models.JSONField(default=list, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk}"

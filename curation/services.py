@@ -1,0 +1,492 @@
+"""Every curation write: proposing, applying, rejecting. One transaction each.
+
+Proposal status changes go through :func:`_transition` only: a compare-and-swap on
+the status (``filter(pk=..., status=old).update(status=new)``, proceed only if one
+row changed) plus an append-only CurationEvent, after the pattern of healthchecks'
+``Flip`` rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import Counter
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from curation import names, selectors
+from curation.exceptions import (
+    CONFLICT,
+    ILLEGAL_TRANSITION,
+    LOCKED,
+    NOT_PENDING,
+    STALE,
+    CurationError,
+    IllegalTransition,
+    ProposalConflict,
+    ProposalNotPending,
+    ProposalStale,
+    ResearcherLocked,
+)
+from curation.matching import blocking, clustering, scoring
+from curation.matching.features import (
+    AuthorshipView,
+    ProfileView,
+    authorship_profile_features,
+    profile_of,
+    profile_profile_features,
+)
+from curation.models import Constraint, CurationEvent, Proposal
+from wovepaper.models import Authorship, Researcher
+
+logger = logging.getLogger(__name__)
+
+S = Proposal.Status
+TRANSITIONS: dict[str, set[str]] = {
+    S.PENDING: {S.APPROVED, S.APPLIED, S.REJECTED, S.STALE, S.FAILED},
+    S.APPROVED: {S.APPLIED, S.STALE, S.FAILED},
+    S.APPLIED: {S.REVERTED},
+    S.REJECTED: set(),
+    S.REVERTED: set(),
+    S.STALE: set(),
+    S.FAILED: set(),
+}
+
+
+# --- proposing -------------------------------------------------------------------------
+
+
+def proposal_fingerprint(*, kind: str, authorship_ids: list[int],
+                         researcher_ids: list[int]) -> str:
+    """SHA-256 of what a proposal is about (kind and members), 64 hex characters.
+
+    The same fingerprint is never pending twice and never proposed again once a
+    curator rejected it.
+    """
+    text = f"{kind}|{sorted(authorship_ids)}|{sorted(researcher_ids)}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class _Draft:
+    kind: str
+    score: float
+    evidence: dict
+    block_key: str
+    authorship_ids: list[int]
+    researcher_id: int | None = None
+    other_researcher_id: int | None = None
+    identifier_proven: bool = False
+
+
+def _names_agree(a: AuthorshipView, p: ProfileView) -> bool:
+    return any(names.given_names_compatible(a.given, g) for g in p.given_names)
+
+
+def _propose_block(block: str, views: list[AuthorshipView],
+                   profiles: list[ProfileView], vetoes: set) -> list[_Draft]:
+    threshold = settings.CURATION_ATTACH_THRESHOLD
+    drafts: list[_Draft] = []
+    leftovers: list[AuthorshipView] = []
+    for a in views:
+        best: tuple[float, dict, ProfileView] | None = None
+        for p in profiles:
+            if ("a", a.id, p.id) in vetoes:
+                continue
+            s = scoring.score(authorship_profile_features(a, p))
+            if best is None or s.pairwise_score > best[0]:
+                best = (s.pairwise_score, s.evidence, p)
+        if best and best[0] >= threshold:
+            score, evidence, p = best
+            proven = evidence["features"]["orcid"] == 1.0 and _names_agree(a, p)
+            if evidence["features"]["orcid"] == 1.0 and not proven:
+                evidence = {**evidence, "flag": "ORCID agrees but the names do not"}
+            drafts.append(_Draft("attach", score, evidence, block, [a.id],
+                                 researcher_id=p.id, identifier_proven=proven))
+        else:
+            leftovers.append(a)
+
+    if leftovers:
+        singles = [profile_of([a]) for a in leftovers]
+        groups = clustering.cluster(
+            len(leftovers),
+            lambda i, j: scoring.score(
+                profile_profile_features(singles[i], singles[j])
+            ).pairwise_score,
+            threshold=threshold,
+            cannot_link=lambda x, y: bool(
+                {leftovers[i].paper_id for i in x} & {leftovers[j].paper_id for j in y}
+            ),
+        )
+        for group in groups:
+            members = [leftovers[i] for i in group]
+            internal = [
+                scoring.score(profile_profile_features(singles[i], singles[j]))
+                for n, i in enumerate(group) for j in group[n + 1:]
+            ]
+            cohesion = (
+                sum(s.pairwise_score for s in internal) / len(internal) if internal
+                else 1.0
+            )
+            orcids = {m.orcid for m in members if m.orcid}
+            evidence = {
+                "model_version": scoring.MODEL_VERSION,
+                "cohesion": round(cohesion, 6),
+                "members": len(members),
+                "pairs": [s.evidence for s in internal[:20]],
+                "orcids": sorted(orcids),
+            }
+            drafts.append(_Draft("new", round(cohesion, 6), evidence, block,
+                                 [m.id for m in members],
+                                 identifier_proven=len(orcids) == 1
+                                 and all(m.orcid for m in members)))
+
+    merge_threshold = settings.CURATION_MERGE_THRESHOLD
+    for i, p in enumerate(profiles):
+        for q in profiles[i + 1:]:
+            lo, hi = sorted((p.id, q.id))
+            if ("r", lo, hi) in vetoes:
+                continue
+            s = scoring.score(profile_profile_features(p, q))
+            if s.pairwise_score >= merge_threshold:
+                proven = s.evidence["features"]["orcid"] == 1.0 and s.evidence[
+                    "features"]["name"] > 0
+                drafts.append(_Draft("merge", s.pairwise_score, s.evidence, block, [],
+                                     researcher_id=lo, other_researcher_id=hi,
+                                     identifier_proven=proven))
+    return drafts
+
+
+def _save_draft(draft: _Draft) -> Proposal | None:
+    researcher_ids = [r for r in (draft.researcher_id, draft.other_researcher_id) if r]
+    fingerprint = proposal_fingerprint(kind=draft.kind,
+                                       authorship_ids=draft.authorship_ids,
+                                       researcher_ids=researcher_ids)
+    if Proposal.objects.filter(
+        fingerprint=fingerprint, status__in=[S.PENDING, S.REJECTED]
+    ).exists():
+        return None
+    with transaction.atomic():
+        proposal = Proposal.objects.create(
+            kind=draft.kind,
+            score=min(max(draft.score, 0.0), 1.0),
+            evidence=draft.evidence,
+            model_version=scoring.MODEL_VERSION,
+            block_key=draft.block_key,
+            fingerprint=fingerprint,
+            identifier_proven=draft.identifier_proven,
+            researcher_id=draft.researcher_id,
+            other_researcher_id=draft.other_researcher_id,
+        )
+        proposal.authorships.set(draft.authorship_ids)
+    return proposal
+
+
+def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
+    """Propose assignments for every unassigned authorship (optionally in some blocks).
+
+    Steps per block: score each authorship against the block's live researchers
+    (attach above ``CURATION_ATTACH_THRESHOLD``), cluster the rest into ``new``
+    proposals, and propose merges of researcher pairs above
+    ``CURATION_MERGE_THRESHOLD``. Cannot-link constraints and rejected fingerprints
+    are obeyed. Then the auto-apply policy (``CURATION_AUTO_APPLY``) applies the
+    identifier-proven proposals that touch no locked researcher.
+
+    Idempotent: a second run proposes nothing new while nothing changed.
+
+    Args:
+        block_keys: restrict to these blocks; None means every block.
+
+    Returns:
+        Counts: ``blocks``, ``proposed_<kind>`` and ``auto_applied``.
+    """
+    qs = selectors.matchable_authorships()
+    if block_keys is not None:
+        qs = qs.filter(block_key__in=block_keys)
+    views = selectors.authorship_views(qs)
+    grouped = blocking.blocks(
+        views, key=lambda v: v.block_key,
+        sub_key=lambda v: names.name_key(v.given, v.family),
+    )
+    counts: Counter[str] = Counter(blocks=len(grouped))
+    created: list[Proposal] = []
+    for block, members in grouped.items():
+        profiles = selectors.researcher_profiles([block])
+        vetoes = selectors.cannot_links(p.id for p in profiles)
+        for draft in _propose_block(block, members, profiles, vetoes):
+            proposal = _save_draft(draft)
+            if proposal is not None:
+                counts[f"proposed_{proposal.kind}"] += 1
+                created.append(proposal)
+    if settings.CURATION_AUTO_APPLY == "identifiers":
+        for proposal in created:
+            if not proposal.identifier_proven:
+                continue
+            try:
+                proposal_apply(proposal=proposal, actor=None)
+                counts["auto_applied"] += 1
+            except CurationError as exc:
+                logger.info("auto-apply skipped: %s", exc)
+    return dict(counts)
+
+
+# --- deciding --------------------------------------------------------------------------
+
+
+def _transition(*, proposal: Proposal, new: str, actor: AbstractBaseUser | None,
+                event_kind: str, researchers: list[int] | None = None,
+                moves: list[dict] | None = None, extra: dict | None = None
+                ) -> CurationEvent:
+    old = proposal.status
+    if new not in TRANSITIONS[old]:
+        raise IllegalTransition(
+            ILLEGAL_TRANSITION.format(pk=proposal.pk, old=old, new=new)
+        )
+    now = timezone.now()
+    changed = Proposal.objects.filter(pk=proposal.pk, status=old).update(
+        status=new, decided_at=now, decided_by=actor,
+        reason=(extra or {}).get("reason", proposal.reason),
+    )
+    if changed != 1:
+        raise ProposalConflict(CONFLICT.format(pk=proposal.pk))
+    proposal.status, proposal.decided_at, proposal.decided_by = new, now, actor
+    return CurationEvent.objects.create(
+        kind=event_kind, actor=actor, proposal=proposal,
+        researchers=researchers or [], moves=moves or [], extra=extra or {},
+    )
+
+
+def _lock_proposal(proposal: Proposal) -> Proposal:
+    locked = Proposal.objects.select_for_update().get(pk=proposal.pk)
+    if locked.status not in (S.PENDING, S.APPROVED):
+        raise ProposalNotPending(NOT_PENDING.format(pk=locked.pk, status=locked.status))
+    return locked
+
+
+def _lock_researchers(ids: list[int]) -> dict[int, Researcher]:
+    return {
+        r.pk: r
+        for r in Researcher.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+    }
+
+
+def _assign(authorships: list[Authorship], researcher: Researcher) -> list[dict]:
+    moves = [
+        {"authorship": a.pk, "before": a.researcher_id, "after": researcher.pk}
+        for a in authorships
+    ]
+    for a in authorships:
+        changed = Authorship.objects.filter(pk=a.pk, researcher=a.researcher_id).update(
+            researcher=researcher
+        )
+        if changed != 1:
+            raise ProposalConflict(CONFLICT.format(pk=a.pk))
+    variants = list(researcher.name_variants)
+    for a in authorships:
+        if a.raw_name not in variants:
+            variants.append(a.raw_name)
+    researcher.name_variants = variants
+    researcher.save(update_fields=["name_variants", "modified"])
+    return moves
+
+
+def _display_name(authorships: list[Authorship]) -> tuple[str, str, str]:
+    best = max(authorships, key=lambda a: (len(a.given_name.replace(".", "")), -a.pk))
+    display = f"{best.given_name} {best.family_name}".strip() or best.raw_name
+    return display, best.given_name, best.family_name
+
+
+def _apply(proposal: Proposal, actor: AbstractBaseUser | None) -> CurationEvent | str:
+    """Apply a locked proposal; return its event, or the reason it is stale."""
+    authorships = list(
+        Authorship.objects.select_for_update().filter(proposals=proposal).order_by("pk")
+    )
+    ids = [r for r in (proposal.researcher_id, proposal.other_researcher_id) if r]
+    researchers = _lock_researchers(ids)
+    for r in researchers.values():
+        if r.merged_into_id:
+            return f"researcher {r.pk} was merged into {r.merged_into_id}"
+        if actor is None and r.locked:
+            raise ResearcherLocked(LOCKED.format(pk=r.pk))
+    if proposal.kind in (Proposal.Kind.ATTACH, Proposal.Kind.NEW):
+        taken = [a.pk for a in authorships if a.researcher_id is not None]
+        if taken:
+            return f"authorships {taken} were assigned meanwhile"
+        if not authorships:
+            return "its authorships no longer exist"
+
+    if proposal.kind == Proposal.Kind.ATTACH:
+        target = researchers[proposal.researcher_id]
+        moves = _assign(authorships, target)
+        touched = [target.pk]
+    elif proposal.kind == Proposal.Kind.NEW:
+        display, given, family = _display_name(authorships)
+        orcids = {a.orcid for a in authorships if a.orcid}
+        orcid = orcids.pop() if len(orcids) == 1 else None
+        if orcid and Researcher.objects.filter(orcid=orcid).exists():
+            return f"ORCID {orcid} already belongs to another researcher"
+        target = Researcher.objects.create(
+            display_name=display, block_key=names.block_key(given, family), orcid=orcid
+        )
+        moves = _assign(authorships, target)
+        touched = [target.pk]
+    else:
+        survivor = researchers[min(ids)]
+        loser = researchers[max(ids)]
+        moved = list(Authorship.objects.select_for_update().filter(researcher=loser))
+        moves = _assign(moved, survivor)
+        for field in ("orcid", "s2_author_id", "openalex_author_id"):
+            if not getattr(survivor, field) and getattr(loser, field):
+                value = getattr(loser, field)
+                setattr(loser, field, None)
+                loser.save(update_fields=[field])
+                setattr(survivor, field, value)
+        survivor.name_variants = list(
+            dict.fromkeys([*survivor.name_variants, *loser.name_variants])
+        )
+        survivor.save()
+        if Researcher.objects.filter(pk=loser.pk, merged_into__isnull=True).update(
+            merged_into=survivor
+        ) != 1:
+            raise ProposalConflict(CONFLICT.format(pk=proposal.pk))
+        target = survivor
+        touched = [survivor.pk, loser.pk]
+
+    event = _transition(
+        proposal=proposal, new=S.APPLIED, actor=actor,
+        event_kind=CurationEvent.Kind.PROPOSAL_APPLIED, researchers=touched,
+        moves=moves,
+    )
+    Constraint.objects.bulk_create(
+        Constraint(kind=Constraint.Kind.MUST_LINK, researcher=target,
+                   authorship_id=m["authorship"], event=event)
+        for m in moves
+    )
+    return event
+
+
+def proposal_apply(*, proposal: Proposal, actor: AbstractBaseUser | None) -> Proposal:
+    """Apply a proposal: move the authorships, write the event and the constraints.
+
+    One transaction; the proposal row and the researchers it touches are locked
+    (``select_for_update``) and every assignment changes by compare-and-swap, so two
+    curators deciding at once get one success and one clear error, never half a change.
+
+    Args:
+        proposal: a pending (or approved) proposal.
+        actor: the curator, or None for automation (the identifier policy).
+
+    Returns:
+        The proposal, now ``applied``.
+
+    Raises:
+        ProposalNotPending: it was decided already.
+        ProposalStale: its authorships or researchers changed since it was made
+            (the proposal is then marked ``stale``, with an event).
+        ResearcherLocked: automation (``actor is None``) touched a locked researcher.
+        ProposalConflict: a concurrent change won the race.
+    """
+    with transaction.atomic():
+        locked = _lock_proposal(proposal)
+        outcome = _apply(locked, actor)
+        if isinstance(outcome, CurationEvent):
+            return locked
+        _transition(proposal=locked, new=S.STALE, actor=actor,
+                    event_kind=CurationEvent.Kind.PROPOSAL_STALE,
+                    extra={"reason": outcome})
+    raise ProposalStale(STALE.format(pk=proposal.pk, reason=outcome))
+
+
+@transaction.atomic
+def proposal_reject(*, proposal: Proposal, actor: AbstractBaseUser | None,
+                    reason: str = "") -> Proposal:
+    """Reject a proposal; record cannot-link constraints so it never comes back.
+
+    An ``attach`` rejection forbids each authorship/researcher pair; a ``merge``
+    rejection forbids the researcher pair; a ``new`` rejection keeps its fingerprint
+    from being proposed again.
+
+    Args:
+        proposal: a pending proposal.
+        actor: the curator.
+        reason: optional free text kept on the proposal and the event.
+
+    Returns:
+        The proposal, now ``rejected``.
+
+    Raises:
+        ProposalNotPending: it was decided already.
+        ProposalConflict: a concurrent change won the race.
+    """
+    locked = _lock_proposal(proposal)
+    event = _transition(
+        proposal=locked, new=S.REJECTED, actor=actor,
+        event_kind=CurationEvent.Kind.PROPOSAL_REJECTED,
+        researchers=[r for r in (locked.researcher_id, locked.other_researcher_id) if r],
+        extra={"reason": reason},
+    )
+    if locked.kind == Proposal.Kind.ATTACH and locked.researcher_id:
+        Constraint.objects.bulk_create(
+            Constraint(kind=Constraint.Kind.CANNOT_LINK,
+                       researcher_id=locked.researcher_id, authorship=a, event=event)
+            for a in locked.authorships.all()
+        )
+    elif locked.kind == Proposal.Kind.MERGE:
+        Constraint.objects.create(
+            kind=Constraint.Kind.CANNOT_LINK, researcher_id=locked.researcher_id,
+            other_researcher_id=locked.other_researcher_id, event=event,
+        )
+    return locked
+
+
+# --- curators --------------------------------------------------------------------------
+
+CURATORS_GROUP = "curators"
+CURATOR_PERMISSIONS = (
+    ("curation", "view_proposal"),
+    ("curation", "change_proposal"),
+    ("curation", "decide_proposal"),
+    ("curation", "view_curationevent"),
+    ("curation", "view_constraint"),
+    ("wovepaper", "view_researcher"),
+    ("wovepaper", "view_paper"),
+    ("wovepaper", "view_authorship"),
+    ("harvest", "view_harvestrun"),
+    ("harvest", "view_rawrecord"),
+)
+
+
+@transaction.atomic
+def curator_ensure(*, username: str, password: str, email: str = ""):
+    """Create (or refresh) a staff user in the ``curators`` group.
+
+    Args:
+        username: login name.
+        password: the password to set.
+        email: optional address.
+
+    Returns:
+        The user, staff, member of ``curators`` whose permissions are
+        :data:`CURATOR_PERMISSIONS`.
+    """
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group, Permission
+
+    group, _ = Group.objects.get_or_create(name=CURATORS_GROUP)
+    perms = [
+        Permission.objects.get(content_type__app_label=app, codename=code)
+        for app, code in CURATOR_PERMISSIONS
+    ]
+    group.permissions.set(perms)
+    user, _ = get_user_model().objects.get_or_create(
+        username=username, defaults={"email": email}
+    )
+    user.is_staff = True
+    user.set_password(password)
+    user.save()
+    user.groups.add(group)
+    return user

@@ -1,0 +1,13 @@
+"""Celery tasks of curation: thin, idempotent, each calls one service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from curation import services
+
+
+@shared_task(acks_late=True, name="curation.matching_run")
+def matching_run_task(block_keys: list[str] | None = None) -> dict[str, int]:
+    """Run matching (all blocks, or the given ones) and return the service's counts."""
+    return services.matching_run(block_keys=block_keys)

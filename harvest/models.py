@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from django.db import models
+
+
+class HarvestRun(models.Model):
+    """One harvest of one source: what was asked, how far it got, what it counted.
+
+    ``cursor`` keeps the position reached (a file index, an OAI resumptionToken, a
+    Crossref cursor) after every page, so a killed run resumes from there.
+    """
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "running"
+        FINISHED = "finished", "finished"
+        FAILED = "failed", "failed"
+
+    source = models.CharField(max_length=32, db_index=True)
+    params = models.JSONField(default=dict, blank=True)
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.RUNNING
+    )
+    cursor = models.TextField(blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    records_seen = models.PositiveIntegerField(default=0)
+    papers_created = models.PositiveIntegerField(default=0)
+    papers_updated = models.PositiveIntegerField(default=0)
+    papers_unchanged = models.PositiveIntegerField(default=0)
+    records_failed = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.source} run #{self.pk} ({self.status})"
+
+
+class RawRecord(models.Model):
+    """A record exactly as fetched, kept before it is parsed.
+
+    One row per distinct payload of one external record: fetching the same bytes again
+    reuses the row (``last_run`` moves on), a changed payload adds a row. A record that
+    fails to parse keeps ``status=failed`` and its ``error``, naming the record and
+    the problem.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        PARSED = "parsed", "parsed"
+        FAILED = "failed", "failed"
+
+    source = models.CharField(max_length=32)
+    external_id = models.CharField(max_length=500)
+    locator = models.CharField(max_length=1000, blank=True)
+    payload = models.TextField()
+    content_hash = models.CharField(max_length=64, help_text="SHA-256 of the payload.")
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.PENDING
+    )
+    error = models.TextField(blank=True)
+    first_run = models.ForeignKey(
+        HarvestRun, on_delete=models.PROTECT, related_name="+"
+    )
+    last_run = models.ForeignKey(
+        HarvestRun, on_delete=models.PROTECT, related_name="raw_records"
+    )
+    fetched_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "external_id", "content_hash"],
+                name="rawrecord_unique_source_id_hash",
+            )
+        ]
+        indexes = [models.Index(fields=["status"])]
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.external_id} ({self.status})"

@@ -1,0 +1,109 @@
+"""The common record shape every source parser produces (no ORM here).
+
+A parser turns one raw record (one ``.abs`` file, one OAI-PMH ``<record>``) into a
+:class:`PaperRecord`; :mod:`harvest.services` upserts it into the core models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+
+class RecordError(ValueError):
+    """One raw record cannot be parsed; the message names the record and the problem."""
+
+
+@dataclass(frozen=True)
+class AuthorRecord:
+    """One byline slot as a source printed it.
+
+    Attributes:
+        raw_name: the name as printed, LaTeX already turned into Unicode
+            (``"Balázs, C."`` or ``"C. Balázs"``); for a collaboration its name.
+        given_name: given names / initials as printed (``"C."``), "" if none.
+        family_name: family name with its particles (``"van der Velde"``).
+        suffix: ``"Jr."``, ``"III"`` ... or "".
+        affiliations: raw affiliation strings, in source order.
+        orcid: bare ORCID iD ``0000-0002-1825-0097`` or "".
+        is_collaboration: a collaboration or consortium, not a person.
+    """
+
+    raw_name: str
+    given_name: str = ""
+    family_name: str = ""
+    suffix: str = ""
+    affiliations: tuple[str, ...] = ()
+    orcid: str = ""
+    is_collaboration: bool = False
+
+
+@dataclass(frozen=True)
+class VersionRecord:
+    """One arXiv version: number (1-based), submission time (aware UTC), size text."""
+
+    version: int
+    submitted: datetime | None
+    size: str = ""
+
+
+@dataclass
+class PaperRecord:
+    """One work as one source described it.
+
+    Attributes:
+        source: ``"arxiv"``.
+        external_id: the source's id of the record, e.g. ``"hep-th/9901001v3"``.
+        arxiv_id: arXiv id without version (``"0704.0001"``, ``"hep-th/9901001"``).
+        version: the version this record describes (1-based), the latest it knows.
+        versions: every version the record lists, oldest first.
+        published: date of version 1; updated: date of the latest version.
+        datestamp: the source's own update time of the record (OAI-PMH datestamp).
+        categories: arXiv categories, primary first.
+        deleted: the source says the record is deleted (OAI ``status="deleted"``).
+        withdrawn: the latest version withdraws the paper.
+    """
+
+    source: str
+    external_id: str
+    title: str
+    authors: list[AuthorRecord] = field(default_factory=list)
+    arxiv_id: str = ""
+    doi: str = ""
+    version: int = 1
+    versions: list[VersionRecord] = field(default_factory=list)
+    abstract: str = ""
+    published: date | None = None
+    updated: date | None = None
+    datestamp: date | None = None
+    categories: list[str] = field(default_factory=list)
+    journal_ref: str = ""
+    comments: str = ""
+    report_no: str = ""
+    license: str = ""
+    deleted: bool = False
+    withdrawn: bool = False
+
+    @property
+    def primary_category(self) -> str:
+        """The first category, or "" when there is none."""
+        return self.categories[0] if self.categories else ""
+
+
+@dataclass(frozen=True)
+class RawItem:
+    """One raw record cut out of a file, before parsing.
+
+    Attributes:
+        external_id: the record's id if it could be read, else a locator such as
+            ``"file:arxiv/abs_files/ftp/.../0509037.abs"`` or ``"<file>#record-3"``.
+        payload: the raw text of the record exactly as read (for RawRecord).
+        locator: where it came from (file path, and record index inside the file).
+        problem: a defect found while reading (e.g. ``"invalid UTF-8 at byte
+            offset 731"``); "" when none. A parser raises RecordError for it.
+    """
+
+    external_id: str
+    payload: str
+    locator: str
+    problem: str = ""

@@ -1,0 +1,445 @@
+"""Harvest writes: runs, raw records and the idempotent upsert into the core models.
+
+Every raw record is stored (:class:`~harvest.models.RawRecord`) before it is parsed;
+a record that fails to parse or to upsert is marked failed with its error and the run
+goes on. Upserting the same record twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from curation import names
+from harvest.models import HarvestRun, RawRecord
+from harvest.records import AuthorRecord, PaperRecord, RawItem, RecordError
+from wovepaper.models import Authorship, Paper
+
+logger = logging.getLogger(__name__)
+
+# Where a file's name decides how it is read. Source: arXiv's .abs files
+# (arxiv-browse), OAI-PMH XML responses and recorded OAI-PMH HTTP exchanges (JSON).
+ARXIV_SUFFIXES = (".abs", ".xml", ".json")
+# Shifted positions while a byline is rewritten, so (paper, position) stays unique.
+_POSITION_SHIFT = 100_000
+
+
+@dataclass(frozen=True)
+class UpsertResult:
+    """What an upsert did: ``outcome`` is ``"created"``, ``"updated"`` or ``"unchanged"``."""
+
+    paper: Paper
+    outcome: str
+
+
+def content_hash(payload: str) -> str:
+    """SHA-256 hex digest of a payload's UTF-8 bytes (64 characters)."""
+    return hashlib.sha256(payload.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def harvest_run_start(*, source: str, params: dict) -> HarvestRun:
+    """Open a HarvestRun.
+
+    Args:
+        source: source name, e.g. ``"arxiv"``.
+        params: what was asked (paths, dates), JSON-serialisable.
+
+    Returns:
+        The new run, status ``running``.
+    """
+    return HarvestRun.objects.create(source=source, params=params)
+
+
+def harvest_run_finish(*, run: HarvestRun, error: str = "") -> HarvestRun:
+    """Close a run as finished (or failed when ``error`` is given) and save its counts."""
+    run.status = HarvestRun.Status.FAILED if error else HarvestRun.Status.FINISHED
+    run.error = error
+    run.finished_at = timezone.now()
+    run.save()
+    return run
+
+
+def raw_record_store(*, run: HarvestRun, source: str, item: RawItem) -> RawRecord:
+    """Keep one raw record before parsing; the same payload again reuses its row.
+
+    Args:
+        run: the run that fetched it.
+        source: source name.
+        item: the raw record (payload text, external id, locator).
+
+    Returns:
+        The RawRecord (status ``pending`` when new; unchanged status when reused).
+    """
+    payload = item.payload.replace("\x00", "\ufffd")
+    digest = content_hash(payload)
+    raw, created = RawRecord.objects.get_or_create(
+        source=source,
+        external_id=item.external_id[:500],
+        content_hash=digest,
+        defaults={
+            "payload": payload,
+            "locator": item.locator[:1000],
+            "first_run": run,
+            "last_run": run,
+        },
+    )
+    if not created:
+        RawRecord.objects.filter(pk=raw.pk).update(last_run=run)
+    return raw
+
+
+def _mark(raw: RawRecord, *, error: str = "") -> None:
+    status = RawRecord.Status.FAILED if error else RawRecord.Status.PARSED
+    RawRecord.objects.filter(pk=raw.pk).update(status=status, error=error)
+
+
+def _freshness(updated: date | None, published: date | None, version: int) -> tuple:
+    return (updated or published or date.min, version)
+
+
+def _merge_versions(old: list[dict], record: PaperRecord) -> list[dict]:
+    by_number = {v["version"]: v for v in old}
+    for v in record.versions:
+        by_number.setdefault(
+            v.version,
+            {
+                "version": v.version,
+                "submitted": v.submitted.isoformat() if v.submitted else None,
+                "size": v.size,
+            },
+        )
+    return [by_number[n] for n in sorted(by_number)]
+
+
+def _paper_fields(record: PaperRecord) -> dict:
+    return {
+        "title": record.title,
+        "abstract": record.abstract,
+        "updated": record.updated or record.published,
+        "latest_version": record.version,
+        "categories": list(record.categories),
+        "primary_category": record.primary_category,
+        "journal_ref": record.journal_ref,
+        "comments": record.comments,
+        "report_no": record.report_no,
+        "license": record.license,
+        "withdrawn": record.withdrawn,
+    }
+
+
+def _find_paper(record: PaperRecord) -> Paper | None:
+    if record.arxiv_id:
+        paper = Paper.objects.filter(arxiv_id=record.arxiv_id).first()
+        if paper:
+            return paper
+    if record.doi:
+        return Paper.objects.filter(doi=record.doi).first()
+    return None
+
+
+def _doi_free(doi: str, paper_id: int | None) -> bool:
+    return bool(doi) and not Paper.objects.filter(doi=doi).exclude(pk=paper_id).exists()
+
+
+@transaction.atomic
+def paper_upsert(*, record: PaperRecord) -> UpsertResult:
+    """Create or update the Paper (and its byline) one parsed record describes.
+
+    Idempotent: the same record twice gives ``unchanged`` the second time. A record of
+    an older version than the one stored only adds that version's entry to
+    ``versions`` (and an earlier ``published`` date); it never overwrites newer text.
+    A deleted record hides the paper. A DOI already held by another paper is not
+    taken twice (logged; the arXiv id still unifies the record).
+
+    Args:
+        record: the parsed record; needs ``arxiv_id`` or ``doi``.
+
+    Returns:
+        UpsertResult with the paper and ``"created"``, ``"updated"`` or ``"unchanged"``.
+
+    Raises:
+        RecordError: the record has neither an arXiv id nor a DOI, or a deleted record
+            names a paper we never had.
+    """
+    if not (record.arxiv_id or record.doi):
+        raise RecordError(f"{record.external_id}: no arXiv id and no DOI")
+    paper = _find_paper(record)
+    if record.deleted:
+        if paper is None:
+            raise RecordError(f"{record.external_id}: deleted record of an unknown paper")
+        if paper.hidden:
+            return UpsertResult(paper, "unchanged")
+        paper.hidden = True
+        paper.save(update_fields=["hidden", "modified"])
+        return UpsertResult(paper, "updated")
+
+    if paper is None:
+        paper = Paper(
+            arxiv_id=record.arxiv_id or None,
+            published=record.published,
+            versions=_merge_versions([], record),
+            **_paper_fields(record),
+        )
+        if _doi_free(record.doi, None):
+            paper.doi = record.doi
+        elif record.doi:
+            logger.warning("%s: DOI %s already on another paper", record.external_id,
+                           record.doi)
+        paper.save()
+        _byline_sync(paper=paper, authors=record.authors)
+        return UpsertResult(paper, "created")
+
+    before = _snapshot(paper)
+    paper.versions = _merge_versions(paper.versions, record)
+    if record.published and (not paper.published or record.published < paper.published):
+        paper.published = record.published
+    newer = _freshness(record.updated, record.published, record.version) >= _freshness(
+        paper.updated, paper.published, paper.latest_version
+    )
+    if newer:
+        for name, value in _paper_fields(record).items():
+            setattr(paper, name, value)
+        if paper.hidden:
+            paper.hidden = False
+        if record.doi and not paper.doi and _doi_free(record.doi, paper.pk):
+            paper.doi = record.doi
+    byline_changed = newer and _byline_sync(paper=paper, authors=record.authors)
+    if _snapshot(paper) == before and not byline_changed:
+        return UpsertResult(paper, "unchanged")
+    paper.save()
+    return UpsertResult(paper, "updated")
+
+
+def _snapshot(paper: Paper) -> dict:
+    return {
+        f.attname: getattr(paper, f.attname)
+        for f in Paper._meta.concrete_fields
+        if f.attname not in {"modified", "created"}
+    }
+
+
+def _authorship_fields(author: AuthorRecord) -> dict:
+    if author.is_collaboration:
+        given, family, suffix = "", author.raw_name, ""
+        name_key = block_key = ""
+    else:
+        given, family, suffix = author.given_name, author.family_name, author.suffix
+        name_key = names.name_key(given, family)
+        block_key = names.block_key(given, family)
+    return {
+        "raw_name": author.raw_name[:500],
+        "given_name": given[:300],
+        "family_name": family[:300],
+        "suffix": suffix[:40],
+        "name_key": name_key[:300],
+        "block_key": block_key[:200],
+        "is_collaboration": author.is_collaboration,
+        "orcid": author.orcid,
+        "affiliations": list(author.affiliations),
+    }
+
+
+def _byline_sync(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
+    """Make the paper's authorships match a byline; return whether anything changed.
+
+    An authorship already assigned to a researcher keeps its row (and so its curated
+    assignment) when the same name appears at another position; slots are otherwise
+    matched by position. Rows whose person left the byline are deleted.
+    """
+    existing = list(paper.authorships.all())
+    wanted = [_authorship_fields(a) for a in authors]
+    current = [
+        {k: getattr(a, k) for k in wanted[0]} if wanted else {}
+        for a in sorted(existing, key=lambda a: a.position)
+    ]
+    if [a.position for a in sorted(existing, key=lambda a: a.position)] == list(
+        range(1, len(wanted) + 1)
+    ) and current == wanted:
+        return False
+
+    pool = {a.pk: a for a in existing}
+    chosen: dict[int, Authorship] = {}
+    for pos, fields in enumerate(wanted, start=1):
+        for a in pool.values():
+            if a.researcher_id and fields["name_key"] and a.name_key == fields["name_key"]:
+                chosen[pos] = pool.pop(a.pk)
+                break
+    for pos, fields in enumerate(wanted, start=1):
+        if pos in chosen:
+            continue
+        same_pos = next(
+            (a for a in pool.values() if a.position == pos and not a.researcher_id), None
+        )
+        if same_pos is not None:
+            chosen[pos] = pool.pop(same_pos.pk)
+    if pool:
+        Authorship.objects.filter(pk__in=list(pool)).delete()
+    if existing:
+        paper.authorships.filter(pk__in=[a.pk for a in chosen.values()]).update(
+            position=F("position") + _POSITION_SHIFT
+        )
+    for pos, fields in enumerate(wanted, start=1):
+        row = chosen.get(pos)
+        if row is None:
+            row = Authorship(paper=paper, position=pos, **fields)
+            row.save()
+            continue
+        row.position = pos
+        for name, value in fields.items():
+            setattr(row, name, value)
+        row.save()
+    return True
+
+
+RawSplitter = Callable[[Path, Path], Iterator[RawItem]]
+RecordParser = Callable[[RawItem], PaperRecord]
+
+
+@dataclass(frozen=True)
+class FileReader:
+    """How one kind of file is cut into raw records and how each is parsed."""
+
+    split: RawSplitter
+    parse: RecordParser
+
+
+def arxiv_reader_for(path: Path) -> FileReader:
+    """The reader for an arXiv file by its suffix.
+
+    Args:
+        path: an ``.abs`` file, an OAI-PMH ``.xml`` response, or a recorded OAI-PMH
+            exchange ``.json``.
+
+    Returns:
+        FileReader with the split and parse functions.
+
+    Raises:
+        RecordError: the suffix is not one we read.
+    """
+    from harvest.sources import arxiv_abs, arxiv_oai
+
+    if path.suffix == ".abs":
+        return FileReader(
+            split=lambda p, root: iter([arxiv_abs.read_abs_file(p, root)]),
+            parse=arxiv_abs.parse_abs,
+        )
+    if path.suffix in {".xml", ".json"}:
+        return FileReader(split=arxiv_oai.read_oai_file, parse=arxiv_oai.parse_oai_record)
+    raise RecordError(f"{path}: not an arXiv .abs, OAI-PMH .xml or recorded .json file")
+
+
+def arxiv_files(root: Path) -> list[Path]:
+    """Every arXiv file under ``root`` (or ``root`` itself), sorted, oldest id first.
+
+    Args:
+        root: a folder (searched recursively) or a single file.
+
+    Returns:
+        Sorted paths with a suffix in :data:`ARXIV_SUFFIXES`; ``.abs`` version files
+        under ``orig/`` come before the current ones so versions arrive in order.
+    """
+    if root.is_file():
+        return [root]
+    return sorted(
+        (p for p in root.rglob("*") if p.is_file() and p.suffix in ARXIV_SUFFIXES),
+        key=lambda p: (p.suffix != ".abs", "orig" not in p.parts, str(p)),
+    )
+
+
+def _file_items(path: Path, root: Path, reader: FileReader) -> Iterable[RawItem]:
+    try:
+        yield from reader.split(path, root)
+    except RecordError as exc:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        yield RawItem(
+            external_id=f"file:{_relative(path, root)}",
+            payload=text,
+            locator=str(_relative(path, root)),
+            problem=str(exc),
+        )
+
+
+def _relative(path: Path, root: Path) -> Path:
+    try:
+        return path.relative_to(root if root.is_dir() else root.parent)
+    except ValueError:
+        return path
+
+
+def harvest_record(*, run: HarvestRun, source: str, item: RawItem,
+                   parse: RecordParser) -> str:
+    """Store, parse and upsert one raw record; a failure is recorded, never raised.
+
+    Args:
+        run: the current run; its counters are incremented (not saved).
+        source: source name.
+        item: the raw record.
+        parse: the parser for this kind of record.
+
+    Returns:
+        ``"created"``, ``"updated"``, ``"unchanged"`` or ``"failed"``.
+    """
+    raw = raw_record_store(run=run, source=source, item=item)
+    run.records_seen += 1
+    try:
+        if getattr(item, "problem", ""):
+            raise RecordError(item.problem)
+        record = parse(item)
+        with transaction.atomic():
+            result = paper_upsert(record=record)
+    except (RecordError, IntegrityError, ValueError) as exc:
+        message = str(exc) if item.locator in str(exc) else f"{item.locator}: {exc}"
+        logger.warning("harvest %s record failed: %s", source, message)
+        _mark(raw, error=message)
+        run.records_failed += 1
+        return "failed"
+    _mark(raw)
+    counter = f"papers_{result.outcome}"
+    setattr(run, counter, getattr(run, counter) + 1)
+    return result.outcome
+
+
+def harvest_arxiv_files(
+    *, root: Path, run: HarvestRun | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> HarvestRun:
+    """Harvest every arXiv file under ``root``; resumable from the run's cursor.
+
+    The cursor is the number of files completed, saved with the counts after every
+    file, so a run killed mid-way resumes at the first unfinished file (records of a
+    file half-done are upserted again, which is idempotent).
+
+    Args:
+        root: folder or single file (see :func:`arxiv_files`).
+        run: a run to resume; a new run is opened when None.
+        progress: called with 1 after each file (for a progress bar).
+
+    Returns:
+        The finished HarvestRun with its counts.
+    """
+    files = arxiv_files(root)
+    if run is None:
+        run = harvest_run_start(source="arxiv", params={"root": str(root),
+                                                        "files": len(files)})
+    start = int(run.cursor or 0)
+    for index, path in enumerate(files[start:], start=start):
+        try:
+            reader = arxiv_reader_for(path)
+        except RecordError as exc:
+            logger.warning("%s", exc)
+            continue
+        for item in _file_items(path, root, reader):
+            harvest_record(run=run, source="arxiv", item=item, parse=reader.parse)
+        run.cursor = str(index + 1)
+        run.save()
+        if progress:
+            progress(1)
+    return harvest_run_finish(run=run)

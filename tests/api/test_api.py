@@ -1,0 +1,88 @@
+"""The public API shows only the applied, curated state."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from curation import services
+from curation.models import Proposal
+from tests.factories import AuthorshipFactory, PaperFactory, ResearcherFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def api():
+    return APIClient()
+
+
+def _pending_attach(authorship, researcher):
+    p = Proposal.objects.create(
+        kind="attach", score=0.9, evidence={}, model_version="test",
+        fingerprint=f"fp-{authorship.pk}-{researcher.pk}", researcher=researcher,
+    )
+    p.authorships.set([authorship])
+    return p
+
+
+def test_api_paper_shows_no_researcher_while_proposal_pending(api):
+    a = AuthorshipFactory()
+    _pending_attach(a, ResearcherFactory())
+    body = api.get(f"/api/papers/{a.paper_id}/").json()
+    assert body["authorships"][0]["raw_name"] == "Jean-Pierre Serre"
+    assert body["authorships"][0]["researcher"] is None
+
+
+def test_api_paper_shows_researcher_once_applied(api):
+    a = AuthorshipFactory()
+    r = ResearcherFactory()
+    services.proposal_apply(proposal=_pending_attach(a, r), actor=None)
+    body = api.get(f"/api/papers/{a.paper_id}/").json()
+    assert body["authorships"][0]["researcher"]["id"] == r.pk
+
+
+def test_api_researcher_papers_lists_only_applied_papers(api):
+    r = ResearcherFactory()
+    applied = AuthorshipFactory()
+    pending = AuthorshipFactory()
+    services.proposal_apply(proposal=_pending_attach(applied, r), actor=None)
+    _pending_attach(pending, r)
+
+    body = api.get(f"/api/researchers/{r.pk}/papers/").json()
+
+    assert [p["id"] for p in body["results"]] == [applied.paper_id]
+    detail = api.get(f"/api/researchers/{r.pk}/").json()
+    assert detail["paper_count"] == 1
+
+
+def test_api_researchers_hides_merged_away_profiles(api):
+    r1, r2 = ResearcherFactory(), ResearcherFactory()
+    r2.merged_into = r1
+    r2.save()
+    ids = [r["id"] for r in api.get("/api/researchers/").json()["results"]]
+    assert ids == [r1.pk]
+    assert api.get(f"/api/researchers/{r2.pk}/").status_code == 404
+
+
+def test_api_papers_hides_deleted_papers_and_filters_by_category(api):
+    PaperFactory(hidden=True)
+    shown = PaperFactory(categories=["math.AG", "math.NT"], primary_category="math.AG")
+    PaperFactory()
+    ids = [p["id"] for p in api.get("/api/papers/?category=math.NT").json()["results"]]
+    assert ids == [shown.pk]
+    assert len(api.get("/api/papers/").json()["results"]) == 2
+
+
+def test_api_papers_filter_by_doi_is_case_insensitive(api):
+    paper = PaperFactory(doi="10.1143/ptp.101.1155")
+    body = api.get("/api/papers/?doi=10.1143/PTP.101.1155").json()
+    assert [p["id"] for p in body["results"]] == [paper.pk]
+
+
+def test_openapi_schema_lists_the_endpoints(api):
+    response = api.get("/openapi.json")
+    assert response.status_code == 200
+    paths = response.json()["paths"]
+    assert "/api/papers/" in paths
+    assert "/api/researchers/{id}/papers/" in paths

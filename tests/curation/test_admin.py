@@ -1,0 +1,109 @@
+"""The proposal queue in the admin: approve and reject through the real admin views."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from curation.models import CurationEvent, Proposal
+from tests.factories import AuthorshipFactory, ResearcherFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+CHANGELIST = reverse("admin:curation_proposal_changelist")
+
+
+def _attach(authorship, researcher, score=0.9):
+    p = Proposal.objects.create(
+        kind="attach", score=score, model_version="test",
+        evidence={"features": {"name": 1.0, "coauthors": 1.0},
+                  "contributions": {"name": 3.0, "coauthors": 1.5}},
+        fingerprint=f"fp-{authorship.pk}-{researcher.pk}", researcher=researcher,
+    )
+    p.authorships.set([authorship])
+    return p
+
+
+def _act(client, action, proposals):
+    return client.post(
+        CHANGELIST,
+        {"action": action, "_selected_action": [p.pk for p in proposals]},
+        follow=True,
+    )
+
+
+def test_admin_approve_moves_authorships_and_writes_event(client, curator):
+    r = ResearcherFactory()
+    a1, a2 = AuthorshipFactory(), AuthorshipFactory()
+    p1, p2 = _attach(a1, r), _attach(a2, r)
+    client.force_login(curator)
+
+    response = _act(client, "approve_selected", [p1, p2])
+
+    assert response.status_code == 200
+    assert "2 applied, 0 skipped" in response.content.decode()
+    a1.refresh_from_db()
+    a2.refresh_from_db()
+    assert a1.researcher_id == a2.researcher_id == r.pk
+    events = CurationEvent.objects.filter(kind="proposal_applied").order_by("id")
+    assert [e.proposal_id for e in events] == [p1.pk, p2.pk]
+    assert all(e.actor == curator for e in events)
+
+
+def test_admin_approve_reports_skipped_with_reason(client, curator):
+    r = ResearcherFactory()
+    a = AuthorshipFactory()
+    p = _attach(a, r)
+    client.force_login(curator)
+    _act(client, "approve_selected", [p])
+
+    response = _act(client, "approve_selected", [p])
+
+    text = response.content.decode()
+    assert "0 applied, 1 skipped" in text
+    assert "not pending" in text
+    assert CurationEvent.objects.filter(proposal=p).count() == 1
+
+
+def test_admin_reject_marks_rejected(client, curator):
+    p = _attach(AuthorshipFactory(), ResearcherFactory())
+    client.force_login(curator)
+    response = _act(client, "reject_selected", [p])
+    assert "1 rejected, 0 skipped" in response.content.decode()
+    p.refresh_from_db()
+    assert p.status == "rejected" and p.decided_by == curator
+
+
+def test_admin_staff_without_curator_permission_cannot_decide(client):
+    staff = UserFactory(is_staff=True)
+    a = AuthorshipFactory()
+    p = _attach(a, ResearcherFactory())
+    client.force_login(staff)
+
+    response = _act(client, "approve_selected", [p])
+
+    assert response.status_code == 403
+    a.refresh_from_db()
+    p.refresh_from_db()
+    assert a.researcher_id is None and p.status == "pending"
+
+
+def test_admin_review_page_shows_evidence_and_authorships(client, curator):
+    a = AuthorshipFactory()
+    p = _attach(a, ResearcherFactory())
+    client.force_login(curator)
+    response = client.get(reverse("admin:curation_proposal_change", args=[p.pk]))
+    text = response.content.decode()
+    assert response.status_code == 200
+    assert "Jean-Pierre Serre" in text
+    assert "<td>coauthors</td><td>1.0</td><td>1.5</td>" in text
+
+
+def test_admin_queue_filters_by_kind_and_score_band(client, curator):
+    low = _attach(AuthorshipFactory(), ResearcherFactory(), score=0.3)
+    high = _attach(AuthorshipFactory(), ResearcherFactory(), score=0.95)
+    client.force_login(curator)
+    response = client.get(CHANGELIST, {"kind": "attach", "score_band": "high"})
+    ids = [p.pk for p in response.context["cl"].result_list]
+    assert ids == [high.pk]
+    assert low.pk not in ids

@@ -1,0 +1,169 @@
+"""matching_run on small hand-made bylines: what it proposes, applies and never repeats."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import override_settings
+
+from curation import services
+from curation.models import Constraint, CurationEvent, Proposal
+from tests.factories import (
+    AuthorshipFactory,
+    PaperFactory,
+    ResearcherFactory,
+    UserFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+ORCID = "0000-0002-1825-0097"
+
+
+def _byline(*people, categories=("hep-th",)):
+    """One paper whose authors are (given, family[, orcid]) tuples; returns its rows."""
+    paper = PaperFactory(categories=list(categories), primary_category=categories[0])
+    rows = []
+    for pos, person in enumerate(people, start=1):
+        given, family, *orcid = person
+        rows.append(AuthorshipFactory(paper=paper, position=pos, given_name=given,
+                                      family_name=family,
+                                      orcid=orcid[0] if orcid else ""))
+    return rows
+
+
+def _researcher_with(rows, **kwargs):
+    r = ResearcherFactory(**kwargs)
+    for row in rows:
+        row.researcher = r
+        row.save()
+    return r
+
+
+def test_matching_run_proposes_attach_for_same_name_and_shared_coauthor():
+    older = _byline(("Jean-Pierre", "Serre"), ("Armand", "Borel"))
+    r = _researcher_with([older[0]])
+    newer = _byline(("J.-P.", "Serre"), ("Armand", "Borel"))
+
+    counts = services.matching_run()
+
+    p = Proposal.objects.get(kind="attach")
+    assert p.researcher == r
+    assert list(p.authorships.all()) == [newer[0]]
+    assert p.evidence["features"]["coauthors"] == 1.0
+    assert p.score >= 0.9
+    assert p.status == "pending" and not p.identifier_proven
+    assert counts["proposed_attach"] == 1
+
+
+def test_matching_run_proposes_new_for_an_unknown_person():
+    (row,) = _byline(("Maryam", "Mirzakhani"))
+    services.matching_run()
+    p = Proposal.objects.get(authorships=row)
+    assert p.kind == "new" and p.status == "pending"
+
+
+def test_matching_run_clusters_two_papers_of_one_person_into_one_new_proposal():
+    a = _byline(("Maryam", "Mirzakhani"), ("Alex", "Eskin"))[0]
+    b = _byline(("Maryam", "Mirzakhani"), ("Alex", "Eskin"))[0]
+    services.matching_run()
+    p = Proposal.objects.get(kind="new", authorships=a)
+    assert set(p.authorships.all()) == {a, b}
+
+
+def test_matching_run_never_clusters_two_slots_of_one_paper():
+    rows = _byline(("J.", "Smith"), ("J.", "Smith"))
+    services.matching_run()
+    proposals = [Proposal.objects.get(authorships=row) for row in rows]
+    assert proposals[0].pk != proposals[1].pk
+
+
+def test_matching_run_auto_applies_orcid_proven_attach():
+    older = _byline(("Jean-Pierre", "Serre", ORCID))
+    r = _researcher_with(older, orcid=ORCID)
+    (row,) = _byline(("J.-P.", "Serre", ORCID), categories=("math.AG",))
+
+    counts = services.matching_run()
+
+    row.refresh_from_db()
+    assert row.researcher_id == r.pk
+    p = Proposal.objects.get(authorships=row)
+    assert p.status == "applied" and p.identifier_proven
+    assert CurationEvent.objects.get(proposal=p).actor is None
+    assert counts["auto_applied"] == 1
+
+
+def test_matching_run_orcid_with_contradicting_names_waits_for_a_curator():
+    r = _researcher_with(_byline(("Jean-Pierre", "Serre", ORCID)), orcid=ORCID)
+    (row,) = _byline(("Jacques", "Serre", ORCID))
+    services.matching_run()
+    p = Proposal.objects.get(authorships=row)
+    assert p.kind == "attach" and p.researcher == r
+    assert p.status == "pending" and not p.identifier_proven
+    assert p.evidence["flag"] == "ORCID agrees but the names do not"
+
+
+@override_settings(CURATION_AUTO_APPLY="none")
+def test_matching_run_policy_none_applies_nothing():
+    _researcher_with(_byline(("Jean-Pierre", "Serre", ORCID)), orcid=ORCID)
+    (row,) = _byline(("Jean-Pierre", "Serre", ORCID))
+    services.matching_run()
+    row.refresh_from_db()
+    assert row.researcher_id is None
+    assert Proposal.objects.get(authorships=row).status == "pending"
+
+
+def test_matching_run_never_touches_a_locked_researcher():
+    r = _researcher_with(_byline(("Jean-Pierre", "Serre", ORCID)), orcid=ORCID,
+                         locked=True)
+    (row,) = _byline(("Jean-Pierre", "Serre", ORCID))
+    services.matching_run()
+    row.refresh_from_db()
+    assert row.researcher_id is None
+    p = Proposal.objects.get(authorships=row)
+    assert p.researcher == r and p.status == "pending"
+
+
+def test_matching_run_twice_proposes_nothing_new():
+    _byline(("Maryam", "Mirzakhani"))
+    _byline(("Jean-Pierre", "Serre"), ("Armand", "Borel"))
+    services.matching_run()
+    before = Proposal.objects.count()
+    counts = services.matching_run()
+    assert Proposal.objects.count() == before
+    assert not any(k.startswith("proposed_") for k in counts)
+
+
+def test_matching_run_does_not_repropose_a_rejected_attach():
+    older = _byline(("Jean-Pierre", "Serre"), ("Armand", "Borel"))
+    r = _researcher_with([older[0]])
+    newer = _byline(("Jean-Pierre", "Serre"), ("Armand", "Borel"))
+    services.matching_run()
+    p = Proposal.objects.get(kind="attach")
+    services.proposal_reject(proposal=p, actor=UserFactory())
+    assert Constraint.objects.filter(kind="cannot_link", authorship=newer[0],
+                                     researcher=r).exists()
+
+    services.matching_run()
+
+    assert not Proposal.objects.filter(kind="attach", status="pending",
+                                       researcher=r).exists()
+    # The authorship is offered as a new person instead, never to r again.
+    assert Proposal.objects.get(authorships=newer[0], status="pending").kind == "new"
+
+
+def test_matching_run_proposes_merge_of_two_profiles_of_one_person():
+    a = _byline(("Jean-Pierre", "Serre"), ("Armand", "Borel"))
+    b = _byline(("Jean-Pierre", "Serre"), ("Armand", "Borel"))
+    r1, r2 = _researcher_with([a[0]]), _researcher_with([b[0]])
+    services.matching_run()
+    p = Proposal.objects.get(kind="merge")
+    assert (p.researcher, p.other_researcher) == (r1, r2)
+
+
+def test_matching_run_skips_collaborations():
+    paper = PaperFactory()
+    AuthorshipFactory(paper=paper, position=1, given_name="", family_name="ATLAS",
+                      raw_name="ATLAS Collaboration", is_collaboration=True,
+                      block_key="", name_key="")
+    services.matching_run()
+    assert not Proposal.objects.exists()

@@ -1,0 +1,171 @@
+"""Applying and rejecting proposals: state, events, constraints, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from curation import services
+from curation.exceptions import (
+    IllegalTransition,
+    ProposalNotPending,
+    ProposalStale,
+    ResearcherLocked,
+)
+from curation.models import Constraint, CurationEvent, Proposal
+from tests.factories import AuthorshipFactory, ResearcherFactory, UserFactory
+from wovepaper.models import Authorship, Researcher
+
+pytestmark = pytest.mark.django_db
+
+
+def _proposal(kind, authorships=(), researcher=None, other=None, score=0.8,
+              proven=False):
+    p = Proposal.objects.create(
+        kind=kind, score=score, evidence={}, model_version="test",
+        fingerprint=services.proposal_fingerprint(
+            kind=kind, authorship_ids=[a.pk for a in authorships],
+            researcher_ids=[r.pk for r in (researcher, other) if r],
+        ),
+        researcher=researcher, other_researcher=other, identifier_proven=proven,
+    )
+    p.authorships.set(authorships)
+    return p
+
+
+def test_proposal_apply_attach_moves_authorship_and_writes_event():
+    researcher = ResearcherFactory()
+    a = AuthorshipFactory()
+    user = UserFactory()
+    p = _proposal("attach", [a], researcher)
+
+    services.proposal_apply(proposal=p, actor=user)
+
+    a.refresh_from_db()
+    p.refresh_from_db()
+    assert a.researcher_id == researcher.pk
+    assert p.status == "applied" and p.decided_by == user
+    event = CurationEvent.objects.get(proposal=p)
+    assert event.kind == "proposal_applied" and event.actor == user
+    assert event.moves == [{"authorship": a.pk, "before": None, "after": researcher.pk}]
+    assert Constraint.objects.filter(
+        kind="must_link", authorship=a, researcher=researcher, event=event
+    ).exists()
+    researcher.refresh_from_db()
+    assert a.raw_name in researcher.name_variants
+
+
+def test_proposal_apply_new_creates_researcher_with_fullest_name():
+    a1 = AuthorshipFactory(given_name="J.-P.")
+    a2 = AuthorshipFactory(given_name="Jean-Pierre")
+    p = _proposal("new", [a1, a2])
+
+    services.proposal_apply(proposal=p, actor=None)
+
+    a1.refresh_from_db()
+    a2.refresh_from_db()
+    assert a1.researcher_id == a2.researcher_id is not None
+    r = Researcher.objects.get(pk=a1.researcher_id)
+    assert r.display_name == "Jean-Pierre Serre"
+    assert r.block_key == "serre j"
+    assert CurationEvent.objects.get(proposal=p).actor is None
+
+
+def test_proposal_apply_merge_keeps_lowest_id_and_moves_every_authorship():
+    r1, r2 = ResearcherFactory(), ResearcherFactory(orcid="0000-0002-1825-0097")
+    kept = AuthorshipFactory(researcher=r1)
+    moved = [AuthorshipFactory(researcher=r2), AuthorshipFactory(researcher=r2)]
+    p = _proposal("merge", researcher=r1, other=r2)
+
+    services.proposal_apply(proposal=p, actor=UserFactory())
+
+    r1.refresh_from_db()
+    r2.refresh_from_db()
+    assert r2.merged_into_id == r1.pk
+    assert r1.orcid == "0000-0002-1825-0097" and r2.orcid is None
+    assert set(Authorship.objects.filter(researcher=r1).values_list("pk", flat=True)) \
+        == {kept.pk, *(m.pk for m in moved)}
+    event = CurationEvent.objects.get(proposal=p)
+    assert sorted(m["authorship"] for m in event.moves) == sorted(m.pk for m in moved)
+    assert all(m["before"] == r2.pk and m["after"] == r1.pk for m in event.moves)
+
+
+def test_proposal_apply_twice_raises_not_pending():
+    p = _proposal("attach", [AuthorshipFactory()], ResearcherFactory())
+    services.proposal_apply(proposal=p, actor=None)
+    with pytest.raises(ProposalNotPending, match="not pending"):
+        services.proposal_apply(proposal=p, actor=None)
+    assert CurationEvent.objects.filter(proposal=p).count() == 1
+
+
+def test_proposal_apply_stale_when_authorship_taken_meanwhile():
+    r1, r2 = ResearcherFactory(), ResearcherFactory()
+    a = AuthorshipFactory()
+    first = _proposal("attach", [a], r1)
+    second = _proposal("attach", [a], r2)
+    services.proposal_apply(proposal=first, actor=None)
+
+    with pytest.raises(ProposalStale, match="assigned meanwhile"):
+        services.proposal_apply(proposal=second, actor=None)
+
+    second.refresh_from_db()
+    a.refresh_from_db()
+    assert second.status == "stale"
+    assert a.researcher_id == r1.pk
+    assert CurationEvent.objects.get(proposal=second).kind == "proposal_stale"
+
+
+def test_proposal_apply_by_automation_refused_on_locked_researcher():
+    r = ResearcherFactory(locked=True)
+    a = AuthorshipFactory()
+    p = _proposal("attach", [a], r, proven=True)
+
+    with pytest.raises(ResearcherLocked, match="locked"):
+        services.proposal_apply(proposal=p, actor=None)
+
+    a.refresh_from_db()
+    p.refresh_from_db()
+    assert a.researcher_id is None and p.status == "pending"
+    assert not CurationEvent.objects.exists()
+    # A curator may still apply it.
+    services.proposal_apply(proposal=p, actor=UserFactory())
+    a.refresh_from_db()
+    assert a.researcher_id == r.pk
+
+
+def test_proposal_reject_attach_records_cannot_link():
+    r = ResearcherFactory()
+    a = AuthorshipFactory()
+    p = _proposal("attach", [a], r)
+
+    services.proposal_reject(proposal=p, actor=UserFactory(), reason="other person")
+
+    p.refresh_from_db()
+    assert p.status == "rejected" and p.reason == "other person"
+    assert Constraint.objects.filter(kind="cannot_link", authorship=a,
+                                     researcher=r).exists()
+    a.refresh_from_db()
+    assert a.researcher_id is None
+
+
+def test_proposal_reject_merge_records_researcher_cannot_link():
+    r1, r2 = ResearcherFactory(), ResearcherFactory()
+    p = _proposal("merge", researcher=r1, other=r2)
+    services.proposal_reject(proposal=p, actor=None)
+    assert Constraint.objects.filter(kind="cannot_link", researcher=r1,
+                                     other_researcher=r2).exists()
+
+
+def test_proposal_reject_after_apply_raises_not_pending():
+    p = _proposal("attach", [AuthorshipFactory()], ResearcherFactory())
+    services.proposal_apply(proposal=p, actor=None)
+    with pytest.raises(ProposalNotPending):
+        services.proposal_reject(proposal=p, actor=None)
+
+
+def test_transition_illegal_from_rejected_to_applied():
+    p = _proposal("attach", [AuthorshipFactory()], ResearcherFactory())
+    services.proposal_reject(proposal=p, actor=None)
+    p.refresh_from_db()
+    with pytest.raises(IllegalTransition, match="rejected to applied"):
+        services._transition(proposal=p, new="applied", actor=None,
+                             event_kind="proposal_applied")

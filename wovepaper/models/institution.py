@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from django.db import models
+from django.utils.text import slugify
+
+
+class Institution(models.Model):
+    """A research organisation, identified by its ROR id where known.
+
+    Source: ROR schema v2 ``id``, ``names[]``, ``locations[].geonames_details``,
+    ``types`` (https://ror.readme.io/docs/data-structure).
+    """
+
+    ror_id = models.CharField(
+        max_length=16, unique=True, null=True, blank=True,
+        help_text="ROR id without the https://ror.org/ prefix, e.g. 05a28rw58.",
+    )
+    name = models.CharField(max_length=500)
+    aliases = models.JSONField(default=list, blank=True)
+    country_code = models.CharField(max_length=2, blank=True)
+    types = models.JSONField(default=list, blank=True)
+    slug = models.SlugField(max_length=120, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    modified = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        indexes = [models.Index(fields=["name"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args, **kwargs) -> None:
+        if not self.slug:
+            self.slug = slugify(self.name)[:120] or "institution"
+        super().save(*args, **kwargs)

@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+from django.db import models
+from django.utils.text import slugify
+
+
+class Paper(models.Model):
+    """One scholarly work, whichever sources described it.
+
+    Identifiers unify records across sources: the arXiv id (new style ``2201.05500`` or
+    old style ``hep-th/9901001``, always without the version), the DOI (lower-cased,
+    no resolver prefix), the OpenAlex work id and the Semantic Scholar paper id.
+    ``versions`` keeps every arXiv version seen, oldest first, as
+    ``[{"version": 1, "submitted": "<ISO datetime>", "size": "15kb"}, ...]``.
+    """
+
+    arxiv_id = models.CharField(max_length=40, unique=True, null=True, blank=True)
+    doi = models.CharField(max_length=255, unique=True, null=True, blank=True)
+    openalex_id = models.CharField(max_length=32, unique=True, null=True, blank=True)
+    s2_id = models.CharField(max_length=64, unique=True, null=True, blank=True)
+    title = models.TextField()
+    abstract = models.TextField(blank=True)
+    published = models.DateField(
+        null=True, blank=True, help_text="Date of the first version."
+    )
+    updated = models.DateField(
+        null=True, blank=True, help_text="Date of the latest version."
+    )
+    latest_version = models.PositiveSmallIntegerField(default=1)
+    versions = models.JSONField(default=list, blank=True)
+    categories = models.JSONField(default=list, blank=True)
+    primary_category = models.CharField(max_length=40, blank=True, db_index=True)
+    journal_ref = models.TextField(blank=True)
+    comments = models.TextField(blank=True)
+    report_no = models.TextField(blank=True)
+    license = models.URLField(max_length=300, blank=True)
+    cited_by_count = models.PositiveIntegerField(null=True, blank=True)
+    withdrawn = models.BooleanField(default=False)
+    hidden = models.BooleanField(
+        default=False, help_text="Deleted at the source: kept, but not shown."
+    )
+    slug = models.SlugField(max_length=120, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    modified = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-published", "-id"]
+        indexes = [models.Index(fields=["-published", "-id"])]
+
+    def __str__(self) -> str:
+        return f"{self.arxiv_id or self.doi or self.pk}: {self.title[:80]}"
+
+    def save(self, *args, **kwargs) -> None:
+        if not self.slug:
+            self.slug = slugify(self.title)[:120] or "paper"
+        super().save(*args, **kwargs)
+
+    @property
+    def abs_url(self) -> str:
+        """The arXiv abstract page, or "" when the paper has no arXiv id."""
+        return f"https://arxiv.org/abs/{self.arxiv_id}" if self.arxiv_id else ""
+
+    @property
+    def pdf_url(self) -> str:
+        """The arXiv PDF of the latest version, or "" when there is no arXiv id."""
+        return f"https://arxiv.org/pdf/{self.arxiv_id}" if self.arxiv_id else ""
+
+
+class Authorship(models.Model):
+    """One byline slot of one paper: the name as printed and the evidence about it.
+
+    ``researcher`` is the curated assignment: it is set only by an applied curation
+    step (a curator's decision or the identifier policy), never by the harvest.
+    A collaboration (``is_collaboration``) keeps its slot but is never a person, so it
+    is never assigned to a researcher.
+    """
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="authorships")
+    position = models.PositiveIntegerField(help_text="1-based, as printed.")
+    raw_name = models.CharField(max_length=500)
+    given_name = models.CharField(max_length=300, blank=True)
+    family_name = models.CharField(max_length=300, blank=True)
+    suffix = models.CharField(max_length=40, blank=True)
+    name_key = models.CharField(max_length=300, blank=True, db_index=True)
+    block_key = models.CharField(max_length=200, blank=True, db_index=True)
+    is_collaboration = models.BooleanField(default=False)
+    orcid = models.CharField(max_length=19, blank=True, db_index=True)
+    affiliations = models.JSONField(default=list, blank=True)
+    institutions = models.ManyToManyField(
+        "wovepaper.Institution", blank=True, related_name="authorships"
+    )
+    s2_author_id = models.CharField(max_length=32, blank=True, db_index=True)
+    openalex_author_id = models.CharField(max_length=32, blank=True, db_index=True)
+    researcher = models.ForeignKey(
+        "wovepaper.Researcher", null=True, blank=True, on_delete=models.PROTECT,
+        related_name="authorships",
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    modified = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["paper_id", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["paper", "position"], name="authorship_unique_paper_position"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(position__gte=1), name="authorship_position_gte_1"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.raw_name} [{self.position}] on {self.paper_id}"

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils.text import slugify
+
+
+class LiveResearcherQuerySet(models.QuerySet):
+    """Researcher queries; ``live()`` hides profiles merged into another."""
+
+    def live(self) -> LiveResearcherQuerySet:
+        """Return the researchers that have not been merged away."""
+        return self.filter(merged_into__isnull=True)
+
+
+class Researcher(models.Model):
+    """Our curated profile of one person (an author profile); a "user" is a login.
+
+    Researchers are never hard-deleted: a merge sets ``merged_into`` on the profile that
+    goes away, so its URL keeps working and redirects to the survivor. ``locked`` means a
+    curator confirmed the profile: automation may propose changes but never applies one.
+    """
+
+    display_name = models.CharField(max_length=300)
+    name_variants = models.JSONField(default=list, blank=True)
+    block_key = models.CharField(max_length=200, db_index=True, blank=True)
+    orcid = models.CharField(max_length=19, unique=True, null=True, blank=True)
+    s2_author_id = models.CharField(max_length=32, unique=True, null=True, blank=True)
+    openalex_author_id = models.CharField(
+        max_length=32, unique=True, null=True, blank=True
+    )
+    slug = models.SlugField(max_length=120, blank=True)
+    merged_into = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="merged"
+    )
+    locked = models.BooleanField(default=False)
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="claimed_researchers",
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    modified = models.DateTimeField(auto_now=True)
+
+    objects = LiveResearcherQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.display_name} (#{self.pk})"
+
+    def save(self, *args, **kwargs) -> None:
+        if not self.slug:
+            self.slug = slugify(self.display_name)[:120] or "researcher"
+        super().save(*args, **kwargs)
+
+
+class Follow(models.Model):
+    """A user follows a researcher and hears about their new papers."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="follows"
+    )
+    researcher = models.ForeignKey(
+        Researcher, on_delete=models.CASCADE, related_name="followers"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "researcher"], name="follow_unique_user_researcher"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} follows {self.researcher}"

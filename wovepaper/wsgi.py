@@ -1,0 +1,10 @@
+"""WSGI entry point (gunicorn ``wovepaper.wsgi``)."""
+
+from __future__ import annotations
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "wovepaper.settings.base")
+application = get_wsgi_application()
