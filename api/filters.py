@@ -11,10 +11,12 @@ from wovepaper.models import Paper, Researcher
 
 
 class PaperFilter(django_filters.FilterSet):
-    """Filters: primary category, category, published range, arXiv id, DOI, researcher."""
+    """Paper filters: category, published range, arXiv id, DOI, researcher."""
 
     category = django_filters.CharFilter(method="filter_category")
-    published_from = django_filters.DateFilter(field_name="published", lookup_expr="gte")
+    published_from = django_filters.DateFilter(
+        field_name="published", lookup_expr="gte"
+    )
     published_to = django_filters.DateFilter(field_name="published", lookup_expr="lte")
     researcher = django_filters.NumberFilter(
         field_name="authorships__researcher", distinct=True

@@ -22,8 +22,17 @@ class AuthorshipSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Authorship
-        fields = ("position", "raw_name", "given_name", "family_name", "suffix",
-                  "is_collaboration", "orcid", "affiliations", "researcher")
+        fields = (
+            "position",
+            "raw_name",
+            "given_name",
+            "family_name",
+            "suffix",
+            "is_collaboration",
+            "orcid",
+            "affiliations",
+            "researcher",
+        )
 
 
 class PaperSerializer(serializers.ModelSerializer):
@@ -35,11 +44,28 @@ class PaperSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Paper
-        fields = ("id", "arxiv_id", "doi", "title", "abstract", "published",
-                  "updated", "latest_version", "versions", "categories",
-                  "primary_category", "journal_ref", "comments", "report_no",
-                  "license", "withdrawn", "cited_by_count", "abs_url", "pdf_url",
-                  "authorships")
+        fields = (
+            "id",
+            "arxiv_id",
+            "doi",
+            "title",
+            "abstract",
+            "published",
+            "updated",
+            "latest_version",
+            "versions",
+            "categories",
+            "primary_category",
+            "journal_ref",
+            "comments",
+            "report_no",
+            "license",
+            "withdrawn",
+            "cited_by_count",
+            "abs_url",
+            "pdf_url",
+            "authorships",
+        )
 
 
 class PaperRefSerializer(serializers.ModelSerializer):
@@ -57,5 +83,13 @@ class ResearcherSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Researcher
-        fields = ("id", "display_name", "name_variants", "orcid", "s2_author_id",
-                  "openalex_author_id", "locked", "paper_count")
+        fields = (
+            "id",
+            "display_name",
+            "name_variants",
+            "orcid",
+            "s2_author_id",
+            "openalex_author_id",
+            "locked",
+            "paper_count",
+        )

@@ -63,20 +63,39 @@ class ProposalAdmin(admin.ModelAdmin):
 
     list_display = ("id", "kind", "status", "score", "subject", "block_key", "created")
     list_filter = ("kind", "status", ScoreBandFilter)
-    search_fields = ("block_key", "authorships__raw_name", "researcher__display_name",
-                     "authorships__paper__arxiv_id", "authorships__orcid")
+    search_fields = (
+        "block_key",
+        "authorships__raw_name",
+        "researcher__display_name",
+        "authorships__paper__arxiv_id",
+        "authorships__orcid",
+    )
     ordering = ("-score", "id")
     actions = ("approve_selected", "reject_selected")
     readonly_fields = (
-        "kind", "status", "score", "model_version", "block_key", "identifier_proven",
-        "researcher", "other_researcher", "authorship_list", "evidence_table",
-        "created", "decided_at", "decided_by", "reason", "fingerprint",
+        "kind",
+        "status",
+        "score",
+        "model_version",
+        "block_key",
+        "identifier_proven",
+        "researcher",
+        "other_researcher",
+        "authorship_list",
+        "evidence_table",
+        "created",
+        "decided_at",
+        "decided_by",
+        "reason",
+        "fingerprint",
     )
     exclude = ("evidence", "authorships")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Proposal]:
-        return super().get_queryset(request).select_related(
-            "researcher", "other_researcher"
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("researcher", "other_researcher")
         )
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -104,9 +123,17 @@ class ProposalAdmin(admin.ModelAdmin):
         return format_html(
             "<ul>{}</ul>",
             format_html_join(
-                "", "<li>{} (position {}) on {}: {}</li>",
-                ((a.raw_name, a.position, a.paper.arxiv_id or a.paper.doi,
-                  a.paper.title) for a in rows),
+                "",
+                "<li>{} (position {}) on {}: {}</li>",
+                (
+                    (
+                        a.raw_name,
+                        a.position,
+                        a.paper.arxiv_id or a.paper.doi,
+                        a.paper.title,
+                    )
+                    for a in rows
+                ),
             ),
         )
 
@@ -115,16 +142,20 @@ class ProposalAdmin(admin.ModelAdmin):
         features = obj.evidence.get("features", {})
         contributions = obj.evidence.get("contributions", {})
         rows = [(k, v, contributions.get(k, "")) for k, v in features.items()]
-        rows += [(k, v, "") for k, v in obj.evidence.items()
-                 if k not in {"features", "contributions", "pairs"}]
+        rows += [
+            (k, v, "")
+            for k, v in obj.evidence.items()
+            if k not in {"features", "contributions", "pairs"}
+        ]
         return format_html(
             "<table><tr><th>feature</th><th>value</th><th>contribution</th></tr>"
             "{}</table>",
             format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
         )
 
-    @admin.action(description="Approve and apply selected proposals",
-                  permissions=["decide"])
+    @admin.action(
+        description="Approve and apply selected proposals", permissions=["decide"]
+    )
     def approve_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
         _decide(self, request, queryset, "applied")
 
@@ -154,8 +185,14 @@ class CurationEventAdmin(admin.ModelAdmin):
 class ConstraintAdmin(admin.ModelAdmin):
     """Must-link and cannot-link constraints, read-only."""
 
-    list_display = ("id", "kind", "researcher", "authorship", "other_researcher",
-                    "created")
+    list_display = (
+        "id",
+        "kind",
+        "researcher",
+        "authorship",
+        "other_researcher",
+        "created",
+    )
     list_filter = ("kind",)
     raw_id_fields = ("researcher", "authorship", "other_researcher", "event")
 

@@ -1,4 +1,4 @@
-"""Curation errors; each message is a module constant so tests and the admin match it."""
+"""Curation errors; each message is a module constant, matched by tests and admin."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ class ProposalNotPending(CurationError):
 
 
 class ProposalStale(CurationError):
-    """The state the proposal was made on has changed (authorship moved, merged away)."""
+    """The state the proposal was made on changed (authorship moved, merged away)."""
 
 
 class ProposalConflict(CurationError):

@@ -45,11 +45,17 @@ class Proposal(models.Model):
         help_text="A shared ORCID or source author id with compatible names proves it.",
     )
     researcher = models.ForeignKey(
-        "wovepaper.Researcher", null=True, blank=True, on_delete=models.PROTECT,
+        "wovepaper.Researcher",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
         related_name="proposals",
     )
     other_researcher = models.ForeignKey(
-        "wovepaper.Researcher", null=True, blank=True, on_delete=models.PROTECT,
+        "wovepaper.Researcher",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
         related_name="merge_proposals",
     )
     authorships = models.ManyToManyField(
@@ -58,7 +64,10 @@ class Proposal(models.Model):
     created = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
     decided_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="+",
     )
     reason = models.TextField(blank=True)
@@ -99,11 +108,17 @@ class Constraint(models.Model):
         "wovepaper.Researcher", on_delete=models.CASCADE, related_name="constraints"
     )
     authorship = models.ForeignKey(
-        "wovepaper.Authorship", null=True, blank=True, on_delete=models.CASCADE,
+        "wovepaper.Authorship",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
         related_name="constraints",
     )
     other_researcher = models.ForeignKey(
-        "wovepaper.Researcher", null=True, blank=True, on_delete=models.CASCADE,
+        "wovepaper.Researcher",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
         related_name="+",
     )
     event = models.ForeignKey(
@@ -135,7 +150,10 @@ class CurationEvent(models.Model):
 
     kind = models.CharField(max_length=32, choices=Kind.choices)
     actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="curation_events",
     )
     proposal = models.ForeignKey(

@@ -28,18 +28,31 @@ def matchable_authorships() -> QuerySet[Authorship]:
     )
 
 
+# SQLite allows 32,766 bound parameters per statement; PostgreSQL plans long IN lists
+# slowly. Id lists are read in chunks of this size.
+CHUNK = 2000
+
+
+def _chunks(ids: list[int], size: int = CHUNK) -> Iterable[list[int]]:
+    for start in range(0, len(ids), size):
+        yield ids[start : start + size]
+
+
 def _paper_context(paper_ids: Iterable[int]) -> tuple[dict, dict]:
     keys: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    ids = list(set(paper_ids))
-    for pid, aid, key in Authorship.objects.filter(paper_id__in=ids).values_list(
-        "paper_id", "id", "name_key"
-    ):
-        if key:
-            keys[pid].append((aid, key))
-    papers = {
-        p["id"]: p
-        for p in Paper.objects.filter(id__in=ids).values("id", "categories", "published")
-    }
+    papers: dict[int, dict] = {}
+    for chunk in _chunks(sorted(set(paper_ids))):
+        for pid, aid, key in Authorship.objects.filter(paper_id__in=chunk).values_list(
+            "paper_id", "id", "name_key"
+        ):
+            if key:
+                keys[pid].append((aid, key))
+        papers.update(
+            (p["id"], p)
+            for p in Paper.objects.filter(id__in=chunk).values(
+                "id", "categories", "published"
+            )
+        )
     return keys, papers
 
 
@@ -50,7 +63,8 @@ def authorship_views(authorships: Iterable[Authorship]) -> list[AuthorshipView]:
         authorships: Authorship rows (any iterable; evaluated once).
 
     Returns:
-        One AuthorshipView per row, in input order. Two queries in all.
+        One AuthorshipView per row, in input order. Two queries per
+        :data:`CHUNK` papers.
     """
     rows = list(authorships)
     keys, papers = _paper_context(a.paper_id for a in rows)
@@ -66,7 +80,9 @@ def authorship_views(authorships: Iterable[Authorship]) -> list[AuthorshipView]:
                 family=a.family_name,
                 block_key=a.block_key,
                 orcid=a.orcid,
-                coauthor_keys=frozenset(k for aid, k in keys[a.paper_id] if aid != a.id),
+                coauthor_keys=frozenset(
+                    k for aid, k in keys[a.paper_id] if aid != a.id
+                ),
                 categories=frozenset(paper.get("categories") or ()),
                 year=published.year if published else None,
             )
@@ -74,35 +90,44 @@ def authorship_views(authorships: Iterable[Authorship]) -> list[AuthorshipView]:
     return views
 
 
-def researcher_profiles(block_keys: Iterable[str]) -> list[ProfileView]:
-    """Profiles of the live researchers in the given blocks.
+def researcher_profiles(block_keys: Iterable[str]) -> dict[str, list[ProfileView]]:
+    """Profiles of the live researchers in the given blocks, by block key.
 
     Args:
         block_keys: block keys (a sub-block name ``"key/sub"`` counts as ``key``).
 
     Returns:
-        One ProfileView per live researcher that has at least one authorship,
-        ordered by researcher id.
+        ``{block_key: [ProfileView, ...]}`` ordered by researcher id; researchers
+        without any authorship are left out. A few queries per :data:`CHUNK` keys.
     """
-    wanted = {k.split("/", 1)[0] for k in block_keys}
-    researchers = list(
-        Researcher.objects.live().filter(block_key__in=wanted).order_by("id")
-    )
+    wanted = sorted({k.split("/", 1)[0] for k in block_keys})
+    researchers: list[Researcher] = []
+    for start in range(0, len(wanted), CHUNK):
+        researchers.extend(
+            Researcher.objects.live().filter(
+                block_key__in=wanted[start : start + CHUNK]
+            )
+        )
+    researchers.sort(key=lambda r: r.pk)
     by_researcher: dict[int, list[Authorship]] = defaultdict(list)
-    for a in Authorship.objects.filter(researcher__in=researchers).order_by("id"):
-        by_researcher[a.researcher_id].append(a)
+    for chunk in _chunks([r.pk for r in researchers]):
+        for a in Authorship.objects.filter(researcher_id__in=chunk).order_by("id"):
+            by_researcher[a.researcher_id].append(a)
     all_rows = [a for rows in by_researcher.values() for a in rows]
     views = {v.id: v for v in authorship_views(all_rows)}
-    profiles = []
+    profiles: dict[str, list[ProfileView]] = defaultdict(list)
     for r in researchers:
-        rows = by_researcher.get(r.id)
-        if not rows:
-            continue
-        profiles.append(
-            profile_of([views[a.id] for a in rows], id=r.id, orcid=r.orcid or "",
-                       locked=r.locked)
-        )
-    return profiles
+        rows = by_researcher.get(r.pk)
+        if rows:
+            profiles[r.block_key].append(
+                profile_of(
+                    [views[a.id] for a in rows],
+                    id=r.pk,
+                    orcid=r.orcid or "",
+                    locked=r.locked,
+                )
+            )
+    return dict(profiles)
 
 
 def cannot_links(researcher_ids: Iterable[int]) -> set[tuple[str, int, int]]:
@@ -112,17 +137,42 @@ def cannot_links(researcher_ids: Iterable[int]) -> set[tuple[str, int, int]]:
         ``{("a", authorship_id, researcher_id)}`` for authorship/researcher pairs and
         ``{("r", low_id, high_id)}`` for researcher pairs.
     """
-    ids = list(researcher_ids)
     out: set[tuple[str, int, int]] = set()
-    for c in Constraint.objects.filter(
-        kind=Constraint.Kind.CANNOT_LINK, researcher_id__in=ids
-    ):
-        if c.authorship_id:
-            out.add(("a", c.authorship_id, c.researcher_id))
-        elif c.other_researcher_id:
-            lo, hi = sorted((c.researcher_id, c.other_researcher_id))
-            out.add(("r", lo, hi))
+    for chunk in _chunks(sorted(set(researcher_ids))):
+        for c in Constraint.objects.filter(
+            kind=Constraint.Kind.CANNOT_LINK, researcher_id__in=chunk
+        ):
+            if c.authorship_id:
+                out.add(("a", c.authorship_id, c.researcher_id))
+            elif c.other_researcher_id:
+                lo, hi = sorted((c.researcher_id, c.other_researcher_id))
+                out.add(("r", lo, hi))
     return out
+
+
+def researcher_block_keys() -> list[str]:
+    """The block keys that hold at least one live researcher, sorted."""
+    return sorted(
+        set(
+            Researcher.objects.live()
+            .exclude(block_key="")
+            .values_list("block_key", flat=True)
+        )
+    )
+
+
+def known_fingerprints(fingerprints: Iterable[str]) -> set[str]:
+    """The fingerprints among these that are pending or were rejected."""
+    found: set[str] = set()
+    fps = sorted(set(fingerprints))
+    for start in range(0, len(fps), CHUNK):
+        found.update(
+            Proposal.objects.filter(
+                fingerprint__in=fps[start : start + CHUNK],
+                status__in=[Proposal.Status.PENDING, Proposal.Status.REJECTED],
+            ).values_list("fingerprint", flat=True)
+        )
+    return found
 
 
 def proposal_queue() -> QuerySet[Proposal]:

@@ -57,11 +57,12 @@ TRANSITIONS: dict[str, set[str]] = {
 }
 
 
-# --- proposing -------------------------------------------------------------------------
+# --- proposing ------------------------------------------------------------
 
 
-def proposal_fingerprint(*, kind: str, authorship_ids: list[int],
-                         researcher_ids: list[int]) -> str:
+def proposal_fingerprint(
+    *, kind: str, authorship_ids: list[int], researcher_ids: list[int]
+) -> str:
     """SHA-256 of what a proposal is about (kind and members), 64 hex characters.
 
     The same fingerprint is never pending twice and never proposed again once a
@@ -87,8 +88,9 @@ def _names_agree(a: AuthorshipView, p: ProfileView) -> bool:
     return any(names.given_names_compatible(a.given, g) for g in p.given_names)
 
 
-def _propose_block(block: str, views: list[AuthorshipView],
-                   profiles: list[ProfileView], vetoes: set) -> list[_Draft]:
+def _propose_block(
+    block: str, views: list[AuthorshipView], profiles: list[ProfileView], vetoes: set
+) -> list[_Draft]:
     threshold = settings.CURATION_ATTACH_THRESHOLD
     drafts: list[_Draft] = []
     leftovers: list[AuthorshipView] = []
@@ -105,8 +107,17 @@ def _propose_block(block: str, views: list[AuthorshipView],
             proven = evidence["features"]["orcid"] == 1.0 and _names_agree(a, p)
             if evidence["features"]["orcid"] == 1.0 and not proven:
                 evidence = {**evidence, "flag": "ORCID agrees but the names do not"}
-            drafts.append(_Draft("attach", score, evidence, block, [a.id],
-                                 researcher_id=p.id, identifier_proven=proven))
+            drafts.append(
+                _Draft(
+                    "attach",
+                    score,
+                    evidence,
+                    block,
+                    [a.id],
+                    researcher_id=p.id,
+                    identifier_proven=proven,
+                )
+            )
         else:
             leftovers.append(a)
 
@@ -114,9 +125,11 @@ def _propose_block(block: str, views: list[AuthorshipView],
         singles = [profile_of([a]) for a in leftovers]
         groups = clustering.cluster(
             len(leftovers),
-            lambda i, j: scoring.score(
-                profile_profile_features(singles[i], singles[j])
-            ).pairwise_score,
+            lambda i, j: (
+                scoring.score(
+                    profile_profile_features(singles[i], singles[j])
+                ).pairwise_score
+            ),
             threshold=threshold,
             cannot_link=lambda x, y: bool(
                 {leftovers[i].paper_id for i in x} & {leftovers[j].paper_id for j in y}
@@ -126,10 +139,12 @@ def _propose_block(block: str, views: list[AuthorshipView],
             members = [leftovers[i] for i in group]
             internal = [
                 scoring.score(profile_profile_features(singles[i], singles[j]))
-                for n, i in enumerate(group) for j in group[n + 1:]
+                for n, i in enumerate(group)
+                for j in group[n + 1 :]
             ]
             cohesion = (
-                sum(s.pairwise_score for s in internal) / len(internal) if internal
+                sum(s.pairwise_score for s in internal) / len(internal)
+                if internal
                 else 1.0
             )
             orcids = {m.orcid for m in members if m.orcid}
@@ -140,50 +155,107 @@ def _propose_block(block: str, views: list[AuthorshipView],
                 "pairs": [s.evidence for s in internal[:20]],
                 "orcids": sorted(orcids),
             }
-            drafts.append(_Draft("new", round(cohesion, 6), evidence, block,
-                                 [m.id for m in members],
-                                 identifier_proven=len(orcids) == 1
-                                 and all(m.orcid for m in members)))
+            names_agree = all(
+                names.given_names_compatible(x.given, y.given)
+                for n, x in enumerate(members)
+                for y in members[n + 1 :]
+            )
+            drafts.append(
+                _Draft(
+                    "new",
+                    round(cohesion, 6),
+                    evidence,
+                    block,
+                    [m.id for m in members],
+                    identifier_proven=len(orcids) == 1
+                    and names_agree
+                    and all(m.orcid for m in members),
+                )
+            )
 
+    return drafts
+
+
+def _propose_merges(
+    block: str, profiles: list[ProfileView], vetoes: set
+) -> list[_Draft]:
+    drafts: list[_Draft] = []
     merge_threshold = settings.CURATION_MERGE_THRESHOLD
     for i, p in enumerate(profiles):
-        for q in profiles[i + 1:]:
+        for q in profiles[i + 1 :]:
             lo, hi = sorted((p.id, q.id))
             if ("r", lo, hi) in vetoes:
                 continue
             s = scoring.score(profile_profile_features(p, q))
             if s.pairwise_score >= merge_threshold:
-                proven = s.evidence["features"]["orcid"] == 1.0 and s.evidence[
-                    "features"]["name"] > 0
-                drafts.append(_Draft("merge", s.pairwise_score, s.evidence, block, [],
-                                     researcher_id=lo, other_researcher_id=hi,
-                                     identifier_proven=proven))
+                proven = (
+                    s.evidence["features"]["orcid"] == 1.0
+                    and s.evidence["features"]["name"] > 0
+                )
+                drafts.append(
+                    _Draft(
+                        "merge",
+                        s.pairwise_score,
+                        s.evidence,
+                        block,
+                        [],
+                        researcher_id=lo,
+                        other_researcher_id=hi,
+                        identifier_proven=proven,
+                    )
+                )
     return drafts
 
 
-def _save_draft(draft: _Draft) -> Proposal | None:
-    researcher_ids = [r for r in (draft.researcher_id, draft.other_researcher_id) if r]
-    fingerprint = proposal_fingerprint(kind=draft.kind,
-                                       authorship_ids=draft.authorship_ids,
-                                       researcher_ids=researcher_ids)
-    if Proposal.objects.filter(
-        fingerprint=fingerprint, status__in=[S.PENDING, S.REJECTED]
-    ).exists():
-        return None
-    with transaction.atomic():
-        proposal = Proposal.objects.create(
-            kind=draft.kind,
-            score=min(max(draft.score, 0.0), 1.0),
-            evidence=draft.evidence,
-            model_version=scoring.MODEL_VERSION,
-            block_key=draft.block_key,
-            fingerprint=fingerprint,
-            identifier_proven=draft.identifier_proven,
-            researcher_id=draft.researcher_id,
-            other_researcher_id=draft.other_researcher_id,
-        )
-        proposal.authorships.set(draft.authorship_ids)
-    return proposal
+def _draft_fingerprint(draft: _Draft) -> str:
+    return proposal_fingerprint(
+        kind=draft.kind,
+        authorship_ids=draft.authorship_ids,
+        researcher_ids=[
+            r for r in (draft.researcher_id, draft.other_researcher_id) if r
+        ],
+    )
+
+
+# Proposals written per transaction by a matching run.
+SAVE_BATCH = 500
+
+
+def _save_drafts(drafts: list[_Draft]) -> list[Proposal]:
+    """Store drafts whose fingerprint is neither pending nor rejected, in batches."""
+    fingerprints = [_draft_fingerprint(d) for d in drafts]
+    known = selectors.known_fingerprints(fingerprints)
+    fresh: dict[str, _Draft] = {}
+    for fp, draft in zip(fingerprints, drafts, strict=True):
+        if fp not in known:
+            fresh.setdefault(fp, draft)
+    items = list(fresh.items())
+    saved: list[Proposal] = []
+    through = Proposal.authorships.through
+    for start in range(0, len(items), SAVE_BATCH):
+        batch = items[start : start + SAVE_BATCH]
+        with transaction.atomic():
+            proposals = Proposal.objects.bulk_create(
+                Proposal(
+                    kind=d.kind,
+                    score=min(max(d.score, 0.0), 1.0),
+                    evidence=d.evidence,
+                    model_version=scoring.MODEL_VERSION,
+                    block_key=d.block_key[:200],
+                    fingerprint=fp,
+                    identifier_proven=d.identifier_proven,
+                    researcher_id=d.researcher_id,
+                    other_researcher_id=d.other_researcher_id,
+                )
+                for fp, d in batch
+            )
+            through.objects.bulk_create(
+                through(proposal_id=p.pk, authorship_id=aid)
+                for p, (_, d) in zip(proposals, batch, strict=True)
+                for aid in d.authorship_ids
+            )
+        saved.extend(proposals)
+    return saved
 
 
 def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
@@ -191,8 +263,9 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
 
     Steps per block: score each authorship against the block's live researchers
     (attach above ``CURATION_ATTACH_THRESHOLD``), cluster the rest into ``new``
-    proposals, and propose merges of researcher pairs above
-    ``CURATION_MERGE_THRESHOLD``. Cannot-link constraints and rejected fingerprints
+    proposals; and in every block that holds researchers, propose merges of
+    researcher pairs above ``CURATION_MERGE_THRESHOLD``. Cannot-link constraints and
+    rejected fingerprints
     are obeyed. Then the auto-apply policy (``CURATION_AUTO_APPLY``) applies the
     identifier-proven proposals that touch no locked researcher.
 
@@ -209,19 +282,33 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
         qs = qs.filter(block_key__in=block_keys)
     views = selectors.authorship_views(qs)
     grouped = blocking.blocks(
-        views, key=lambda v: v.block_key,
+        views,
+        key=lambda v: v.block_key,
         sub_key=lambda v: names.name_key(v.given, v.family),
     )
     counts: Counter[str] = Counter(blocks=len(grouped))
-    created: list[Proposal] = []
+    profiles = selectors.researcher_profiles(grouped)
+    merge_profiles = selectors.researcher_profiles(
+        block_keys if block_keys is not None else selectors.researcher_block_keys()
+    )
+    vetoes = selectors.cannot_links(
+        p.id
+        for group in (profiles, merge_profiles)
+        for members in group.values()
+        for p in members
+    )
+    drafts: list[_Draft] = []
     for block, members in grouped.items():
-        profiles = selectors.researcher_profiles([block])
-        vetoes = selectors.cannot_links(p.id for p in profiles)
-        for draft in _propose_block(block, members, profiles, vetoes):
-            proposal = _save_draft(draft)
-            if proposal is not None:
-                counts[f"proposed_{proposal.kind}"] += 1
-                created.append(proposal)
+        drafts.extend(
+            _propose_block(
+                block, members, profiles.get(block.split("/", 1)[0], []), vetoes
+            )
+        )
+    for block, members in merge_profiles.items():
+        drafts.extend(_propose_merges(block, members, vetoes))
+    created = _save_drafts(drafts)
+    for proposal in created:
+        counts[f"proposed_{proposal.kind}"] += 1
     if settings.CURATION_AUTO_APPLY == "identifiers":
         for proposal in created:
             if not proposal.identifier_proven:
@@ -234,13 +321,19 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
     return dict(counts)
 
 
-# --- deciding --------------------------------------------------------------------------
+# --- deciding ------------------------------------------------------------
 
 
-def _transition(*, proposal: Proposal, new: str, actor: AbstractBaseUser | None,
-                event_kind: str, researchers: list[int] | None = None,
-                moves: list[dict] | None = None, extra: dict | None = None
-                ) -> CurationEvent:
+def _transition(
+    *,
+    proposal: Proposal,
+    new: str,
+    actor: AbstractBaseUser | None,
+    event_kind: str,
+    researchers: list[int] | None = None,
+    moves: list[dict] | None = None,
+    extra: dict | None = None,
+) -> CurationEvent:
     old = proposal.status
     if new not in TRANSITIONS[old]:
         raise IllegalTransition(
@@ -248,15 +341,21 @@ def _transition(*, proposal: Proposal, new: str, actor: AbstractBaseUser | None,
         )
     now = timezone.now()
     changed = Proposal.objects.filter(pk=proposal.pk, status=old).update(
-        status=new, decided_at=now, decided_by=actor,
+        status=new,
+        decided_at=now,
+        decided_by=actor,
         reason=(extra or {}).get("reason", proposal.reason),
     )
     if changed != 1:
         raise ProposalConflict(CONFLICT.format(pk=proposal.pk))
     proposal.status, proposal.decided_at, proposal.decided_by = new, now, actor
     return CurationEvent.objects.create(
-        kind=event_kind, actor=actor, proposal=proposal,
-        researchers=researchers or [], moves=moves or [], extra=extra or {},
+        kind=event_kind,
+        actor=actor,
+        proposal=proposal,
+        researchers=researchers or [],
+        moves=moves or [],
+        extra=extra or {},
     )
 
 
@@ -270,7 +369,9 @@ def _lock_proposal(proposal: Proposal) -> Proposal:
 def _lock_researchers(ids: list[int]) -> dict[int, Researcher]:
     return {
         r.pk: r
-        for r in Researcher.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+        for r in Researcher.objects.select_for_update()
+        .filter(pk__in=ids)
+        .order_by("pk")
     }
 
 
@@ -349,21 +450,31 @@ def _apply(proposal: Proposal, actor: AbstractBaseUser | None) -> CurationEvent 
             dict.fromkeys([*survivor.name_variants, *loser.name_variants])
         )
         survivor.save()
-        if Researcher.objects.filter(pk=loser.pk, merged_into__isnull=True).update(
-            merged_into=survivor
-        ) != 1:
+        if (
+            Researcher.objects.filter(pk=loser.pk, merged_into__isnull=True).update(
+                merged_into=survivor
+            )
+            != 1
+        ):
             raise ProposalConflict(CONFLICT.format(pk=proposal.pk))
         target = survivor
         touched = [survivor.pk, loser.pk]
 
     event = _transition(
-        proposal=proposal, new=S.APPLIED, actor=actor,
-        event_kind=CurationEvent.Kind.PROPOSAL_APPLIED, researchers=touched,
+        proposal=proposal,
+        new=S.APPLIED,
+        actor=actor,
+        event_kind=CurationEvent.Kind.PROPOSAL_APPLIED,
+        researchers=touched,
         moves=moves,
     )
     Constraint.objects.bulk_create(
-        Constraint(kind=Constraint.Kind.MUST_LINK, researcher=target,
-                   authorship_id=m["authorship"], event=event)
+        Constraint(
+            kind=Constraint.Kind.MUST_LINK,
+            researcher=target,
+            authorship_id=m["authorship"],
+            event=event,
+        )
         for m in moves
     )
     return event
@@ -395,15 +506,20 @@ def proposal_apply(*, proposal: Proposal, actor: AbstractBaseUser | None) -> Pro
         outcome = _apply(locked, actor)
         if isinstance(outcome, CurationEvent):
             return locked
-        _transition(proposal=locked, new=S.STALE, actor=actor,
-                    event_kind=CurationEvent.Kind.PROPOSAL_STALE,
-                    extra={"reason": outcome})
+        _transition(
+            proposal=locked,
+            new=S.STALE,
+            actor=actor,
+            event_kind=CurationEvent.Kind.PROPOSAL_STALE,
+            extra={"reason": outcome},
+        )
     raise ProposalStale(STALE.format(pk=proposal.pk, reason=outcome))
 
 
 @transaction.atomic
-def proposal_reject(*, proposal: Proposal, actor: AbstractBaseUser | None,
-                    reason: str = "") -> Proposal:
+def proposal_reject(
+    *, proposal: Proposal, actor: AbstractBaseUser | None, reason: str = ""
+) -> Proposal:
     """Reject a proposal; record cannot-link constraints so it never comes back.
 
     An ``attach`` rejection forbids each authorship/researcher pair; a ``merge``
@@ -424,26 +540,36 @@ def proposal_reject(*, proposal: Proposal, actor: AbstractBaseUser | None,
     """
     locked = _lock_proposal(proposal)
     event = _transition(
-        proposal=locked, new=S.REJECTED, actor=actor,
+        proposal=locked,
+        new=S.REJECTED,
+        actor=actor,
         event_kind=CurationEvent.Kind.PROPOSAL_REJECTED,
-        researchers=[r for r in (locked.researcher_id, locked.other_researcher_id) if r],
+        researchers=[
+            r for r in (locked.researcher_id, locked.other_researcher_id) if r
+        ],
         extra={"reason": reason},
     )
     if locked.kind == Proposal.Kind.ATTACH and locked.researcher_id:
         Constraint.objects.bulk_create(
-            Constraint(kind=Constraint.Kind.CANNOT_LINK,
-                       researcher_id=locked.researcher_id, authorship=a, event=event)
+            Constraint(
+                kind=Constraint.Kind.CANNOT_LINK,
+                researcher_id=locked.researcher_id,
+                authorship=a,
+                event=event,
+            )
             for a in locked.authorships.all()
         )
     elif locked.kind == Proposal.Kind.MERGE:
         Constraint.objects.create(
-            kind=Constraint.Kind.CANNOT_LINK, researcher_id=locked.researcher_id,
-            other_researcher_id=locked.other_researcher_id, event=event,
+            kind=Constraint.Kind.CANNOT_LINK,
+            researcher_id=locked.researcher_id,
+            other_researcher_id=locked.other_researcher_id,
+            event=event,
         )
     return locked
 
 
-# --- curators --------------------------------------------------------------------------
+# --- curators ------------------------------------------------------------
 
 CURATORS_GROUP = "curators"
 CURATOR_PERMISSIONS = (

@@ -22,9 +22,18 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(HarvestRun)
 class HarvestRunAdmin(ReadOnlyAdmin):
-    list_display = ("id", "source", "status", "started_at", "finished_at",
-                    "records_seen", "papers_created", "papers_updated",
-                    "papers_unchanged", "records_failed")
+    list_display = (
+        "id",
+        "source",
+        "status",
+        "started_at",
+        "finished_at",
+        "records_seen",
+        "papers_created",
+        "papers_updated",
+        "papers_unchanged",
+        "records_failed",
+    )
     list_filter = ("source", "status")
 
 

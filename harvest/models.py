@@ -28,6 +28,11 @@ class HarvestRun(models.Model):
     papers_updated = models.PositiveIntegerField(default=0)
     papers_unchanged = models.PositiveIntegerField(default=0)
     records_failed = models.PositiveIntegerField(default=0)
+    files_skipped = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Files that hold no records: [{"file": ..., "reason": ...}].',
+    )
     error = models.TextField(blank=True)
 
     class Meta:

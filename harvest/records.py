@@ -8,10 +8,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from pathlib import Path
 
 
 class RecordError(ValueError):
     """One raw record cannot be parsed; the message names the record and the problem."""
+
+
+class NotARecordFile(RecordError):
+    """A file holds no records of the kind asked for (e.g. a JSON map of notes).
+
+    Such a file is skipped and listed on the run; it is not a rejected record.
+    """
 
 
 @dataclass(frozen=True)
@@ -107,3 +115,19 @@ class RawItem:
     payload: str
     locator: str
     problem: str = ""
+
+
+def file_locator(path: Path, root: Path | None) -> str:
+    """Name a file for errors and RawRecords: relative to ``root`` when inside it.
+
+    Args:
+        path: the file.
+        root: the folder locators are relative to, or None.
+
+    Returns:
+        A POSIX path such as ``"arxiv/abs_files/ftp/math-ph/papers/0509/0509037.abs"``;
+        ``str(path)`` when ``root`` is None or does not contain ``path``.
+    """
+    if root is not None and path.is_relative_to(root):
+        return path.relative_to(root).as_posix()
+    return str(path)

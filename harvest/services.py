@@ -14,13 +14,21 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from django.db import IntegrityError, transaction
+from django.conf import settings
+from django.db import DataError, IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from curation import names
 from harvest.models import HarvestRun, RawRecord
-from harvest.records import AuthorRecord, PaperRecord, RawItem, RecordError
+from harvest.records import (
+    AuthorRecord,
+    NotARecordFile,
+    PaperRecord,
+    RawItem,
+    RecordError,
+    file_locator,
+)
 from wovepaper.models import Authorship, Paper
 
 logger = logging.getLogger(__name__)
@@ -34,7 +42,7 @@ _POSITION_SHIFT = 100_000
 
 @dataclass(frozen=True)
 class UpsertResult:
-    """What an upsert did: ``outcome`` is ``"created"``, ``"updated"`` or ``"unchanged"``."""
+    """What an upsert did: ``outcome`` is ``created``, ``updated`` or ``unchanged``."""
 
     paper: Paper
     outcome: str
@@ -59,7 +67,7 @@ def harvest_run_start(*, source: str, params: dict) -> HarvestRun:
 
 
 def harvest_run_finish(*, run: HarvestRun, error: str = "") -> HarvestRun:
-    """Close a run as finished (or failed when ``error`` is given) and save its counts."""
+    """Close a run as finished (failed when ``error`` is given); save its counts."""
     run.status = HarvestRun.Status.FAILED if error else HarvestRun.Status.FINISHED
     run.error = error
     run.finished_at = timezone.now()
@@ -101,8 +109,21 @@ def _mark(raw: RawRecord, *, error: str = "") -> None:
     RawRecord.objects.filter(pk=raw.pk).update(status=status, error=error)
 
 
-def _freshness(updated: date | None, published: date | None, version: int) -> tuple:
-    return (updated or published or date.min, version)
+def _freshness(
+    updated: date | None,
+    published: date | None,
+    version: int,
+    datestamp: date | None,
+    digest: str,
+) -> tuple:
+    """Order of two descriptions of one paper: the greater one's text is shown.
+
+    Latest-version date, then version number, then the source datestamp, then the
+    payload hash: the last tie-breaker makes two differing records of equal
+    standing (INSPIRE's edited copies of one arXiv record) settle on the same winner
+    whatever order they arrive in, so harvesting twice changes nothing.
+    """
+    return (updated or published or date.min, version, datestamp or date.min, digest)
 
 
 def _merge_versions(old: list[dict], record: PaperRecord) -> list[dict]:
@@ -132,6 +153,7 @@ def _paper_fields(record: PaperRecord) -> dict:
         "report_no": record.report_no,
         "license": record.license,
         "withdrawn": record.withdrawn,
+        "source_datestamp": record.datestamp,
     }
 
 
@@ -150,7 +172,7 @@ def _doi_free(doi: str, paper_id: int | None) -> bool:
 
 
 @transaction.atomic
-def paper_upsert(*, record: PaperRecord) -> UpsertResult:
+def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
     """Create or update the Paper (and its byline) one parsed record describes.
 
     Idempotent: the same record twice gives ``unchanged`` the second time. A record of
@@ -161,6 +183,8 @@ def paper_upsert(*, record: PaperRecord) -> UpsertResult:
 
     Args:
         record: the parsed record; needs ``arxiv_id`` or ``doi``.
+        record_hash: SHA-256 of the raw payload, the last tie-breaker between two
+            records of the same version and dates (see :func:`_freshness`).
 
     Returns:
         UpsertResult with the paper and ``"created"``, ``"updated"`` or ``"unchanged"``.
@@ -174,7 +198,9 @@ def paper_upsert(*, record: PaperRecord) -> UpsertResult:
     paper = _find_paper(record)
     if record.deleted:
         if paper is None:
-            raise RecordError(f"{record.external_id}: deleted record of an unknown paper")
+            raise RecordError(
+                f"{record.external_id}: deleted record of an unknown paper"
+            )
         if paper.hidden:
             return UpsertResult(paper, "unchanged")
         paper.hidden = True
@@ -186,13 +212,15 @@ def paper_upsert(*, record: PaperRecord) -> UpsertResult:
             arxiv_id=record.arxiv_id or None,
             published=record.published,
             versions=_merge_versions([], record),
+            source_hash=record_hash,
             **_paper_fields(record),
         )
         if _doi_free(record.doi, None):
             paper.doi = record.doi
         elif record.doi:
-            logger.warning("%s: DOI %s already on another paper", record.external_id,
-                           record.doi)
+            logger.warning(
+                "%s: DOI %s already on another paper", record.external_id, record.doi
+            )
         paper.save()
         _byline_sync(paper=paper, authors=record.authors)
         return UpsertResult(paper, "created")
@@ -201,12 +229,23 @@ def paper_upsert(*, record: PaperRecord) -> UpsertResult:
     paper.versions = _merge_versions(paper.versions, record)
     if record.published and (not paper.published or record.published < paper.published):
         paper.published = record.published
-    newer = _freshness(record.updated, record.published, record.version) >= _freshness(
-        paper.updated, paper.published, paper.latest_version
+    newer = _freshness(
+        record.updated,
+        record.published,
+        record.version,
+        record.datestamp,
+        record_hash,
+    ) >= _freshness(
+        paper.updated,
+        paper.published,
+        paper.latest_version,
+        paper.source_datestamp,
+        paper.source_hash,
     )
     if newer:
         for name, value in _paper_fields(record).items():
             setattr(paper, name, value)
+        paper.source_hash = record_hash
         if paper.hidden:
             paper.hidden = False
         if record.doi and not paper.doi and _doi_free(record.doi, paper.pk):
@@ -269,14 +308,19 @@ def _byline_sync(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
     chosen: dict[int, Authorship] = {}
     for pos, fields in enumerate(wanted, start=1):
         for a in pool.values():
-            if a.researcher_id and fields["name_key"] and a.name_key == fields["name_key"]:
+            if (
+                a.researcher_id
+                and fields["name_key"]
+                and a.name_key == fields["name_key"]
+            ):
                 chosen[pos] = pool.pop(a.pk)
                 break
-    for pos, fields in enumerate(wanted, start=1):
+    for pos in range(1, len(wanted) + 1):
         if pos in chosen:
             continue
         same_pos = next(
-            (a for a in pool.values() if a.position == pos and not a.researcher_id), None
+            (a for a in pool.values() if a.position == pos and not a.researcher_id),
+            None,
         )
         if same_pos is not None:
             chosen[pos] = pool.pop(same_pos.pk)
@@ -286,11 +330,14 @@ def _byline_sync(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
         paper.authorships.filter(pk__in=[a.pk for a in chosen.values()]).update(
             position=F("position") + _POSITION_SHIFT
         )
+    Authorship.objects.bulk_create(
+        Authorship(paper=paper, position=pos, **fields)
+        for pos, fields in enumerate(wanted, start=1)
+        if pos not in chosen
+    )
     for pos, fields in enumerate(wanted, start=1):
         row = chosen.get(pos)
         if row is None:
-            row = Authorship(paper=paper, position=pos, **fields)
-            row.save()
             continue
         row.position = pos
         for name, value in fields.items():
@@ -332,7 +379,9 @@ def arxiv_reader_for(path: Path) -> FileReader:
             parse=arxiv_abs.parse_abs,
         )
     if path.suffix in {".xml", ".json"}:
-        return FileReader(split=arxiv_oai.read_oai_file, parse=arxiv_oai.parse_oai_record)
+        return FileReader(
+            split=arxiv_oai.read_oai_file, parse=arxiv_oai.parse_oai_record
+        )
     raise RecordError(f"{path}: not an arXiv .abs, OAI-PMH .xml or recorded .json file")
 
 
@@ -354,28 +403,49 @@ def arxiv_files(root: Path) -> list[Path]:
     )
 
 
-def _file_items(path: Path, root: Path, reader: FileReader) -> Iterable[RawItem]:
+def _file_items(
+    path: Path, root: Path, reader: FileReader, run: HarvestRun
+) -> Iterable[RawItem]:
     try:
         yield from reader.split(path, root)
+    except NotARecordFile as exc:
+        logger.info("skipped %s", exc)
+        run.files_skipped = [
+            *run.files_skipped,
+            {"file": file_locator(path, root), "reason": str(exc)},
+        ]
     except RecordError as exc:
         text = path.read_bytes().decode("utf-8", errors="replace")
         yield RawItem(
-            external_id=f"file:{_relative(path, root)}",
+            external_id=f"file:{file_locator(path, root)}",
             payload=text,
-            locator=str(_relative(path, root)),
+            locator=file_locator(path, root),
             problem=str(exc),
         )
 
 
-def _relative(path: Path, root: Path) -> Path:
-    try:
-        return path.relative_to(root if root.is_dir() else root.parent)
-    except ValueError:
-        return path
+def locator_base(root: Path) -> Path:
+    """The folder locators are relative to, so a file has one id whatever was asked.
+
+    Files under ``WOVEPAPER_DATA_DIR`` are named from there
+    (``arxiv/abs_files/ftp/.../0509037.abs``); others from the folder harvested.
+
+    Args:
+        root: the folder or file being harvested.
+
+    Returns:
+        An absolute folder.
+    """
+    root = root.resolve()
+    data_dir = Path(settings.WOVEPAPER_DATA_DIR).resolve()
+    if root.is_relative_to(data_dir):
+        return data_dir
+    return root if root.is_dir() else root.parent
 
 
-def harvest_record(*, run: HarvestRun, source: str, item: RawItem,
-                   parse: RecordParser) -> str:
+def harvest_record(
+    *, run: HarvestRun, source: str, item: RawItem, parse: RecordParser
+) -> str:
     """Store, parse and upsert one raw record; a failure is recorded, never raised.
 
     Args:
@@ -385,17 +455,26 @@ def harvest_record(*, run: HarvestRun, source: str, item: RawItem,
         parse: the parser for this kind of record.
 
     Returns:
-        ``"created"``, ``"updated"``, ``"unchanged"`` or ``"failed"``.
+        ``"created"``, ``"updated"``, ``"unchanged"`` or ``"failed"``. Database
+        errors other than integrity and data errors (a lost connection) are raised:
+        they are transient, and the run resumes from its cursor.
     """
     raw = raw_record_store(run=run, source=source, item=item)
     run.records_seen += 1
     try:
-        if getattr(item, "problem", ""):
+        if item.problem:
             raise RecordError(item.problem)
-        record = parse(item)
+        try:
+            record = parse(item)
+        except RecordError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a parser bug costs one record only
+            raise RecordError(
+                f"unexpected parser error {type(exc).__name__}: {exc}"
+            ) from exc
         with transaction.atomic():
-            result = paper_upsert(record=record)
-    except (RecordError, IntegrityError, ValueError) as exc:
+            result = paper_upsert(record=record, record_hash=raw.content_hash)
+    except (RecordError, IntegrityError, DataError) as exc:
         message = str(exc) if item.locator in str(exc) else f"{item.locator}: {exc}"
         logger.warning("harvest %s record failed: %s", source, message)
         _mark(raw, error=message)
@@ -408,7 +487,9 @@ def harvest_record(*, run: HarvestRun, source: str, item: RawItem,
 
 
 def harvest_arxiv_files(
-    *, root: Path, run: HarvestRun | None = None,
+    *,
+    root: Path,
+    run: HarvestRun | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> HarvestRun:
     """Harvest every arXiv file under ``root``; resumable from the run's cursor.
@@ -425,10 +506,13 @@ def harvest_arxiv_files(
     Returns:
         The finished HarvestRun with its counts.
     """
+    root = root.resolve()
     files = arxiv_files(root)
+    base = locator_base(root)
     if run is None:
-        run = harvest_run_start(source="arxiv", params={"root": str(root),
-                                                        "files": len(files)})
+        run = harvest_run_start(
+            source="arxiv", params={"root": str(root), "files": len(files)}
+        )
     start = int(run.cursor or 0)
     for index, path in enumerate(files[start:], start=start):
         try:
@@ -436,10 +520,14 @@ def harvest_arxiv_files(
         except RecordError as exc:
             logger.warning("%s", exc)
             continue
-        for item in _file_items(path, root, reader):
-            harvest_record(run=run, source="arxiv", item=item, parse=reader.parse)
-        run.cursor = str(index + 1)
-        run.save()
+        # One transaction per file (per page, for a live source): its records, the
+        # run's counts and the cursor commit together, so a killed run resumes at
+        # the first file whose records did not all land.
+        with transaction.atomic():
+            for item in _file_items(path, base, reader, run):
+                harvest_record(run=run, source="arxiv", item=item, parse=reader.parse)
+            run.cursor = str(index + 1)
+            run.save()
         if progress:
             progress(1)
     return harvest_run_finish(run=run)

@@ -38,7 +38,9 @@ class AuthorshipFactory(factory.django.DjangoModelFactory):
     given_name = "Jean-Pierre"
     family_name = "Serre"
     raw_name = factory.LazyAttribute(lambda o: f"{o.given_name} {o.family_name}")
-    name_key = factory.LazyAttribute(lambda o: names.name_key(o.given_name, o.family_name))
+    name_key = factory.LazyAttribute(
+        lambda o: names.name_key(o.given_name, o.family_name)
+    )
     block_key = factory.LazyAttribute(
         lambda o: names.block_key(o.given_name, o.family_name)
     )

@@ -13,8 +13,16 @@ from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
 
 class AuthorshipInline(admin.TabularInline):
     model = Authorship
-    fields = ("position", "raw_name", "given_name", "family_name", "orcid",
-              "affiliations", "is_collaboration", "researcher")
+    fields = (
+        "position",
+        "raw_name",
+        "given_name",
+        "family_name",
+        "orcid",
+        "affiliations",
+        "is_collaboration",
+        "researcher",
+    )
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -26,8 +34,15 @@ class AuthorshipInline(admin.TabularInline):
 
 @admin.register(Paper)
 class PaperAdmin(admin.ModelAdmin):
-    list_display = ("arxiv_id", "title", "primary_category", "published", "updated",
-                    "latest_version", "hidden")
+    list_display = (
+        "arxiv_id",
+        "title",
+        "primary_category",
+        "published",
+        "updated",
+        "latest_version",
+        "hidden",
+    )
     list_filter = ("primary_category", "withdrawn", "hidden")
     search_fields = ("arxiv_id", "doi", "title")
     inlines = [AuthorshipInline]
@@ -46,9 +61,20 @@ class ResearcherAdmin(admin.ModelAdmin):
     list_filter = ("locked",)
     search_fields = ("display_name", "orcid", "block_key")
     inlines = [ResearcherAuthorshipInline]
-    readonly_fields = ("display_name", "name_variants", "block_key", "orcid",
-                       "s2_author_id", "openalex_author_id", "slug", "merged_into",
-                       "locked", "claimed_by", "created", "modified")
+    readonly_fields = (
+        "display_name",
+        "name_variants",
+        "block_key",
+        "orcid",
+        "s2_author_id",
+        "openalex_author_id",
+        "slug",
+        "merged_into",
+        "locked",
+        "claimed_by",
+        "created",
+        "modified",
+    )
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False

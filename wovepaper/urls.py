@@ -11,6 +11,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("api.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="openapi"),
-         name="api-docs"),
+    path(
+        "api/docs/", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"
+    ),
 ]

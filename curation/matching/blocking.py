@@ -19,7 +19,10 @@ MAX_BLOCK = 200
 
 
 def blocks(
-    items: Iterable[T], key: Callable[[T], str], *, sub_key: Callable[[T], str],
+    items: Iterable[T],
+    key: Callable[[T], str],
+    *,
+    sub_key: Callable[[T], str],
     max_size: int = MAX_BLOCK,
 ) -> dict[str, list[T]]:
     """Group items by block key, sub-blocking oversized blocks.

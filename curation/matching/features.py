@@ -115,8 +115,13 @@ def _best_name(givens_a: tuple[str, ...], givens_b: tuple[str, ...]) -> float:
     return best
 
 
-def profile_of(authorships: list[AuthorshipView], *, id: int | None = None,  # noqa: A002
-               orcid: str = "", locked: bool = False) -> ProfileView:
+def profile_of(
+    authorships: list[AuthorshipView],
+    *,
+    id: int | None = None,  # noqa: A002
+    orcid: str = "",
+    locked: bool = False,
+) -> ProfileView:
     """Build a ProfileView as the union of authorships.
 
     Args:

@@ -19,8 +19,12 @@ def api():
 
 def _pending_attach(authorship, researcher):
     p = Proposal.objects.create(
-        kind="attach", score=0.9, evidence={}, model_version="test",
-        fingerprint=f"fp-{authorship.pk}-{researcher.pk}", researcher=researcher,
+        kind="attach",
+        score=0.9,
+        evidence={},
+        model_version="test",
+        fingerprint=f"fp-{authorship.pk}-{researcher.pk}",
+        researcher=researcher,
     )
     p.authorships.set([authorship])
     return p

@@ -15,10 +15,15 @@ CHANGELIST = reverse("admin:curation_proposal_changelist")
 
 def _attach(authorship, researcher, score=0.9):
     p = Proposal.objects.create(
-        kind="attach", score=score, model_version="test",
-        evidence={"features": {"name": 1.0, "coauthors": 1.0},
-                  "contributions": {"name": 3.0, "coauthors": 1.5}},
-        fingerprint=f"fp-{authorship.pk}-{researcher.pk}", researcher=researcher,
+        kind="attach",
+        score=score,
+        model_version="test",
+        evidence={
+            "features": {"name": 1.0, "coauthors": 1.0},
+            "contributions": {"name": 3.0, "coauthors": 1.5},
+        },
+        fingerprint=f"fp-{authorship.pk}-{researcher.pk}",
+        researcher=researcher,
     )
     p.authorships.set([authorship])
     return p
@@ -71,7 +76,8 @@ def test_admin_reject_marks_rejected(client, curator):
     response = _act(client, "reject_selected", [p])
     assert "1 rejected, 0 skipped" in response.content.decode()
     p.refresh_from_db()
-    assert p.status == "rejected" and p.decided_by == curator
+    assert p.status == "rejected"
+    assert p.decided_by == curator
 
 
 def test_admin_staff_without_curator_permission_cannot_decide(client):
@@ -85,7 +91,8 @@ def test_admin_staff_without_curator_permission_cannot_decide(client):
     assert response.status_code == 403
     a.refresh_from_db()
     p.refresh_from_db()
-    assert a.researcher_id is None and p.status == "pending"
+    assert a.researcher_id is None
+    assert p.status == "pending"
 
 
 def test_admin_review_page_shows_evidence_and_authorships(client, curator):

@@ -1,4 +1,4 @@
-"""matching_run on small hand-made bylines: what it proposes, applies and never repeats."""
+"""matching_run on hand-made bylines: what it proposes, applies, never repeats."""
 
 from __future__ import annotations
 
@@ -25,9 +25,15 @@ def _byline(*people, categories=("hep-th",)):
     rows = []
     for pos, person in enumerate(people, start=1):
         given, family, *orcid = person
-        rows.append(AuthorshipFactory(paper=paper, position=pos, given_name=given,
-                                      family_name=family,
-                                      orcid=orcid[0] if orcid else ""))
+        rows.append(
+            AuthorshipFactory(
+                paper=paper,
+                position=pos,
+                given_name=given,
+                family_name=family,
+                orcid=orcid[0] if orcid else "",
+            )
+        )
     return rows
 
 
@@ -51,7 +57,8 @@ def test_matching_run_proposes_attach_for_same_name_and_shared_coauthor():
     assert list(p.authorships.all()) == [newer[0]]
     assert p.evidence["features"]["coauthors"] == 1.0
     assert p.score >= 0.9
-    assert p.status == "pending" and not p.identifier_proven
+    assert p.status == "pending"
+    assert not p.identifier_proven
     assert counts["proposed_attach"] == 1
 
 
@@ -59,7 +66,8 @@ def test_matching_run_proposes_new_for_an_unknown_person():
     (row,) = _byline(("Maryam", "Mirzakhani"))
     services.matching_run()
     p = Proposal.objects.get(authorships=row)
-    assert p.kind == "new" and p.status == "pending"
+    assert p.kind == "new"
+    assert p.status == "pending"
 
 
 def test_matching_run_clusters_two_papers_of_one_person_into_one_new_proposal():
@@ -87,7 +95,8 @@ def test_matching_run_auto_applies_orcid_proven_attach():
     row.refresh_from_db()
     assert row.researcher_id == r.pk
     p = Proposal.objects.get(authorships=row)
-    assert p.status == "applied" and p.identifier_proven
+    assert p.status == "applied"
+    assert p.identifier_proven
     assert CurationEvent.objects.get(proposal=p).actor is None
     assert counts["auto_applied"] == 1
 
@@ -97,8 +106,10 @@ def test_matching_run_orcid_with_contradicting_names_waits_for_a_curator():
     (row,) = _byline(("Jacques", "Serre", ORCID))
     services.matching_run()
     p = Proposal.objects.get(authorships=row)
-    assert p.kind == "attach" and p.researcher == r
-    assert p.status == "pending" and not p.identifier_proven
+    assert p.kind == "attach"
+    assert p.researcher == r
+    assert p.status == "pending"
+    assert not p.identifier_proven
     assert p.evidence["flag"] == "ORCID agrees but the names do not"
 
 
@@ -113,14 +124,16 @@ def test_matching_run_policy_none_applies_nothing():
 
 
 def test_matching_run_never_touches_a_locked_researcher():
-    r = _researcher_with(_byline(("Jean-Pierre", "Serre", ORCID)), orcid=ORCID,
-                         locked=True)
+    r = _researcher_with(
+        _byline(("Jean-Pierre", "Serre", ORCID)), orcid=ORCID, locked=True
+    )
     (row,) = _byline(("Jean-Pierre", "Serre", ORCID))
     services.matching_run()
     row.refresh_from_db()
     assert row.researcher_id is None
     p = Proposal.objects.get(authorships=row)
-    assert p.researcher == r and p.status == "pending"
+    assert p.researcher == r
+    assert p.status == "pending"
 
 
 def test_matching_run_twice_proposes_nothing_new():
@@ -140,13 +153,15 @@ def test_matching_run_does_not_repropose_a_rejected_attach():
     services.matching_run()
     p = Proposal.objects.get(kind="attach")
     services.proposal_reject(proposal=p, actor=UserFactory())
-    assert Constraint.objects.filter(kind="cannot_link", authorship=newer[0],
-                                     researcher=r).exists()
+    assert Constraint.objects.filter(
+        kind="cannot_link", authorship=newer[0], researcher=r
+    ).exists()
 
     services.matching_run()
 
-    assert not Proposal.objects.filter(kind="attach", status="pending",
-                                       researcher=r).exists()
+    assert not Proposal.objects.filter(
+        kind="attach", status="pending", researcher=r
+    ).exists()
     # The authorship is offered as a new person instead, never to r again.
     assert Proposal.objects.get(authorships=newer[0], status="pending").kind == "new"
 
@@ -162,8 +177,15 @@ def test_matching_run_proposes_merge_of_two_profiles_of_one_person():
 
 def test_matching_run_skips_collaborations():
     paper = PaperFactory()
-    AuthorshipFactory(paper=paper, position=1, given_name="", family_name="ATLAS",
-                      raw_name="ATLAS Collaboration", is_collaboration=True,
-                      block_key="", name_key="")
+    AuthorshipFactory(
+        paper=paper,
+        position=1,
+        given_name="",
+        family_name="ATLAS",
+        raw_name="ATLAS Collaboration",
+        is_collaboration=True,
+        block_key="",
+        name_key="",
+    )
     services.matching_run()
     assert not Proposal.objects.exists()

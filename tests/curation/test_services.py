@@ -18,15 +18,22 @@ from wovepaper.models import Authorship, Researcher
 pytestmark = pytest.mark.django_db
 
 
-def _proposal(kind, authorships=(), researcher=None, other=None, score=0.8,
-              proven=False):
+def _proposal(
+    kind, authorships=(), researcher=None, other=None, score=0.8, proven=False
+):
     p = Proposal.objects.create(
-        kind=kind, score=score, evidence={}, model_version="test",
+        kind=kind,
+        score=score,
+        evidence={},
+        model_version="test",
         fingerprint=services.proposal_fingerprint(
-            kind=kind, authorship_ids=[a.pk for a in authorships],
+            kind=kind,
+            authorship_ids=[a.pk for a in authorships],
             researcher_ids=[r.pk for r in (researcher, other) if r],
         ),
-        researcher=researcher, other_researcher=other, identifier_proven=proven,
+        researcher=researcher,
+        other_researcher=other,
+        identifier_proven=proven,
     )
     p.authorships.set(authorships)
     return p
@@ -43,9 +50,11 @@ def test_proposal_apply_attach_moves_authorship_and_writes_event():
     a.refresh_from_db()
     p.refresh_from_db()
     assert a.researcher_id == researcher.pk
-    assert p.status == "applied" and p.decided_by == user
+    assert p.status == "applied"
+    assert p.decided_by == user
     event = CurationEvent.objects.get(proposal=p)
-    assert event.kind == "proposal_applied" and event.actor == user
+    assert event.kind == "proposal_applied"
+    assert event.actor == user
     assert event.moves == [{"authorship": a.pk, "before": None, "after": researcher.pk}]
     assert Constraint.objects.filter(
         kind="must_link", authorship=a, researcher=researcher, event=event
@@ -81,9 +90,11 @@ def test_proposal_apply_merge_keeps_lowest_id_and_moves_every_authorship():
     r1.refresh_from_db()
     r2.refresh_from_db()
     assert r2.merged_into_id == r1.pk
-    assert r1.orcid == "0000-0002-1825-0097" and r2.orcid is None
-    assert set(Authorship.objects.filter(researcher=r1).values_list("pk", flat=True)) \
-        == {kept.pk, *(m.pk for m in moved)}
+    assert r1.orcid == "0000-0002-1825-0097"
+    assert r2.orcid is None
+    assert set(
+        Authorship.objects.filter(researcher=r1).values_list("pk", flat=True)
+    ) == {kept.pk, *(m.pk for m in moved)}
     event = CurationEvent.objects.get(proposal=p)
     assert sorted(m["authorship"] for m in event.moves) == sorted(m.pk for m in moved)
     assert all(m["before"] == r2.pk and m["after"] == r1.pk for m in event.moves)
@@ -124,7 +135,8 @@ def test_proposal_apply_by_automation_refused_on_locked_researcher():
 
     a.refresh_from_db()
     p.refresh_from_db()
-    assert a.researcher_id is None and p.status == "pending"
+    assert a.researcher_id is None
+    assert p.status == "pending"
     assert not CurationEvent.objects.exists()
     # A curator may still apply it.
     services.proposal_apply(proposal=p, actor=UserFactory())
@@ -140,9 +152,11 @@ def test_proposal_reject_attach_records_cannot_link():
     services.proposal_reject(proposal=p, actor=UserFactory(), reason="other person")
 
     p.refresh_from_db()
-    assert p.status == "rejected" and p.reason == "other person"
-    assert Constraint.objects.filter(kind="cannot_link", authorship=a,
-                                     researcher=r).exists()
+    assert p.status == "rejected"
+    assert p.reason == "other person"
+    assert Constraint.objects.filter(
+        kind="cannot_link", authorship=a, researcher=r
+    ).exists()
     a.refresh_from_db()
     assert a.researcher_id is None
 
@@ -151,8 +165,9 @@ def test_proposal_reject_merge_records_researcher_cannot_link():
     r1, r2 = ResearcherFactory(), ResearcherFactory()
     p = _proposal("merge", researcher=r1, other=r2)
     services.proposal_reject(proposal=p, actor=None)
-    assert Constraint.objects.filter(kind="cannot_link", researcher=r1,
-                                     other_researcher=r2).exists()
+    assert Constraint.objects.filter(
+        kind="cannot_link", researcher=r1, other_researcher=r2
+    ).exists()
 
 
 def test_proposal_reject_after_apply_raises_not_pending():
@@ -167,5 +182,6 @@ def test_transition_illegal_from_rejected_to_applied():
     services.proposal_reject(proposal=p, actor=None)
     p.refresh_from_db()
     with pytest.raises(IllegalTransition, match="rejected to applied"):
-        services._transition(proposal=p, new="applied", actor=None,
-                             event_kind="proposal_applied")
+        services._transition(
+            proposal=p, new="applied", actor=None, event_kind="proposal_applied"
+        )

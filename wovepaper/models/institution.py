@@ -12,7 +12,10 @@ class Institution(models.Model):
     """
 
     ror_id = models.CharField(
-        max_length=16, unique=True, null=True, blank=True,
+        max_length=16,
+        unique=True,
+        null=True,
+        blank=True,
         help_text="ROR id without the https://ror.org/ prefix, e.g. 05a28rw58.",
     )
     name = models.CharField(max_length=500)

@@ -39,6 +39,16 @@ class Paper(models.Model):
     hidden = models.BooleanField(
         default=False, help_text="Deleted at the source: kept, but not shown."
     )
+    source_datestamp = models.DateField(
+        null=True,
+        blank=True,
+        help_text="Source datestamp of the record whose text is shown.",
+    )
+    source_hash = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="SHA-256 of the raw record whose text is shown (a tie-breaker).",
+    )
     slug = models.SlugField(max_length=120, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     modified = models.DateTimeField(auto_now=True)
@@ -75,7 +85,9 @@ class Authorship(models.Model):
     is never assigned to a researcher.
     """
 
-    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="authorships")
+    paper = models.ForeignKey(
+        Paper, on_delete=models.CASCADE, related_name="authorships"
+    )
     position = models.PositiveIntegerField(help_text="1-based, as printed.")
     raw_name = models.CharField(max_length=500)
     given_name = models.CharField(max_length=300, blank=True)
@@ -92,7 +104,10 @@ class Authorship(models.Model):
     s2_author_id = models.CharField(max_length=32, blank=True, db_index=True)
     openalex_author_id = models.CharField(max_length=32, blank=True, db_index=True)
     researcher = models.ForeignKey(
-        "wovepaper.Researcher", null=True, blank=True, on_delete=models.PROTECT,
+        "wovepaper.Researcher",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
         related_name="authorships",
     )
     created = models.DateTimeField(auto_now_add=True)

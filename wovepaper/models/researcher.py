@@ -17,7 +17,8 @@ class Researcher(models.Model):
     """Our curated profile of one person (an author profile); a "user" is a login.
 
     Researchers are never hard-deleted: a merge sets ``merged_into`` on the profile that
-    goes away, so its URL keeps working and redirects to the survivor. ``locked`` means a
+    goes away, so its URL keeps working and redirects to the survivor. ``locked``
+    means a
     curator confirmed the profile: automation may propose changes but never applies one.
     """
 
@@ -35,7 +36,10 @@ class Researcher(models.Model):
     )
     locked = models.BooleanField(default=False)
     claimed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="claimed_researchers",
     )
     created = models.DateTimeField(auto_now_add=True)

@@ -1,4 +1,4 @@
-"""Settings shared by every environment; everything configurable comes from the environment.
+"""Settings shared by every environment; what varies comes from the environment.
 
 Embedded default (nothing set): SQLite in ``var/wovepaper.sqlite3`` and Celery tasks run
 eagerly in-process, so the demo needs no servers. Production and tests set
@@ -33,11 +33,14 @@ def env_bool(name: str, default: bool) -> bool:
 
 DEBUG = env_bool("DEBUG", default=True)
 SECRET_KEY = os.environ.get(
-    "SECRET_KEY", "embedded-development-key-not-for-production"  # noqa: S105
+    "SECRET_KEY",
+    "embedded-development-key-not-for-production",  # noqa: S105
 )
 ALLOWED_HOSTS = [
     h.strip()
-    for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
+    for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(
+        ","
+    )
     if h.strip()
 ]
 
@@ -93,6 +96,13 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "0")),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The embedded database: write-ahead log and one fsync per checkpoint rather
+    # than per commit (https://sqlite.org/wal.html), writers take the lock at BEGIN.
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -128,7 +138,7 @@ LOGGING = {
 }
 
 # --- Celery ---------------------------------------------------------------------------
-CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=not REDIS_URL)
 CELERY_TASK_EAGER_PROPAGATES = True

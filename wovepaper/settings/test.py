@@ -1,16 +1,14 @@
-"""Test settings: the real PostgreSQL on loopback, tasks eager unless a test says otherwise.
+"""Test settings: the real PostgreSQL on loopback, Celery tasks run eagerly.
 
-pytest-django creates its own ``test_<name>`` database from ``DATABASE_URL`` and drops it
-afterwards; no other database is touched.
+pytest-django creates its own ``test_<name>`` database from ``DATABASE_URL`` and
+drops it afterwards; no other database is touched.
 """
 
 from __future__ import annotations
 
 import os
 
-os.environ.setdefault(
-    "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/wovepaper"
-)
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/wovepaper")
 
 from .base import *  # noqa: E402, F403
 from .base import REST_FRAMEWORK  # noqa: E402

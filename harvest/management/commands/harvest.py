@@ -14,7 +14,10 @@ SOURCES = ("arxiv",)
 
 
 class Command(BaseCommand):
-    """Harvest records from files (snapshots, recorded responses) with a progress bar."""
+    """Harvest records from files, with a progress bar.
+
+    Prints the run's counts and each rejected record with its reason.
+    """
 
     help = "Harvest a source from files: harvest arxiv --dir ../shared/data/arxiv"
 
@@ -23,8 +26,9 @@ class Command(BaseCommand):
         where = parser.add_mutually_exclusive_group(required=True)
         where.add_argument("--file", type=Path, help="one .abs, OAI-PMH .xml or .json")
         where.add_argument("--dir", type=Path, help="a folder, searched recursively")
-        where.add_argument("--resume", type=int, metavar="RUN_ID",
-                           help="resume a run from its cursor")
+        where.add_argument(
+            "--resume", type=int, metavar="RUN_ID", help="resume a run from its cursor"
+        )
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args, **options) -> None:
@@ -39,8 +43,12 @@ class Command(BaseCommand):
         if not root.exists():
             raise CommandError(f"{root}: no such file or folder")
         files = services.arxiv_files(root)
-        with tqdm(total=len(files), unit="file", disable=options["no_progress"],
-                  desc=f"harvest {options['source']}") as bar:
+        with tqdm(
+            total=len(files),
+            unit="file",
+            disable=options["no_progress"],
+            desc=f"harvest {options['source']}",
+        ) as bar:
             if run is not None:
                 bar.update(int(run.cursor or 0))
             run = services.harvest_arxiv_files(root=root, run=run, progress=bar.update)
@@ -49,5 +57,7 @@ class Command(BaseCommand):
             f"{run.papers_updated} updated, {run.papers_unchanged} unchanged, "
             f"{run.records_failed} failed"
         )
-        for raw in RawRecord.objects.filter(last_run=run, status=RawRecord.Status.FAILED):
+        for raw in RawRecord.objects.filter(
+            last_run=run, status=RawRecord.Status.FAILED
+        ):
             self.stdout.write(f"  rejected {raw.external_id}: {raw.error}")

@@ -1,7 +1,8 @@
-"""``manage.py demo [--data PATH]``: harvest the bundled arXiv records, match, summarise."""
+"""``manage.py demo [--data PATH]``: harvest bundled arXiv records, match, summarise."""
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 
@@ -26,16 +27,20 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--data", type=Path, default=None,
+            "--data",
+            type=Path,
+            default=None,
             help="arXiv files to harvest (default: WOVEPAPER_DATA_DIR/arxiv)",
         )
 
     def handle(self, *args, **options) -> None:
         started = time.monotonic()
-        root = (options["data"] or settings.WOVEPAPER_DATA_DIR / "arxiv").resolve()
+        root = Path(options["data"] or settings.WOVEPAPER_DATA_DIR / "arxiv").resolve()
         if not root.exists():
             raise CommandError(f"{root}: no such folder (set DATA=PATH)")
         self.stdout.write(f"harvesting {root} ...")
+        # Rejected records are listed in the summary; no need to log each twice.
+        logging.getLogger("harvest").setLevel(logging.ERROR)
         harvest = harvest_arxiv_files_task.delay(str(root)).get()
         self.stdout.write("matching ...")
         matching = matching_run_task.delay().get()
@@ -47,29 +52,44 @@ class Command(BaseCommand):
         w = self.stdout.write
         w("")
         w("== wovepaper demo summary ==")
-        w(f"harvest run #{harvest['run']}: {harvest['seen']} records read, "
-          f"{harvest['created']} papers created, {harvest['updated']} updated, "
-          f"{harvest['unchanged']} unchanged, {harvest['failed']} rejected")
-        w(f"papers:       {Paper.objects.count()} "
-          f"({Paper.objects.filter(hidden=True).count()} hidden, "
-          f"{Paper.objects.filter(withdrawn=True).count()} withdrawn)")
+        w(
+            f"harvest run #{harvest['run']}: {harvest['seen']} records read, "
+            f"{harvest['created']} papers created, {harvest['updated']} updated, "
+            f"{harvest['unchanged']} unchanged, {harvest['failed']} rejected"
+        )
+        w(
+            f"papers:       {Paper.objects.count()} "
+            f"({Paper.objects.filter(hidden=True).count()} hidden, "
+            f"{Paper.objects.filter(withdrawn=True).count()} withdrawn)"
+        )
         people = Authorship.objects.filter(is_collaboration=False)
-        w(f"authorships:  {Authorship.objects.count()} "
-          f"({people.count()} people, "
-          f"{Authorship.objects.filter(is_collaboration=True).count()} collaborations, "
-          f"{people.filter(researcher__isnull=False).count()} assigned)")
-        w(f"researchers:  {Researcher.objects.live().count()} live, "
-          f"{Researcher.objects.filter(merged_into__isnull=False).count()} merged away")
+        collaborations = Authorship.objects.filter(is_collaboration=True).count()
+        w(
+            f"authorships:  {Authorship.objects.count()} "
+            f"({people.count()} people, {collaborations} collaborations, "
+            f"{people.filter(researcher__isnull=False).count()} assigned)"
+        )
+        merged = Researcher.objects.filter(merged_into__isnull=False).count()
+        w(
+            f"researchers:  {Researcher.objects.live().count()} live, "
+            f"{merged} merged away"
+        )
         w(f"matching:     {matching}")
         w("proposals by kind and status:")
-        rows = (Proposal.objects.values("kind", "status").annotate(n=Count("id"))
-                .order_by("kind", "status"))
+        rows = (
+            Proposal.objects.values("kind", "status")
+            .annotate(n=Count("id"))
+            .order_by("kind", "status")
+        )
         for row in rows:
             w(f"  {row['kind']:<8} {row['status']:<10} {row['n']}")
         failed = RawRecord.objects.filter(status=RawRecord.Status.FAILED).order_by("id")
         w(f"records rejected: {failed.count()}")
         for raw in failed:
             w(f"  {raw.external_id}: {raw.error}")
-        last = HarvestRun.objects.order_by("-id").first()
-        w(f"harvest runs: {HarvestRun.objects.count()} (last #{last.pk if last else '-'})")
+        run = HarvestRun.objects.get(pk=harvest["run"])
+        w(f"files skipped (they hold no records): {len(run.files_skipped)}")
+        for skipped in run.files_skipped:
+            w(f"  {skipped['reason']}")
+        w(f"harvest runs: {HarvestRun.objects.count()}")
         w(f"wall time:    {seconds:.1f} s")

@@ -1,0 +1,1 @@
+"""Source modules: one per external source, each a parser (and later a client)."""

@@ -1,0 +1,108 @@
+"""Harvest services on small real inputs and hand-made records: upsert rules, resume."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+
+import pytest
+
+from harvest import services
+from harvest.models import HarvestRun, RawRecord
+from harvest.records import AuthorRecord, PaperRecord
+from wovepaper.models import Paper
+
+pytestmark = pytest.mark.django_db
+
+
+def test_harvest_every_raw_record_is_kept_before_parsing(arxiv_dir):
+    run = services.harvest_arxiv_files(root=arxiv_dir / "hepcrawl_oai")
+    assert RawRecord.objects.filter(last_run=run).count() == run.records_seen
+    raw = RawRecord.objects.get(external_id="oai:arXiv.org:1401.2122")
+    assert "<keyname>Sergyeyev</keyname>" in raw.payload
+    assert raw.status == "parsed"
+
+
+def test_harvest_truncated_xml_file_is_reported_and_others_land(arxiv_dir, tmp_path):
+    shutil.copy(arxiv_dir / "hepcrawl_oai" / "arxiv-single.xml", tmp_path / "a.xml")
+    text = (arxiv_dir / "hepcrawl_oai" / "arxiv-physics-hep-th.xml").read_text()
+    (tmp_path / "b.xml").write_text(text[: len(text) // 2])
+
+    run = services.harvest_arxiv_files(root=tmp_path)
+
+    assert Paper.objects.filter(arxiv_id="1401.2122").exists()
+    bad = RawRecord.objects.get(status="failed")
+    assert bad.external_id == "file:b.xml"
+    assert "b.xml" in bad.error
+    assert run.records_failed == 1
+
+
+def test_harvest_resumes_from_cursor_without_duplicates(arxiv_dir):
+    root = arxiv_dir / "hepcrawl_oai"
+    run = services.harvest_run_start(source="arxiv", params={"root": str(root)})
+    run.cursor = "5"
+    run.save()
+    services.harvest_arxiv_files(root=root, run=run)
+    partial = Paper.objects.count()
+    full = services.harvest_arxiv_files(root=root)
+    assert full.papers_unchanged > 0
+    assert Paper.objects.count() >= partial
+    assert HarvestRun.objects.get(pk=run.pk).cursor == str(
+        len(services.arxiv_files(root))
+    )
+
+
+def _record(**kwargs):
+    base = dict(
+        source="arxiv",
+        external_id="x",
+        arxiv_id="2101.00001",
+        title="T",
+        version=1,
+        published=dt.date(2021, 1, 1),
+        updated=dt.date(2021, 1, 1),
+        authors=[AuthorRecord("A. Author", "A.", "Author")],
+    )
+    base.update(kwargs)
+    return PaperRecord(**base)
+
+
+def test_paper_upsert_older_version_never_overwrites_newer():
+    services.paper_upsert(
+        record=_record(version=2, title="New title", updated=dt.date(2021, 2, 1))
+    )
+    result = services.paper_upsert(record=_record(version=1, title="Old title"))
+    paper = Paper.objects.get(arxiv_id="2101.00001")
+    assert paper.title == "New title"
+    assert result.outcome == "unchanged"
+
+
+def test_paper_upsert_deleted_record_hides_paper():
+    services.paper_upsert(record=_record())
+    result = services.paper_upsert(record=_record(deleted=True, title=""))
+    assert result.outcome == "updated"
+    assert Paper.objects.get(arxiv_id="2101.00001").hidden
+
+
+def test_paper_upsert_keeps_curated_assignment_when_author_moves_position():
+    from tests.factories import ResearcherFactory
+
+    services.paper_upsert(record=_record())
+    paper = Paper.objects.get()
+    a = paper.authorships.get()
+    a.researcher = ResearcherFactory()
+    a.save()
+    services.paper_upsert(
+        record=_record(
+            version=2,
+            updated=dt.date(2021, 3, 1),
+            authors=[
+                AuthorRecord("B. Second", "B.", "Second"),
+                AuthorRecord("A. Author", "A.", "Author"),
+            ],
+        )
+    )
+    moved = paper.authorships.get(position=2)
+    assert moved.pk == a.pk
+    assert moved.researcher_id == a.researcher_id
+    assert paper.authorships.get(position=1).researcher_id is None
