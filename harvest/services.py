@@ -444,15 +444,25 @@ def locator_base(root: Path) -> Path:
 
 
 def harvest_record(
-    *, run: HarvestRun, source: str, item: RawItem, parse: RecordParser
+    *,
+    run: HarvestRun,
+    source: str,
+    item: RawItem,
+    parse: RecordParser,
+    reparse: bool = False,
 ) -> str:
     """Store, parse and upsert one raw record; a failure is recorded, never raised.
+
+    A payload already stored and parsed is not parsed again (it would change
+    nothing: the upsert is idempotent), unless ``reparse`` asks for it, e.g. after a
+    parser fix.
 
     Args:
         run: the current run; its counters are incremented (not saved).
         source: source name.
         item: the raw record.
         parse: the parser for this kind of record.
+        reparse: parse and upsert even a payload parsed before.
 
     Returns:
         ``"created"``, ``"updated"``, ``"unchanged"`` or ``"failed"``. Database
@@ -461,6 +471,9 @@ def harvest_record(
     """
     raw = raw_record_store(run=run, source=source, item=item)
     run.records_seen += 1
+    if raw.status == RawRecord.Status.PARSED and not reparse:
+        run.papers_unchanged += 1
+        return "unchanged"
     try:
         if item.problem:
             raise RecordError(item.problem)
@@ -491,6 +504,7 @@ def harvest_arxiv_files(
     root: Path,
     run: HarvestRun | None = None,
     progress: Callable[[int], None] | None = None,
+    reparse: bool = False,
 ) -> HarvestRun:
     """Harvest every arXiv file under ``root``; resumable from the run's cursor.
 
@@ -502,6 +516,7 @@ def harvest_arxiv_files(
         root: folder or single file (see :func:`arxiv_files`).
         run: a run to resume; a new run is opened when None.
         progress: called with 1 after each file (for a progress bar).
+        reparse: parse again payloads parsed before (see :func:`harvest_record`).
 
     Returns:
         The finished HarvestRun with its counts.
@@ -525,7 +540,13 @@ def harvest_arxiv_files(
         # the first file whose records did not all land.
         with transaction.atomic():
             for item in _file_items(path, base, reader, run):
-                harvest_record(run=run, source="arxiv", item=item, parse=reader.parse)
+                harvest_record(
+                    run=run,
+                    source="arxiv",
+                    item=item,
+                    parse=reader.parse,
+                    reparse=reparse,
+                )
             run.cursor = str(index + 1)
             run.save()
         if progress:

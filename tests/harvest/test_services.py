@@ -106,3 +106,20 @@ def test_paper_upsert_keeps_curated_assignment_when_author_moves_position():
     assert moved.pk == a.pk
     assert moved.researcher_id == a.researcher_id
     assert paper.authorships.get(position=1).researcher_id is None
+
+
+def test_harvest_same_payload_is_not_parsed_again_unless_reparse(arxiv_dir):
+    root = arxiv_dir / "hepcrawl_oai" / "arxiv-single.xml"
+    services.harvest_arxiv_files(root=root)
+    Paper.objects.filter(arxiv_id="1401.2122").update(title="edited by hand")
+
+    again = services.harvest_arxiv_files(root=root)
+    assert again.papers_unchanged == 1
+    assert Paper.objects.get(arxiv_id="1401.2122").title == "edited by hand"
+
+    forced = services.harvest_arxiv_files(root=root, reparse=True)
+    assert forced.papers_updated == 1
+    assert Paper.objects.get(arxiv_id="1401.2122").title.startswith(
+        "New integrable (3+1)-dimensional systems"
+    )
+    assert RawRecord.objects.filter(external_id="oai:arXiv.org:1401.2122").count() == 1

@@ -30,6 +30,11 @@ class Command(BaseCommand):
             "--resume", type=int, metavar="RUN_ID", help="resume a run from its cursor"
         )
         parser.add_argument("--no-progress", action="store_true")
+        parser.add_argument(
+            "--reparse",
+            action="store_true",
+            help="parse again records stored and parsed before (after a parser fix)",
+        )
 
     def handle(self, *args, **options) -> None:
         run = None
@@ -51,7 +56,9 @@ class Command(BaseCommand):
         ) as bar:
             if run is not None:
                 bar.update(int(run.cursor or 0))
-            run = services.harvest_arxiv_files(root=root, run=run, progress=bar.update)
+            run = services.harvest_arxiv_files(
+                root=root, run=run, progress=bar.update, reparse=options["reparse"]
+            )
         self.stdout.write(
             f"run #{run.pk}: {run.records_seen} records, {run.papers_created} created, "
             f"{run.papers_updated} updated, {run.papers_unchanged} unchanged, "
