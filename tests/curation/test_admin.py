@@ -114,3 +114,18 @@ def test_admin_queue_filters_by_kind_and_score_band(client, curator):
     ids = [p.pk for p in response.context["cl"].result_list]
     assert ids == [high.pk]
     assert low.pk not in ids
+
+
+def test_admin_superuser_approves_through_admin_client(admin_client, admin_user):
+    r = ResearcherFactory()
+    a = AuthorshipFactory()
+    p = _attach(a, r)
+
+    response = _act(admin_client, "approve_selected", [p])
+
+    assert "1 applied, 0 skipped" in response.content.decode()
+    a.refresh_from_db()
+    assert a.researcher_id == r.pk
+    event = CurationEvent.objects.get(proposal=p)
+    assert event.actor == admin_user
+    assert event.moves == [{"authorship": a.pk, "before": None, "after": r.pk}]

@@ -139,7 +139,9 @@ LOGGING = {
 
 # --- Celery ---------------------------------------------------------------------------
 CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
-CELERY_RESULT_BACKEND = None
+# Results are not needed by the app (tasks write to the database); a backend can be
+# set to wait on results, as the worker integration test does.
+CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=not REDIS_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
