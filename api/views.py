@@ -20,6 +20,7 @@ class PaperViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = PaperSerializer
     filterset_class = PaperFilter
+    search_fields = ("title", "abstract", "=arxiv_id", "authorships__raw_name")
     permission_classes = [permissions.AllowAny]
 
     def get_queryset(self):
@@ -31,6 +32,7 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = ResearcherSerializer
     filterset_class = ResearcherFilter
+    search_fields = ("display_name", "=orcid")
     permission_classes = [permissions.AllowAny]
 
     def get_queryset(self):

@@ -8,8 +8,17 @@ message "N applied, M skipped (reasons)". ``status`` is read-only; nothing here
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseNotAllowed,
+    HttpResponseRedirect,
+)
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from curation import services
@@ -57,11 +66,37 @@ def _decide(modeladmin, request, queryset: QuerySet[Proposal], verb: str) -> Non
     )
 
 
+def _cluster_evidence(proposal: Proposal) -> str:
+    """Explain a ``new`` proposal: its cohesion and the features of its pairs."""
+    evidence = proposal.evidence
+    pairs = [
+        ", ".join(f"{k}={v}" for k, v in p.get("features", {}).items())
+        for p in evidence.get("pairs", [])
+    ]
+    return format_html(
+        "<p>Cohesion {} over {} authorships: the mean pairwise score of the members; "
+        "1.0 for one authorship that matches no researcher in its block.</p>{}",
+        evidence.get("cohesion", proposal.score),
+        evidence.get("members", proposal.authorships.count()),
+        format_html_join("", "<p>pair {}: {}</p>", enumerate(pairs, start=1)),
+    )
+
+
 @admin.register(Proposal)
 class ProposalAdmin(admin.ModelAdmin):
     """The proposal queue: filter by kind, status and score; approve or reject."""
 
-    list_display = ("id", "kind", "status", "score", "subject", "block_key", "created")
+    change_form_template = "admin/curation/proposal/change_form.html"
+
+    list_display = (
+        "id",
+        "kind",
+        "status",
+        "score_shown",
+        "subject",
+        "block_key",
+        "created",
+    )
     list_filter = ("kind", "status", ScoreBandFilter)
     search_fields = (
         "block_key",
@@ -101,12 +136,67 @@ class ProposalAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        # Nothing on a proposal is edited by hand: it is approved or rejected.
+        return False
+
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
+
+    def get_urls(self):
+        info = self.opts.app_label, self.opts.model_name
+        return [
+            path(
+                "<path:object_id>/decide/",
+                self.admin_site.admin_view(self.decide_view),
+                name=f"{info[0]}_{info[1]}_decide",
+            ),
+            *super().get_urls(),
+        ]
+
+    def decide_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """POST ``decision=approve|reject`` (and ``reason``) from the review page."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not self.has_decide_permission(request):
+            raise PermissionDenied
+        proposal = get_object_or_404(Proposal, pk=object_id)
+        decision = request.POST.get("decision")
+        try:
+            if decision == "approve":
+                services.proposal_apply(proposal=proposal, actor=request.user)
+                self.message_user(request, f"Proposal {proposal.pk} applied.")
+            elif decision == "reject":
+                services.proposal_reject(
+                    proposal=proposal,
+                    actor=request.user,
+                    reason=request.POST.get("reason", "")[:2000],
+                )
+                self.message_user(request, f"Proposal {proposal.pk} rejected.")
+            else:
+                return HttpResponseBadRequest("decision must be approve or reject")
+        except CurationError as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+        return HttpResponseRedirect(
+            reverse("admin:curation_proposal_change", args=[proposal.pk])
+        )
+
+    def render_change_form(self, request, context, *args, **kwargs):
+        obj = context.get("original")
+        context["can_decide"] = bool(
+            obj
+            and obj.status == Proposal.Status.PENDING
+            and self.has_decide_permission(request)
+        )
+        return super().render_change_form(request, context, *args, **kwargs)
 
     def has_decide_permission(self, request: HttpRequest) -> bool:
         """Whether the user may approve or reject (``curation.decide_proposal``)."""
         return request.user.has_perm("curation.decide_proposal")
+
+    @admin.display(description="score", ordering="score")
+    def score_shown(self, obj: Proposal) -> str:
+        return f"{obj.score:.3f}"
 
     @admin.display(description="about")
     def subject(self, obj: Proposal) -> str:
@@ -139,18 +229,25 @@ class ProposalAdmin(admin.ModelAdmin):
 
     @admin.display(description="evidence")
     def evidence_table(self, obj: Proposal) -> str:
-        features = obj.evidence.get("features", {})
-        contributions = obj.evidence.get("contributions", {})
-        rows = [(k, v, contributions.get(k, "")) for k, v in features.items()]
-        rows += [
-            (k, v, "")
-            for k, v in obj.evidence.items()
-            if k not in {"features", "contributions", "pairs"}
+        evidence = obj.evidence
+        model = format_html(
+            "<p><small>model {}</small></p>", evidence.get("model_version", "")
+        )
+        if "features" not in evidence:
+            return format_html("{}{}", _cluster_evidence(obj), model)
+        contributions = evidence.get("contributions", {})
+        rows = [
+            (k, v, contributions.get(k, "")) for k, v in evidence["features"].items()
         ]
+        rows.append(("bias", "", evidence.get("bias", "")))
+        note = evidence.get("veto") or evidence.get("flag")
+        if note:
+            rows.append(("note", note, ""))
         return format_html(
-            "<table><tr><th>feature</th><th>value</th><th>contribution</th></tr>"
-            "{}</table>",
+            "<table><tr><th>feature</th><th>value</th><th>contribution (logit)</th>"
+            "</tr>{}</table>{}",
             format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
+            model,
         )
 
     @admin.action(

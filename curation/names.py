@@ -135,6 +135,10 @@ _GENERATIONAL = frozenset({"jr", "sr", "jnr", "snr", "ii", "iii", "iv"})
 _DEGREES = frozenset(
     "phd dphil dsc scd msc bsc mphil mba mdphd pharmd esq frs frse fras".split()
 )
+# Religious-order post-nominals printed after a name ("Guolei Sun SJ" in arXiv's
+# own 2108.10257 test byline): Society of Jesus, Dominicans, Benedictines,
+# Franciscans. Dropped when they trail a name of two or more words.
+_ORDERS = frozenset({"sj", "op", "osb", "ofm"})
 
 # Collaboration bylines: source: arXiv Authors lines ("LHCb collaboration: R. Aaij",
 # "the PHOBOS Collaboration", "LIGO Scientific Collaboration and Virgo
@@ -936,8 +940,10 @@ def _parse_western(words: list[str], suffix: str = "") -> PersonName:
     """Parse words printed in Western order: given names, then family name.
 
     Rules:
-        - Titles dropped; a trailing generational suffix is taken off only if a
-          word remains before it (``"John Smith III"``, ``"James M. Valles Jr"``).
+        - Titles dropped; trailing post-nominals (``"PhD"``, ``"SJ"``) dropped
+          when two words remain; a trailing generational suffix is taken off only
+          if a word remains before it (``"John Smith III"``,
+          ``"James M. Valles Jr"``).
         - One word is a mononym: the family name (``"Madonna"``).
         - An all-caps run at either end set against mixed-case words is the family
           name (``"WANG Xiaoming"``, ``"José GARCÍA MÁRQUEZ"``).
@@ -959,6 +965,8 @@ def _parse_western(words: list[str], suffix: str = "") -> PersonName:
         The parsed name.
     """
     words = _drop_titles(words)
+    while len(words) >= 3 and (_bare(words[-1]) in _ORDERS or _is_degree(words[-1])):
+        words = words[:-1]
     if len(words) >= 2 and _is_generational(words[-1]):
         suffix = words[-1]
         words = words[:-1]

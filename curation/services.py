@@ -433,6 +433,9 @@ def _apply(proposal: Proposal, actor: AbstractBaseUser | None) -> CurationEvent 
         target = Researcher.objects.create(
             display_name=display, block_key=names.block_key(given, family), orcid=orcid
         )
+        # The proposal names the researcher it created, for the review page and undo.
+        Proposal.objects.filter(pk=proposal.pk).update(researcher=target)
+        proposal.researcher = target
         moves = _assign(authorships, target)
         touched = [target.pk]
     else:

@@ -539,7 +539,10 @@ def harvest_arxiv_files(
         # run's counts and the cursor commit together, so a killed run resumes at
         # the first file whose records did not all land.
         with transaction.atomic():
+            found = 0
+            skipped_before = len(run.files_skipped)
             for item in _file_items(path, base, reader, run):
+                found += 1
                 harvest_record(
                     run=run,
                     source="arxiv",
@@ -547,6 +550,12 @@ def harvest_arxiv_files(
                     parse=reader.parse,
                     reparse=reparse,
                 )
+            if not found and len(run.files_skipped) == skipped_before:
+                name = file_locator(path, base)
+                run.files_skipped = [
+                    *run.files_skipped,
+                    {"file": name, "reason": f"{name}: no records in it"},
+                ]
             run.cursor = str(index + 1)
             run.save()
         if progress:

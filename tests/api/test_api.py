@@ -90,3 +90,26 @@ def test_openapi_schema_lists_the_endpoints(api):
     paths = response.json()["paths"]
     assert "/api/papers/" in paths
     assert "/api/researchers/{id}/papers/" in paths
+
+
+def test_api_docs_page_uses_local_swagger_assets(client):
+    response = client.get("/api/docs/")
+    text = response.content.decode()
+    assert response.status_code == 200
+    assert "cdn.jsdelivr.net" not in text
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/" in text
+
+
+def test_api_papers_search_matches_title_and_author_names(api):
+    wanted = PaperFactory(title="String junctions and their duals")
+    AuthorshipFactory(
+        paper=wanted,
+        given_name="Yosuke",
+        family_name="Imamura",
+        raw_name="Yosuke Imamura",
+    )
+    PaperFactory(title="Something else")
+    by_title = api.get("/api/papers/?search=junctions").json()["results"]
+    by_author = api.get("/api/papers/?search=Imamura").json()["results"]
+    assert [p["id"] for p in by_title] == [wanted.pk]
+    assert [p["id"] for p in by_author] == [wanted.pk]

@@ -104,6 +104,7 @@ def test_admin_review_page_shows_evidence_and_authorships(client, curator):
     assert response.status_code == 200
     assert "Jean-Pierre Serre" in text
     assert "<td>coauthors</td><td>1.0</td><td>1.5</td>" in text
+    assert "<td>bias</td>" in text
 
 
 def test_admin_queue_filters_by_kind_and_score_band(client, curator):
@@ -129,3 +130,52 @@ def test_admin_superuser_approves_through_admin_client(admin_client, admin_user)
     event = CurationEvent.objects.get(proposal=p)
     assert event.actor == admin_user
     assert event.moves == [{"authorship": a.pk, "before": None, "after": r.pk}]
+
+
+def _decide_url(p):
+    return reverse("admin:curation_proposal_decide", args=[p.pk])
+
+
+def test_admin_review_page_approve_button_applies(client, curator):
+    a = AuthorshipFactory()
+    r = ResearcherFactory()
+    p = _attach(a, r)
+    client.force_login(curator)
+    page = client.get(reverse("admin:curation_proposal_change", args=[p.pk]))
+    assert "Approve and apply" in page.content.decode()
+    assert 'name="_save"' not in page.content.decode()
+
+    response = client.post(_decide_url(p), {"decision": "approve"}, follow=True)
+
+    assert f"Proposal {p.pk} applied." in response.content.decode()
+    a.refresh_from_db()
+    assert a.researcher_id == r.pk
+    assert "Approve and apply" not in response.content.decode()
+
+
+def test_admin_review_page_reject_keeps_reason(client, curator):
+    p = _attach(AuthorshipFactory(), ResearcherFactory())
+    client.force_login(curator)
+    client.post(_decide_url(p), {"decision": "reject", "reason": "different field"})
+    p.refresh_from_db()
+    assert p.status == "rejected"
+    assert p.reason == "different field"
+    assert CurationEvent.objects.get(proposal=p).extra == {"reason": "different field"}
+
+
+def test_admin_review_page_decide_refuses_get_and_non_curators(client):
+    p = _attach(AuthorshipFactory(), ResearcherFactory())
+    staff = UserFactory(is_staff=True)
+    client.force_login(staff)
+    assert client.post(_decide_url(p), {"decision": "approve"}).status_code == 403
+    p.refresh_from_db()
+    assert p.status == "pending"
+
+
+def test_admin_review_page_decide_twice_shows_the_error(client, curator):
+    p = _attach(AuthorshipFactory(), ResearcherFactory())
+    client.force_login(curator)
+    assert client.get(_decide_url(p)).status_code == 405
+    client.post(_decide_url(p), {"decision": "approve"})
+    response = client.post(_decide_url(p), {"decision": "reject"}, follow=True)
+    assert "is applied, not pending" in response.content.decode()

@@ -1121,3 +1121,16 @@ def test_given_name_similarity_symmetric_and_in_unit_range(a: str, b: str) -> No
 
 def test_nicknames_table_ships_inside_the_package() -> None:
     assert importlib.resources.files("nicknames").joinpath("names.csv").is_file()
+
+
+@pytest.mark.parametrize(
+    ("raw", "given", "family"),
+    [
+        ("Guolei Sun SJ", "Guolei", "Sun"),  # arXiv 2108.10257's own test byline
+        ("John Smith PhD", "John", "Smith"),
+        ("Sun SJ", "SJ", "Sun"),  # two words: PubMed-style initials, kept
+    ],
+)
+def test_parse_name_drops_trailing_post_nominals(raw, given, family):
+    name = parse_name(raw)
+    assert (name.given, name.family) == (given, family)

@@ -185,3 +185,12 @@ def test_transition_illegal_from_rejected_to_applied():
         services._transition(
             proposal=p, new="applied", actor=None, event_kind="proposal_applied"
         )
+
+
+def test_proposal_apply_new_names_the_created_researcher():
+    a = AuthorshipFactory()
+    p = _proposal("new", [a])
+    services.proposal_apply(proposal=p, actor=None)
+    p.refresh_from_db()
+    a.refresh_from_db()
+    assert p.researcher_id == a.researcher_id is not None

@@ -74,7 +74,14 @@ class Command(BaseCommand):
             f"researchers:  {Researcher.objects.live().count()} live, "
             f"{merged} merged away"
         )
-        w(f"matching:     {matching}")
+        w(
+            f"matching:     {matching.get('blocks', 0)} blocks; proposed "
+            + ", ".join(
+                f"{matching.get(f'proposed_{kind}', 0)} {kind}"
+                for kind in ("attach", "new", "merge")
+            )
+            + f"; {matching.get('auto_applied', 0)} applied by the identifier policy"
+        )
         w("proposals by kind and status:")
         rows = (
             Proposal.objects.values("kind", "status")
@@ -86,7 +93,9 @@ class Command(BaseCommand):
         failed = RawRecord.objects.filter(status=RawRecord.Status.FAILED).order_by("id")
         w(f"records rejected: {failed.count()}")
         for raw in failed:
-            w(f"  {raw.external_id}: {raw.error}")
+            # A file-level failure's id is "file:<locator>", already in the error.
+            named = raw.external_id.removeprefix("file:") in raw.error
+            w(f"  {raw.error}" if named else f"  {raw.external_id}: {raw.error}")
         run = HarvestRun.objects.get(pk=harvest["run"])
         w(f"files skipped (they hold no records): {len(run.files_skipped)}")
         for skipped in run.files_skipped:
