@@ -34,7 +34,8 @@ from wovepaper.models import Authorship, Paper
 logger = logging.getLogger(__name__)
 
 # Where a file's name decides how it is read. Source: arXiv's .abs files
-# (arxiv-browse), OAI-PMH XML responses and recorded OAI-PMH HTTP exchanges (JSON).
+# (arxiv-browse), OAI-PMH XML responses, arXiv API Atom feeds, and recorded HTTP
+# exchanges of both (JSON).
 ARXIV_SUFFIXES = (".abs", ".xml", ".json")
 # Shifted positions while a byline is rewritten, so (paper, position) stays unique.
 _POSITION_SHIFT = 100_000
@@ -362,8 +363,9 @@ def arxiv_reader_for(path: Path) -> FileReader:
     """The reader for an arXiv file by its suffix.
 
     Args:
-        path: an ``.abs`` file, an OAI-PMH ``.xml`` response, or a recorded OAI-PMH
-            exchange ``.json``.
+        path: an ``.abs`` file, an OAI-PMH ``.xml`` response, a recorded OAI-PMH
+            exchange ``.json``, or an arXiv API Atom feed (``.xml``, or a recorded
+            ``.json`` response).
 
     Returns:
         FileReader with the split and parse functions.
@@ -371,8 +373,12 @@ def arxiv_reader_for(path: Path) -> FileReader:
     Raises:
         RecordError: the suffix is not one we read.
     """
-    from harvest.sources import arxiv_abs, arxiv_oai
+    from harvest.sources import arxiv_abs, arxiv_atom, arxiv_oai
 
+    if path.suffix in {".xml", ".json"} and arxiv_atom.is_atom_file(path):
+        return FileReader(
+            split=arxiv_atom.read_atom_file, parse=arxiv_atom.parse_atom_entry
+        )
     if path.suffix == ".abs":
         return FileReader(
             split=lambda p, root: iter([arxiv_abs.read_abs_file(p, root)]),

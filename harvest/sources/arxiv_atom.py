@@ -58,6 +58,7 @@ from harvest.sources.arxiv_abs import (
     person_author,
     split_arxiv_id,
 )
+from harvest.sources.safe_xml import parse_xml
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
 ARXIV_NS = "http://arxiv.org/schemas/atom"
@@ -69,8 +70,6 @@ _ARXIV = f"{{{ARXIV_NS}}}"
 _HEAD_BYTES = 2048
 _ABS_URL_RE = re.compile(r"^https?://(?:export\.)?arxiv\.org/abs/(?P<id>\S+)$", re.I)
 _ERROR_URL_RE = re.compile(r"^https?://(?:export\.)?arxiv\.org/api/errors", re.I)
-_XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>")
-_ENTITY_DECL_RE = re.compile(rb"<!ENTITY", re.IGNORECASE)
 _FOR_THE_RE = re.compile(r"^(?:for|on\s+behalf\s+of)\s", re.IGNORECASE)
 
 
@@ -173,7 +172,7 @@ def split_atom_feed(
 
     Source: arXiv API ``feed/entry/id`` and ``feed/entry/summary`` (errors).
     """
-    feed = _parse_xml(body, locator)
+    feed = parse_xml(body, locator)
     if feed.tag != f"{_ATOM}feed":
         if status != 200:
             raise RecordError(f"{locator}: arXiv API error (HTTP {status})")
@@ -242,7 +241,7 @@ def parse_atom_entry(item: RawItem) -> PaperRecord:
     where = item.locator
     if item.problem:
         raise RecordError(f"{where}: {item.problem}")
-    entry = _parse_xml(item.payload, where)
+    entry = parse_xml(item.payload, where)
     if entry.tag != f"{_ATOM}entry":
         raise RecordError(f"{where}: not an Atom <entry> (root is {entry.tag!r})")
     raw_id = _text(entry.find(f"{_ATOM}id"))
@@ -318,30 +317,6 @@ def _body_bytes(body: str) -> bytes:
     except UnicodeError:
         return body.encode("utf-8")
     return raw
-
-
-def _parse_xml(text: str | bytes, where: str) -> etree._Element:
-    """Parse safely; refuse entity declarations; name line and column on errors."""
-    if isinstance(text, str):
-        # lxml refuses str input that carries an encoding declaration.
-        text = _XML_DECLARATION_RE.sub("", text, count=1).encode("utf-8")
-    head = text[:65536]
-    if b"<!DOCTYPE" in head.upper() and _ENTITY_DECL_RE.search(head):
-        raise RecordError(f"{where}: refused XML with a DTD declaring entities")
-    parser = etree.XMLParser(
-        resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False
-    )
-    try:
-        root = etree.fromstring(text, parser)
-    except etree.XMLSyntaxError as exc:
-        line, column = exc.position
-        raise RecordError(
-            f"{where}: malformed XML at line {line}, column {column}: {exc.msg}"
-        ) from exc
-    dtd = root.getroottree().docinfo.internalDTD
-    if dtd is not None and any(True for _ in dtd.iterentities()):
-        raise RecordError(f"{where}: refused XML with a DTD declaring entities")
-    return root
 
 
 def _text(element: etree._Element | None) -> str:

@@ -57,13 +57,12 @@ from harvest.sources.arxiv_abs import (
     split_arxiv_id,
 )
 from harvest.sources.arxiv_oai_dc import is_oai_dc, parse_oai_dc
+from harvest.sources.safe_xml import parse_xml
 
 OAI_NS = "http://www.openarchives.org/OAI/2.0/"
 ARXIV_NS = "http://arxiv.org/OAI/arXiv/"
 OAI_ID_PREFIX = "oai:arXiv.org:"
 
-_XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>")
-_ENTITY_DECL_RE = re.compile(rb"<!ENTITY", re.IGNORECASE)
 # "Teresa Maria Montaruli for the IceCube Collaboration", "Dipanwita Dutta for the
 # CMS Collaboration", "Sinya for JLQCD Collaboration".
 _FOR_RE = re.compile(r"\s+(?:for|on\s+behalf\s+of)\s+(?:the\s+)?", re.IGNORECASE)
@@ -138,7 +137,7 @@ def split_oai_xml(text: str | bytes, locator: str) -> Iterator[RawItem]:
 
     Source: OAI-PMH ``record/header/identifier``.
     """
-    root = _parse_xml(text, locator)
+    root = parse_xml(text, locator)
     for index, record in enumerate(root.iter(f"{{{OAI_NS}}}record", "record")):
         item_locator = f"{locator}#record-{index}"
         header = _child(record, "header")
@@ -201,7 +200,7 @@ def parse_oai_record(item: RawItem) -> PaperRecord:
     where = item.locator
     if item.problem:
         raise RecordError(f"{where}: {item.problem}")
-    record = _parse_xml(item.payload, where)
+    record = parse_xml(item.payload, where)
     header = _child(record, "header")
     datestamp = _date(_text(_child(header, "datestamp")), "datestamp", where)
     if header is not None and header.get("status") == "deleted":
@@ -265,32 +264,6 @@ def parse_oai_record(item: RawItem) -> PaperRecord:
         license=normalise_space(_text(_child(metadata, "license"))),
         withdrawn=is_withdrawn(comments, abstract),
     )
-
-
-def _parse_xml(text: str | bytes, where: str) -> etree._Element:
-    """Parse safely; refuse entity declarations; name line and column on errors."""
-    if isinstance(text, str):
-        # lxml refuses str input that carries an encoding declaration.
-        text = _XML_DECLARATION_RE.sub("", text, count=1)
-        head = text[:65536].encode("utf-8", errors="replace")
-    else:
-        head = text[:65536]
-    if b"<!DOCTYPE" in head.upper() and _ENTITY_DECL_RE.search(head):
-        raise RecordError(f"{where}: refused XML with a DTD declaring entities")
-    parser = etree.XMLParser(
-        resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False
-    )
-    try:
-        root = etree.fromstring(text, parser)
-    except etree.XMLSyntaxError as exc:
-        line, column = exc.position
-        raise RecordError(
-            f"{where}: malformed XML at line {line}, column {column}: {exc.msg}"
-        ) from exc
-    dtd = root.getroottree().docinfo.internalDTD
-    if dtd is not None and any(True for _ in dtd.iterentities()):
-        raise RecordError(f"{where}: refused XML with a DTD declaring entities")
-    return root
 
 
 def _child(element: etree._Element | None, name: str) -> etree._Element | None:
