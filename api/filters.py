@@ -9,19 +9,26 @@ from django.db import connection
 
 from wovepaper.models import Paper, Researcher
 
+# Largest id a BigAutoField holds; larger numbers are a 400, not a database error.
+MAX_ID = 2**63 - 1
+
 
 class PaperFilter(django_filters.FilterSet):
     """Paper filters: category, published range, arXiv id, DOI, researcher."""
 
-    category = django_filters.CharFilter(method="filter_category")
+    category = django_filters.CharFilter(method="filter_category", max_length=40)
     published_from = django_filters.DateFilter(
         field_name="published", lookup_expr="gte"
     )
     published_to = django_filters.DateFilter(field_name="published", lookup_expr="lte")
     researcher = django_filters.NumberFilter(
-        field_name="authorships__researcher", distinct=True
+        field_name="authorships__researcher",
+        distinct=True,
+        min_value=1,
+        max_value=MAX_ID,
+        decimal_places=0,
     )
-    doi = django_filters.CharFilter(method="filter_doi")
+    doi = django_filters.CharFilter(method="filter_doi", max_length=255)
 
     class Meta:
         model = Paper

@@ -20,6 +20,7 @@ class PaperViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = PaperSerializer
     filterset_class = PaperFilter
+    lookup_value_regex = r"\d{1,18}"
     search_fields = ("title", "abstract", "=arxiv_id", "authorships__raw_name")
     permission_classes = [permissions.AllowAny]
 
@@ -32,6 +33,7 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = ResearcherSerializer
     filterset_class = ResearcherFilter
+    lookup_value_regex = r"\d{1,18}"
     search_fields = ("display_name", "=orcid")
     permission_classes = [permissions.AllowAny]
 

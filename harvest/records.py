@@ -6,7 +6,8 @@ A parser turns one raw record (one ``.abs`` file, one OAI-PMH ``<record>``) into
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, fields, replace
 from datetime import date, datetime
 from pathlib import Path
 
@@ -129,5 +130,58 @@ def file_locator(path: Path, root: Path | None) -> str:
         ``str(path)`` when ``root`` is None or does not contain ``path``.
     """
     if root is not None and path.is_relative_to(root):
-        return path.relative_to(root).as_posix()
-    return str(path)
+        name = path.relative_to(root).as_posix()
+    else:
+        name = path.as_posix()
+    # A file name that is not UTF-8 arrives with surrogate escapes; name it readably.
+    return clean_text(name)
+
+
+# C0 control characters other than tab, newline and carriage return, and DEL: never
+# part of metadata text, refused by PostgreSQL (NUL) or harmful on a terminal (ESC).
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Lone UTF-16 surrogates: valid in a Python str (from JSON "\ud800" or a file name
+# decoded with surrogateescape), not encodable as UTF-8.
+_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """Make source text safe to store and show.
+
+    Args:
+        text: any string from a source (title, name, payload, file name).
+
+    Returns:
+        The text with control characters removed and lone surrogates replaced by
+        U+FFFD, so it encodes as UTF-8 and PostgreSQL accepts it.
+    """
+    return _SURROGATE_RE.sub("\ufffd", _CONTROL_RE.sub("", text))
+
+
+def clean_record(record: PaperRecord) -> PaperRecord:
+    """Apply :func:`clean_text` to every string of a record and of its authors.
+
+    Args:
+        record: a parsed record.
+
+    Returns:
+        A copy whose strings (and tuples and lists of strings) are cleaned.
+    """
+
+    def cleaned(value):
+        if isinstance(value, str):
+            return clean_text(value)
+        if isinstance(value, tuple | list) and all(isinstance(v, str) for v in value):
+            return type(value)(clean_text(v) for v in value)
+        return value
+
+    authors = [
+        replace(a, **{f.name: cleaned(getattr(a, f.name)) for f in fields(a)})
+        for a in record.authors
+    ]
+    changes = {
+        f.name: cleaned(getattr(record, f.name))
+        for f in fields(record)
+        if f.name != "authors"
+    }
+    return replace(record, authors=authors, **changes)

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from django.conf import settings
-from django.db import DataError, IntegrityError, transaction
-from django.db.models import F
+from django.db import DatabaseError, DataError, IntegrityError, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from curation import names
@@ -27,6 +28,8 @@ from harvest.records import (
     PaperRecord,
     RawItem,
     RecordError,
+    clean_record,
+    clean_text,
     file_locator,
 )
 from wovepaper.models import Authorship, Paper
@@ -37,6 +40,9 @@ logger = logging.getLogger(__name__)
 # (arxiv-browse), OAI-PMH XML responses, arXiv API Atom feeds, and recorded HTTP
 # exchanges of both (JSON).
 ARXIV_SUFFIXES = (".abs", ".xml", ".json")
+_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
+# Paper.latest_version is a PositiveSmallIntegerField (PostgreSQL smallint).
+_MAX_VERSION = 32767
 # Shifted positions while a byline is rewritten, so (paper, position) stays unique.
 _POSITION_SHIFT = 100_000
 
@@ -87,15 +93,16 @@ def raw_record_store(*, run: HarvestRun, source: str, item: RawItem) -> RawRecor
     Returns:
         The RawRecord (status ``pending`` when new; unchanged status when reused).
     """
-    payload = item.payload.replace("\x00", "\ufffd")
+    # Kept as read, except what PostgreSQL cannot store: NUL and lone surrogates.
+    payload = _SURROGATE_RE.sub("\ufffd", item.payload.replace("\x00", "\ufffd"))
     digest = content_hash(payload)
     raw, created = RawRecord.objects.get_or_create(
         source=source,
-        external_id=item.external_id[:500],
+        external_id=clean_text(item.external_id)[:500],
         content_hash=digest,
         defaults={
             "payload": payload,
-            "locator": item.locator[:1000],
+            "locator": clean_text(item.locator)[:1000],
             "first_run": run,
             "last_run": run,
         },
@@ -158,13 +165,52 @@ def _paper_fields(record: PaperRecord) -> dict:
     }
 
 
+def _check_limits(record: PaperRecord) -> None:
+    """Refuse a record whose values cannot be stored, naming the field.
+
+    Raises:
+        RecordError: a value is longer than its column (``Paper`` and
+            ``Authorship`` ``max_length``) or a version number is out of range.
+    """
+    limits = {f.name: f.max_length for f in Paper._meta.fields if f.max_length}
+    values = {
+        "arxiv_id": record.arxiv_id,
+        "doi": record.doi,
+        "primary_category": record.primary_category,
+        "license": record.license,
+    }
+    values.update({f"categories[{i}]": c for i, c in enumerate(record.categories)})
+    for name, value in values.items():
+        limit = limits.get(name.split("[")[0], limits["primary_category"])
+        if len(value) > limit:
+            raise RecordError(
+                f"{record.external_id}: {name} is {len(value)} characters long, "
+                f"at most {limit} fit"
+            )
+    for number in [record.version, *(v.version for v in record.versions)]:
+        if not 1 <= number <= _MAX_VERSION:
+            raise RecordError(
+                f"{record.external_id}: version {number} is out of range "
+                f"1..{_MAX_VERSION}"
+            )
+
+
 def _find_paper(record: PaperRecord) -> Paper | None:
+    """The paper a record describes: by arXiv id, else by DOI.
+
+    A DOI finds a paper only when that paper has no other arXiv id: two arXiv
+    records that print one DOI (an erratum, a mistake) stay two papers.
+    """
     if record.arxiv_id:
         paper = Paper.objects.filter(arxiv_id=record.arxiv_id).first()
         if paper:
             return paper
     if record.doi:
-        return Paper.objects.filter(doi=record.doi).first()
+        return (
+            Paper.objects.filter(doi=record.doi)
+            .filter(Q(arxiv_id__isnull=True) | Q(arxiv_id=record.arxiv_id or None))
+            .first()
+        )
     return None
 
 
@@ -196,6 +242,8 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
     """
     if not (record.arxiv_id or record.doi):
         raise RecordError(f"{record.external_id}: no arXiv id and no DOI")
+    record = clean_record(record)
+    _check_limits(record)
     paper = _find_paper(record)
     if record.deleted:
         if paper is None:
@@ -347,7 +395,7 @@ def _byline_sync(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
     return True
 
 
-RawSplitter = Callable[[Path, Path], Iterator[RawItem]]
+RawSplitter = Callable[[Path, Path | None], Iterator[RawItem]]
 RecordParser = Callable[[RawItem], PaperRecord]
 
 
@@ -388,7 +436,9 @@ def arxiv_reader_for(path: Path) -> FileReader:
         return FileReader(
             split=arxiv_oai.read_oai_file, parse=arxiv_oai.parse_oai_record
         )
-    raise RecordError(f"{path}: not an arXiv .abs, OAI-PMH .xml or recorded .json file")
+    raise RecordError(
+        f"{path}: not an arXiv .abs file, OAI-PMH or Atom .xml, or recorded .json"
+    )
 
 
 def arxiv_files(root: Path) -> list[Path]:
@@ -410,7 +460,7 @@ def arxiv_files(root: Path) -> list[Path]:
 
 
 def _file_items(
-    path: Path, root: Path, reader: FileReader, run: HarvestRun
+    path: Path, root: Path | None, reader: FileReader, run: HarvestRun
 ) -> Iterable[RawItem]:
     try:
         yield from reader.split(path, root)
@@ -420,7 +470,14 @@ def _file_items(
             *run.files_skipped,
             {"file": file_locator(path, root), "reason": str(exc)},
         ]
-    except RecordError as exc:
+    except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
+        if isinstance(exc, DatabaseError):
+            raise
+        if not isinstance(exc, RecordError):
+            exc = RecordError(
+                f"{file_locator(path, root)}: unreadable file "
+                f"({type(exc).__name__}: {str(exc)[:200]})"
+            )
         text = path.read_bytes().decode("utf-8", errors="replace")
         yield RawItem(
             external_id=f"file:{file_locator(path, root)}",
@@ -430,23 +487,21 @@ def _file_items(
         )
 
 
-def locator_base(root: Path) -> Path:
-    """The folder locators are relative to, so a file has one id whatever was asked.
+def locator_base(root: Path) -> Path | None:
+    """The folder locators are relative to, so a file has one name whatever was asked.
 
     Files under ``WOVEPAPER_DATA_DIR`` are named from there
-    (``arxiv/abs_files/ftp/.../0509037.abs``); others from the folder harvested.
+    (``arxiv/abs_files/ftp/.../0509037.abs``); files elsewhere by their absolute
+    path, so harvesting a file alone or its folder names it the same.
 
     Args:
         root: the folder or file being harvested.
 
     Returns:
-        An absolute folder.
+        ``WOVEPAPER_DATA_DIR`` (absolute), or None for absolute names.
     """
-    root = root.resolve()
     data_dir = Path(settings.WOVEPAPER_DATA_DIR).resolve()
-    if root.is_relative_to(data_dir):
-        return data_dir
-    return root if root.is_dir() else root.parent
+    return data_dir if root.resolve().is_relative_to(data_dir) else None
 
 
 def harvest_record(
@@ -540,6 +595,19 @@ def harvest_arxiv_files(
             reader = arxiv_reader_for(path)
         except RecordError as exc:
             logger.warning("%s", exc)
+            name = file_locator(path, base)
+            with transaction.atomic():
+                run.files_skipped = [
+                    *run.files_skipped,
+                    {
+                        "file": name,
+                        "reason": f"{name}: {str(exc).removeprefix(f'{path}: ')}",
+                    },
+                ]
+                run.cursor = str(index + 1)
+                run.save()
+            if progress:
+                progress(1)
             continue
         # One transaction per file (per page, for a live source): its records, the
         # run's counts and the cursor commit together, so a killed run resumes at

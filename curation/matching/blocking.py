@@ -3,8 +3,11 @@
 Block key: folded family name + first given initial (:func:`curation.names.block_key`),
 so the work grows with the block, not with the corpus. Blocks larger than
 ``max_size`` are split further by full name key (family + all initials), the
-sub-blocking INSPIRE's beard applies to common surnames, so clustering (cubic in
-the block) stays bounded.
+sub-blocking INSPIRE's beard applies to common surnames; a sub-block still larger
+(one identical name thousands of times) is cut into chunks of ``max_size`` in
+input order, so clustering (quadratic in the block) stays bounded. Authorships in
+different chunks are never compared in one run: a known limit until re-clustering
+merges across chunks.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ def blocks(
 
     Returns:
         ``{block: [items in input order]}``; a sub-block's name is
-        ``"<block>/<sub_key>"``.
+        ``"<block>/<sub_key>"``, a chunk's ``"<block>/<sub_key>#<n>"``; no list is
+        longer than ``max_size``.
     """
     grouped: dict[str, list[T]] = defaultdict(list)
     for item in items:
@@ -47,6 +51,15 @@ def blocks(
         if len(members) <= max_size:
             out[k] = members
             continue
+        subs: dict[str, list[T]] = defaultdict(list)
         for item in members:
-            out.setdefault(f"{k}/{sub_key(item)}", []).append(item)
+            subs[f"{k}/{sub_key(item)}"].append(item)
+        for name, sub in subs.items():
+            if len(sub) <= max_size:
+                out[name] = sub
+                continue
+            # Identical names cannot be split by name: cut the sub-block into
+            # chunks in input order, so no step is quadratic in thousands.
+            for n, start in enumerate(range(0, len(sub), max_size)):
+                out[f"{name}#{n}"] = sub[start : start + max_size]
     return out

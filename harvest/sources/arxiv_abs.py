@@ -50,9 +50,12 @@ from harvest.records import (
 
 SOURCE = "arxiv"
 
+# Source: arXiv identifier scheme (https://info.arxiv.org/help/arxiv_identifier.html):
+# YYMM.NNNN(N) since 2007, archive[.SC]/YYMMNNN before; archive names are short
+# ("hep-th", "q-alg", "cond-mat"), so their length is bounded, as is the version.
 _ID_RE = re.compile(
-    r"(?P<id>\d{4}\.\d{4,5}|[a-z]+(?:-[a-z]+)*(?:\.[A-Za-z]{2})?/\d{7})"
-    r"(?:v(?P<version>\d+))?"
+    r"(?P<id>\d{4}\.\d{4,5}|[a-z]{1,10}(?:-[a-z]{1,10})?(?:\.[A-Za-z]{2})?/\d{7})"
+    r"(?:v(?P<version>[1-9]\d{0,3}))?"
 )
 _ID_LINE_RE = re.compile(r"^(?:arXiv|Paper):\s*(\S+)", re.MULTILINE)
 _REVISED_RE = re.compile(r"^Date \(revised v(\d+)\):", re.MULTILINE)

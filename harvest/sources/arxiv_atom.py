@@ -58,7 +58,7 @@ from harvest.sources.arxiv_abs import (
     person_author,
     split_arxiv_id,
 )
-from harvest.sources.safe_xml import parse_xml
+from harvest.sources.safe_xml import MalformedXML, parse_xml, salvage_items
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
 ARXIV_NS = "http://arxiv.org/schemas/atom"
@@ -97,7 +97,7 @@ def is_atom_file(path: Path) -> bool:
             if b"arxiv.org" not in data:
                 return False
             return _is_cassette(json.loads(data))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return False
 
@@ -135,6 +135,8 @@ def read_atom_file(path: Path, root: Path | None = None) -> Iterator[RawItem]:
         cassette = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise RecordError(f"{locator}: not a JSON cassette: {exc}") from exc
+    except RecursionError as exc:
+        raise RecordError(f"{locator}: not a JSON cassette: nested too deeply") from exc
     if not _is_cassette(cassette):
         raise NotARecordFile(
             f"{locator}: not a recorded arXiv API response "
@@ -143,6 +145,12 @@ def read_atom_file(path: Path, root: Path | None = None) -> Iterator[RawItem]:
     yield from split_atom_feed(
         _body_bytes(cassette["body"]), locator, status=cassette["status_code"]
     )
+
+
+def _fragment_id(fragment: str) -> str | None:
+    match = re.search(r"<id>\s*([^<]*?)\s*</id>", fragment)
+    found = _ABS_URL_RE.match(match.group(1)) if match else None
+    return found.group("id") if found else None
 
 
 def split_atom_feed(
@@ -172,7 +180,15 @@ def split_atom_feed(
 
     Source: arXiv API ``feed/entry/id`` and ``feed/entry/summary`` (errors).
     """
-    feed = parse_xml(body, locator)
+    try:
+        feed = parse_xml(body, locator)
+    except MalformedXML as exc:
+        if status != 200:
+            raise
+        yield from salvage_items(
+            body, locator, exc, tag="entry", external_id=_fragment_id
+        )
+        return
     if feed.tag != f"{_ATOM}feed":
         if status != 200:
             raise RecordError(f"{locator}: arXiv API error (HTTP {status})")
@@ -315,7 +331,9 @@ def _body_bytes(body: str) -> bytes:
         raw = body.encode("latin-1")
         raw.decode("utf-8")
     except UnicodeError:
-        return body.encode("utf-8")
+        # A lone surrogate ("\ud800" in the JSON) cannot be encoded; the XML
+        # parser then names the bad character's line and column.
+        return body.encode("utf-8", errors="replace")
     return raw
 
 

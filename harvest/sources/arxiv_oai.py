@@ -57,7 +57,7 @@ from harvest.sources.arxiv_abs import (
     split_arxiv_id,
 )
 from harvest.sources.arxiv_oai_dc import is_oai_dc, parse_oai_dc
-from harvest.sources.safe_xml import parse_xml
+from harvest.sources.safe_xml import MalformedXML, parse_xml, salvage_items
 
 OAI_NS = "http://www.openarchives.org/OAI/2.0/"
 ARXIV_NS = "http://arxiv.org/OAI/arXiv/"
@@ -104,6 +104,10 @@ def read_oai_file(path: Path, root: Path | None = None) -> Iterator[RawItem]:
         entries = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise RecordError(f"{locator}: not a JSON nock recording: {exc}") from exc
+    except RecursionError as exc:
+        raise RecordError(
+            f"{locator}: not a JSON nock recording: nested too deeply"
+        ) from exc
     if not isinstance(entries, list):
         raise NotARecordFile(f"{locator}: not a JSON array of recorded responses")
     for index, entry in enumerate(entries):
@@ -131,13 +135,23 @@ def split_oai_xml(text: str | bytes, locator: str) -> Iterator[RawItem]:
         when there is none), locator ``<locator>#record-N`` (N 0-based). A
         response without records (ListIdentifiers, an OAI ``<error>``) yields none.
 
+        A malformed page yields its whole records one by one, then (if the fault
+        lies outside them, e.g. truncation) an item that carries the problem; see
+        :func:`harvest.sources.safe_xml.salvage_items`.
+
     Raises:
-        RecordError: (while iterating) malformed or truncated XML, with lxml's line
-            and column, or a document that declares entities.
+        RecordError: (while iterating) a document that declares entities, or a
+            lone surrogate.
 
     Source: OAI-PMH ``record/header/identifier``.
     """
-    root = parse_xml(text, locator)
+    try:
+        root = parse_xml(text, locator)
+    except MalformedXML as exc:
+        yield from salvage_items(
+            text, locator, exc, tag="record", external_id=_fragment_identifier
+        )
+        return
     for index, record in enumerate(root.iter(f"{{{OAI_NS}}}record", "record")):
         item_locator = f"{locator}#record-{index}"
         header = _child(record, "header")
@@ -147,6 +161,14 @@ def split_oai_xml(text: str | bytes, locator: str) -> Iterator[RawItem]:
             payload=etree.tostring(record, encoding="unicode"),
             locator=item_locator,
         )
+
+
+_IDENTIFIER_RE = re.compile(r"<(?:\w+:)?identifier>\s*([^<]*?)\s*</")
+
+
+def _fragment_identifier(fragment: str) -> str | None:
+    match = _IDENTIFIER_RE.search(fragment)
+    return match.group(1) if match else None
 
 
 def parse_oai_record(item: RawItem) -> PaperRecord:

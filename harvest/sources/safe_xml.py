@@ -10,16 +10,29 @@ lxml's FAQ on parser options.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 
 from lxml import etree
 
-from harvest.records import RecordError
+from harvest.records import RawItem, RecordError
 
 _XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>")
 _ENTITY_DECL_RE = re.compile(rb"<!ENTITY", re.IGNORECASE)
 # How far into a document the DTD check looks before parsing (bytes); a DOCTYPE
 # after that would come after the root element, which XML does not allow.
 _HEAD = 65536
+
+
+class MalformedXML(RecordError):
+    """The document is not well-formed XML (truncated, bad character, bad nesting).
+
+    Attributes:
+        line: 1-based line of the first error, as lxml reports it.
+    """
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.line = line
 
 
 def parse_xml(text: str | bytes, where: str) -> etree._Element:
@@ -35,11 +48,19 @@ def parse_xml(text: str | bytes, where: str) -> etree._Element:
 
     Raises:
         RecordError: the document declares entities in a DTD ("refused XML with a
-            DTD declaring entities"), or is malformed or truncated ("malformed XML
-            at line L, column C: ..."); both messages start with ``where``.
+            DTD declaring entities"), is malformed or truncated ("malformed XML
+            at line L, column C: ...", a :class:`MalformedXML`), or holds a lone
+            surrogate; each message starts with ``where``.
     """
     if isinstance(text, str):
-        text = _XML_DECLARATION_RE.sub("", text, count=1).encode("utf-8")
+        text = _XML_DECLARATION_RE.sub("", text, count=1)
+        try:
+            text = text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise RecordError(
+                f"{where}: invalid Unicode at character {exc.start} "
+                "(a lone surrogate, e.g. a bad \\u escape in JSON)"
+            ) from exc
     head = text[:_HEAD]
     if b"<!DOCTYPE" in head.upper() and _ENTITY_DECL_RE.search(head):
         raise RecordError(f"{where}: refused XML with a DTD declaring entities")
@@ -50,10 +71,96 @@ def parse_xml(text: str | bytes, where: str) -> etree._Element:
         root = etree.fromstring(text, parser)
     except etree.XMLSyntaxError as exc:
         line, column = exc.position
-        raise RecordError(
-            f"{where}: malformed XML at line {line}, column {column}: {exc.msg}"
+        raise MalformedXML(
+            f"{where}: malformed XML at line {line}, column {column}: {exc.msg}", line
         ) from exc
     dtd = root.getroottree().docinfo.internalDTD
     if dtd is not None and any(True for _ in dtd.iterentities()):
         raise RecordError(f"{where}: refused XML with a DTD declaring entities")
     return root
+
+
+_XMLNS_RE = re.compile(r"""\sxmlns(?::[\w.-]+)?=(?:"[^"]*"|'[^']*')""")
+
+
+def salvage_fragments(text: str | bytes, tag: str) -> list[tuple[str, int, int]]:
+    """Cut the complete ``<tag>...</tag>`` elements out of a malformed document.
+
+    Used when a multi-record page does not parse (one record carries a forbidden
+    character, or the page is truncated): each whole record is then parsed on its
+    own, so one bad record costs only itself. The namespace declarations of the
+    document's root element are copied onto each fragment so it parses alone.
+
+    Args:
+        text: the document (bytes are decoded as UTF-8, bad bytes replaced).
+        tag: the local name of the record element, without prefix (``"record"``,
+            ``"entry"``); elements of that name must not nest.
+
+    Returns:
+        ``[(fragment, first_line, last_line)]`` in document order, lines 1-based.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    root_tag = re.search(r"<(?![?!])[^>]*>", text)
+    declarations = _XMLNS_RE.findall(root_tag.group(0)) if root_tag else []
+    pattern = re.compile(rf"<{tag}(?:\s[^>]*)?>.*?</{tag}>", re.DOTALL)
+    fragments = []
+    for match in pattern.finditer(text):
+        fragment = match.group(0)
+        start_tag_end = fragment.index(">")
+        own = fragment[:start_tag_end]
+        extra = "".join(
+            d for d in declarations if d.split("=", 1)[0].strip() not in own
+        )
+        fragment = fragment[:start_tag_end] + extra + fragment[start_tag_end:]
+        first = text.count("\n", 0, match.start()) + 1
+        last = first + match.group(0).count("\n")
+        fragments.append((fragment, first, last))
+    return fragments
+
+
+def salvage_items(
+    text: str | bytes,
+    locator: str,
+    error: MalformedXML,
+    *,
+    tag: str,
+    external_id: Callable[[str], str | None],
+) -> Iterator[RawItem]:
+    """RawItems for the whole records of a malformed page, and one for the fault.
+
+    Args:
+        text: the malformed document.
+        locator: the document's locator.
+        error: the parse error of the whole document (its line is used).
+        tag: local name of the record element (``"record"``, ``"entry"``).
+        external_id: reads a fragment's id (None when it has none).
+
+    Returns:
+        One RawItem per whole record (locator ``<locator>#<tag>-N``), each parsed
+        later on its own; then, when the fault's line lies in none of them
+        (truncation, damage between records), an item for the document whose
+        ``problem`` is the error with how many records were read alone.
+    """
+    fragments = salvage_fragments(text, tag)
+    covered = False
+    for index, (fragment, first, last) in enumerate(fragments):
+        item_locator = f"{locator}#{tag}-{index}"
+        yield RawItem(
+            external_id=external_id(fragment) or item_locator,
+            payload=fragment,
+            locator=item_locator,
+        )
+        covered = covered or first <= error.line <= last
+    if not covered:
+        payload = (
+            text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
+        )
+        yield RawItem(
+            external_id=f"file:{locator}",
+            payload=payload,
+            locator=locator,
+            problem=(
+                f"{error} ({len(fragments)} whole <{tag}> elements read one by one)"
+            ),
+        )

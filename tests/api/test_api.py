@@ -113,3 +113,24 @@ def test_api_papers_search_matches_title_and_author_names(api):
     by_author = api.get("/api/papers/?search=Imamura").json()["results"]
     assert [p["id"] for p in by_title] == [wanted.pk]
     assert [p["id"] for p in by_author] == [wanted.pk]
+
+
+@pytest.mark.parametrize(
+    ("url", "status"),
+    [
+        ("/api/researchers/abc/papers/", 404),
+        ("/api/researchers/99999999999999999999/", 404),
+        ("/api/papers/abc/", 404),
+        ("/api/papers/?researcher=99999999999999999999", 400),
+        ("/api/papers/?researcher=abc", 400),
+        ("/api/papers/?researcher=0", 400),
+        ("/api/papers/?published_from=notadate", 400),
+        ("/api/papers/?category=" + "x" * 100_000, 400),
+        ("/api/papers/?search=" + "x" * 100_000, 400),
+        ("/api/papers/?search=" + "+".join(["word"] * 1200), 400),
+        ("/api/papers/?cursor=garbage", 404),
+    ],
+)
+def test_api_bad_parameters_answer_4xx_never_500(api, url, status):
+    response = api.get(url)
+    assert response.status_code == status

@@ -77,3 +77,12 @@ def test_harvest_command_file_reports_counts(arxiv_dir):
 def test_harvest_command_resume_unknown_run_is_an_error():
     with pytest.raises(CommandError, match="no harvest run 999"):
         call_command("harvest", "arxiv", resume=999, stdout=io.StringIO())
+
+
+def test_harvest_command_lists_skipped_files(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not metadata")
+    out = io.StringIO()
+    call_command("harvest", "arxiv", file=notes, no_progress=True, stdout=out)
+    assert "0 records" in out.getvalue()
+    assert f"  skipped {notes}: not an arXiv .abs file" in out.getvalue()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -304,10 +305,10 @@ def test_split_atom_feed_truncated_gives_line_and_column() -> None:
         f'<?xml version="1.0" encoding="UTF-8"?>\n{FEED_OPEN}\n'
         "  <entry>\n    <id>http://arxiv.org/abs/1605.08386v1</id>\n    <title>Heat"
     )
-    with pytest.raises(
-        RecordError, match=r"^cut\.xml: malformed XML at line \d+, column \d+"
-    ):
-        list(split_atom_feed(body.encode(), "cut.xml"))
+    (item,) = split_atom_feed(body.encode(), "cut.xml")
+    assert item.external_id == "file:cut.xml"
+    assert re.match(r"^cut\.xml: malformed XML at line \d+, column \d+", item.problem)
+    assert "(0 whole <entry> elements read one by one)" in item.problem
 
 
 def test_read_atom_file_rejects_other_files(data_dir: Path) -> None:

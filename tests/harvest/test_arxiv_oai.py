@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -223,12 +224,51 @@ def test_parse_oai_record_deleted_header() -> None:
     assert paper.authors == []
 
 
-def test_split_oai_xml_truncated_raises_with_line_and_column(data_dir: Path) -> None:
+def test_split_oai_xml_truncated_salvages_whole_records(data_dir: Path) -> None:
     text = (data_dir / "arxiv" / SAMPLE).read_text(encoding="utf-8")
-    with pytest.raises(
-        RecordError, match=r"^cut\.xml: malformed XML at line 76, column \d+"
-    ):
-        list(split_oai_xml(text[:5000], "cut.xml"))
+    items = list(split_oai_xml(text[:5000], "cut.xml"))
+    *records, fault = items
+    assert [r.locator for r in records] == [
+        f"cut.xml#record-{n}" for n in range(len(records))
+    ]
+    assert all(r.external_id.startswith("oai:arXiv.org:") for r in records)
+    assert all(not r.problem for r in records)
+    assert fault.external_id == "file:cut.xml"
+    assert re.match(r"^cut\.xml: malformed XML at line 76, column \d+", fault.problem)
+    assert f"({len(records)} whole <record> elements read one by one)" in fault.problem
+    # Each salvaged record parses on its own, with its namespaces restored.
+    assert all(parse_oai_record(r).arxiv_id for r in records)
+
+
+def test_split_oai_xml_bad_character_costs_only_its_record() -> None:
+    page = (
+        '<?xml version="1.0"?><OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/">'
+        "<ListRecords>{}</ListRecords></OAI-PMH>"
+    )
+    record = (
+        "<record><header><identifier>oai:arXiv.org:{id}</identifier>"
+        "<datestamp>2020-01-01</datestamp></header><metadata>"
+        '<arXiv xmlns="http://arxiv.org/OAI/arXiv/"><id>{id}</id>'
+        "<created>2020-01-01</created><authors><author><keyname>Doe</keyname>"
+        "<forenames>Jane</forenames></author></authors><title>{title}</title>"
+        "<categories>hep-th</categories><abstract>A.</abstract></arXiv>"
+        "</metadata></record>\n"
+    )
+    body = page.format(
+        record.format(id="2001.00001", title="Good one")
+        + record.format(id="2001.00002", title="Bad \x01 one")
+        + record.format(id="2001.00003", title="Good two")
+    )
+    items = list(split_oai_xml(body, "page.xml"))
+    assert [i.external_id for i in items] == [
+        "oai:arXiv.org:2001.00001",
+        "oai:arXiv.org:2001.00002",
+        "oai:arXiv.org:2001.00003",
+    ]
+    assert parse_oai_record(items[0]).title == "Good one"
+    assert parse_oai_record(items[2]).title == "Good two"
+    with pytest.raises(RecordError, match=r"^page\.xml#record-1: malformed XML"):
+        parse_oai_record(items[1])
 
 
 def test_split_oai_xml_refuses_billion_laughs() -> None:

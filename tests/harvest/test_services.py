@@ -26,14 +26,21 @@ def test_harvest_every_raw_record_is_kept_before_parsing(arxiv_dir):
 def test_harvest_truncated_xml_file_is_reported_and_others_land(arxiv_dir, tmp_path):
     shutil.copy(arxiv_dir / "hepcrawl_oai" / "arxiv-single.xml", tmp_path / "a.xml")
     text = (arxiv_dir / "hepcrawl_oai" / "arxiv-physics-hep-th.xml").read_text()
-    (tmp_path / "b.xml").write_text(text[: len(text) // 2])
+    # Cut inside the third record: the first two are whole.
+    cut = text.index("</record>", text.index("</record>") + 1) + 300
+    (tmp_path / "b.xml").write_text(text[:cut])
 
     run = services.harvest_arxiv_files(root=tmp_path)
 
-    assert Paper.objects.filter(arxiv_id="1401.2122").exists()
+    assert set(Paper.objects.values_list("arxiv_id", flat=True)) == {
+        "1401.2122",
+        "1412.8323",
+        "1507.07790",
+    }
     bad = RawRecord.objects.get(status="failed")
-    assert bad.external_id == "file:b.xml"
-    assert "b.xml" in bad.error
+    assert bad.external_id == f"file:{tmp_path / 'b.xml'}"
+    assert bad.error.startswith(f"{tmp_path / 'b.xml'}: malformed XML at line")
+    assert "2 whole <record> elements read one by one" in bad.error
     assert run.records_failed == 1
 
 

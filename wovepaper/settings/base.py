@@ -156,7 +156,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
-        "rest_framework.filters.SearchFilter",
+        "api.search.BoundedSearchFilter",
     ],
     "DEFAULT_PAGINATION_CLASS": "api.pagination.IdCursorPagination",
     "PAGE_SIZE": 25,

@@ -68,3 +68,5 @@ class Command(BaseCommand):
             last_run=run, status=RawRecord.Status.FAILED
         ):
             self.stdout.write(f"  rejected {raw.external_id}: {raw.error}")
+        for skipped in run.files_skipped:
+            self.stdout.write(f"  skipped {skipped['reason']}")

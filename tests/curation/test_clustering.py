@@ -1,0 +1,67 @@
+"""Blocking and clustering on plain data: bounded blocks, constraints obeyed."""
+
+from __future__ import annotations
+
+import pytest
+
+from curation.matching import blocking, clustering
+
+
+def test_cluster_joins_high_scores_and_keeps_low_apart():
+    scores = {(0, 1): 0.9, (0, 2): 0.1, (1, 2): 0.2, (2, 3): 0.95}
+    groups = clustering.cluster(
+        4,
+        lambda i, j: scores.get((i, j), 0.0),
+        threshold=0.6,
+        cannot_link=lambda a, b: False,
+    )
+    assert groups == [[0, 1], [2, 3]]
+
+
+def test_cluster_obeys_cannot_link_through_merges():
+    # 0-1 and 1-2 are strong, but 0 and 2 sit on one paper: never together.
+    groups = clustering.cluster(
+        3,
+        lambda i, j: 0.95,
+        threshold=0.6,
+        cannot_link=lambda a, b: {a[0], b[0]} == {0, 2},
+    )
+    assert sorted(map(len, groups)) == [1, 2]
+    assert not any({0, 2} <= set(g) for g in groups)
+
+
+def test_cluster_average_linkage_stops_below_threshold():
+    # 0-1 = 0.9; 2 links 0.9 to 0 but 0.1 to 1: average 0.5 < 0.6, so 2 stays out.
+    scores = {(0, 1): 0.9, (0, 2): 0.9, (1, 2): 0.1}
+    groups = clustering.cluster(
+        3, lambda i, j: scores[(i, j)], threshold=0.6, cannot_link=lambda a, b: False
+    )
+    assert groups == [[0, 1], [2]]
+
+
+def test_cluster_refuses_oversized_input():
+    with pytest.raises(ValueError, match="at most 400"):
+        clustering.cluster(
+            401, lambda i, j: 0.0, threshold=0.5, cannot_link=lambda a, b: False
+        )
+
+
+def test_blocks_cut_identical_names_into_bounded_chunks():
+    items = [("wang y", "wang|y")] * 1000 + [("li x", "li|x")] * 3
+    grouped = blocking.blocks(
+        items, key=lambda t: t[0], sub_key=lambda t: t[1], max_size=200
+    )
+    assert grouped["li x"] == [("li x", "li|x")] * 3
+    chunks = [k for k in grouped if k.startswith("wang y/")]
+    assert chunks == [f"wang y/wang|y#{n}" for n in range(5)]
+    assert all(len(grouped[k]) == 200 for k in chunks)
+
+
+def test_cluster_of_a_full_chunk_of_one_person_is_one_cluster():
+    groups = clustering.cluster(
+        blocking.MAX_BLOCK,
+        lambda i, j: 0.7,
+        threshold=0.6,
+        cannot_link=lambda a, b: False,
+    )
+    assert groups == [list(range(blocking.MAX_BLOCK))]

@@ -1,0 +1,23 @@
+"""``manage.py match`` runs the matching service and prints its counts."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from curation.models import Proposal
+from tests.factories import AuthorshipFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_match_command_proposes_and_prints_counts():
+    a = AuthorshipFactory(given_name="Maryam", family_name="Mirzakhani")
+    AuthorshipFactory(given_name="Jean-Pierre", family_name="Serre")
+    out = io.StringIO()
+    call_command("match", blocks=["mirzakhani m"], stdout=out)
+    assert out.getvalue().strip() == "blocks=1, proposed_new=1"
+    assert list(Proposal.objects.values_list("kind", flat=True)) == ["new"]
+    assert list(Proposal.objects.get().authorships.all()) == [a]
