@@ -13,17 +13,24 @@ from wovepaper.models import Authorship, Paper, Researcher
 
 
 def matchable_authorships() -> QuerySet[Authorship]:
-    """Person authorships not yet assigned, on visible papers, with no pending proposal.
+    """Person authorships not yet assigned, on visible papers, not pending an attach.
+
+    Authorships in a pending ``new`` proposal are matched again: a paper that
+    arrived since, or a researcher created since, may change their cluster (the
+    matcher then supersedes the old proposal).
 
     Returns:
         QuerySet ordered by id.
     """
+    pending_attach = Proposal.authorships.through.objects.filter(
+        proposal__status=Proposal.Status.PENDING, proposal__kind=Proposal.Kind.ATTACH
+    ).values("authorship_id")
     return (
         Authorship.objects.filter(
             researcher__isnull=True, is_collaboration=False, paper__hidden=False
         )
         .exclude(block_key="")
-        .exclude(proposals__status=Proposal.Status.PENDING)
+        .exclude(id__in=pending_attach)
         .order_by("id")
     )
 
@@ -158,6 +165,21 @@ def researcher_block_keys() -> list[str]:
             .exclude(block_key="")
             .values_list("block_key", flat=True)
         )
+    )
+
+
+def pending_new_proposals(authorship_ids: Iterable[int]) -> QuerySet[Proposal]:
+    """Pending ``new`` proposals that hold any of these authorships, locked.
+
+    Must run inside a transaction (``select_for_update``).
+    """
+    holding = Proposal.authorships.through.objects.filter(
+        authorship_id__in=list(authorship_ids)
+    ).values("proposal_id")
+    return (
+        Proposal.objects.select_for_update()
+        .filter(status=Proposal.Status.PENDING, kind=Proposal.Kind.NEW, id__in=holding)
+        .order_by("pk")
     )
 
 

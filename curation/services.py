@@ -221,8 +221,39 @@ def _draft_fingerprint(draft: _Draft) -> str:
 SAVE_BATCH = 500
 
 
+def _supersede(drafts: list[tuple[str, _Draft]]) -> int:
+    """Mark stale the pending ``new`` proposals these drafts replace; return how many.
+
+    A fresh draft that holds an authorship of a pending ``new`` proposal carries
+    newer evidence (a paper or a researcher that arrived since); the old proposal
+    goes ``stale`` with an event naming why. One a curator decided meanwhile is
+    left alone (its compare-and-swap fails).
+    """
+    ids = {aid for _, d in drafts for aid in d.authorship_ids}
+    if not ids:
+        return 0
+    superseded = 0
+    for old in selectors.pending_new_proposals(ids):
+        try:
+            _transition(
+                proposal=old,
+                new=S.STALE,
+                actor=None,
+                event_kind=CurationEvent.Kind.PROPOSAL_STALE,
+                extra={"reason": "superseded by a proposal on newer evidence"},
+            )
+            superseded += 1
+        except ProposalConflict:
+            logger.info("proposal %s was decided meanwhile; not superseded", old.pk)
+    return superseded
+
+
 def _save_drafts(drafts: list[_Draft]) -> list[Proposal]:
-    """Store drafts whose fingerprint is neither pending nor rejected, in batches."""
+    """Store drafts whose fingerprint is neither pending nor rejected, in batches.
+
+    Pending ``new`` proposals that the stored drafts replace are superseded in the
+    same transaction (see :func:`_supersede`).
+    """
     fingerprints = [_draft_fingerprint(d) for d in drafts]
     known = selectors.known_fingerprints(fingerprints)
     fresh: dict[str, _Draft] = {}
@@ -235,6 +266,7 @@ def _save_drafts(drafts: list[_Draft]) -> list[Proposal]:
     for start in range(0, len(items), SAVE_BATCH):
         batch = items[start : start + SAVE_BATCH]
         with transaction.atomic():
+            _supersede(batch)
             proposals = Proposal.objects.bulk_create(
                 Proposal(
                     kind=d.kind,

@@ -189,3 +189,35 @@ def test_matching_run_skips_collaborations():
     )
     services.matching_run()
     assert not Proposal.objects.exists()
+
+
+def test_matching_run_supersedes_a_pending_cluster_that_grew():
+    a = _byline(("Maryam", "Mirzakhani"), ("Alex", "Eskin"))[0]
+    b = _byline(("Maryam", "Mirzakhani"), ("Alex", "Eskin"))[0]
+    services.matching_run()
+    first = Proposal.objects.get(kind="new", authorships=a)
+    assert set(first.authorships.all()) == {a, b}
+
+    c = _byline(("Maryam", "Mirzakhani"), ("Alex", "Eskin"))[0]
+    services.matching_run()
+
+    first.refresh_from_db()
+    assert first.status == "stale"
+    # The co-author's pending cluster grew too, and was superseded the same way.
+    assert Proposal.objects.filter(status="stale").count() == 2
+    event = CurationEvent.objects.get(proposal=first)
+    assert event.kind == "proposal_stale"
+    assert event.actor is None
+    assert "superseded" in event.extra["reason"]
+    grown = Proposal.objects.get(kind="new", status="pending", authorships=a)
+    assert set(grown.authorships.all()) == {a, b, c}
+
+
+def test_matching_run_leaves_an_unchanged_pending_cluster_alone():
+    _byline(("Maryam", "Mirzakhani"), ("Alex", "Eskin"))
+    _byline(("Maryam", "Mirzakhani"), ("Alex", "Eskin"))
+    services.matching_run()
+    services.matching_run()
+    assert Proposal.objects.filter(status="pending").count() == 2  # both authors
+    assert not Proposal.objects.filter(status="stale").exists()
+    assert not CurationEvent.objects.exists()
