@@ -11,7 +11,6 @@ Usage: ``.venv/bin/python bench/matching.py``
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -28,49 +27,21 @@ django.setup()
 from django.conf import settings  # noqa: E402
 
 from curation import names  # noqa: E402
-from curation.matching import blocking, clustering, scoring  # noqa: E402
-from curation.matching.features import (  # noqa: E402
-    AuthorshipView,
-    profile_of,
-    profile_profile_features,
-)
+from curation.matching import blocking, pipeline  # noqa: E402
+from curation.matching.features import AuthorshipView  # noqa: E402
+from curation.matching.labelled import load as load_labelled  # noqa: E402
 
 
 def load() -> list[AuthorshipView]:
-    """The Wang signatures as AuthorshipViews (no co-authors: records are missing)."""
-    path = (
-        Path(settings.WOVEPAPER_DATA_DIR)
-        / "and/beard_inspire_wang/wang_signatures.json"
-    )
-    views = []
-    for sig in json.loads(path.read_text()):
-        parsed = names.parse_name(sig["author_name"])
-        views.append(
-            AuthorshipView(
-                id=sig["signature_id"],
-                paper_id=sig["publication_id"],
-                given=parsed.given,
-                family=parsed.family,
-                block_key=names.block_key(parsed.given, parsed.family),
-            )
-        )
-    return views
+    """The Wang signatures as matcher views (no co-authors: records are missing)."""
+    folder = Path(settings.WOVEPAPER_DATA_DIR) / "and/beard_inspire_wang"
+    return load_labelled(folder).views
 
 
-def cluster_block(members: list[AuthorshipView]) -> list[list[int]]:
-    """Cluster one block as matching_run does for authorships with no researcher."""
-    singles = [profile_of([m]) for m in members]
-
-    def pair_score(i: int, j: int) -> float:
-        features = profile_profile_features(singles[i], singles[j])
-        return scoring.score(features).pairwise_score
-
-    return clustering.cluster(
-        len(members),
-        pair_score,
-        threshold=settings.CURATION_ATTACH_THRESHOLD,
-        cannot_link=lambda a, b: members[a[0]].paper_id == members[b[0]].paper_id,
-    )
+def cluster_block(members: list[AuthorshipView]) -> int:
+    """Cluster one block as matching_run does; return the number of clusters."""
+    threshold = settings.CURATION_ATTACH_THRESHOLD
+    return len(pipeline.cluster_authorships(members, threshold=threshold))
 
 
 def histogram(sizes: list[int]) -> str:
@@ -105,7 +76,7 @@ def main() -> None:
     started = time.perf_counter()
     clusters = 0
     for members in grouped.values():
-        clusters += len(cluster_block(members))
+        clusters += cluster_block(members)
     took = time.perf_counter() - started
     print(
         f"scoring + clustering: {took:.1f} s, {n / took:.0f} signatures/s, "

@@ -7,7 +7,12 @@ from collections.abc import Iterable
 
 from django.db.models import QuerySet
 
-from curation.matching.features import AuthorshipView, ProfileView, profile_of
+from curation.matching.features import (
+    AuthorshipView,
+    ProfileView,
+    affiliation_tokens,
+    profile_of,
+)
 from curation.models import Constraint, Proposal
 from wovepaper.models import Authorship, Paper, Researcher
 
@@ -92,6 +97,7 @@ def authorship_views(authorships: Iterable[Authorship]) -> list[AuthorshipView]:
                 ),
                 categories=frozenset(paper.get("categories") or ()),
                 year=published.year if published else None,
+                affiliation_tokens=affiliation_tokens(a.affiliations or ()),
             )
         )
     return views

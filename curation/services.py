@@ -32,12 +32,11 @@ from curation.exceptions import (
     ProposalStale,
     ResearcherLocked,
 )
-from curation.matching import blocking, clustering, scoring
+from curation.matching import blocking, pipeline, scoring
 from curation.matching.features import (
     AuthorshipView,
     ProfileView,
     authorship_profile_features,
-    profile_of,
     profile_profile_features,
 )
 from curation.models import Constraint, CurationEvent, Proposal
@@ -122,30 +121,11 @@ def _propose_block(
             leftovers.append(a)
 
     if leftovers:
-        singles = [profile_of([a]) for a in leftovers]
-        groups = clustering.cluster(
-            len(leftovers),
-            lambda i, j: (
-                scoring.score(
-                    profile_profile_features(singles[i], singles[j])
-                ).pairwise_score
-            ),
-            threshold=threshold,
-            cannot_link=lambda x, y: bool(
-                {leftovers[i].paper_id for i in x} & {leftovers[j].paper_id for j in y}
-            ),
-        )
-        for group in groups:
-            members = [leftovers[i] for i in group]
-            internal = [
-                scoring.score(profile_profile_features(singles[i], singles[j]))
-                for n, i in enumerate(group)
-                for j in group[n + 1 :]
-            ]
-            cohesion = (
-                sum(s.pairwise_score for s in internal) / len(internal)
-                if internal
-                else 1.0
+        for found in pipeline.cluster_authorships(leftovers, threshold=threshold):
+            members, internal, cohesion = (
+                found.members,
+                found.pair_scores,
+                found.cohesion,
             )
             orcids = {m.orcid for m in members if m.orcid}
             evidence = {

@@ -6,6 +6,8 @@ is a float with a documented range so the scorer (and a curator) can read it.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from curation import names
@@ -25,6 +27,10 @@ class AuthorshipView:
             authors of the same paper.
         categories: the paper's arXiv categories.
         year: publication year or None.
+        affiliation_tokens: content words of the affiliation strings printed with
+            this authorship (:func:`affiliation_tokens`).
+        given_rarity: how rare the full given name is in the corpus, in [0, 1]
+            (:func:`given_name_rarities`); 0.0 for initials.
     """
 
     id: int
@@ -36,6 +42,8 @@ class AuthorshipView:
     coauthor_keys: frozenset[str] = frozenset()
     categories: frozenset[str] = frozenset()
     year: int | None = None
+    affiliation_tokens: frozenset[str] = frozenset()
+    given_rarity: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,8 @@ class ProfileView:
     coauthor_keys: frozenset[str] = frozenset()
     categories: frozenset[str] = frozenset()
     locked: bool = False
+    affiliation_tokens: frozenset[str] = frozenset()
+    given_rarity: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -74,6 +84,11 @@ class Features:
         categories: Jaccard overlap of arXiv categories in [0, 1].
         same_paper: 1.0 when both sides hold an authorship of the same paper (the pair
             cannot be one person), else 0.0.
+        affiliation: Jaccard overlap of affiliation content words in [0, 1]; 0.0
+            when either side printed none.
+        rare_name: when both sides print the same full given name (not initials),
+            how rare that name is in the corpus, in [0, 1]; else 0.0. Two
+            "Shang-Yung Wang" are likely one person, two "Wei Wang" much less so.
     """
 
     orcid: float
@@ -81,6 +96,8 @@ class Features:
     coauthors: float
     categories: float
     same_paper: float = 0.0
+    affiliation: float = 0.0
+    rare_name: float = 0.0
     extra: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, float]:
@@ -90,8 +107,94 @@ class Features:
             "name": self.name,
             "coauthors": self.coauthors,
             "categories": self.categories,
+            "affiliation": self.affiliation,
+            "rare_name": self.rare_name,
             "same_paper": self.same_paper,
         }
+
+
+# Words too common in affiliations to tell two institutions apart. Source: the
+# most frequent words of the 6,000 labelled affiliation strings in shared/data/ror
+# (ROR's affiliation-matching test sets).
+_AFFILIATION_STOPWORDS = frozenset(
+    """of the and de di da der des du la le für fur for in at univ university
+    universite universita universidad universidade universitat department dept
+    institute inst institut instituto istituto school college faculty centre center
+    laboratory lab national research science sciences physics technology
+    engineering state""".split()
+)
+
+
+def affiliation_tokens(affiliations: Iterable[str]) -> frozenset[str]:
+    """Content words of affiliation strings, folded, for overlap scoring.
+
+    Args:
+        affiliations: raw affiliation strings (``"Pittsburgh U."``,
+            ``"Technische Universität Berlin"``).
+
+    Returns:
+        Folded words of three or more letters that are not in the stop list,
+        e.g. ``{"pittsburgh"}``, ``{"technische", "berlin"}``.
+    """
+    words = set()
+    for text in affiliations:
+        for word in names.fold(text).split():
+            if len(word) >= 3 and word not in _AFFILIATION_STOPWORDS:
+                words.add(word)
+    return frozenset(words)
+
+
+def full_given_key(given: str) -> str:
+    """Folded full given name, or "" when it is only initials (``"J. P."``).
+
+    ``"Shang-Yung"`` and ``"Shang Yung"`` give ``"shangyung"``.
+    """
+    words = names.fold(given).split()
+    if not words or all(len(w) == 1 for w in words):
+        return ""
+    return "".join(words)
+
+
+def given_name_rarities(givens: Iterable[str]) -> dict[str, float]:
+    """Rarity of each full given name in a corpus, in [0, 1].
+
+    ``rarity = 1 - log(1 + count) / log(1 + max count)`` over the folded full
+    given names (:func:`full_given_key`) of every mention in the corpus: the most
+    common name scores 0, a name seen once close to 1. Counting names in the
+    corpus itself follows S2AND's name-count features (Subramanian et al. 2021),
+    without its external count tables.
+
+    Args:
+        givens: the given name of every mention (initials are ignored).
+
+    Returns:
+        ``{full given key: rarity}``.
+    """
+    counts: dict[str, int] = {}
+    for given in givens:
+        key = full_given_key(given)
+        if key:
+            counts[key] = counts.get(key, 0) + 1
+    if not counts:
+        return {}
+    top = math.log1p(max(counts.values()))
+    if top == 0:
+        return dict.fromkeys(counts, 1.0)
+    return {
+        k: round(1.0 - math.log1p(n) / top, 6) if top else 1.0
+        for k, n in counts.items()
+    }
+
+
+def _rare_name(
+    givens_a: tuple[str, ...],
+    rarity_a: float,
+    givens_b: tuple[str, ...],
+    rarity_b: float,
+) -> float:
+    keys_a = {full_given_key(g) for g in givens_a} - {""}
+    keys_b = {full_given_key(g) for g in givens_b} - {""}
+    return min(rarity_a, rarity_b) if keys_a & keys_b else 0.0
 
 
 def _orcid(a: str, b: str) -> float:
@@ -147,6 +250,10 @@ def profile_of(
         paper_ids=frozenset(a.paper_id for a in authorships),
         coauthor_keys=frozenset().union(*(a.coauthor_keys for a in authorships)),
         categories=frozenset().union(*(a.categories for a in authorships)),
+        affiliation_tokens=frozenset().union(
+            *(a.affiliation_tokens for a in authorships)
+        ),
+        given_rarity=max(a.given_rarity for a in authorships),
         locked=locked,
     )
 
@@ -159,6 +266,8 @@ def authorship_profile_features(a: AuthorshipView, p: ProfileView) -> Features:
         coauthors=float(len(a.coauthor_keys & p.coauthor_keys)),
         categories=_jaccard(a.categories, p.categories),
         same_paper=1.0 if a.paper_id in p.paper_ids else 0.0,
+        affiliation=_jaccard(a.affiliation_tokens, p.affiliation_tokens),
+        rare_name=_rare_name((a.given,), a.given_rarity, p.given_names, p.given_rarity),
     )
 
 
@@ -170,4 +279,8 @@ def profile_profile_features(p: ProfileView, q: ProfileView) -> Features:
         coauthors=float(len(p.coauthor_keys & q.coauthor_keys)),
         categories=_jaccard(p.categories, q.categories),
         same_paper=1.0 if p.paper_ids & q.paper_ids else 0.0,
+        affiliation=_jaccard(p.affiliation_tokens, q.affiliation_tokens),
+        rare_name=_rare_name(
+            p.given_names, p.given_rarity, q.given_names, q.given_rarity
+        ),
     )

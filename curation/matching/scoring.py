@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from curation.matching.features import Features
 
-MODEL_VERSION = "default-weights-v1"
+MODEL_VERSION = "default-weights-v3"
 
 BIAS = -3.0
 WEIGHTS: dict[str, float] = {
@@ -23,6 +23,8 @@ WEIGHTS: dict[str, float] = {
     "name": 3.0,  # name similarity in [0, 1]
     "coauthors": 1.5,  # per shared co-author, capped below
     "categories": 2.0,  # Jaccard overlap in [0, 1]
+    "affiliation": 2.0,  # Jaccard overlap of affiliation words in [0, 1]
+    "rare_name": 3.0,  # same full given name, by its rarity in [0, 1]
 }
 COAUTHOR_CAP = 3.0
 

@@ -18,6 +18,9 @@ def test_match_command_proposes_and_prints_counts():
     AuthorshipFactory(given_name="Jean-Pierre", family_name="Serre")
     out = io.StringIO()
     call_command("match", blocks=["mirzakhani m"], stdout=out)
-    assert out.getvalue().strip() == "blocks=1, proposed_new=1"
+    assert out.getvalue().strip() == (
+        "1 blocks with unassigned authorships; proposed 0 attach, 1 new, 0 merge; "
+        "0 applied by the identifier policy"
+    )
     assert list(Proposal.objects.values_list("kind", flat=True)) == ["new"]
     assert list(Proposal.objects.get().authorships.all()) == [a]

@@ -25,6 +25,12 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         counts = matching_run(block_keys=options["blocks"])
+        proposed = ", ".join(
+            f"{counts.get(f'proposed_{kind}', 0)} {kind}"
+            for kind in ("attach", "new", "merge")
+        )
         self.stdout.write(
-            ", ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "nothing to do"
+            f"{counts.get('blocks', 0)} blocks with unassigned authorships; proposed "
+            f"{proposed}; {counts.get('auto_applied', 0)} applied by the identifier "
+            "policy"
         )

@@ -1,0 +1,120 @@
+"""``manage.py evaluate_matching [--dataset PATH ...] [--json]``: measured quality."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from curation import names
+from curation.matching import evaluation, labelled, pipeline
+
+DEFAULT_SETS = ("and/beard_inspire_wang", "and/s2and/qian_partial")
+# Block-size bands (mentions per surname + first initial block) for the breakdown.
+BANDS = ((1, 10), (11, 100), (101, 1000), (1001, 10**9))
+
+
+def _baselines(data: labelled.LabelledSet) -> dict[str, dict[int, str]]:
+    """The obvious matchers, for comparison in the same run."""
+    return {
+        "exact name string": {i: data.raw_names[i] for i in data.gold},
+        "normalised full name": {
+            v.id: f"{names.fold(v.family)}|{names.fold(v.given)}" for v in data.views
+        },
+        "surname + first initial": {v.id: v.block_key for v in data.views},
+    }
+
+
+def _scores(predicted: dict[int, str], gold: dict[int, str]) -> dict:
+    return {
+        "b3": evaluation.b_cubed(predicted, gold).as_dict(),
+        "pairwise": evaluation.pairwise(predicted, gold).as_dict(),
+    }
+
+
+class Command(BaseCommand):
+    """Print B³ and pairwise precision, recall and F1 of matching on labelled sets."""
+
+    help = "Evaluate author matching against labelled data (B3 and pairwise P/R/F1)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--dataset",
+            action="append",
+            type=Path,
+            help="a labelled set folder (repeatable); default: the INSPIRE Wang and "
+            "S2AND Qian-partial sets under WOVEPAPER_DATA_DIR/and",
+        )
+        parser.add_argument("--json", action="store_true", help="one JSON object each")
+
+    def handle(self, *args, **options) -> None:
+        folders = options["dataset"] or [
+            Path(settings.WOVEPAPER_DATA_DIR) / p for p in DEFAULT_SETS
+        ]
+        for folder in folders:
+            try:
+                data = labelled.load(folder)
+            except labelled.DatasetError as exc:
+                raise CommandError(str(exc)) from exc
+            started = time.perf_counter()
+            ours = pipeline.cluster_all(
+                data.views, threshold=settings.CURATION_ATTACH_THRESHOLD
+            )
+            seconds = time.perf_counter() - started
+            report = {
+                "dataset": data.name,
+                "mentions": len(data.gold),
+                "gold_clusters": len(set(data.gold.values())),
+                "seconds": round(seconds, 2),
+                "threshold": settings.CURATION_ATTACH_THRESHOLD,
+                "ours": _scores(ours, data.gold),
+                "baselines": {
+                    name: _scores(pred, data.gold)
+                    for name, pred in _baselines(data).items()
+                },
+                "ours_by_block_size": self._by_band(data, ours),
+            }
+            if options["json"]:
+                self.stdout.write(json.dumps(report))
+            else:
+                self._print(report)
+
+    def _by_band(self, data: labelled.LabelledSet, ours: dict[int, str]) -> dict:
+        sizes = Counter(v.block_key for v in data.views)
+        out = {}
+        for low, high in BANDS:
+            ids = {v.id for v in data.views if low <= sizes[v.block_key] <= high}
+            if ids:
+                gold = {i: data.gold[i] for i in ids}
+                band = f"{low}-{high}" if high < 10**9 else f"{low}+"
+                out[band] = {"mentions": len(ids), **_scores(ours, gold)}
+        return out
+
+    def _print(self, report: dict) -> None:
+        w = self.stdout.write
+        w(
+            f"== {report['dataset']}: {report['mentions']} mentions, "
+            f"{report['gold_clusters']} gold clusters; matched in "
+            f"{report['seconds']} s (threshold {report['threshold']})"
+        )
+        w(
+            f"{'matcher':<26} {'B3 P':>6} {'B3 R':>6} {'B3 F1':>6}  "
+            f"{'pw P':>6} {'pw R':>6} {'pw F1':>6}"
+        )
+        rows = [("wovepaper", report["ours"]), *report["baselines"].items()]
+        for name, s in rows:
+            cells = [
+                s[kind][m]
+                for kind in ("b3", "pairwise")
+                for m in ("precision", "recall", "f1")
+            ]
+            w(f"{name:<26} " + " ".join(f"{c:>6.3f}" for c in cells))
+        for band, s in report["ours_by_block_size"].items():
+            w(
+                f"  wovepaper, blocks of {band:>9} mentions ({s['mentions']:>5}): "
+                f"B3 F1 {s['b3']['f1']:.3f}, pairwise F1 {s['pairwise']['f1']:.3f}"
+            )

@@ -1,0 +1,102 @@
+"""Quality of a clustering against gold labels: B³ and pairwise precision/recall/F1.
+
+Pure functions over ``{mention_id: cluster_id}`` maps. Sources: Bagga and Baldwin
+(1998), "Algorithms for scoring coreference chains" (B³, computed per mention and
+averaged); pairwise precision/recall over all same-cluster mention pairs as in
+S2AND (Subramanian et al. 2021) and INSPIRE's beard (``beard/metrics``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PRF:
+    """Precision, recall and F1, each in [0, 1]."""
+
+    precision: float
+    recall: float
+    f1: float
+
+    def as_dict(self) -> dict[str, float]:
+        """``{"precision": p, "recall": r, "f1": f}`` rounded to 4 places."""
+        return {
+            "precision": round(self.precision, 4),
+            "recall": round(self.recall, 4),
+            "f1": round(self.f1, 4),
+        }
+
+
+def _f1(p: float, r: float) -> float:
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def _groups(labels: Mapping[Hashable, Hashable]) -> dict[Hashable, set]:
+    groups: dict[Hashable, set] = defaultdict(set)
+    for mention, cluster in labels.items():
+        groups[cluster].add(mention)
+    return groups
+
+
+def b_cubed(
+    predicted: Mapping[Hashable, Hashable], gold: Mapping[Hashable, Hashable]
+) -> PRF:
+    """B³ precision, recall and F1, averaged over the gold mentions.
+
+    Args:
+        predicted: mention id -> predicted cluster id; every gold mention must be
+            present.
+        gold: mention id -> true cluster id.
+
+    Returns:
+        The PRF; (0, 0, 0) for no mentions.
+
+    Raises:
+        KeyError: a gold mention has no predicted cluster.
+    """
+    if not gold:
+        return PRF(0.0, 0.0, 0.0)
+    pred_groups, gold_groups = _groups(predicted), _groups(gold)
+    precision = recall = 0.0
+    for mention, true_cluster in gold.items():
+        mine = pred_groups[predicted[mention]]
+        truth = gold_groups[true_cluster]
+        overlap = len(mine & truth)
+        precision += overlap / len(mine)
+        recall += overlap / len(truth)
+    n = len(gold)
+    return PRF(precision / n, recall / n, _f1(precision / n, recall / n))
+
+
+def pairwise(
+    predicted: Mapping[Hashable, Hashable], gold: Mapping[Hashable, Hashable]
+) -> PRF:
+    """Pairwise precision, recall and F1 over same-cluster mention pairs.
+
+    Args:
+        predicted: mention id -> predicted cluster id.
+        gold: mention id -> true cluster id (only these mentions count).
+
+    Returns:
+        The PRF; precision (recall) is 1.0 when no pair is predicted (true).
+    """
+    pred_groups = _groups({m: predicted[m] for m in gold})
+    gold_groups = _groups(gold)
+
+    def pairs(n: int) -> int:
+        return n * (n - 1) // 2
+
+    predicted_pairs = sum(pairs(len(g)) for g in pred_groups.values())
+    true_pairs = sum(pairs(len(g)) for g in gold_groups.values())
+    both = 0
+    for group in pred_groups.values():
+        counts: dict[Hashable, int] = defaultdict(int)
+        for mention in group:
+            counts[gold[mention]] += 1
+        both += sum(pairs(c) for c in counts.values())
+    precision = both / predicted_pairs if predicted_pairs else 1.0
+    recall = both / true_pairs if true_pairs else 1.0
+    return PRF(precision, recall, _f1(precision, recall))

@@ -1,0 +1,169 @@
+"""Labelled author-disambiguation sets, read into matcher views with gold clusters.
+
+Readers for the two label formats in ``shared/data/and`` (see its SOURCES.md):
+
+- INSPIRE/beard (``wang_signatures.json`` + ``wang_clusters.json``): a list of
+  ``{signature_id, publication_id, author_name "Last, First", author_affiliation,
+  signature_position}`` and ``{author_id: [signature_id, ...]}``.
+- S2AND (``signatures.json`` + ``clusters.json``, optional ``papers.json``):
+  ``{sig_id: {signature_id, paper_id, author_info{first, middle, last, suffix,
+  affiliations[], position}}}`` and ``{cluster_id: {signature_ids[]}}``; with
+  ``papers.json`` the co-authors and venue are known too.
+
+The inferred ethnicity and gender fields of S2AND are never read.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from curation import names
+from curation.matching.features import (
+    AuthorshipView,
+    affiliation_tokens,
+    full_given_key,
+    given_name_rarities,
+)
+
+
+@dataclass(frozen=True)
+class LabelledSet:
+    """Mentions as matcher views, and the gold cluster of each.
+
+    Attributes:
+        name: the dataset's folder name.
+        views: one AuthorshipView per mention; ``id`` is the mention's index in
+            ``mention_ids``.
+        mention_ids: the dataset's own signature ids, by view id.
+        gold: view id -> gold cluster id.
+        raw_names: view id -> the name as the dataset prints it.
+    """
+
+    name: str
+    views: list[AuthorshipView]
+    mention_ids: list[str]
+    gold: dict[int, str]
+    raw_names: dict[int, str]
+
+
+class DatasetError(ValueError):
+    """The folder holds no labelled set this module reads; the message says why."""
+
+
+def load(folder: Path) -> LabelledSet:
+    """Read a labelled set from its folder.
+
+    Args:
+        folder: a folder holding ``wang_signatures.json`` and ``wang_clusters.json``
+            (beard format) or ``signatures.json`` and ``clusters.json`` (S2AND).
+
+    Returns:
+        The LabelledSet; mentions without a gold cluster are left out.
+
+    Raises:
+        DatasetError: neither format is there.
+    """
+    if (folder / "wang_signatures.json").is_file():
+        return _load_beard(folder)
+    if (folder / "signatures.json").is_file() and (folder / "clusters.json").is_file():
+        return _load_s2and(folder)
+    raise DatasetError(
+        f"{folder}: no wang_signatures.json (beard) or signatures.json + "
+        "clusters.json (S2AND) here"
+    )
+
+
+def _view(
+    index: int,
+    paper_id: object,
+    given: str,
+    family: str,
+    affiliations: list[str],
+    coauthors: frozenset[str] = frozenset(),
+) -> AuthorshipView:
+    return AuthorshipView(
+        id=index,
+        paper_id=hash(str(paper_id)),
+        given=given,
+        family=family,
+        block_key=names.block_key(given, family),
+        coauthor_keys=coauthors,
+        affiliation_tokens=affiliation_tokens(affiliations),
+    )
+
+
+def _with_rarity(views: list[AuthorshipView]) -> list[AuthorshipView]:
+    rarities = given_name_rarities(v.given for v in views)
+    return [
+        replace(v, given_rarity=rarities.get(full_given_key(v.given), 0.0))
+        for v in views
+    ]
+
+
+def _load_beard(folder: Path) -> LabelledSet:
+    signatures = json.loads((folder / "wang_signatures.json").read_text())
+    clusters = json.loads((folder / "wang_clusters.json").read_text())
+    gold_of = {sig: str(author) for author, sigs in clusters.items() for sig in sigs}
+    views, ids, gold, raw = [], [], {}, {}
+    for sig in signatures:
+        if sig["signature_id"] not in gold_of:
+            continue
+        index = len(views)
+        parsed = names.parse_name(sig["author_name"])
+        affiliation = sig.get("author_affiliation") or ""
+        views.append(
+            _view(
+                index,
+                sig["publication_id"],
+                parsed.given,
+                parsed.family,
+                [affiliation] if affiliation else [],
+            )
+        )
+        ids.append(str(sig["signature_id"]))
+        gold[index] = gold_of[sig["signature_id"]]
+        raw[index] = sig["author_name"]
+    return LabelledSet(folder.name, _with_rarity(views), ids, gold, raw)
+
+
+def _load_s2and(folder: Path) -> LabelledSet:
+    signatures = json.loads((folder / "signatures.json").read_text())
+    clusters = json.loads((folder / "clusters.json").read_text())
+    papers_path = folder / "papers.json"
+    papers = json.loads(papers_path.read_text()) if papers_path.is_file() else {}
+    gold_of = {
+        str(sig): str(cluster_id)
+        for cluster_id, cluster in clusters.items()
+        for sig in cluster["signature_ids"]
+    }
+    views, ids, gold, raw = [], [], {}, {}
+    for sig_id, sig in signatures.items():
+        if str(sig_id) not in gold_of:
+            continue
+        info = sig["author_info"]
+        given = " ".join(p for p in (info.get("first"), info.get("middle")) if p)
+        family = info.get("last") or ""
+        paper = papers.get(str(sig["paper_id"]), {})
+        coauthors = frozenset(
+            names.name_key(p.given, p.family)
+            for author in paper.get("authors", [])
+            if author.get("position") != info.get("position")
+            for p in [names.parse_name(author.get("author_name", ""))]
+        )
+        index = len(views)
+        views.append(
+            _view(
+                index,
+                sig["paper_id"],
+                given,
+                family,
+                info.get("affiliations") or [],
+                coauthors,
+            )
+        )
+        ids.append(str(sig_id))
+        gold[index] = gold_of[str(sig_id)]
+        raw[index] = f"{given} {family}".strip()
+    return LabelledSet(folder.name, _with_rarity(views), ids, gold, raw)

@@ -1,0 +1,93 @@
+"""B³ and pairwise metrics, the labelled-set readers and ``evaluate_matching``."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.conf import settings
+from django.core.management import CommandError, call_command
+
+from curation.matching import evaluation, labelled
+from curation.matching.features import given_name_rarities
+
+GOLD = {1: "a", 2: "a", 3: "a", 4: "b", 5: "b"}
+
+
+def test_b_cubed_perfect_clustering_scores_one():
+    prf = evaluation.b_cubed({1: "x", 2: "x", 3: "x", 4: "y", 5: "y"}, GOLD)
+    assert (prf.precision, prf.recall, prf.f1) == (1.0, 1.0, 1.0)
+
+
+def test_b_cubed_all_singletons_has_full_precision_low_recall():
+    prf = evaluation.b_cubed({m: str(m) for m in GOLD}, GOLD)
+    assert prf.precision == 1.0
+    # recall per mention: 1/3 for the three a's, 1/2 for the two b's.
+    assert prf.recall == pytest.approx((3 * (1 / 3) + 2 * (1 / 2)) / 5)
+
+
+def test_b_cubed_one_cluster_has_full_recall_low_precision():
+    prf = evaluation.b_cubed(dict.fromkeys(GOLD, "all"), GOLD)
+    assert prf.recall == 1.0
+    assert prf.precision == pytest.approx((3 * (3 / 5) + 2 * (2 / 5)) / 5)
+
+
+def test_pairwise_counts_same_cluster_pairs():
+    # Predicted {1,2} {3,4} {5}: one true pair (1,2) of two predicted; 4 true pairs.
+    prf = evaluation.pairwise({1: "p", 2: "p", 3: "q", 4: "q", 5: "r"}, GOLD)
+    assert prf.precision == 0.5
+    assert prf.recall == 0.25
+
+
+def test_given_name_rarities_common_names_score_lower():
+    rarities = given_name_rarities(["Wei"] * 50 + ["Shang-Yung", "P."])
+    assert rarities["wei"] == 0.0
+    assert rarities["shangyung"] > 0.8
+    assert "p" not in rarities  # initials have no rarity
+
+
+def test_labelled_load_wang_counts():
+    data = labelled.load(settings.WOVEPAPER_DATA_DIR / "and/beard_inspire_wang")
+    assert len(data.views) == 15424
+    assert len(set(data.gold.values())) == 524
+    first = data.views[0]
+    assert (first.given, first.family) == ("Shang-Yung", "Wang")
+    assert first.affiliation_tokens == {"taiwan", "natl", "chiao", "tung"}
+
+
+def test_labelled_load_s2and_reads_coauthors_from_papers():
+    data = labelled.load(settings.WOVEPAPER_DATA_DIR / "and/s2and/dummy")
+    assert len(data.views) == 5  # only the labelled signatures
+    sattar = data.views[0]
+    assert sattar.family == "Sattar"
+    assert "lorenzen|t" in sattar.coauthor_keys
+
+
+def test_labelled_load_unknown_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(labelled.DatasetError, match="no wang_signatures.json"):
+        labelled.load(tmp_path)
+
+
+def test_evaluate_matching_json_reports_ours_and_baselines():
+    out = io.StringIO()
+    call_command(
+        "evaluate_matching",
+        dataset=[settings.WOVEPAPER_DATA_DIR / "and/s2and/dummy"],
+        json=True,
+        stdout=out,
+    )
+    report = json.loads(out.getvalue())
+    assert report["dataset"] == "dummy"
+    assert report["mentions"] == 5
+    assert set(report["baselines"]) == {
+        "exact name string",
+        "normalised full name",
+        "surname + first initial",
+    }
+    assert set(report["ours"]["b3"]) == {"precision", "recall", "f1"}
+
+
+def test_evaluate_matching_bad_folder_is_a_command_error(tmp_path):
+    with pytest.raises(CommandError, match="no wang_signatures.json"):
+        call_command("evaluate_matching", dataset=[tmp_path], stdout=io.StringIO())
