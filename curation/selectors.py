@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
 from curation.matching.features import (
     AuthorshipView,
     ProfileView,
     affiliation_tokens,
+    full_given_key,
     profile_of,
+    rarities_from_counts,
 )
 from curation.models import Constraint, Proposal
 from wovepaper.models import Authorship, Paper, Researcher
@@ -68,16 +70,41 @@ def _paper_context(paper_ids: Iterable[int]) -> tuple[dict, dict]:
     return keys, papers
 
 
-def authorship_views(authorships: Iterable[Authorship]) -> list[AuthorshipView]:
+def corpus_given_rarities() -> dict[str, float]:
+    """Rarity of every full given name over all person authorships, in [0, 1].
+
+    Returns:
+        ``{full given key: rarity}`` (see
+        :func:`curation.matching.features.given_name_rarities`); one query that
+        groups by given name.
+    """
+    counts: dict[str, int] = defaultdict(int)
+    for given, n in (
+        Authorship.objects.filter(is_collaboration=False)
+        .values_list("given_name")
+        .annotate(n=Count("id"))
+    ):
+        key = full_given_key(given)
+        if key:
+            counts[key] += n
+    return rarities_from_counts(counts)
+
+
+def authorship_views(
+    authorships: Iterable[Authorship], rarities: Mapping[str, float] | None = None
+) -> list[AuthorshipView]:
     """Snapshot authorships for the matcher (co-authors and categories included).
 
     Args:
         authorships: Authorship rows (any iterable; evaluated once).
+        rarities: full given name rarities (:func:`corpus_given_rarities`); None
+            leaves every rarity at 0.0.
 
     Returns:
         One AuthorshipView per row, in input order. Two queries per
         :data:`CHUNK` papers.
     """
+    rarities = rarities or {}
     rows = list(authorships)
     keys, papers = _paper_context(a.paper_id for a in rows)
     views = []
@@ -98,12 +125,15 @@ def authorship_views(authorships: Iterable[Authorship]) -> list[AuthorshipView]:
                 categories=frozenset(paper.get("categories") or ()),
                 year=published.year if published else None,
                 affiliation_tokens=affiliation_tokens(a.affiliations or ()),
+                given_rarity=rarities.get(full_given_key(a.given_name), 0.0),
             )
         )
     return views
 
 
-def researcher_profiles(block_keys: Iterable[str]) -> dict[str, list[ProfileView]]:
+def researcher_profiles(
+    block_keys: Iterable[str], rarities: Mapping[str, float] | None = None
+) -> dict[str, list[ProfileView]]:
     """Profiles of the live researchers in the given blocks, by block key.
 
     Args:
@@ -127,7 +157,7 @@ def researcher_profiles(block_keys: Iterable[str]) -> dict[str, list[ProfileView
         for a in Authorship.objects.filter(researcher_id__in=chunk).order_by("id"):
             by_researcher[a.researcher_id].append(a)
     all_rows = [a for rows in by_researcher.values() for a in rows]
-    views = {v.id: v for v in authorship_views(all_rows)}
+    views = {v.id: v for v in authorship_views(all_rows, rarities)}
     profiles: dict[str, list[ProfileView]] = defaultdict(list)
     for r in researchers:
         rows = by_researcher.get(r.pk)

@@ -292,16 +292,18 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
     qs = selectors.matchable_authorships()
     if block_keys is not None:
         qs = qs.filter(block_key__in=block_keys)
-    views = selectors.authorship_views(qs)
+    rarities = selectors.corpus_given_rarities()
+    views = selectors.authorship_views(qs, rarities)
     grouped = blocking.blocks(
         views,
         key=lambda v: v.block_key,
         sub_key=lambda v: names.name_key(v.given, v.family),
     )
     counts: Counter[str] = Counter(blocks=len(grouped))
-    profiles = selectors.researcher_profiles(grouped)
+    profiles = selectors.researcher_profiles(grouped, rarities)
     merge_profiles = selectors.researcher_profiles(
-        block_keys if block_keys is not None else selectors.researcher_block_keys()
+        block_keys if block_keys is not None else selectors.researcher_block_keys(),
+        rarities,
     )
     vetoes = selectors.cannot_links(
         p.id

@@ -7,7 +7,7 @@ is a float with a documented range so the scorer (and a curator) can read it.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from curation import names
@@ -175,15 +175,23 @@ def given_name_rarities(givens: Iterable[str]) -> dict[str, float]:
         key = full_given_key(given)
         if key:
             counts[key] = counts.get(key, 0) + 1
+    return rarities_from_counts(counts)
+
+
+def rarities_from_counts(counts: Mapping[str, int]) -> dict[str, float]:
+    """Rarity in [0, 1] of each full given name key from its number of uses.
+
+    Args:
+        counts: ``{full given key: mentions}`` (see :func:`given_name_rarities`).
+
+    Returns:
+        ``{full given key: 1 - log(1 + count) / log(1 + max count)}``: the most
+        used name scores 0.0; ``{}`` for no names.
+    """
     if not counts:
         return {}
     top = math.log1p(max(counts.values()))
-    if top == 0:
-        return dict.fromkeys(counts, 1.0)
-    return {
-        k: round(1.0 - math.log1p(n) / top, 6) if top else 1.0
-        for k, n in counts.items()
-    }
+    return {k: round(1.0 - math.log1p(n) / top, 6) for k, n in counts.items()}
 
 
 def _rare_name(

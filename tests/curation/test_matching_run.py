@@ -221,3 +221,18 @@ def test_matching_run_leaves_an_unchanged_pending_cluster_alone():
     assert Proposal.objects.filter(status="pending").count() == 2  # both authors
     assert not Proposal.objects.filter(status="stale").exists()
     assert not CurationEvent.objects.exists()
+
+
+def test_matching_run_joins_a_rare_full_name_but_not_a_common_one():
+    for n in range(20):
+        _byline(("Wei", "Wang"), categories=(f"cat.{n}",))
+    rare = [
+        _byline(("Shang-Yung", "Wang"), categories=(f"other.{n}",))[0] for n in range(2)
+    ]
+
+    services.matching_run()
+
+    joined = Proposal.objects.get(kind="new", authorships=rare[0])
+    assert set(joined.authorships.all()) == set(rare)
+    wei = Proposal.objects.filter(kind="new", block_key="wang w").exclude(pk=joined.pk)
+    assert wei.count() == 20  # no evidence beyond a common name: kept apart
