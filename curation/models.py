@@ -169,3 +169,28 @@ class CurationEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} #{self.pk}"
+
+
+class MatcherModel(models.Model):
+    """A trained pairwise scoring model, versioned; the newest active one is used.
+
+    ``weights`` is ``{feature: weight}`` over ``curation.matching.scoring.FEATURES``;
+    ``training`` records what it learned from (datasets, pair counts, curator
+    decisions) and its cross-validated quality.
+    """
+
+    version = models.CharField(max_length=64, unique=True)
+    bias = models.FloatField()
+    weights = models.JSONField()
+    threshold = models.FloatField(
+        help_text="Pairwise score in [0, 1] at which clusters join and attach."
+    )
+    training = models.JSONField(default=dict, blank=True)
+    active = models.BooleanField(default=True)
+    trained_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-trained_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"matcher {self.version}"

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from django.db.models import Count, QuerySet
 
+from curation.matching import scoring
 from curation.matching.features import (
     AuthorshipView,
     ProfileView,
@@ -15,7 +16,7 @@ from curation.matching.features import (
     profile_of,
     rarities_from_counts,
 )
-from curation.models import Constraint, Proposal
+from curation.models import Constraint, MatcherModel, Proposal
 from wovepaper.models import Authorship, Paper, Researcher
 
 
@@ -216,6 +217,23 @@ def pending_new_proposals(authorship_ids: Iterable[int]) -> QuerySet[Proposal]:
         Proposal.objects.select_for_update()
         .filter(status=Proposal.Status.PENDING, kind=Proposal.Kind.NEW, id__in=holding)
         .order_by("pk")
+    )
+
+
+def active_model() -> MatcherModel | None:
+    """The newest active trained model, or None when none was trained."""
+    return (
+        MatcherModel.objects.filter(active=True).order_by("-trained_at", "-id").first()
+    )
+
+
+def active_weights() -> scoring.Weights:
+    """The scoring model matching uses: the newest active trained one, else defaults."""
+    model = active_model()
+    if model is None:
+        return scoring.DEFAULT
+    return scoring.Weights(
+        model.version, model.bias, dict(model.weights), model.threshold
     )
 
 

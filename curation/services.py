@@ -12,6 +12,7 @@ import hashlib
 import logging
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -32,14 +33,14 @@ from curation.exceptions import (
     ProposalStale,
     ResearcherLocked,
 )
-from curation.matching import blocking, pipeline, scoring
+from curation.matching import blocking, labelled, pipeline, scoring, training
 from curation.matching.features import (
     AuthorshipView,
     ProfileView,
     authorship_profile_features,
     profile_profile_features,
 )
-from curation.models import Constraint, CurationEvent, Proposal
+from curation.models import Constraint, CurationEvent, MatcherModel, Proposal
 from wovepaper.models import Authorship, Researcher
 
 logger = logging.getLogger(__name__)
@@ -88,9 +89,13 @@ def _names_agree(a: AuthorshipView, p: ProfileView) -> bool:
 
 
 def _propose_block(
-    block: str, views: list[AuthorshipView], profiles: list[ProfileView], vetoes: set
+    block: str,
+    views: list[AuthorshipView],
+    profiles: list[ProfileView],
+    vetoes: set,
+    weights: scoring.Weights,
 ) -> list[_Draft]:
-    threshold = settings.CURATION_ATTACH_THRESHOLD
+    threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
     drafts: list[_Draft] = []
     leftovers: list[AuthorshipView] = []
     for a in views:
@@ -98,7 +103,7 @@ def _propose_block(
         for p in profiles:
             if ("a", a.id, p.id) in vetoes:
                 continue
-            s = scoring.score(authorship_profile_features(a, p))
+            s = scoring.score(authorship_profile_features(a, p), weights)
             if best is None or s.pairwise_score > best[0]:
                 best = (s.pairwise_score, s.evidence, p)
         if best and best[0] >= threshold:
@@ -121,7 +126,9 @@ def _propose_block(
             leftovers.append(a)
 
     if leftovers:
-        for found in pipeline.cluster_authorships(leftovers, threshold=threshold):
+        for found in pipeline.cluster_authorships(
+            leftovers, threshold=threshold, weights=weights
+        ):
             members, internal, cohesion = (
                 found.members,
                 found.pair_scores,
@@ -129,7 +136,7 @@ def _propose_block(
             )
             orcids = {m.orcid for m in members if m.orcid}
             evidence = {
-                "model_version": scoring.MODEL_VERSION,
+                "model_version": weights.version,
                 "cohesion": round(cohesion, 6),
                 "members": len(members),
                 "pairs": [s.evidence for s in internal[:20]],
@@ -157,7 +164,7 @@ def _propose_block(
 
 
 def _propose_merges(
-    block: str, profiles: list[ProfileView], vetoes: set
+    block: str, profiles: list[ProfileView], vetoes: set, weights: scoring.Weights
 ) -> list[_Draft]:
     drafts: list[_Draft] = []
     merge_threshold = settings.CURATION_MERGE_THRESHOLD
@@ -166,7 +173,7 @@ def _propose_merges(
             lo, hi = sorted((p.id, q.id))
             if ("r", lo, hi) in vetoes:
                 continue
-            s = scoring.score(profile_profile_features(p, q))
+            s = scoring.score(profile_profile_features(p, q), weights)
             if s.pairwise_score >= merge_threshold:
                 proven = (
                     s.evidence["features"]["orcid"] == 1.0
@@ -228,7 +235,7 @@ def _supersede(drafts: list[tuple[str, _Draft]]) -> int:
     return superseded
 
 
-def _save_drafts(drafts: list[_Draft]) -> list[Proposal]:
+def _save_drafts(drafts: list[_Draft], weights: scoring.Weights) -> list[Proposal]:
     """Store drafts whose fingerprint is neither pending nor rejected, in batches.
 
     Pending ``new`` proposals that the stored drafts replace are superseded in the
@@ -252,7 +259,7 @@ def _save_drafts(drafts: list[_Draft]) -> list[Proposal]:
                     kind=d.kind,
                     score=min(max(d.score, 0.0), 1.0),
                     evidence=d.evidence,
-                    model_version=scoring.MODEL_VERSION,
+                    model_version=d.evidence.get("model_version", weights.version),
                     block_key=d.block_key[:200],
                     fingerprint=fp,
                     identifier_proven=d.identifier_proven,
@@ -292,6 +299,7 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
     qs = selectors.matchable_authorships()
     if block_keys is not None:
         qs = qs.filter(block_key__in=block_keys)
+    weights = selectors.active_weights()
     rarities = selectors.corpus_given_rarities()
     views = selectors.authorship_views(qs, rarities)
     grouped = blocking.blocks(
@@ -315,12 +323,16 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
     for block, members in grouped.items():
         drafts.extend(
             _propose_block(
-                block, members, profiles.get(block.split("/", 1)[0], []), vetoes
+                block,
+                members,
+                profiles.get(block.split("/", 1)[0], []),
+                vetoes,
+                weights,
             )
         )
     for block, members in merge_profiles.items():
-        drafts.extend(_propose_merges(block, members, vetoes))
-    created = _save_drafts(drafts)
+        drafts.extend(_propose_merges(block, members, vetoes, weights))
+    created = _save_drafts(drafts, weights)
     for proposal in created:
         counts[f"proposed_{proposal.kind}"] += 1
     if settings.CURATION_AUTO_APPLY == "identifiers":
@@ -633,3 +645,68 @@ def curator_ensure(*, username: str, password: str, email: str = ""):
     user.save()
     user.groups.add(group)
     return user
+
+
+# --- the matcher model -------------------------------------------------------------
+
+
+@transaction.atomic
+def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
+    """Train the pairwise model on labelled sets and curator decisions; activate it.
+
+    Labelled pairs come from each dataset (see
+    :func:`curation.matching.training.labelled_pairs`); curator decisions are the
+    attach and merge proposals a person applied (positives) or rejected
+    (negatives). The new model becomes the only active one; matching runs use it
+    from then on and record its version on every proposal.
+
+    Args:
+        datasets: labelled set folders (:func:`curation.matching.labelled.load`).
+        threshold: the pairwise score in [0, 1] at which matching with this model
+            joins clusters and proposes attachments.
+
+    Returns:
+        The saved, active MatcherModel.
+
+    Raises:
+        labelled.DatasetError: a folder holds no labelled set.
+        ValueError: the pairs hold only one class.
+    """
+    examples = training.Examples([], [])
+    sets = {}
+    for folder in datasets:
+        data = labelled.load(folder)
+        pairs = training.labelled_pairs(data.views, data.gold)
+        sets[data.name] = {
+            "mentions": len(data.views),
+            "pairs": len(pairs.y),
+            "positives": sum(pairs.y),
+        }
+        examples.extend(pairs)
+    decided = Proposal.objects.filter(
+        kind__in=[Proposal.Kind.ATTACH, Proposal.Kind.MERGE],
+        status__in=[S.APPLIED, S.REJECTED],
+        decided_by__isnull=False,
+    ).values_list("evidence", "status")
+    decisions = training.decision_pairs(
+        (evidence.get("features", {}), status == S.APPLIED)
+        for evidence, status in decided
+        if evidence.get("features")
+    )
+    examples.extend(decisions)
+    stamp = timezone.now().strftime("%Y%m%d%H%M%S%f")
+    weights = training.fit(examples, version=f"logreg-{stamp}")
+    MatcherModel.objects.filter(active=True).update(active=False)
+    return MatcherModel.objects.create(
+        version=weights.version,
+        bias=weights.bias,
+        weights=weights.weights,
+        threshold=threshold,
+        training={
+            "datasets": sets,
+            "curator_decisions": len(decisions.y),
+            "pairs": len(examples.y),
+            "positives": sum(examples.y),
+            "features": list(scoring.FEATURES),
+        },
+    )

@@ -3,11 +3,10 @@
 Block key: folded family name + first given initial (:func:`curation.names.block_key`),
 so the work grows with the block, not with the corpus. Blocks larger than
 ``max_size`` are split further by full name key (family + all initials), the
-sub-blocking INSPIRE's beard applies to common surnames; a sub-block still larger
-(one identical name thousands of times) is cut into chunks of ``max_size`` in
-input order, so clustering (quadratic in the block) stays bounded. Authorships in
-different chunks are never compared in one run: a known limit until re-clustering
-merges across chunks.
+sub-blocking INSPIRE's beard applies to common surnames. A sub-block can still be
+large (one identical name thousands of times); :mod:`curation.matching.pipeline`
+clusters it in chunks and then merges the chunks' clusters, so no step is
+quadratic in the whole sub-block.
 """
 
 from __future__ import annotations
@@ -38,8 +37,7 @@ def blocks(
 
     Returns:
         ``{block: [items in input order]}``; a sub-block's name is
-        ``"<block>/<sub_key>"``, a chunk's ``"<block>/<sub_key>#<n>"``; no list is
-        longer than ``max_size``.
+        ``"<block>/<sub_key>"``.
     """
     grouped: dict[str, list[T]] = defaultdict(list)
     for item in items:
@@ -51,15 +49,6 @@ def blocks(
         if len(members) <= max_size:
             out[k] = members
             continue
-        subs: dict[str, list[T]] = defaultdict(list)
         for item in members:
-            subs[f"{k}/{sub_key(item)}"].append(item)
-        for name, sub in subs.items():
-            if len(sub) <= max_size:
-                out[name] = sub
-                continue
-            # Identical names cannot be split by name: cut the sub-block into
-            # chunks in input order, so no step is quadratic in thousands.
-            for n, start in enumerate(range(0, len(sub), max_size)):
-                out[f"{name}#{n}"] = sub[start : start + max_size]
+            out.setdefault(f"{k}/{sub_key(item)}", []).append(item)
     return out

@@ -37,26 +37,99 @@ class Cluster:
         return sum(s.pairwise_score for s in self.pair_scores) / len(self.pair_scores)
 
 
+# Authorships clustered at once before chunk clusters are merged (see
+# :func:`cluster_authorships`); at most clustering.MAX_ITEMS.
+CHUNK = 200
+
+
 def cluster_authorships(
-    views: list[AuthorshipView], *, threshold: float
+    views: list[AuthorshipView],
+    *,
+    threshold: float,
+    weights: scoring.Weights = scoring.DEFAULT,
 ) -> list[Cluster]:
-    """Cluster the authorships of one block.
+    """Cluster the authorships of one block, of any size.
+
+    Up to :data:`CHUNK` authorships are clustered directly (average linkage over
+    pairwise scores). A bigger block is clustered in chunks of :data:`CHUNK` in
+    input order, then the chunks' clusters are clustered again as profiles
+    (average linkage over profile-to-profile scores), repeatedly until no two
+    merge: memory and time grow with the number of chunks, not the square of the
+    block. Two authorships of one paper are never in one cluster.
 
     Args:
-        views: at most :data:`curation.matching.clustering.MAX_ITEMS` authorships
-            (blocking keeps blocks smaller).
-        threshold: pairwise score in [0, 1] at which clusters join (average
-            linkage).
+        views: the block's authorships.
+        threshold: pairwise score in [0, 1] at which clusters join.
+        weights: the scoring model.
 
     Returns:
-        Clusters ordered by their first member's input position. Two authorships of
-        one paper are never in one cluster.
+        Clusters; every view is in exactly one.
     """
+    if len(views) <= CHUNK:
+        return _cluster_small(views, threshold=threshold, weights=weights)
+    found: list[Cluster] = []
+    for start in range(0, len(views), CHUNK):
+        found += _cluster_small(
+            views[start : start + CHUNK], threshold=threshold, weights=weights
+        )
+    return _merge_clusters(found, threshold=threshold, weights=weights)
+
+
+def _merge_clusters(
+    found: list[Cluster], *, threshold: float, weights: scoring.Weights
+) -> list[Cluster]:
+    while len(found) > 1:
+        merged_any = False
+        out: list[Cluster] = []
+        for start in range(0, len(found), clustering.MAX_ITEMS):
+            part = found[start : start + clustering.MAX_ITEMS]
+            profiles = [profile_of(c.members) for c in part]
+            links: dict[tuple[int, int], scoring.Score] = {}
+
+            def link(i: int, j: int, profiles=profiles, links=links) -> float:
+                result = scoring.score(
+                    profile_profile_features(profiles[i], profiles[j]), weights
+                )
+                links[i, j] = result
+                return result.pairwise_score
+
+            groups = clustering.cluster(
+                len(part),
+                link,
+                threshold=threshold,
+                cannot_link=lambda a, b, profiles=profiles: bool(
+                    profiles[a[0]].paper_ids & profiles[b[0]].paper_ids
+                ),
+            )
+            for group in groups:
+                merged_any = merged_any or len(group) > 1
+                out.append(
+                    Cluster(
+                        members=[m for i in group for m in part[i].members],
+                        pair_scores=[s for i in group for s in part[i].pair_scores]
+                        + [
+                            links[i, j]
+                            for n, i in enumerate(group)
+                            for j in group[n + 1 :]
+                        ],
+                    )
+                )
+        found = out
+        if not merged_any:
+            break
+    return found
+
+
+def _cluster_small(
+    views: list[AuthorshipView], *, threshold: float, weights: scoring.Weights
+) -> list[Cluster]:
     singles = [profile_of([v]) for v in views]
     scores: dict[tuple[int, int], scoring.Score] = {}
 
     def pair_score(i: int, j: int) -> float:
-        result = scoring.score(profile_profile_features(singles[i], singles[j]))
+        result = scoring.score(
+            profile_profile_features(singles[i], singles[j]), weights
+        )
         scores[i, j] = result
         return result.pairwise_score
 
@@ -77,12 +150,18 @@ def cluster_authorships(
     ]
 
 
-def cluster_all(views: list[AuthorshipView], *, threshold: float) -> dict[int, str]:
+def cluster_all(
+    views: list[AuthorshipView],
+    *,
+    threshold: float,
+    weights: scoring.Weights = scoring.DEFAULT,
+) -> dict[int, str]:
     """Block and cluster a whole set of authorships, as matching does.
 
     Args:
         views: authorships with unique ``id``.
         threshold: pairwise score in [0, 1] at which clusters join.
+        weights: the scoring model.
 
     Returns:
         ``{view id: cluster label}``; the label is ``"<block>:<n>"``.
@@ -97,7 +176,10 @@ def cluster_all(views: list[AuthorshipView], *, threshold: float) -> dict[int, s
     )
     labels: dict[int, str] = {}
     for block, members in grouped.items():
-        for n, found in enumerate(cluster_authorships(members, threshold=threshold)):
+        found_clusters = cluster_authorships(
+            members, threshold=threshold, weights=weights
+        )
+        for n, found in enumerate(found_clusters):
             for member in found.members:
                 labels[member.id] = f"{block}:{n}"
     return labels

@@ -1,17 +1,19 @@
-"""Pairwise score from features: documented default weights, a logistic link.
+"""Pairwise score from features: a logistic model, learned or default.
 
-Until ``train_matcher`` (issue 4) learns weights from labelled data and curator
-decisions, the score is ``sigmoid(bias + sum(weight * value))`` with the hand-set
-weights below. They follow the evidence order used by INSPIRE's beard and S2AND
-(identifiers first, then co-authors, then name agreement, then topical overlap):
-a same-ORCID pair scores above 0.99; a full given-name match with overlapping
-categories about 0.88; a bare initial match with nothing else about 0.18.
+The score is ``sigmoid(bias + sum(weight * value))``. ``manage.py train_matcher``
+learns the weights (logistic regression) from labelled data and curator decisions
+and stores them as a versioned ``MatcherModel``; until one is trained the hand-set
+default weights below apply. The defaults follow the evidence order used by
+INSPIRE's beard and S2AND (identifiers first, then co-authors, then name agreement,
+then topical and affiliation overlap): a same-ORCID pair scores above 0.99; a full
+given-name match with overlapping categories about 0.88; a bare initial match with
+nothing else about 0.27.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from curation.matching.features import Features
 
@@ -26,7 +28,30 @@ WEIGHTS: dict[str, float] = {
     "affiliation": 2.0,  # Jaccard overlap of affiliation words in [0, 1]
     "rare_name": 3.0,  # same full given name, by its rarity in [0, 1]
 }
+# The features a model weighs, in this order (vectors for training use it too).
+FEATURES: tuple[str, ...] = tuple(WEIGHTS)
 COAUTHOR_CAP = 3.0
+
+
+@dataclass(frozen=True)
+class Weights:
+    """A scoring model: a bias and one weight per feature in :data:`FEATURES`.
+
+    Attributes:
+        version: recorded on every proposal scored with it.
+        bias: the logit of a pair with every feature 0.
+        weights: ``{feature: weight}``; a feature missing here weighs 0.
+        threshold: the pairwise score in [0, 1] this model was tuned to join
+            clusters and attach at; None leaves it to the settings.
+    """
+
+    version: str
+    bias: float
+    weights: dict[str, float] = field(default_factory=dict)
+    threshold: float | None = None
+
+
+DEFAULT = Weights(MODEL_VERSION, BIAS, WEIGHTS)
 
 
 @dataclass(frozen=True)
@@ -44,25 +69,47 @@ class Score:
     evidence: dict
 
 
-def score(features: Features) -> Score:
-    """Score one pair with the default weights.
+def vector(features: Features) -> list[float]:
+    """The model inputs of a pair, in :data:`FEATURES` order (co-authors capped)."""
+    values = features.as_dict()
+    values["coauthors"] = min(values["coauthors"], COAUTHOR_CAP)
+    return [float(values[name]) for name in FEATURES]
+
+
+def is_vetoed(features: Features) -> str:
+    """Why a pair cannot be one person ("" when it can).
+
+    Two authorships of one paper never are; nor are incompatible given names,
+    unless an ORCID agrees.
+    """
+    if features.same_paper:
+        return "same paper"
+    if features.name <= 0.0 and features.orcid < 1.0:
+        return "names incompatible"
+    return ""
+
+
+def score(features: Features, weights: Weights = DEFAULT) -> Score:
+    """Score one pair.
 
     Args:
         features: the pair's features.
+        weights: the model (default: the hand-set :data:`DEFAULT`).
 
     Returns:
-        The Score; impossible pairs (incompatible names without an agreeing ORCID,
-        or two authorships of one paper) get 0.0 and say why in the evidence.
+        The Score; impossible pairs (see :func:`is_vetoed`) get 0.0 and say why in
+        the evidence.
     """
     values = features.as_dict()
-    base = {"features": values, "bias": BIAS, "model_version": MODEL_VERSION}
-    if features.same_paper:
-        return Score(0.0, {**base, "contributions": {}, "veto": "same paper"})
-    if features.name <= 0.0 and features.orcid < 1.0:
-        return Score(0.0, {**base, "contributions": {}, "veto": "names incompatible"})
-    capped = dict(values, coauthors=min(values["coauthors"], COAUTHOR_CAP))
-    contributions = {k: round(WEIGHTS[k] * capped[k], 4) for k in WEIGHTS}
-    logit = BIAS + sum(contributions.values())
+    base = {"features": values, "bias": weights.bias, "model_version": weights.version}
+    veto = is_vetoed(features)
+    if veto:
+        return Score(0.0, {**base, "contributions": {}, "veto": veto})
+    contributions = {
+        name: round(weights.weights.get(name, 0.0) * value, 4)
+        for name, value in zip(FEATURES, vector(features), strict=True)
+    }
+    logit = weights.bias + sum(contributions.values())
     return Score(
         round(1.0 / (1.0 + math.exp(-logit)), 6),
         {**base, "contributions": contributions},

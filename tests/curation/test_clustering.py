@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from curation.matching import blocking, clustering
+from curation.matching import blocking, clustering, pipeline
+from curation.matching.features import AuthorshipView
 
 
 def test_cluster_joins_high_scores_and_keeps_low_apart():
@@ -46,15 +47,41 @@ def test_cluster_refuses_oversized_input():
         )
 
 
-def test_blocks_cut_identical_names_into_bounded_chunks():
-    items = [("wang y", "wang|y")] * 1000 + [("li x", "li|x")] * 3
+def test_blocks_sub_block_big_blocks_by_full_name_key():
+    items = [("wang y", "wang|y")] * 300 + [("wang y", "wang|yz")] * 5
+    items += [("li x", "li|x")] * 3
     grouped = blocking.blocks(
         items, key=lambda t: t[0], sub_key=lambda t: t[1], max_size=200
     )
     assert grouped["li x"] == [("li x", "li|x")] * 3
-    chunks = [k for k in grouped if k.startswith("wang y/")]
-    assert chunks == [f"wang y/wang|y#{n}" for n in range(5)]
-    assert all(len(grouped[k]) == 200 for k in chunks)
+    assert len(grouped["wang y/wang|y"]) == 300
+    assert len(grouped["wang y/wang|yz"]) == 5
+
+
+def _views(n, *, same_paper=False):
+    return [
+        AuthorshipView(
+            id=i,
+            paper_id=0 if same_paper else i,
+            given="Yu",
+            family="Wang",
+            block_key="wang y",
+            coauthor_keys=frozenset({"li|x"}),
+            categories=frozenset({"hep-th"}),
+        )
+        for i in range(n)
+    ]
+
+
+def test_pipeline_big_block_of_one_person_ends_in_one_cluster():
+    found = pipeline.cluster_authorships(_views(650), threshold=0.6)
+    assert [len(c.members) for c in found] == [650]
+
+
+def test_pipeline_big_block_never_joins_two_slots_of_one_paper():
+    found = pipeline.cluster_authorships(_views(450, same_paper=True), threshold=0.6)
+    assert len(found) == 450
+    assert sorted(v.id for c in found for v in c.members) == list(range(450))
 
 
 def test_cluster_of_a_full_chunk_of_one_person_is_one_cluster():

@@ -11,7 +11,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from curation import names
-from curation.matching import evaluation, labelled, pipeline
+from curation.management.commands.train_matcher import DEFAULT_THRESHOLD
+from curation.matching import evaluation, labelled, pipeline, scoring, training
 
 DEFAULT_SETS = ("and/beard_inspire_wang", "and/s2and/qian_partial")
 # Block-size bands (mentions per surname + first initial block) for the breakdown.
@@ -36,6 +37,37 @@ def _scores(predicted: dict[int, str], gold: dict[int, str]) -> dict:
     }
 
 
+def cross_validated(
+    data: labelled.LabelledSet, folds: int, threshold: float
+) -> dict[int, str]:
+    """Cluster each fold with a model trained on the other folds.
+
+    Folds split by gold cluster (:func:`curation.matching.training.fold_of`), so no
+    person's mentions are both trained on and evaluated. A fold whose training
+    part holds only one class of pairs (tiny sets) uses the default weights.
+
+    Returns:
+        ``{view id: predicted cluster label}`` over all folds.
+    """
+    fold = {v.id: training.fold_of(data.gold[v.id], folds) for v in data.views}
+    predicted: dict[int, str] = {}
+    for k in range(folds):
+        train = [v for v in data.views if fold[v.id] != k]
+        test = [v for v in data.views if fold[v.id] == k]
+        try:
+            weights = training.fit(
+                training.labelled_pairs(train, data.gold), version=f"cv-{k}"
+            )
+        except ValueError:
+            # Too few labelled pairs to learn from (a tiny set): default weights.
+            weights = scoring.DEFAULT
+        for view_id, label in pipeline.cluster_all(
+            test, threshold=threshold, weights=weights
+        ).items():
+            predicted[view_id] = f"{k}:{label}"
+    return predicted
+
+
 class Command(BaseCommand):
     """Print B³ and pairwise precision, recall and F1 of matching on labelled sets."""
 
@@ -50,11 +82,26 @@ class Command(BaseCommand):
             "S2AND Qian-partial sets under WOVEPAPER_DATA_DIR/and",
         )
         parser.add_argument("--json", action="store_true", help="one JSON object each")
+        parser.add_argument(
+            "--learned-threshold",
+            type=float,
+            default=None,
+            help="clustering threshold of the learned model (default: the one "
+            "train_matcher uses)",
+        )
+        parser.add_argument(
+            "--folds",
+            type=int,
+            default=5,
+            help="also train the logistic model in k folds split by gold cluster "
+            "and report it on the held-out folds (0: skip); default 5",
+        )
 
     def handle(self, *args, **options) -> None:
         folders = options["dataset"] or [
             Path(settings.WOVEPAPER_DATA_DIR) / p for p in DEFAULT_SETS
         ]
+        learned_threshold = options["learned_threshold"] or DEFAULT_THRESHOLD
         for folder in folders:
             try:
                 data = labelled.load(folder)
@@ -65,6 +112,9 @@ class Command(BaseCommand):
                 data.views, threshold=settings.CURATION_ATTACH_THRESHOLD
             )
             seconds = time.perf_counter() - started
+            learned = None
+            if options["folds"] > 1:
+                learned = cross_validated(data, options["folds"], learned_threshold)
             report = {
                 "dataset": data.name,
                 "mentions": len(data.gold),
@@ -78,6 +128,12 @@ class Command(BaseCommand):
                 },
                 "ours_by_block_size": self._by_band(data, ours),
             }
+            if learned is not None:
+                report["learned"] = {
+                    "folds": options["folds"],
+                    "threshold": learned_threshold,
+                    **_scores(learned, data.gold),
+                }
             if options["json"]:
                 self.stdout.write(json.dumps(report))
             else:
@@ -105,7 +161,12 @@ class Command(BaseCommand):
             f"{'matcher':<26} {'B3 P':>6} {'B3 R':>6} {'B3 F1':>6}  "
             f"{'pw P':>6} {'pw R':>6} {'pw F1':>6}"
         )
-        rows = [("wovepaper", report["ours"]), *report["baselines"].items()]
+        rows = [("wovepaper (default)", report["ours"])]
+        if "learned" in report:
+            rows.append(
+                (f"wovepaper ({report['learned']['folds']}-fold)", report["learned"])
+            )
+        rows += list(report["baselines"].items())
         for name, s in rows:
             cells = [
                 s[kind][m]

@@ -1,0 +1,136 @@
+"""Learning the pairwise scoring model: labelled pairs in, logistic weights out.
+
+Pairs are drawn inside blocks, as matching compares them (same blocking, same
+features, vetoed pairs left out); a pair is positive when both mentions have one
+gold cluster. Curator decisions add pairs too: an applied attach or merge is a
+positive, a rejected one a negative, from the features stored on the proposal.
+The model is scikit-learn's LogisticRegression, whose coefficients are the
+weights of :func:`curation.matching.scoring.score`. Evaluation folds split by gold
+cluster, so training and evaluation never share a person's mentions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from sklearn.linear_model import LogisticRegression
+
+from curation import names
+from curation.matching import blocking, scoring
+from curation.matching.features import (
+    AuthorshipView,
+    profile_of,
+    profile_profile_features,
+)
+
+# Pairs drawn from one block at most (sampled, seeded): big blocks would otherwise
+# drown the small ones, and training time grows with the square of block size.
+PAIRS_PER_BLOCK = 5000
+
+
+@dataclass
+class Examples:
+    """Training pairs: ``x`` rows in :data:`scoring.FEATURES` order, ``y`` 0/1."""
+
+    x: list[list[float]]
+    y: list[int]
+
+    def extend(self, other: Examples) -> None:
+        """Append another set of pairs."""
+        self.x.extend(other.x)
+        self.y.extend(other.y)
+
+
+def labelled_pairs(
+    views: list[AuthorshipView], gold: Mapping[int, str], *, seed: int = 0
+) -> Examples:
+    """Pairs of mentions inside each block, labelled by the gold clusters.
+
+    Args:
+        views: mentions with unique ``id``.
+        gold: view id -> gold cluster id.
+        seed: seed of the per-block pair sampling.
+
+    Returns:
+        Examples; a block with more than :data:`PAIRS_PER_BLOCK` pairs is sampled.
+    """
+    rng = random.Random(seed)  # noqa: S311 - sampling, not security
+    out = Examples([], [])
+    grouped = blocking.blocks(
+        views,
+        key=lambda v: v.block_key,
+        sub_key=lambda v: names.name_key(v.given, v.family),
+    )
+    for members in grouped.values():
+        n = len(members)
+        pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+        if len(pairs) > PAIRS_PER_BLOCK:
+            pairs = rng.sample(pairs, PAIRS_PER_BLOCK)
+        singles = [profile_of([m]) for m in members]
+        for i, j in pairs:
+            features = profile_profile_features(singles[i], singles[j])
+            if scoring.is_vetoed(features):
+                continue
+            out.x.append(scoring.vector(features))
+            out.y.append(int(gold[members[i].id] == gold[members[j].id]))
+    return out
+
+
+def decision_pairs(decisions: Iterable[tuple[dict, bool]]) -> Examples:
+    """Pairs from curator decisions.
+
+    Args:
+        decisions: ``(evidence["features"], approved)`` of decided attach and
+            merge proposals.
+
+    Returns:
+        Examples: approved ones positive, rejected ones negative.
+    """
+    out = Examples([], [])
+    for features, approved in decisions:
+        values = dict.fromkeys(scoring.FEATURES, 0.0) | {
+            k: float(v) for k, v in features.items() if k in scoring.FEATURES
+        }
+        values["coauthors"] = min(values["coauthors"], scoring.COAUTHOR_CAP)
+        out.x.append([values[name] for name in scoring.FEATURES])
+        out.y.append(int(approved))
+    return out
+
+
+def fit(examples: Examples, *, version: str) -> scoring.Weights:
+    """Fit logistic regression weights.
+
+    Args:
+        examples: at least one positive and one negative pair.
+        version: the model version to record.
+
+    Returns:
+        The Weights (bias and one weight per feature); a feature constant over the
+        examples keeps its default weight (:data:`scoring.WEIGHTS`).
+
+    Raises:
+        ValueError: the examples hold only one class.
+    """
+    if len(set(examples.y)) < 2:
+        raise ValueError("training needs both matching and non-matching pairs")
+    model = LogisticRegression(C=1.0, max_iter=2000)
+    model.fit(examples.x, examples.y)
+    weights = {}
+    for column, (name, w) in enumerate(
+        zip(scoring.FEATURES, model.coef_[0], strict=True)
+    ):
+        seen = {row[column] for row in examples.x}
+        # A feature the training pairs never vary (no ORCIDs, no co-authors in
+        # the labelled sets) teaches nothing: it keeps its default weight rather
+        # than being switched off.
+        weights[name] = round(float(w), 6) if len(seen) > 1 else scoring.WEIGHTS[name]
+    return scoring.Weights(version, round(float(model.intercept_[0]), 6), weights)
+
+
+def fold_of(cluster_id: str, folds: int) -> int:
+    """The evaluation fold of a gold cluster: stable across runs and machines."""
+    digest = hashlib.sha256(cluster_id.encode()).digest()
+    return int.from_bytes(digest[:4], "big") % folds

@@ -1,0 +1,95 @@
+"""Training the matcher: labelled pairs, curator decisions, the active model."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.conf import settings
+from django.core.management import CommandError, call_command
+
+from curation import services
+from curation.matching import scoring, training
+from curation.models import MatcherModel, Proposal
+from tests.factories import AuthorshipFactory, PaperFactory, UserFactory
+
+QIAN = "and/s2and/qian_partial"
+
+
+def test_fit_learns_a_varying_feature_and_keeps_defaults_for_constant_ones():
+    # Affiliation overlap separates the classes; every other feature is constant.
+    x, y = [], []
+    for n in range(40):
+        match = n % 2 == 0
+        row = dict.fromkeys(scoring.FEATURES, 0.0) | {
+            "name": 1.0,
+            "affiliation": 0.9 if match else 0.0,
+        }
+        x.append([row[f] for f in scoring.FEATURES])
+        y.append(int(match))
+    weights = training.fit(training.Examples(x, y), version="t")
+    assert weights.weights["affiliation"] > 1.0
+    assert weights.weights["coauthors"] == scoring.WEIGHTS["coauthors"]
+    assert weights.weights["orcid"] == scoring.WEIGHTS["orcid"]
+
+
+def test_fit_refuses_one_class():
+    with pytest.raises(ValueError, match="both matching and non-matching"):
+        training.fit(training.Examples([[0.0] * 6], [1]), version="t")
+
+
+def test_fold_of_is_stable_and_spreads_clusters():
+    folds = [training.fold_of(str(n), 5) for n in range(1000)]
+    assert folds == [training.fold_of(str(n), 5) for n in range(1000)]
+    assert set(folds) == {0, 1, 2, 3, 4}
+
+
+@pytest.mark.django_db
+def test_train_matcher_activates_a_model_that_matching_then_records():
+    curator = UserFactory()
+    Proposal.objects.create(
+        kind="attach",
+        score=0.7,
+        model_version="default-weights-v3",
+        fingerprint="fp-rejected",
+        status="rejected",
+        decided_by=curator,
+        evidence={"features": {"name": 1.0, "categories": 1.0}},
+    )
+    out = io.StringIO()
+    call_command(
+        "train_matcher",
+        dataset=[settings.WOVEPAPER_DATA_DIR / QIAN],
+        threshold=0.3,
+        stdout=out,
+    )
+
+    model = MatcherModel.objects.get(active=True)
+    assert model.threshold == 0.3
+    assert model.training["curator_decisions"] == 1
+    assert model.training["datasets"]["qian_partial"]["mentions"] == 6542
+    assert set(model.weights) == set(scoring.FEATURES)
+    assert f"trained {model.version}" in out.getvalue()
+
+    paper = PaperFactory()
+    AuthorshipFactory(paper=paper, given_name="Maryam", family_name="Mirzakhani")
+    services.matching_run()
+    assert Proposal.objects.get(kind="new").model_version == model.version
+
+
+@pytest.mark.django_db
+def test_train_matcher_twice_keeps_one_active_model():
+    for _ in range(2):
+        services.matcher_train(
+            datasets=[settings.WOVEPAPER_DATA_DIR / QIAN], threshold=0.2
+        )
+    assert MatcherModel.objects.count() == 2
+    assert MatcherModel.objects.filter(active=True).count() == 1
+
+
+@pytest.mark.django_db
+def test_train_matcher_rejects_bad_threshold_and_folder(tmp_path):
+    with pytest.raises(CommandError, match="strictly between 0 and 1"):
+        call_command("train_matcher", threshold=1.5, stdout=io.StringIO())
+    with pytest.raises(CommandError, match="no wang_signatures.json"):
+        call_command("train_matcher", dataset=[tmp_path], stdout=io.StringIO())
