@@ -27,6 +27,9 @@ from curation.matching.features import (
     given_name_rarities,
 )
 
+# The labelled sets evaluated and trained on by default, under WOVEPAPER_DATA_DIR.
+DEFAULT_SETS = ("and/beard_inspire_wang", "and/s2and/qian_partial")
+
 
 @dataclass(frozen=True)
 class LabelledSet:

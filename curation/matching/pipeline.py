@@ -7,11 +7,13 @@ so all three measure the same thing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from curation.matching import clustering, scoring
 from curation.matching.features import (
     AuthorshipView,
+    ProfileView,
     profile_of,
     profile_profile_features,
 )
@@ -84,15 +86,7 @@ def _merge_clusters(
         for start in range(0, len(found), clustering.MAX_ITEMS):
             part = found[start : start + clustering.MAX_ITEMS]
             profiles = [profile_of(c.members) for c in part]
-            links: dict[tuple[int, int], scoring.Score] = {}
-
-            def link(i: int, j: int, profiles=profiles, links=links) -> float:
-                result = scoring.score(
-                    profile_profile_features(profiles[i], profiles[j]), weights
-                )
-                links[i, j] = result
-                return result.pairwise_score
-
+            link, links = _pair_scorer(profiles, weights)
             groups = clustering.cluster(
                 len(part),
                 link,
@@ -120,19 +114,26 @@ def _merge_clusters(
     return found
 
 
-def _cluster_small(
-    views: list[AuthorshipView], *, threshold: float, weights: scoring.Weights
-) -> list[Cluster]:
-    singles = [profile_of([v]) for v in views]
+def _pair_scorer(
+    profiles: list[ProfileView], weights: scoring.Weights
+) -> tuple[Callable[[int, int], float], dict[tuple[int, int], scoring.Score]]:
+    """A pair-score function over profiles, and the Scores it computed (by pair)."""
     scores: dict[tuple[int, int], scoring.Score] = {}
 
     def pair_score(i: int, j: int) -> float:
         result = scoring.score(
-            profile_profile_features(singles[i], singles[j]), weights
+            profile_profile_features(profiles[i], profiles[j]), weights
         )
         scores[i, j] = result
         return result.pairwise_score
 
+    return pair_score, scores
+
+
+def _cluster_small(
+    views: list[AuthorshipView], *, threshold: float, weights: scoring.Weights
+) -> list[Cluster]:
+    pair_score, scores = _pair_scorer([profile_of([v]) for v in views], weights)
     groups = clustering.cluster(
         len(views),
         pair_score,

@@ -14,7 +14,6 @@ from curation import names
 from curation.management.commands.train_matcher import DEFAULT_THRESHOLD
 from curation.matching import evaluation, labelled, pipeline, scoring, training
 
-DEFAULT_SETS = ("and/beard_inspire_wang", "and/s2and/qian_partial")
 # Block-size bands (mentions per surname + first initial block) for the breakdown.
 BANDS = ((1, 10), (11, 100), (101, 1000), (1001, 10**9))
 
@@ -99,7 +98,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         folders = options["dataset"] or [
-            Path(settings.WOVEPAPER_DATA_DIR) / p for p in DEFAULT_SETS
+            Path(settings.WOVEPAPER_DATA_DIR) / p for p in labelled.DEFAULT_SETS
         ]
         learned_threshold = options["learned_threshold"] or DEFAULT_THRESHOLD
         for folder in folders:

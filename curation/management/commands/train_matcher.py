@@ -10,7 +10,6 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from curation.matching import labelled
 from curation.services import matcher_train
 
-DEFAULT_SETS = ("and/beard_inspire_wang", "and/s2and/qian_partial")
 # Chosen by ``evaluate_matching`` (5-fold, split by gold cluster) over 0.15 and 0.25
 # on the Wang and Qian-partial sets: B3 F1 0.905/0.915 (Wang), 0.891/0.876 (Qian).
 DEFAULT_THRESHOLD = 0.2
@@ -40,7 +39,7 @@ class Command(BaseCommand):
         if not 0.0 < options["threshold"] < 1.0:
             raise CommandError("--threshold must lie strictly between 0 and 1")
         folders = options["dataset"] or [
-            Path(settings.WOVEPAPER_DATA_DIR) / p for p in DEFAULT_SETS
+            Path(settings.WOVEPAPER_DATA_DIR) / p for p in labelled.DEFAULT_SETS
         ]
         try:
             model = matcher_train(datasets=folders, threshold=options["threshold"])
