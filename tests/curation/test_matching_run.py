@@ -236,3 +236,29 @@ def test_matching_run_joins_a_rare_full_name_but_not_a_common_one():
     assert set(joined.authorships.all()) == set(rare)
     wei = Proposal.objects.filter(kind="new", block_key="wang w").exclude(pk=joined.pk)
     assert wei.count() == 20  # no evidence beyond a common name: kept apart
+
+
+def test_matching_run_is_deterministic():
+    for n in range(6):
+        _byline(
+            ("Maryam", "Mirzakhani"),
+            ("Alex", "Eskin"),
+            categories=("math.DS",) if n % 2 else ("math.GT",),
+        )
+        _byline(("M.", "Mirzakhani"), categories=(f"math.{n}",))
+
+    def proposed():
+        return sorted(
+            (
+                p.kind,
+                tuple(sorted(p.authorships.values_list("pk", flat=True))),
+                round(p.score, 6),
+            )
+            for p in Proposal.objects.all()
+        )
+
+    services.matching_run()
+    first = proposed()
+    Proposal.objects.all().delete()
+    services.matching_run()
+    assert proposed() == first

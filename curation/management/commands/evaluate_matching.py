@@ -175,6 +175,7 @@ class Command(BaseCommand):
             w(f"{name:<26} " + " ".join(f"{c:>6.3f}" for c in cells))
         for band, s in report["ours_by_block_size"].items():
             w(
-                f"  wovepaper, blocks of {band:>9} mentions ({s['mentions']:>5}): "
+                f"  default weights, blocks of {band:>9} mentions "
+                f"({s['mentions']:>5}): "
                 f"B3 F1 {s['b3']['f1']:.3f}, pairwise F1 {s['pairwise']['f1']:.3f}"
             )
