@@ -49,6 +49,8 @@ from harvest.records import (
 )
 
 SOURCE = "arxiv"
+# arXiv's OAI-PMH identifiers: "oai:arXiv.org:<id>" (no version).
+OAI_ID_PREFIX = "oai:arXiv.org:"
 
 # Source: arXiv identifier scheme (https://info.arxiv.org/help/arxiv_identifier.html):
 # YYMM.NNNN(N) since 2007, archive[.SC]/YYMMNNN before; archive names are short

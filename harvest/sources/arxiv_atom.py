@@ -58,7 +58,12 @@ from harvest.sources.arxiv_abs import (
     person_author,
     split_arxiv_id,
 )
-from harvest.sources.safe_xml import MalformedXML, parse_xml, salvage_items
+from harvest.sources.safe_xml import (
+    MalformedXML,
+    parse_xml,
+    salvage_items,
+)
+from harvest.sources.safe_xml import element_text as _text
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
 ARXIV_NS = "http://arxiv.org/schemas/atom"
@@ -335,12 +340,6 @@ def _body_bytes(body: str) -> bytes:
         # parser then names the bad character's line and column.
         return body.encode("utf-8", errors="replace")
     return raw
-
-
-def _text(element: etree._Element | None) -> str:
-    if element is None:
-        return ""
-    return "".join(element.itertext()).strip()
 
 
 def _time(entry: etree._Element, name: str, where: str) -> datetime | None:

@@ -45,6 +45,7 @@ from harvest.records import (
     file_locator,
 )
 from harvest.sources.arxiv_abs import (
+    OAI_ID_PREFIX,
     SOURCE,
     clean_abstract,
     clean_affiliation,
@@ -57,11 +58,15 @@ from harvest.sources.arxiv_abs import (
     split_arxiv_id,
 )
 from harvest.sources.arxiv_oai_dc import is_oai_dc, parse_oai_dc
-from harvest.sources.safe_xml import MalformedXML, parse_xml, salvage_items
+from harvest.sources.safe_xml import (
+    MalformedXML,
+    parse_xml,
+    salvage_items,
+)
+from harvest.sources.safe_xml import element_text as _text
 
 OAI_NS = "http://www.openarchives.org/OAI/2.0/"
 ARXIV_NS = "http://arxiv.org/OAI/arXiv/"
-OAI_ID_PREFIX = "oai:arXiv.org:"
 
 # "Teresa Maria Montaruli for the IceCube Collaboration", "Dipanwita Dutta for the
 # CMS Collaboration", "Sinya for JLQCD Collaboration".
@@ -306,12 +311,6 @@ def _children(element: etree._Element | None, name: str) -> list[etree._Element]
         for child in element
         if isinstance(child.tag, str) and etree.QName(child).localname == name
     ]
-
-
-def _text(element: etree._Element | None) -> str:
-    if element is None:
-        return ""
-    return "".join(element.itertext()).strip()
 
 
 def _date(text: str, field: str, where: str) -> date | None:

@@ -39,6 +39,7 @@ from harvest.records import (
     VersionRecord,
 )
 from harvest.sources.arxiv_abs import (
+    OAI_ID_PREFIX,
     SOURCE,
     clean_abstract,
     collaboration_author,
@@ -51,7 +52,6 @@ from harvest.sources.arxiv_abs import (
 
 OAI_DC_NS = "http://www.openarchives.org/OAI/2.0/oai_dc/"
 DC_NS = "http://purl.org/dc/elements/1.1/"
-OAI_ID_PREFIX = "oai:arXiv.org:"
 
 _ABS_URL_RE = re.compile(r"^https?://(?:export\.)?arxiv\.org/abs/(\S+)$", re.I)
 _DOI_RE = re.compile(r"^(?:doi:|https?://(?:dx\.)?doi\.org/|10\.)", re.I)

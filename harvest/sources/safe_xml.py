@@ -80,6 +80,13 @@ def parse_xml(text: str | bytes, where: str) -> etree._Element:
     return root
 
 
+def element_text(element: etree._Element | None) -> str:
+    """All text inside an element, stripped; "" for a missing element."""
+    if element is None:
+        return ""
+    return "".join(element.itertext()).strip()
+
+
 _XMLNS_RE = re.compile(r"""\sxmlns(?::[\w.-]+)?=(?:"[^"]*"|'[^']*')""")
 
 
