@@ -2,25 +2,43 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 from celery import shared_task
+from django.db import transaction
 
-from harvest import services
+from harvest import selectors, services
 
 
 @shared_task(acks_late=True, name="harvest.arxiv_files")
-def harvest_arxiv_files_task(root: str, run_id: int | None = None) -> dict[str, int]:
+def harvest_arxiv_files_task(
+    root: str, run_id: int | None = None, then_match: bool = True
+) -> dict[str, int | str]:
     """Harvest arXiv files under ``root`` (resuming run ``run_id`` if given).
+
+    With ``then_match``, matching of the blocks this run touched is queued once the
+    run has committed (incremental matching after each harvest).
 
     Returns:
         The run's counts: ``run``, ``seen``, ``created``, ``updated``, ``unchanged``,
-        ``failed``.
+        ``failed``, ``blocks_queued`` (blocks sent to matching) and
+        ``matching_task`` (the queued matching task's id, or "").
     """
+    from curation.tasks import matching_run_task
     from harvest.models import HarvestRun
 
     run = HarvestRun.objects.get(pk=run_id) if run_id else None
     run = services.harvest_arxiv_files(root=Path(root), run=run)
+    blocks = selectors.run_block_keys(run=run) if then_match else []
+    matching_id = ""
+    if blocks:
+        matching_id = str(uuid.uuid4())
+        transaction.on_commit(
+            lambda: matching_run_task.apply_async(
+                kwargs={"block_keys": blocks}, task_id=matching_id
+            )
+        )
     return {
         "run": run.pk,
         "seen": run.records_seen,
@@ -28,4 +46,6 @@ def harvest_arxiv_files_task(root: str, run_id: int | None = None) -> dict[str, 
         "updated": run.papers_updated,
         "unchanged": run.papers_unchanged,
         "failed": run.records_failed,
+        "blocks_queued": len(blocks),
+        "matching_task": matching_id,
     }

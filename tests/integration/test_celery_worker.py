@@ -126,8 +126,13 @@ def test_worker_runs_harvest_then_matching_over_redis(worker, arxiv_dir):
     assert run.status == "finished"
     assert Paper.objects.count() == 19
 
-    matched = _result(matching_run_task.delay().id, worker)
+    # The harvest queued matching of the blocks it touched; wait for that task.
+    assert counts["blocks_queued"] > 0
+    matched = _result(counts["matching_task"], worker)
 
     assert matched["proposed_new"] == Proposal.objects.filter(kind="new").count()
     assert matched["proposed_new"] > 0
     assert not Proposal.objects.exclude(status="pending").exists()
+
+    again = _result(matching_run_task.delay().id, worker)
+    assert again.get("proposed_new", 0) == 0  # nothing new to propose

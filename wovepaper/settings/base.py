@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -150,6 +151,14 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "1800"))
 CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "1900"))
+# A full matching pass every night (re-clusters pending work in every block); each
+# harvest also queues matching of the blocks it touched.
+CELERY_BEAT_SCHEDULE = {
+    "matching-all-blocks": {
+        "task": "curation.matching_run",
+        "schedule": crontab(hour=3, minute=15),
+    },
+}
 
 # --- REST framework -------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -193,3 +202,8 @@ CURATION_AUTO_APPLY = os.environ.get("CURATION_AUTO_APPLY", "identifiers")
 # an existing researcher (or two researchers for a merge) rather than a new profile.
 CURATION_ATTACH_THRESHOLD = float(os.environ.get("CURATION_ATTACH_THRESHOLD", "0.6"))
 CURATION_MERGE_THRESHOLD = float(os.environ.get("CURATION_MERGE_THRESHOLD", "0.75"))
+# Longest a matching run may hold its lock (seconds): past the task time limit, so
+# a killed worker's lock expires on its own.
+CURATION_MATCHING_LOCK_SECONDS = int(
+    os.environ.get("CURATION_MATCHING_LOCK_SECONDS", "2000")
+)

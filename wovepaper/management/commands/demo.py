@@ -41,7 +41,8 @@ class Command(BaseCommand):
         self.stdout.write(f"harvesting {root} ...")
         # Rejected records are listed in the summary; no need to log each twice.
         logging.getLogger("harvest").setLevel(logging.ERROR)
-        harvest = harvest_arxiv_files_task.delay(str(root)).get()
+        # Matching runs next, on every block, so its counts can be printed.
+        harvest = harvest_arxiv_files_task.delay(str(root), then_match=False).get()
         self.stdout.write("matching ...")
         matching = matching_run_task.delay().get()
         user = curator_ensure(username=DEMO_CURATOR[0], password=DEMO_CURATOR[1])

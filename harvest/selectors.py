@@ -1,0 +1,28 @@
+"""Harvest reads."""
+
+from __future__ import annotations
+
+from harvest.models import HarvestRun
+from wovepaper.models import Authorship
+
+
+def run_block_keys(*, run: HarvestRun) -> list[str]:
+    """Block keys of the person authorships on papers a run created or changed.
+
+    Args:
+        run: a finished run.
+
+    Returns:
+        Sorted distinct block keys (empty when the run changed nothing).
+    """
+    if not (run.papers_created or run.papers_updated):
+        return []
+    return sorted(
+        set(
+            Authorship.objects.filter(
+                paper__modified__gte=run.started_at, is_collaboration=False
+            )
+            .exclude(block_key="")
+            .values_list("block_key", flat=True)
+        )
+    )
