@@ -169,8 +169,10 @@ def _check_limits(record: PaperRecord) -> None:
     """Refuse a record whose values cannot be stored, naming the field.
 
     Raises:
-        RecordError: a value is longer than its column (``Paper`` and
-            ``Authorship`` ``max_length``) or a version number is out of range.
+        RecordError: an identifier, category or licence is longer than its
+            ``Paper`` column, or a version number is out of range. (Authorship
+            name fields are cut to their column instead: a long name is still a
+            name.)
     """
     limits = {f.name: f.max_length for f in Paper._meta.fields if f.max_length}
     values = {
@@ -299,6 +301,9 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
             paper.hidden = False
         if record.doi and not paper.doi and _doi_free(record.doi, paper.pk):
             paper.doi = record.doi
+    if record.arxiv_id and not paper.arxiv_id:
+        # Found by DOI (a record from another source came first): take the id.
+        paper.arxiv_id = record.arxiv_id
     byline_changed = newer and _byline_sync(paper=paper, authors=record.authors)
     if _snapshot(paper) == before and not byline_changed:
         return UpsertResult(paper, "unchanged")

@@ -130,3 +130,16 @@ def test_harvest_same_payload_is_not_parsed_again_unless_reparse(arxiv_dir):
         "New integrable (3+1)-dimensional systems"
     )
     assert RawRecord.objects.filter(external_id="oai:arXiv.org:1401.2122").count() == 1
+
+
+def test_paper_upsert_arxiv_record_joins_a_paper_known_by_doi_only():
+    from tests.factories import PaperFactory
+
+    known = PaperFactory(arxiv_id=None, doi="10.1143/ptp.101.1155", title="Known")
+    result = services.paper_upsert(
+        record=_record(arxiv_id="hep-th/9901001", doi="10.1143/ptp.101.1155")
+    )
+    assert result.paper.pk == known.pk
+    known.refresh_from_db()
+    assert known.arxiv_id == "hep-th/9901001"
+    assert Paper.objects.count() == 1
