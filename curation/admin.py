@@ -131,6 +131,7 @@ class ProposalAdmin(admin.ModelAdmin):
             super()
             .get_queryset(request)
             .select_related("researcher", "other_researcher")
+            .prefetch_related("authorships")
         )
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -179,3 +179,15 @@ def test_admin_review_page_decide_twice_shows_the_error(client, curator):
     client.post(_decide_url(p), {"decision": "approve"})
     response = client.post(_decide_url(p), {"decision": "reject"}, follow=True)
     assert "is applied, not pending" in response.content.decode()
+
+
+def test_admin_queue_query_count_does_not_grow_with_rows(
+    client, curator, django_assert_max_num_queries
+):
+    for _ in range(30):
+        _attach(AuthorshipFactory(), ResearcherFactory())
+    client.force_login(curator)
+    with django_assert_max_num_queries(15):
+        response = client.get(CHANGELIST)
+    assert response.status_code == 200
+    assert len(response.context["cl"].result_list) == 30
