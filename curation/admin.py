@@ -234,8 +234,15 @@ class ProposalAdmin(admin.ModelAdmin):
         model = format_html(
             "<p><small>model {}</small></p>", evidence.get("model_version", "")
         )
-        if "features" not in evidence:
+        if "features" not in evidence and obj.kind == Proposal.Kind.NEW:
             return format_html("{}{}", _cluster_evidence(obj), model)
+        if "features" not in evidence:
+            rows = [(k, v) for k, v in evidence.items() if k != "model_version"]
+            return format_html(
+                "<table>{}</table>{}",
+                format_html_join("", "<tr><th>{}</th><td>{}</td></tr>", rows),
+                model,
+            )
         contributions = evidence.get("contributions", {})
         rows = [
             (k, v, contributions.get(k, "")) for k, v in evidence["features"].items()

@@ -11,7 +11,9 @@ class Proposal(models.Model):
 
     Kinds: ``attach`` (authorships to an existing researcher), ``new`` (a new
     researcher for authorships that match no one), ``merge`` (two researchers are one
-    person: ``researcher`` survives, ``other_researcher`` goes). ``score`` is the
+    person: ``researcher`` survives, ``other_researcher`` goes), ``split``
+    (``researcher`` holds two people: ``authorships`` move to a new researcher,
+    named in ``other_researcher`` once applied). ``score`` is the
     pairwise score in [0, 1]; ``evidence`` holds each feature's value and weight so a
     curator sees why. ``fingerprint`` identifies the proposal on its evidence: the same
     fingerprint is never proposed twice while pending, nor again once rejected.
@@ -21,6 +23,7 @@ class Proposal(models.Model):
         ATTACH = "attach", "attach to researcher"
         NEW = "new", "new researcher"
         MERGE = "merge", "merge researchers"
+        SPLIT = "split", "split researcher"
 
     class Status(models.TextChoices):
         PENDING = "pending", "pending"

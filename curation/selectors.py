@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from django.db.models import Count, QuerySet
 
@@ -192,6 +193,64 @@ def cannot_links(researcher_ids: Iterable[int]) -> set[tuple[str, int, int]]:
                 lo, hi = sorted((c.researcher_id, c.other_researcher_id))
                 out.add(("r", lo, hi))
     return out
+
+
+@dataclass(frozen=True)
+class OrcidConflict:
+    """A live researcher whose authorships carry more than one ORCID iD.
+
+    Attributes:
+        researcher_id: the researcher.
+        orcid: the researcher's own iD or "".
+        block_key: the researcher's block.
+        by_orcid: ``{orcid: [authorship ids]}`` for the authorships with an iD.
+    """
+
+    researcher_id: int
+    orcid: str
+    block_key: str
+    by_orcid: dict[str, list[int]]
+
+
+def orcid_conflicts(block_keys: Iterable[str] | None = None) -> list[OrcidConflict]:
+    """Live researchers (in these blocks, or all) with several ORCID iDs on them.
+
+    Returns:
+        One OrcidConflict per such researcher, by researcher id; one grouped query
+        finds them, one more reads their authorships.
+    """
+    candidates = (
+        Authorship.objects.filter(researcher__merged_into__isnull=True)
+        .exclude(orcid="")
+        .values("researcher_id")
+        .annotate(n=Count("orcid", distinct=True))
+        .filter(n__gt=1)
+    )
+    if block_keys is not None:
+        wanted = {k.split("/", 1)[0] for k in block_keys}
+        candidates = candidates.filter(researcher__block_key__in=wanted)
+    ids = [row["researcher_id"] for row in candidates]
+    if not ids:
+        return []
+    by_researcher: dict[int, dict[str, list[int]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for rid, aid, orcid in (
+        Authorship.objects.filter(researcher_id__in=ids)
+        .exclude(orcid="")
+        .values_list("researcher_id", "id", "orcid")
+    ):
+        by_researcher[rid][orcid].append(aid)
+    researchers = Researcher.objects.in_bulk(ids)
+    return [
+        OrcidConflict(
+            researcher_id=rid,
+            orcid=researchers[rid].orcid or "",
+            block_key=researchers[rid].block_key,
+            by_orcid={o: sorted(a) for o, a in by_researcher[rid].items()},
+        )
+        for rid in sorted(ids)
+    ]
 
 
 def researcher_block_keys() -> list[str]:

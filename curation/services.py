@@ -194,6 +194,46 @@ def _propose_merges(
     return drafts
 
 
+def _propose_splits(
+    conflicts: list[selectors.OrcidConflict], weights: scoring.Weights
+) -> list[_Draft]:
+    """Split proposals for researchers whose authorships carry several ORCID iDs.
+
+    The authorships with the researcher's own iD (or, when it has none, the
+    largest group) stay; each other iD's authorships are proposed as a new
+    researcher. A curator decides: an ORCID on an authorship can be a source's
+    mistake, so this is never applied by the identifier policy.
+    """
+    drafts = []
+    for conflict in conflicts:
+        groups = conflict.by_orcid
+        keep = (
+            conflict.orcid
+            if conflict.orcid in groups
+            else max(groups, key=lambda o: (len(groups[o]), o))
+        )
+        for orcid, ids in sorted(groups.items()):
+            if orcid == keep:
+                continue
+            drafts.append(
+                _Draft(
+                    "split",
+                    0.99,
+                    {
+                        "model_version": weights.version,
+                        "flag": "several ORCID iDs on one researcher",
+                        "orcids": {o: len(a) for o, a in sorted(groups.items())},
+                        "kept": keep,
+                        "moving": orcid,
+                    },
+                    conflict.block_key,
+                    sorted(ids),
+                    researcher_id=conflict.researcher_id,
+                )
+            )
+    return drafts
+
+
 def _draft_fingerprint(draft: _Draft) -> str:
     return proposal_fingerprint(
         kind=draft.kind,
@@ -332,6 +372,7 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
         )
     for block, members in merge_profiles.items():
         drafts.extend(_propose_merges(block, members, vetoes, weights))
+    drafts.extend(_propose_splits(selectors.orcid_conflicts(block_keys), weights))
     created = _save_drafts(drafts, weights)
     for proposal in created:
         counts[f"proposed_{proposal.kind}"] += 1
@@ -446,6 +487,8 @@ def _apply(proposal: Proposal, actor: AbstractBaseUser | None) -> CurationEvent 
         if not authorships:
             return "its authorships no longer exist"
 
+    if proposal.kind == Proposal.Kind.SPLIT:
+        return _apply_split(proposal, actor, authorships, researchers)
     if proposal.kind == Proposal.Kind.ATTACH:
         target = researchers[proposal.researcher_id]
         moves = _assign(authorships, target)
@@ -505,6 +548,78 @@ def _apply(proposal: Proposal, actor: AbstractBaseUser | None) -> CurationEvent 
             event=event,
         )
         for m in moves
+    )
+    return event
+
+
+def _apply_split(
+    proposal: Proposal,
+    actor: AbstractBaseUser | None,
+    authorships: list[Authorship],
+    researchers: dict[int, Researcher],
+) -> CurationEvent | str:
+    """Move a split's authorships to a new researcher; forbid undoing it.
+
+    The moved authorships get must-link to the new researcher and cannot-link to
+    the old one, and the two researchers a cannot-link, so no later matching run
+    attaches them back or proposes merging the two.
+    """
+    source = researchers[proposal.researcher_id]
+    moving = {a.pk for a in authorships}
+    if not moving:
+        return "its authorships no longer exist"
+    elsewhere = [a.pk for a in authorships if a.researcher_id != source.pk]
+    if elsewhere:
+        return f"authorships {elsewhere} left researcher {source.pk} meanwhile"
+    if not Authorship.objects.filter(researcher=source).exclude(pk__in=moving).exists():
+        return f"it would move every authorship of researcher {source.pk}"
+    display, given, family = _display_name(authorships)
+    orcids = {a.orcid for a in authorships if a.orcid}
+    orcid = orcids.pop() if len(orcids) == 1 else None
+    if orcid and Researcher.objects.filter(orcid=orcid).exists():
+        orcid = None  # the source keeps its own iD; a taken one stays where it is
+    target = Researcher.objects.create(
+        display_name=display, block_key=names.block_key(given, family), orcid=orcid
+    )
+    Proposal.objects.filter(pk=proposal.pk).update(other_researcher=target)
+    proposal.other_researcher = target
+    moves = _assign(authorships, target)
+    source.name_variants = list(
+        Authorship.objects.filter(researcher=source)
+        .values_list("raw_name", flat=True)
+        .distinct()
+    )
+    source.save(update_fields=["name_variants", "modified"])
+    event = _transition(
+        proposal=proposal,
+        new=S.APPLIED,
+        actor=actor,
+        event_kind=CurationEvent.Kind.PROPOSAL_APPLIED,
+        researchers=[source.pk, target.pk],
+        moves=moves,
+    )
+    Constraint.objects.bulk_create(
+        [
+            *(
+                Constraint(
+                    kind=kind,
+                    researcher=researcher,
+                    authorship_id=m["authorship"],
+                    event=event,
+                )
+                for m in moves
+                for kind, researcher in (
+                    (Constraint.Kind.MUST_LINK, target),
+                    (Constraint.Kind.CANNOT_LINK, source),
+                )
+            ),
+            Constraint(
+                kind=Constraint.Kind.CANNOT_LINK,
+                researcher=source,
+                other_researcher=target,
+                event=event,
+            ),
+        ]
     )
     return event
 

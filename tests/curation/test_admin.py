@@ -191,3 +191,20 @@ def test_admin_queue_query_count_does_not_grow_with_rows(
         response = client.get(CHANGELIST)
     assert response.status_code == 200
     assert len(response.context["cl"].result_list) == 30
+
+
+def test_admin_review_page_explains_a_split(client, curator):
+    r = ResearcherFactory()
+    a = AuthorshipFactory(researcher=r)
+    p = Proposal.objects.create(
+        kind="split",
+        score=0.99,
+        model_version="test",
+        fingerprint="fp-split",
+        researcher=r,
+        evidence={"flag": "several ORCID iDs on one researcher"},
+    )
+    p.authorships.set([a])
+    client.force_login(curator)
+    text = client.get(reverse("admin:curation_proposal_change", args=[p.pk])).content
+    assert b"<th>flag</th><td>several ORCID iDs on one researcher</td>" in text

@@ -262,3 +262,63 @@ def test_matching_run_is_deterministic():
     Proposal.objects.all().delete()
     services.matching_run()
     assert proposed() == first
+
+
+ORCID_B = "0000-0001-5109-3700"
+
+
+def _two_orcid_researcher():
+    rows = [
+        _byline(("Jean-Pierre", "Serre", ORCID), categories=("math.AG",))[0],
+        _byline(("J.-P.", "Serre", ORCID), categories=("math.AG",))[0],
+        _byline(("Jean-Pierre", "Serre", ORCID_B), categories=("hep-th",))[0],
+    ]
+    return _researcher_with(rows, orcid=ORCID), rows
+
+
+def test_matching_run_proposes_split_of_a_researcher_with_two_orcids():
+    r, rows = _two_orcid_researcher()
+    services.matching_run()
+    split = Proposal.objects.get(kind="split")
+    assert split.researcher == r
+    assert list(split.authorships.all()) == [rows[2]]
+    assert split.status == "pending"  # never applied by the identifier policy
+    assert split.evidence["orcids"] == {ORCID: 2, ORCID_B: 1}
+
+
+def test_applied_split_survives_later_matching_runs():
+    r, rows = _two_orcid_researcher()
+    services.matching_run()
+    split = Proposal.objects.get(kind="split")
+    services.proposal_apply(proposal=split, actor=UserFactory())
+
+    split.refresh_from_db()
+    new = split.other_researcher
+    assert new.orcid == ORCID_B
+    rows[2].refresh_from_db()
+    assert rows[2].researcher_id == new.pk
+    assert Constraint.objects.filter(
+        kind="cannot_link", researcher=r, authorship=rows[2]
+    ).exists()
+    assert Constraint.objects.filter(
+        kind="cannot_link", researcher=r, other_researcher=new
+    ).exists()
+
+    services.matching_run()
+    services.matching_run()
+
+    assert not Proposal.objects.filter(kind="merge").exists()
+    assert not Proposal.objects.filter(status="pending").exists()
+    rows[2].refresh_from_db()
+    assert rows[2].researcher_id == new.pk
+
+
+def test_split_is_stale_when_its_authorship_moved_meanwhile():
+    r, rows = _two_orcid_researcher()
+    services.matching_run()
+    split = Proposal.objects.get(kind="split")
+    other = ResearcherFactory()
+    rows[2].researcher = other
+    rows[2].save()
+    with pytest.raises(services.ProposalStale, match="left researcher"):
+        services.proposal_apply(proposal=split, actor=UserFactory())

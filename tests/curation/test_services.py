@@ -194,3 +194,13 @@ def test_proposal_apply_new_names_the_created_researcher():
     p.refresh_from_db()
     a.refresh_from_db()
     assert p.researcher_id == a.researcher_id is not None
+
+
+def test_proposal_apply_split_never_empties_the_researcher():
+    r = ResearcherFactory()
+    rows = [AuthorshipFactory(researcher=r), AuthorshipFactory(researcher=r)]
+    p = _proposal("split", rows, r)
+    with pytest.raises(ProposalStale, match="every authorship of researcher"):
+        services.proposal_apply(proposal=p, actor=UserFactory())
+    assert Authorship.objects.filter(researcher=r).count() == 2
+    assert Researcher.objects.count() == 1
