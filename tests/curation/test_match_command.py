@@ -19,7 +19,8 @@ def test_match_command_proposes_and_prints_counts():
     out = io.StringIO()
     call_command("match", blocks=["mirzakhani m"], stdout=out)
     assert out.getvalue().strip() == (
-        "1 blocks with unassigned authorships; proposed 0 attach, 1 new, 0 merge; "
+        "1 blocks with unassigned authorships; proposed 0 attach, 1 new, 0 merge, "
+        "0 split; "
         "0 applied by the identifier policy"
     )
     assert list(Proposal.objects.values_list("kind", flat=True)) == ["new"]

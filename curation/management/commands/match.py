@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from curation.models import Proposal
 from curation.services import matching_run
 
 
@@ -27,7 +28,7 @@ class Command(BaseCommand):
         counts = matching_run(block_keys=options["blocks"])
         proposed = ", ".join(
             f"{counts.get(f'proposed_{kind}', 0)} {kind}"
-            for kind in ("attach", "new", "merge")
+            for kind in Proposal.Kind.values
         )
         self.stdout.write(
             f"{counts.get('blocks', 0)} blocks with unassigned authorships; proposed "

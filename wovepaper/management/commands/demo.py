@@ -79,7 +79,7 @@ class Command(BaseCommand):
             f"matching:     {matching.get('blocks', 0)} blocks; proposed "
             + ", ".join(
                 f"{matching.get(f'proposed_{kind}', 0)} {kind}"
-                for kind in ("attach", "new", "merge")
+                for kind in Proposal.Kind.values
             )
             + f"; {matching.get('auto_applied', 0)} applied by the identifier policy"
         )
