@@ -21,7 +21,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from curation import services
+from curation import selectors, services
 from curation.exceptions import CurationError
 from curation.models import Constraint, CurationEvent, Proposal
 
@@ -92,12 +92,15 @@ class ProposalAdmin(admin.ModelAdmin):
         "id",
         "kind",
         "status",
+        "impact",
         "score_shown",
         "subject",
         "block_key",
         "created",
     )
     list_filter = ("kind", "status", ScoreBandFilter)
+    # Annotated by selectors.proposal_queue: most papers first, then borderline.
+    ordering = ("-impact", "uncertainty", "id")
     search_fields = (
         "block_key",
         "authorships__raw_name",
@@ -105,7 +108,6 @@ class ProposalAdmin(admin.ModelAdmin):
         "authorships__paper__arxiv_id",
         "authorships__orcid",
     )
-    ordering = ("-score", "id")
     actions = ("approve_selected", "reject_selected")
     readonly_fields = (
         "kind",
@@ -127,12 +129,12 @@ class ProposalAdmin(admin.ModelAdmin):
     exclude = ("evidence", "authorships")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Proposal]:
-        return (
-            super()
-            .get_queryset(request)
-            .select_related("researcher", "other_researcher")
-            .prefetch_related("authorships")
-        )
+        # Not super(): its ordering names the annotations the selector adds.
+        return selectors.proposal_queue().prefetch_related("authorships")
+
+    @admin.display(description="papers", ordering="impact")
+    def impact(self, obj: Proposal) -> int:
+        return obj.impact
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

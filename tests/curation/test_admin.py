@@ -208,3 +208,18 @@ def test_admin_review_page_explains_a_split(client, curator):
     client.force_login(curator)
     text = client.get(reverse("admin:curation_proposal_change", args=[p.pk])).content
     assert b"<th>flag</th><td>several ORCID iDs on one researcher</td>" in text
+
+
+def test_admin_queue_puts_high_impact_then_borderline_first(client, curator):
+    r = ResearcherFactory()
+    sure = _attach(AuthorshipFactory(), r, score=0.99)
+    borderline = _attach(AuthorshipFactory(), ResearcherFactory(), score=0.62)
+    big = Proposal.objects.create(
+        kind="new", score=0.99, model_version="test", fingerprint="fp-big"
+    )
+    big.authorships.set([AuthorshipFactory(), AuthorshipFactory(), AuthorshipFactory()])
+    client.force_login(curator)
+    response = client.get(CHANGELIST)
+    ids = [p.pk for p in response.context["cl"].result_list]
+    assert ids == [big.pk, borderline.pk, sure.pk]
+    assert [p.impact for p in response.context["cl"].result_list] == [3, 1, 1]
