@@ -46,6 +46,6 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
         """The researcher's papers, newest first (cursor-paged)."""
         researcher = get_object_or_404(Researcher.objects.live(), pk=pk)
         queryset = selectors.researcher_papers(researcher=researcher)
-        self.paginator.ordering = ("-published", "-id")
+        self.paginator.ordering = ("-sort_date", "-id")
         page = self.paginate_queryset(queryset)
         return self.get_paginated_response(PaperRefSerializer(page, many=True).data)

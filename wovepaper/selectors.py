@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+from datetime import date
+
+from django.db.models import Count, Prefetch, Q, QuerySet, Value
+from django.db.models.functions import Coalesce
 
 from wovepaper.models import Authorship, Paper, Researcher
 
@@ -28,10 +31,20 @@ def researcher_list() -> QuerySet[Researcher]:
     )
 
 
+# Undated papers sort as the oldest: a cursor needs a value on every row.
+UNDATED = date(1, 1, 1)
+
+
 def researcher_papers(*, researcher: Researcher) -> QuerySet[Paper]:
-    """The visible papers applied to a researcher, newest first."""
+    """The visible papers applied to a researcher, newest first.
+
+    Returns:
+        Papers annotated with ``sort_date`` (``published``, or :data:`UNDATED`) and
+        ordered by ``-sort_date``, ``-id``: what cursor pagination pages on.
+    """
     return (
         Paper.objects.filter(hidden=False, authorships__researcher=researcher)
         .distinct()
-        .order_by("-published", "-id")
+        .annotate(sort_date=Coalesce("published", Value(UNDATED)))
+        .order_by("-sort_date", "-id")
     )

@@ -134,3 +134,16 @@ def test_api_papers_search_matches_title_and_author_names(api):
 def test_api_bad_parameters_answer_4xx_never_500(api, url, status):
     response = api.get(url)
     assert response.status_code == status
+
+
+def test_api_researcher_papers_pages_through_undated_papers(api):
+    r = ResearcherFactory()
+    for published in [None, "2020-01-01", "2021-01-01"]:
+        AuthorshipFactory(paper=PaperFactory(published=published), researcher=r)
+    url = f"/api/researchers/{r.pk}/papers/?page_size=1"
+    seen = []
+    while url:
+        body = api.get(url).json()
+        seen += [p["published"] for p in body["results"]]
+        url = body["next"]
+    assert seen == ["2021-01-01", "2020-01-01", None]
