@@ -16,6 +16,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
@@ -386,6 +387,35 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
             except CurationError as exc:
                 logger.info("auto-apply skipped: %s", exc)
     return dict(counts)
+
+
+def matching_lock_key(block_keys: list[str] | None) -> str:
+    """The cache key that guards matching of these blocks (None: every block)."""
+    scope = "all" if block_keys is None else "|".join(sorted(block_keys))
+    return "matching-lock:" + hashlib.sha256(scope.encode()).hexdigest()[:32]
+
+
+def matching_run_exclusive(*, block_keys: list[str] | None = None) -> dict[str, int]:
+    """:func:`matching_run`, but never two over the same blocks at once.
+
+    A cache lock (Redis in production) held for at most
+    ``CURATION_MATCHING_LOCK_SECONDS`` makes a second run over the same blocks
+    return at once; matching is idempotent, so the next run picks up whatever it
+    would have done.
+
+    Args:
+        block_keys: as for :func:`matching_run`.
+
+    Returns:
+        The counts of :func:`matching_run`, or ``{"skipped": 1}``.
+    """
+    key = matching_lock_key(block_keys)
+    if not cache.add(key, "1", timeout=settings.CURATION_MATCHING_LOCK_SECONDS):
+        return {"skipped": 1}
+    try:
+        return matching_run(block_keys=block_keys)
+    finally:
+        cache.delete(key)
 
 
 # --- deciding ------------------------------------------------------------

@@ -51,6 +51,11 @@ from harvest.records import (
 SOURCE = "arxiv"
 # arXiv's OAI-PMH identifiers: "oai:arXiv.org:<id>" (no version).
 OAI_ID_PREFIX = "oai:arXiv.org:"
+# An abstract page URL, as Atom <id> and oai_dc <dc:identifier> print it.
+ABS_URL_RE = re.compile(r"^https?://(?:export\.)?arxiv\.org/abs/(?P<id>\S+)$", re.I)
+# "Teresa Maria Montaruli for the IceCube Collaboration", "Sinya for JLQCD
+# Collaboration": a person writing for a collaboration.
+_FOR_RE = re.compile(r"\s+(?:for|on\s+behalf\s+of)\s+(?:the\s+)?", re.IGNORECASE)
 
 # Source: arXiv identifier scheme (https://info.arxiv.org/help/arxiv_identifier.html):
 # YYMM.NNNN(N) since 2007, archive[.SC]/YYMMNNN before; archive names are short
@@ -387,6 +392,19 @@ def split_arxiv_id(text: str, where: str) -> tuple[str, int | None]:
         raise RecordError(f"{where}: unreadable arXiv id {text!r}")
     version = match.group("version")
     return match.group("id"), int(version) if version else None
+
+
+def split_for_collaboration(full: str) -> tuple[str, str]:
+    """``"Dipanwita Dutta for the CMS Collaboration"`` -> ``(person, collaboration)``.
+
+    Returns:
+        ``("Dipanwita Dutta", "CMS Collaboration")``; ``("", full)`` when the text
+        has no ``for`` / ``on behalf of`` after a name.
+    """
+    match = _FOR_RE.search(full)
+    if not match or not match.start():
+        return "", full
+    return full[: match.start()], full[match.end() :]
 
 
 def clean_affiliation(text: str) -> str:

@@ -47,6 +47,7 @@ from harvest.records import (
     file_locator,
 )
 from harvest.sources.arxiv_abs import (
+    ABS_URL_RE,
     SOURCE,
     clean_abstract,
     clean_affiliation,
@@ -73,7 +74,6 @@ API_URL_MARK = "arxiv.org/api/"
 _ATOM = f"{{{ATOM_NS}}}"
 _ARXIV = f"{{{ARXIV_NS}}}"
 _HEAD_BYTES = 2048
-_ABS_URL_RE = re.compile(r"^https?://(?:export\.)?arxiv\.org/abs/(?P<id>\S+)$", re.I)
 _ERROR_URL_RE = re.compile(r"^https?://(?:export\.)?arxiv\.org/api/errors", re.I)
 _FOR_THE_RE = re.compile(r"^(?:for|on\s+behalf\s+of)\s", re.IGNORECASE)
 
@@ -154,7 +154,7 @@ def read_atom_file(path: Path, root: Path | None = None) -> Iterator[RawItem]:
 
 def _fragment_id(fragment: str) -> str | None:
     match = re.search(r"<id>\s*([^<]*?)\s*</id>", fragment)
-    found = _ABS_URL_RE.match(match.group(1)) if match else None
+    found = ABS_URL_RE.match(match.group(1)) if match else None
     return found.group("id") if found else None
 
 
@@ -211,7 +211,7 @@ def split_atom_feed(
         raise RecordError(f"{locator}: arXiv API error (HTTP {status})")
     for index, entry in enumerate(entries):
         item_locator = f"{locator}#entry-{index}"
-        match = _ABS_URL_RE.match(_text(entry.find(f"{_ATOM}id")))
+        match = ABS_URL_RE.match(_text(entry.find(f"{_ATOM}id")))
         yield RawItem(
             external_id=match.group("id") if match else item_locator,
             payload=etree.tostring(entry, encoding="unicode"),
@@ -268,7 +268,7 @@ def parse_atom_entry(item: RawItem) -> PaperRecord:
     raw_id = _text(entry.find(f"{_ATOM}id"))
     if not raw_id:
         raise RecordError(f"{where}: no <id>")
-    match = _ABS_URL_RE.match(raw_id)
+    match = ABS_URL_RE.match(raw_id)
     if not match:
         raise RecordError(f"{where}: <id> is not an arXiv abstract URL: {raw_id!r}")
     versioned_id = match.group("id")

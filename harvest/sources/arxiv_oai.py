@@ -56,6 +56,7 @@ from harvest.sources.arxiv_abs import (
     normalise_space,
     person_author,
     split_arxiv_id,
+    split_for_collaboration,
 )
 from harvest.sources.arxiv_oai_dc import is_oai_dc, parse_oai_dc
 from harvest.sources.safe_xml import (
@@ -68,9 +69,6 @@ from harvest.sources.safe_xml import element_text as _text
 OAI_NS = "http://www.openarchives.org/OAI/2.0/"
 ARXIV_NS = "http://arxiv.org/OAI/arXiv/"
 
-# "Teresa Maria Montaruli for the IceCube Collaboration", "Dipanwita Dutta for the
-# CMS Collaboration", "Sinya for JLQCD Collaboration".
-_FOR_RE = re.compile(r"\s+(?:for|on\s+behalf\s+of)\s+(?:the\s+)?", re.IGNORECASE)
 _COLLAB_WORD_RE = re.compile(r"\b(?:collaborations?|consortium|consortia)\b", re.I)
 _PLURAL_COLLAB_RE = re.compile(r"\b(?:collaborations|consortia)\s*$", re.IGNORECASE)
 _COLLAB_KEYNAME_RE = re.compile(
@@ -387,7 +385,7 @@ def _authors(authors: etree._Element | None) -> list[AuthorRecord]:
             slots.append(record)
 
     for entry in entries:
-        person, collaboration = _split_for(entry.full)
+        person, collaboration = split_for_collaboration(entry.full)
         if person:
             slots.append(person_author(person, entry.affiliations))
             add_collaboration(collaboration)
@@ -408,19 +406,6 @@ def _names_collaboration(entry: _Entry) -> bool:
         or _COLLAB_KEYNAME_RE.fullmatch(entry.keyname)
         or (not entry.forenames and is_collaboration(latex_to_unicode(entry.keyname)))
     )
-
-
-def _split_for(full: str) -> tuple[str, str]:
-    """``"Dipanwita Dutta for the CMS Collaboration"`` -> ``(person, collaboration)``.
-
-    Returns:
-        ``("Dipanwita Dutta", "CMS Collaboration")``; ``("", full)`` when the text
-        has no ``for`` / ``on behalf of`` after a name.
-    """
-    match = _FOR_RE.search(full)
-    if not match or not match.start():
-        return "", full
-    return full[: match.start()], full[match.end() :]
 
 
 def _oai_person(entry: _Entry) -> AuthorRecord:

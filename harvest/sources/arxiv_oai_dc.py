@@ -39,6 +39,7 @@ from harvest.records import (
     VersionRecord,
 )
 from harvest.sources.arxiv_abs import (
+    ABS_URL_RE,
     OAI_ID_PREFIX,
     SOURCE,
     clean_abstract,
@@ -48,17 +49,15 @@ from harvest.sources.arxiv_abs import (
     normalise_space,
     person_author,
     split_arxiv_id,
+    split_for_collaboration,
 )
 
 OAI_DC_NS = "http://www.openarchives.org/OAI/2.0/oai_dc/"
 DC_NS = "http://purl.org/dc/elements/1.1/"
 
-_ABS_URL_RE = re.compile(r"^https?://(?:export\.)?arxiv\.org/abs/(\S+)$", re.I)
 _DOI_RE = re.compile(r"^(?:doi:|https?://(?:dx\.)?doi\.org/|10\.)", re.I)
 _URL_RE = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
 _COMMENT_RE = re.compile(r"^\s*Comments?:\s*", re.I)
-# "Dipanwita Dutta for the CMS Collaboration": a person writing for a collaboration.
-_FOR_RE = re.compile(r"\s+(?:for|on\s+behalf\s+of)\s+(?:the\s+)?", re.I)
 
 
 def is_oai_dc(element: etree._Element | None) -> bool:
@@ -189,7 +188,7 @@ def _arxiv_id(identifier: str, identifiers: list[str], where: str) -> str:
         from_header, _ = split_arxiv_id(identifier.removeprefix(OAI_ID_PREFIX), where)
     from_url = ""
     for text in identifiers:
-        if match := _ABS_URL_RE.match(text):
+        if match := ABS_URL_RE.match(text):
             from_url, _ = split_arxiv_id(match.group(1), where)
             break
     if from_header and from_url and from_header != from_url:
@@ -231,12 +230,10 @@ def _authors(creators: list[str]) -> list[AuthorRecord]:
         # arXiv prints "keyname, forenames": "Collaboration, for the DES".
         keyname, comma, forenames = text.partition(",")
         name = normalise_space(f"{forenames} {keyname}") if comma else text
-        match = _FOR_RE.search(name)
-        if match and match.start():
-            slots.append(person_author(name[: match.start()]))
-            add_collaboration(name[match.end() :])
-        else:
-            add_collaboration(name)
+        person, collaboration = split_for_collaboration(name)
+        if person:
+            slots.append(person_author(person))
+        add_collaboration(collaboration)
     return slots
 
 

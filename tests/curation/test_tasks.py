@@ -6,7 +6,8 @@ import pytest
 from django.core.cache import cache
 
 from curation.models import Proposal
-from curation.tasks import _lock_key, matching_run_task
+from curation.services import matching_lock_key
+from curation.tasks import matching_run_task
 from harvest.tasks import harvest_arxiv_files_task
 from tests.factories import AuthorshipFactory
 from wovepaper.celery import app
@@ -37,7 +38,7 @@ def test_harvest_task_without_matching_queues_nothing(arxiv_dir):
 
 def test_matching_task_skips_while_another_run_holds_the_lock():
     AuthorshipFactory()
-    key = _lock_key(None)
+    key = matching_lock_key(None)
     cache.add(key, "1", timeout=60)
     try:
         assert matching_run_task.delay().get() == {"skipped": 1}

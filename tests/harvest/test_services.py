@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from harvest import services
-from harvest.models import HarvestRun, RawRecord
+from harvest.models import RawRecord
 from harvest.records import AuthorRecord, PaperRecord
 from wovepaper.models import Paper
 
@@ -46,17 +46,24 @@ def test_harvest_truncated_xml_file_is_reported_and_others_land(arxiv_dir, tmp_p
 
 def test_harvest_resumes_from_cursor_without_duplicates(arxiv_dir):
     root = arxiv_dir / "hepcrawl_oai"
+    files = services.arxiv_files(root)
     run = services.harvest_run_start(source="arxiv", params={"root": str(root)})
-    run.cursor = "5"
+    run.cursor = "5"  # as a run killed after its fifth file left it
     run.save()
+
     services.harvest_arxiv_files(root=root, run=run)
-    partial = Paper.objects.count()
-    full = services.harvest_arxiv_files(root=root)
-    assert full.papers_unchanged > 0
-    assert Paper.objects.count() >= partial
-    assert HarvestRun.objects.get(pk=run.pk).cursor == str(
-        len(services.arxiv_files(root))
-    )
+
+    read = {r.locator.split("#")[0] for r in RawRecord.objects.all()}
+    assert read == {f"arxiv/hepcrawl_oai/{p.name}" for p in files[5:]}
+    run.refresh_from_db()
+    assert run.cursor == str(len(files))
+    assert run.status == "finished"
+
+    services.harvest_arxiv_files(root=root)
+
+    # Everything once: 30 records in 15 files, 19 distinct arXiv ids.
+    assert RawRecord.objects.count() == 30
+    assert Paper.objects.count() == 19
 
 
 def _record(**kwargs):
