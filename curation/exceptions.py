@@ -31,3 +31,66 @@ class ResearcherLocked(CurationError):
 
 class IllegalTransition(CurationError):
     """A status change not in :data:`curation.services.TRANSITIONS`."""
+
+
+GONE = "researcher {pk} was {how}; act on researcher {target} instead"
+NOT_FOUND = "researcher {pk} does not exist"
+CHANGED = "researcher {pk} changed since you opened it ({field}); reload and try again"
+IDENTIFIER_TAKEN = "{field} {value} already belongs to researcher {other}"
+IDENTIFIERS_DIFFER = (
+    "researchers {a} and {b} have different {field} values ({va}, {vb}): "
+    "a merge would lose one; remove the wrong one first"
+)
+MERGE_NEEDS_TWO = "a merge needs at least two different researchers, got {ids}"
+NOT_ON_RESEARCHER = "authorships {ids} are not on researcher {pk} (any more)"
+SPLIT_EMPTY = "a split needs at least one authorship to move"
+SPLIT_ALL = (
+    "a split would move every authorship of researcher {pk}; rename it, or move "
+    "authorships to another researcher, instead"
+)
+SAME_RESEARCHER = "authorship {a} is already on researcher {pk}"
+NOT_ASSIGNED = "authorship {a} is not assigned to any researcher"
+ALREADY = "researcher {pk} is already {state}"
+INVALID = "researcher {pk}: {problem}"
+NOTHING_TO_UNDO = "event {pk} ({kind}) changed nothing that can be undone"
+ALREADY_UNDONE = "event {pk} was already undone by event {by}; undo that one instead"
+UNDO_MOVED = (
+    "cannot undo event {pk}: authorship {a} is now on researcher {now}, not {then}; "
+    "a later change moved it, undo that change first"
+)
+UNDO_FIELD = (
+    "cannot undo event {pk}: researcher {r} {field} is now {now!r}, not {then!r}; "
+    "a later change altered it, undo that change first"
+)
+CLAIM_NOT_PENDING = "claim {pk} is {status}, not pending: it was decided already"
+CLAIM_TAKEN = "researcher {pk} is already claimed by another user"
+CLAIM_ORCID = "claim {pk}: the researcher's ORCID iD is {have}, the claim gives {given}"
+CLAIM_DUPLICATE = "you already have a pending claim on researcher {pk}"
+
+
+class ResearcherGone(CurationError):
+    """The researcher was merged into another, or retired by an undo."""
+
+
+class ResearcherConflict(CurationError):
+    """The change would break an identity rule (a taken or contradicting iD)."""
+
+
+class ResearcherChanged(CurationError):
+    """Someone changed the researcher since the curator loaded the form."""
+
+
+class InvalidChange(CurationError):
+    """The change itself is malformed (no authorships, an invalid iD, ...)."""
+
+
+class UndoConflict(CurationError):
+    """A later change touched what the event changed: undo that one first."""
+
+
+class NothingToUndo(CurationError):
+    """The event moved nothing (a rejection) or was undone already."""
+
+
+class ClaimError(CurationError):
+    """A claim cannot be submitted or decided as asked."""

@@ -74,6 +74,11 @@ class Proposal(models.Model):
         related_name="+",
     )
     reason = models.TextField(blank=True)
+    researcher_revisions = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="{researcher id: revision} when proposed; a change makes it stale.",
+    )
 
     class Meta:
         ordering = ["-score", "id"]
@@ -127,6 +132,9 @@ class Constraint(models.Model):
     event = models.ForeignKey(
         "curation.CurationEvent", on_delete=models.PROTECT, related_name="constraints"
     )
+    active = models.BooleanField(
+        default=True, help_text="False once the event that made it was undone."
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -140,16 +148,38 @@ class Constraint(models.Model):
 class CurationEvent(models.Model):
     """Append-only audit row: one per applied change or decision.
 
-    ``moves`` lists every authorship the change moved as
-    ``[{"authorship": id, "before": researcher_id | None, "after": researcher_id}]``
-    so the change can be undone exactly. ``actor`` is None for automation (the
-    identifier policy).
+    An event holds everything needed to undo it exactly:
+
+    - ``moves``: every authorship it moved,
+      ``[{"authorship": id, "before": researcher_id | None, "after": researcher_id
+      | None}]``;
+    - ``fields``: every researcher field it changed,
+      ``{"<researcher id>": {"<field>": [before, after]}}`` (a researcher the event
+      created shows ``"retired": [true, false]``);
+    - ``constraints_on`` / ``constraints_off``: ids of the constraints it made
+      active or inactive.
+
+    Undo writes a new ``undone`` event with the inverse of all four (``undoes``
+    names the original), so an undo is itself undoable. ``batch`` links the events of
+    one bulk admin action to that action's ``batch`` row. ``actor`` is None for
+    automation (the identifier policy).
     """
 
     class Kind(models.TextChoices):
         PROPOSAL_APPLIED = "proposal_applied", "proposal applied"
         PROPOSAL_REJECTED = "proposal_rejected", "proposal rejected"
         PROPOSAL_STALE = "proposal_stale", "proposal stale"
+        MERGED = "merged", "researchers merged"
+        SPLIT = "split", "researcher split"
+        MOVED = "moved", "authorship moved"
+        DETACHED = "detached", "authorship detached"
+        LOCKED = "locked", "researcher locked"
+        UNLOCKED = "unlocked", "researcher unlocked"
+        EDITED = "edited", "researcher edited"
+        UNDONE = "undone", "event undone"
+        BATCH = "batch", "bulk action"
+        CLAIM_APPROVED = "claim_approved", "claim approved"
+        CLAIM_REJECTED = "claim_rejected", "claim rejected"
 
     kind = models.CharField(max_length=32, choices=Kind.choices)
     actor = models.ForeignKey(
@@ -162,16 +192,90 @@ class CurationEvent(models.Model):
     proposal = models.ForeignKey(
         Proposal, null=True, blank=True, on_delete=models.PROTECT, related_name="events"
     )
+    undoes = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="undone_by",
+    )
+    batch = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="batch_events",
+    )
     researchers = models.JSONField(default=list, help_text="Researcher ids touched.")
     moves = models.JSONField(default=list, blank=True)
+    fields = models.JSONField(default=dict, blank=True)
+    constraints_on = models.JSONField(default=list, blank=True)
+    constraints_off = models.JSONField(default=list, blank=True)
     extra = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created", "-id"]
+        permissions = [("undo_curationevent", "Can undo a curation event")]
 
     def __str__(self) -> str:
-        return f"{self.kind} #{self.pk}"
+        return f"{self.get_kind_display()} #{self.pk}"
+
+    @property
+    def changes_state(self) -> bool:
+        """Whether undoing it would change anything (moves, fields or constraints)."""
+        return bool(
+            self.moves or self.fields or self.constraints_on or self.constraints_off
+        )
+
+
+class ClaimRequest(models.Model):
+    """A signed-in user asks to be recognised as a researcher, with their ORCID iD.
+
+    A curator approves (the user becomes ``claimed_by`` and the profile is locked)
+    or rejects it.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        APPROVED = "approved", "approved"
+        REJECTED = "rejected", "rejected"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="claims"
+    )
+    researcher = models.ForeignKey(
+        "wovepaper.Researcher", on_delete=models.PROTECT, related_name="claims"
+    )
+    orcid = models.CharField(max_length=19)
+    message = models.TextField(blank=True)
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        permissions = [("decide_claimrequest", "Can approve or reject claims")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "researcher"],
+                condition=models.Q(status="pending"),
+                name="claim_one_pending_per_user_researcher",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"claim #{self.pk} of researcher {self.researcher_id} ({self.status})"
 
 
 class MatcherModel(models.Model):

@@ -196,13 +196,43 @@ def cannot_links(researcher_ids: Iterable[int]) -> set[tuple[str, int, int]]:
     out: set[tuple[str, int, int]] = set()
     for chunk in _chunks(sorted(set(researcher_ids))):
         for c in Constraint.objects.filter(
-            kind=Constraint.Kind.CANNOT_LINK, researcher_id__in=chunk
+            kind=Constraint.Kind.CANNOT_LINK, researcher_id__in=chunk, active=True
         ):
             if c.authorship_id:
                 out.add(("a", c.authorship_id, c.researcher_id))
             elif c.other_researcher_id:
                 lo, hi = sorted((c.researcher_id, c.other_researcher_id))
                 out.add(("r", lo, hi))
+    return out
+
+
+def must_links(researcher_ids: Iterable[int]) -> set[tuple[int, int]]:
+    """Active must-link constraints of these researchers.
+
+    Returns:
+        ``{(authorship_id, researcher_id)}``: a curator said the authorship is
+        that researcher's, so no split proposal may move it off.
+    """
+    out: set[tuple[int, int]] = set()
+    for chunk in _chunks(sorted(set(researcher_ids))):
+        out.update(
+            Constraint.objects.filter(
+                kind=Constraint.Kind.MUST_LINK,
+                researcher_id__in=chunk,
+                active=True,
+                authorship__isnull=False,
+            ).values_list("authorship_id", "researcher_id")
+        )
+    return out
+
+
+def researcher_revisions(researcher_ids: Iterable[int]) -> dict[int, int]:
+    """``{researcher id: revision}`` now, for proposals to record what they saw."""
+    out: dict[int, int] = {}
+    for chunk in _chunks(sorted(set(researcher_ids))):
+        out.update(
+            Researcher.objects.filter(pk__in=chunk).values_list("pk", "revision")
+        )
     return out
 
 
@@ -231,7 +261,9 @@ def orcid_conflicts(block_keys: Iterable[str] | None = None) -> list[OrcidConfli
         finds them, one more reads their authorships.
     """
     candidates = (
-        Authorship.objects.filter(researcher__merged_into__isnull=True)
+        Authorship.objects.filter(
+            researcher__merged_into__isnull=True, researcher__retired=False
+        )
         .exclude(orcid="")
         .values("researcher_id")
         .annotate(n=Count("orcid", distinct=True))
@@ -308,14 +340,18 @@ def active_weights() -> scoring.Weights:
 
 
 def known_fingerprints(fingerprints: Iterable[str]) -> set[str]:
-    """The fingerprints among these that are pending or were rejected."""
+    """The fingerprints among these that are pending, rejected or reverted."""
     found: set[str] = set()
     fps = sorted(set(fingerprints))
     for start in range(0, len(fps), CHUNK):
         found.update(
             Proposal.objects.filter(
                 fingerprint__in=fps[start : start + CHUNK],
-                status__in=[Proposal.Status.PENDING, Proposal.Status.REJECTED],
+                status__in=[
+                    Proposal.Status.PENDING,
+                    Proposal.Status.REJECTED,
+                    Proposal.Status.REVERTED,
+                ],
             ).values_list("fingerprint", flat=True)
         )
     return found

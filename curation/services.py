@@ -20,7 +20,8 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from curation import names, selectors
+from curation import edits, names, selectors
+from curation.changes import Change
 from curation.exceptions import (
     CONFLICT,
     ILLEGAL_TRANSITION,
@@ -52,7 +53,7 @@ TRANSITIONS: dict[str, set[str]] = {
     S.APPROVED: {S.APPLIED, S.STALE, S.FAILED},
     S.APPLIED: {S.REVERTED},
     S.REJECTED: set(),
-    S.REVERTED: set(),
+    S.REVERTED: {S.APPLIED},
     S.STALE: set(),
     S.FAILED: set(),
 }
@@ -206,15 +207,19 @@ def _propose_splits(
     mistake, so this is never applied by the identifier policy.
     """
     drafts = []
+    curated = selectors.must_links(c.researcher_id for c in conflicts)
     for conflict in conflicts:
-        groups = conflict.by_orcid
+        groups = {
+            orcid: [a for a in ids if (a, conflict.researcher_id) not in curated]
+            for orcid, ids in conflict.by_orcid.items()
+        }
         keep = (
             conflict.orcid
             if conflict.orcid in groups
             else max(groups, key=lambda o: (len(groups[o]), o))
         )
         for orcid, ids in sorted(groups.items()):
-            if orcid == keep:
+            if orcid == keep or not ids:
                 continue
             drafts.append(
                 _Draft(
@@ -289,6 +294,9 @@ def _save_drafts(drafts: list[_Draft], weights: scoring.Weights) -> list[Proposa
         if fp not in known:
             fresh.setdefault(fp, draft)
     items = list(fresh.items())
+    revisions = selectors.researcher_revisions(
+        r for _, d in items for r in (d.researcher_id, d.other_researcher_id) if r
+    )
     saved: list[Proposal] = []
     through = Proposal.authorships.through
     for start in range(0, len(items), SAVE_BATCH):
@@ -306,6 +314,11 @@ def _save_drafts(drafts: list[_Draft], weights: scoring.Weights) -> list[Proposa
                     identifier_proven=d.identifier_proven,
                     researcher_id=d.researcher_id,
                     other_researcher_id=d.other_researcher_id,
+                    researcher_revisions={
+                        str(r): revisions[r]
+                        for r in (d.researcher_id, d.other_researcher_id)
+                        if r in revisions
+                    },
                 )
                 for fp, d in batch
             )
@@ -427,10 +440,21 @@ def _transition(
     new: str,
     actor: AbstractBaseUser | None,
     event_kind: str,
-    researchers: list[int] | None = None,
-    moves: list[dict] | None = None,
+    change: Change | None = None,
+    batch: CurationEvent | None = None,
     extra: dict | None = None,
 ) -> CurationEvent:
+    """Move a proposal's status by compare-and-swap and write its event.
+
+    Args:
+        change: the state change that goes with it (moves, fields, constraints),
+            written into the same event.
+        batch: the bulk action's ``batch`` event, if any.
+
+    Raises:
+        IllegalTransition: ``new`` is not allowed from the current status.
+        ProposalConflict: the status changed under us.
+    """
     old = proposal.status
     if new not in TRANSITIONS[old]:
         raise IllegalTransition(
@@ -446,13 +470,14 @@ def _transition(
     if changed != 1:
         raise ProposalConflict(CONFLICT.format(pk=proposal.pk))
     proposal.status, proposal.decided_at, proposal.decided_by = new, now, actor
-    return CurationEvent.objects.create(
+    return (change or Change(actor=actor)).commit(
         kind=event_kind,
-        actor=actor,
         proposal=proposal,
-        researchers=researchers or [],
-        moves=moves or [],
-        extra=extra or {},
+        batch=batch,
+        researchers=[
+            r for r in (proposal.researcher_id, proposal.other_researcher_id) if r
+        ],
+        extra=extra,
     )
 
 
@@ -463,198 +488,129 @@ def _lock_proposal(proposal: Proposal) -> Proposal:
     return locked
 
 
-def _lock_researchers(ids: list[int]) -> dict[int, Researcher]:
-    return {
-        r.pk: r
-        for r in Researcher.objects.select_for_update()
-        .filter(pk__in=ids)
-        .order_by("pk")
-    }
-
-
-def _assign(authorships: list[Authorship], researcher: Researcher) -> list[dict]:
-    moves = [
-        {"authorship": a.pk, "before": a.researcher_id, "after": researcher.pk}
-        for a in authorships
-    ]
-    for a in authorships:
-        changed = Authorship.objects.filter(pk=a.pk, researcher=a.researcher_id).update(
-            researcher=researcher
-        )
-        if changed != 1:
-            raise ProposalConflict(CONFLICT.format(pk=a.pk))
-    variants = list(researcher.name_variants)
-    for a in authorships:
-        if a.raw_name not in variants:
-            variants.append(a.raw_name)
-    researcher.name_variants = variants
-    researcher.save(update_fields=["name_variants", "modified"])
-    return moves
-
-
-def _display_name(authorships: list[Authorship]) -> tuple[str, str, str]:
-    best = max(authorships, key=lambda a: (len(a.given_name.replace(".", "")), -a.pk))
-    display = f"{best.given_name} {best.family_name}".strip() or best.raw_name
-    return display, best.given_name, best.family_name
-
-
-def _apply(proposal: Proposal, actor: AbstractBaseUser | None) -> CurationEvent | str:
-    """Apply a locked proposal; return its event, or the reason it is stale."""
-    authorships = list(
-        Authorship.objects.select_for_update().filter(proposals=proposal).order_by("pk")
-    )
-    ids = [r for r in (proposal.researcher_id, proposal.other_researcher_id) if r]
-    researchers = _lock_researchers(ids)
+def _stale_reason(
+    proposal: Proposal, researchers: dict[int, Researcher], authorships: list
+) -> str:
+    """Why the proposal no longer fits the state it was made on, or ""."""
     for r in researchers.values():
         if r.merged_into_id:
             return f"researcher {r.pk} was merged into {r.merged_into_id}"
-        if actor is None and r.locked:
-            raise ResearcherLocked(LOCKED.format(pk=r.pk))
+        if r.retired:
+            return f"researcher {r.pk} was retired by an undo"
+    if proposal.kind in (Proposal.Kind.MERGE, Proposal.Kind.SPLIT):
+        for pk, seen in sorted(proposal.researcher_revisions.items()):
+            now = researchers[int(pk)].revision if int(pk) in researchers else None
+            if now is not None and now != seen:
+                return (
+                    f"researcher {pk} changed since the proposal was made "
+                    f"(revision {seen} -> {now})"
+                )
     if proposal.kind in (Proposal.Kind.ATTACH, Proposal.Kind.NEW):
+        if not authorships:
+            return "its authorships no longer exist"
         taken = [a.pk for a in authorships if a.researcher_id is not None]
         if taken:
             return f"authorships {taken} were assigned meanwhile"
+    if proposal.kind == Proposal.Kind.SPLIT:
+        source = proposal.researcher_id
+        elsewhere = [a.pk for a in authorships if a.researcher_id != source]
         if not authorships:
             return "its authorships no longer exist"
+        if elsewhere:
+            return f"authorships {elsewhere} left researcher {source} meanwhile"
+        if (
+            not Authorship.objects.filter(researcher_id=source)
+            .exclude(pk__in=[a.pk for a in authorships])
+            .exists()
+        ):
+            return f"it would move every authorship of researcher {source}"
+    return ""
 
+
+def _apply(
+    proposal: Proposal,
+    actor: AbstractBaseUser | None,
+    *,
+    batch: CurationEvent | None = None,
+    split_ids: list[int] | None = None,
+) -> CurationEvent | str:
+    """Apply a locked proposal; return its event, or the reason it is stale."""
+    change = Change(actor=actor)
+    ids = [r for r in (proposal.researcher_id, proposal.other_researcher_id) if r]
+    researchers = change.lock(ids, live=False)
+    authorships = list(
+        Authorship.objects.select_for_update().filter(proposals=proposal).order_by("pk")
+    )
+    reason = _stale_reason(proposal, researchers, authorships)
+    if reason:
+        return reason
+    if actor is None:
+        for r in researchers.values():
+            if r.locked:
+                raise ResearcherLocked(LOCKED.format(pk=r.pk))
+    must: list[tuple[Researcher, list[Authorship]]] = []
     if proposal.kind == Proposal.Kind.SPLIT:
-        return _apply_split(proposal, actor, authorships, researchers)
+        source = researchers[proposal.researcher_id]
+        if split_ids is not None:
+            authorships = list(
+                Authorship.objects.select_for_update()
+                .filter(pk__in=split_ids)
+                .order_by("pk")
+            )
+        target = edits.split_off(change, source, authorships)
+        # The proposal names the researcher it created, for the review page.
+        Proposal.objects.filter(pk=proposal.pk).update(other_researcher=target)
+        proposal.other_researcher = target
+        return _transition(
+            proposal=proposal,
+            new=S.APPLIED,
+            actor=actor,
+            event_kind=CurationEvent.Kind.PROPOSAL_APPLIED,
+            change=change,
+            batch=batch,
+            extra={"moved": [a.pk for a in authorships]} if split_ids else None,
+        )
     if proposal.kind == Proposal.Kind.ATTACH:
         target = researchers[proposal.researcher_id]
-        moves = _assign(authorships, target)
-        touched = [target.pk]
+        change.move(authorships, target)
+        must.append((target, authorships))
     elif proposal.kind == Proposal.Kind.NEW:
-        display, given, family = _display_name(authorships)
+        display, given, family = edits.display_name_of(authorships)
         orcids = {a.orcid for a in authorships if a.orcid}
         orcid = orcids.pop() if len(orcids) == 1 else None
         if orcid and Researcher.objects.filter(orcid=orcid).exists():
             return f"ORCID {orcid} already belongs to another researcher"
-        target = Researcher.objects.create(
+        target = change.create_researcher(
             display_name=display, block_key=names.block_key(given, family), orcid=orcid
         )
-        # The proposal names the researcher it created, for the review page and undo.
         Proposal.objects.filter(pk=proposal.pk).update(researcher=target)
         proposal.researcher = target
-        moves = _assign(authorships, target)
-        touched = [target.pk]
+        change.move(authorships, target)
+        must.append((target, authorships))
     else:
         survivor = researchers[min(ids)]
-        loser = researchers[max(ids)]
-        moved = list(Authorship.objects.select_for_update().filter(researcher=loser))
-        moves = _assign(moved, survivor)
-        for field in ("orcid", "s2_author_id", "openalex_author_id"):
-            if not getattr(survivor, field) and getattr(loser, field):
-                value = getattr(loser, field)
-                setattr(loser, field, None)
-                loser.save(update_fields=[field])
-                setattr(survivor, field, value)
-        survivor.name_variants = list(
-            dict.fromkeys([*survivor.name_variants, *loser.name_variants])
-        )
-        survivor.save()
-        if (
-            Researcher.objects.filter(pk=loser.pk, merged_into__isnull=True).update(
-                merged_into=survivor
-            )
-            != 1
-        ):
-            raise ProposalConflict(CONFLICT.format(pk=proposal.pk))
-        target = survivor
-        touched = [survivor.pk, loser.pk]
-
-    event = _transition(
+        moved = edits.merge_into(change, survivor, [researchers[max(ids)]])
+        must.append((survivor, moved))
+    for target, moved in must:
+        for a in moved:
+            change.constrain(Constraint.Kind.MUST_LINK, target, authorship=a)
+    return _transition(
         proposal=proposal,
         new=S.APPLIED,
         actor=actor,
         event_kind=CurationEvent.Kind.PROPOSAL_APPLIED,
-        researchers=touched,
-        moves=moves,
+        change=change,
+        batch=batch,
     )
-    Constraint.objects.bulk_create(
-        Constraint(
-            kind=Constraint.Kind.MUST_LINK,
-            researcher=target,
-            authorship_id=m["authorship"],
-            event=event,
-        )
-        for m in moves
-    )
-    return event
 
 
-def _apply_split(
+def proposal_apply(
+    *,
     proposal: Proposal,
     actor: AbstractBaseUser | None,
-    authorships: list[Authorship],
-    researchers: dict[int, Researcher],
-) -> CurationEvent | str:
-    """Move a split's authorships to a new researcher; forbid undoing it.
-
-    The moved authorships get must-link to the new researcher and cannot-link to
-    the old one, and the two researchers a cannot-link, so no later matching run
-    attaches them back or proposes merging the two.
-    """
-    source = researchers[proposal.researcher_id]
-    moving = {a.pk for a in authorships}
-    if not moving:
-        return "its authorships no longer exist"
-    elsewhere = [a.pk for a in authorships if a.researcher_id != source.pk]
-    if elsewhere:
-        return f"authorships {elsewhere} left researcher {source.pk} meanwhile"
-    if not Authorship.objects.filter(researcher=source).exclude(pk__in=moving).exists():
-        return f"it would move every authorship of researcher {source.pk}"
-    display, given, family = _display_name(authorships)
-    orcids = {a.orcid for a in authorships if a.orcid}
-    orcid = orcids.pop() if len(orcids) == 1 else None
-    if orcid and Researcher.objects.filter(orcid=orcid).exists():
-        orcid = None  # the source keeps its own iD; a taken one stays where it is
-    target = Researcher.objects.create(
-        display_name=display, block_key=names.block_key(given, family), orcid=orcid
-    )
-    Proposal.objects.filter(pk=proposal.pk).update(other_researcher=target)
-    proposal.other_researcher = target
-    moves = _assign(authorships, target)
-    source.name_variants = list(
-        Authorship.objects.filter(researcher=source)
-        .values_list("raw_name", flat=True)
-        .distinct()
-    )
-    source.save(update_fields=["name_variants", "modified"])
-    event = _transition(
-        proposal=proposal,
-        new=S.APPLIED,
-        actor=actor,
-        event_kind=CurationEvent.Kind.PROPOSAL_APPLIED,
-        researchers=[source.pk, target.pk],
-        moves=moves,
-    )
-    Constraint.objects.bulk_create(
-        [
-            *(
-                Constraint(
-                    kind=kind,
-                    researcher=researcher,
-                    authorship_id=m["authorship"],
-                    event=event,
-                )
-                for m in moves
-                for kind, researcher in (
-                    (Constraint.Kind.MUST_LINK, target),
-                    (Constraint.Kind.CANNOT_LINK, source),
-                )
-            ),
-            Constraint(
-                kind=Constraint.Kind.CANNOT_LINK,
-                researcher=source,
-                other_researcher=target,
-                event=event,
-            ),
-        ]
-    )
-    return event
-
-
-def proposal_apply(*, proposal: Proposal, actor: AbstractBaseUser | None) -> Proposal:
+    batch: CurationEvent | None = None,
+    split_ids: list[int] | None = None,
+) -> Proposal:
     """Apply a proposal: move the authorships, write the event and the constraints.
 
     One transaction; the proposal row and the researchers it touches are locked
@@ -664,6 +620,9 @@ def proposal_apply(*, proposal: Proposal, actor: AbstractBaseUser | None) -> Pro
     Args:
         proposal: a pending (or approved) proposal.
         actor: the curator, or None for automation (the identifier policy).
+        batch: the bulk action's ``batch`` event that this decision belongs to.
+        split_ids: for a ``split``, "approve with changes": the authorship ids
+            (of the researcher) to move instead of the proposed partition.
 
     Returns:
         The proposal, now ``applied``.
@@ -673,11 +632,13 @@ def proposal_apply(*, proposal: Proposal, actor: AbstractBaseUser | None) -> Pro
         ProposalStale: its authorships or researchers changed since it was made
             (the proposal is then marked ``stale``, with an event).
         ResearcherLocked: automation (``actor is None``) touched a locked researcher.
+        ResearcherConflict: a merge would join two different ORCID iDs.
+        InvalidChange: an edited split partition is empty or takes everything.
         ProposalConflict: a concurrent change won the race.
     """
     with transaction.atomic():
         locked = _lock_proposal(proposal)
-        outcome = _apply(locked, actor)
+        outcome = _apply(locked, actor, batch=batch, split_ids=split_ids)
         if isinstance(outcome, CurationEvent):
             return locked
         _transition(
@@ -685,6 +646,7 @@ def proposal_apply(*, proposal: Proposal, actor: AbstractBaseUser | None) -> Pro
             new=S.STALE,
             actor=actor,
             event_kind=CurationEvent.Kind.PROPOSAL_STALE,
+            batch=batch,
             extra={"reason": outcome},
         )
     raise ProposalStale(STALE.format(pk=proposal.pk, reason=outcome))
@@ -692,18 +654,23 @@ def proposal_apply(*, proposal: Proposal, actor: AbstractBaseUser | None) -> Pro
 
 @transaction.atomic
 def proposal_reject(
-    *, proposal: Proposal, actor: AbstractBaseUser | None, reason: str = ""
+    *,
+    proposal: Proposal,
+    actor: AbstractBaseUser | None,
+    reason: str = "",
+    batch: CurationEvent | None = None,
 ) -> Proposal:
     """Reject a proposal; record cannot-link constraints so it never comes back.
 
     An ``attach`` rejection forbids each authorship/researcher pair; a ``merge``
-    rejection forbids the researcher pair; a ``new`` rejection keeps its fingerprint
-    from being proposed again.
+    rejection forbids the researcher pair; ``new`` and ``split`` rejections keep
+    their fingerprint from being proposed again.
 
     Args:
         proposal: a pending proposal.
         actor: the curator.
         reason: optional free text kept on the proposal and the event.
+        batch: the bulk action's ``batch`` event that this decision belongs to.
 
     Returns:
         The proposal, now ``rejected``.
@@ -713,34 +680,73 @@ def proposal_reject(
         ProposalConflict: a concurrent change won the race.
     """
     locked = _lock_proposal(proposal)
-    event = _transition(
+    change = Change(actor=actor)
+    if locked.kind == Proposal.Kind.ATTACH and locked.researcher_id:
+        for a in locked.authorships.all():
+            change.constrain(
+                Constraint.Kind.CANNOT_LINK, locked.researcher_id, authorship=a
+            )
+    elif locked.kind == Proposal.Kind.MERGE:
+        change.constrain(
+            Constraint.Kind.CANNOT_LINK,
+            locked.researcher_id,
+            other=locked.other_researcher_id,
+        )
+    _transition(
         proposal=locked,
         new=S.REJECTED,
         actor=actor,
         event_kind=CurationEvent.Kind.PROPOSAL_REJECTED,
-        researchers=[
-            r for r in (locked.researcher_id, locked.other_researcher_id) if r
-        ],
+        change=change,
+        batch=batch,
         extra={"reason": reason},
     )
-    if locked.kind == Proposal.Kind.ATTACH and locked.researcher_id:
-        Constraint.objects.bulk_create(
-            Constraint(
-                kind=Constraint.Kind.CANNOT_LINK,
-                researcher_id=locked.researcher_id,
-                authorship=a,
-                event=event,
-            )
-            for a in locked.authorships.all()
-        )
-    elif locked.kind == Proposal.Kind.MERGE:
-        Constraint.objects.create(
-            kind=Constraint.Kind.CANNOT_LINK,
-            researcher_id=locked.researcher_id,
-            other_researcher_id=locked.other_researcher_id,
-            event=event,
-        )
     return locked
+
+
+def proposals_decide(
+    *,
+    proposals: list[Proposal],
+    approve: bool,
+    actor: AbstractBaseUser,
+    reason: str = "",
+) -> tuple[CurationEvent, int, list[str]]:
+    """Approve or reject many proposals, each by the same one-proposal service.
+
+    Each proposal is decided in its own transaction, so one that fails (decided
+    already, stale, conflicting) costs nothing else. One ``batch`` event records the
+    bulk action and each proposal's event links to it.
+
+    Args:
+        proposals: the proposals, decided in id order.
+        approve: True applies, False rejects.
+        actor: the curator.
+        reason: for rejections, kept on each proposal.
+
+    Returns:
+        ``(batch_event, done_count, skipped_reasons)``.
+    """
+    verb = "applied" if approve else "rejected"
+    batch = CurationEvent.objects.create(
+        kind=CurationEvent.Kind.BATCH,
+        actor=actor,
+        extra={"verb": verb, "proposals": sorted(p.pk for p in proposals)},
+    )
+    done, skipped = 0, []
+    for proposal in sorted(proposals, key=lambda p: p.pk):
+        try:
+            if approve:
+                proposal_apply(proposal=proposal, actor=actor, batch=batch)
+            else:
+                proposal_reject(
+                    proposal=proposal, actor=actor, reason=reason, batch=batch
+                )
+            done += 1
+        except CurationError as exc:
+            skipped.append(str(exc))
+    batch.extra.update({"done": done, "skipped": skipped[:100]})
+    batch.save(update_fields=["extra"])
+    return batch, done, skipped
 
 
 # --- curators ------------------------------------------------------------
@@ -752,6 +758,14 @@ CURATOR_PERMISSIONS = (
     ("curation", "decide_proposal"),
     ("curation", "view_curationevent"),
     ("curation", "view_constraint"),
+    ("curation", "undo_curationevent"),
+    ("curation", "view_claimrequest"),
+    ("curation", "decide_claimrequest"),
+    ("wovepaper", "change_researcher"),
+    ("wovepaper", "merge_researcher"),
+    ("wovepaper", "split_researcher"),
+    ("wovepaper", "move_authorship"),
+    ("wovepaper", "lock_researcher"),
     ("wovepaper", "view_researcher"),
     ("wovepaper", "view_paper"),
     ("wovepaper", "view_authorship"),

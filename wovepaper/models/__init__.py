@@ -2,6 +2,6 @@
 
 from .institution import Institution
 from .paper import Authorship, Paper
-from .researcher import Follow, Researcher
+from .researcher import Follow, Notification, Researcher
 
-__all__ = ["Authorship", "Follow", "Institution", "Paper", "Researcher"]
+__all__ = ["Authorship", "Follow", "Institution", "Notification", "Paper", "Researcher"]

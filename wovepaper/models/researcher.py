@@ -9,8 +9,8 @@ class LiveResearcherQuerySet(models.QuerySet):
     """Researcher queries; ``live()`` hides profiles merged into another."""
 
     def live(self) -> LiveResearcherQuerySet:
-        """Return the researchers that have not been merged away."""
-        return self.filter(merged_into__isnull=True)
+        """Return the researchers that are neither merged away nor retired."""
+        return self.filter(merged_into__isnull=True, retired=False)
 
 
 class Researcher(models.Model):
@@ -20,6 +20,10 @@ class Researcher(models.Model):
     goes away, so its URL keeps working and redirects to the survivor. ``locked``
     means a
     curator confirmed the profile: automation may propose changes but never applies one.
+    ``retired`` marks a profile an undo emptied (the split or ``new`` proposal that
+    created it was undone): kept, so its URL and history stay, but not listed.
+    ``revision`` counts the curation changes that touched the profile; a merge or
+    split proposal made on an older revision is stale.
     """
 
     display_name = models.CharField(max_length=300)
@@ -35,6 +39,8 @@ class Researcher(models.Model):
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="merged"
     )
     locked = models.BooleanField(default=False)
+    retired = models.BooleanField(default=False)
+    revision = models.PositiveIntegerField(default=0)
     claimed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -49,6 +55,12 @@ class Researcher(models.Model):
 
     class Meta:
         ordering = ["id"]
+        permissions = [
+            ("merge_researcher", "Can merge researchers"),
+            ("split_researcher", "Can split a researcher"),
+            ("move_authorship", "Can move or detach an authorship"),
+            ("lock_researcher", "Can lock and unlock a researcher"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.display_name} (#{self.pk})"
@@ -79,3 +91,37 @@ class Follow(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} follows {self.researcher}"
+
+
+class Notification(models.Model):
+    """A message to a follower about a curated change to a researcher they follow.
+
+    One row per user and curation event (``event_id`` is a
+    ``curation.CurationEvent`` id, kept as a plain integer so the core app does not
+    depend on curation), so a redelivered notification task writes nothing twice.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="notifications",
+    )
+    researcher = models.ForeignKey(
+        Researcher, on_delete=models.CASCADE, related_name="notifications"
+    )
+    event_id = models.PositiveBigIntegerField()
+    subject = models.CharField(max_length=300)
+    body = models.TextField()
+    emailed = models.BooleanField(default=False)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "event_id"], name="notification_one_per_user_event"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"to {self.user}: {self.subject}"

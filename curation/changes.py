@@ -1,0 +1,253 @@
+"""The one recorder of curated state changes: every curation write goes through it.
+
+A :class:`Change` is opened inside a service's transaction, locks the researchers it
+touches (``select_for_update``, in id order so two curators never deadlock), moves
+authorships by compare-and-swap, sets researcher fields, adds and retires
+constraints, and finally writes one :class:`~curation.models.CurationEvent` holding
+the exact before and after of all of it, so :func:`curation.history.event_undo` can
+restore the prior state. After the commit it invalidates the cached views of the
+researchers touched and queues the notification of their followers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F
+
+from curation.exceptions import (
+    CONFLICT,
+    GONE,
+    NOT_FOUND,
+    ProposalConflict,
+    ResearcherGone,
+)
+from curation.models import Constraint, CurationEvent, Proposal
+from wovepaper import cache as site_cache
+from wovepaper.models import Authorship, Researcher
+
+# Events whose followers hear about them: what changes a profile's paper list.
+NOTIFY_KINDS = frozenset(
+    {
+        CurationEvent.Kind.MERGED,
+        CurationEvent.Kind.SPLIT,
+        CurationEvent.Kind.UNDONE,
+        CurationEvent.Kind.PROPOSAL_APPLIED,
+    }
+)
+
+
+class Change:
+    """Collects one event's effects; :meth:`commit` writes the event.
+
+    Use inside ``transaction.atomic()``; nothing is written if the transaction
+    rolls back, so a failed step never leaves half a change.
+
+    Args:
+        actor: the curator, or None for automation.
+    """
+
+    def __init__(self, *, actor: AbstractBaseUser | None) -> None:
+        self.actor = actor
+        self.moves: list[dict[str, int | None]] = []
+        self.fields: dict[str, dict[str, list[Any]]] = {}
+        self.touched: set[int] = set()
+        self.new_constraints: list[Constraint] = []
+        self.constraints_off: list[int] = []
+        self.constraints_on: list[int] = []
+
+    # --- reading under lock ---------------------------------------------------
+
+    def lock(self, ids: list[int], *, live: bool = True) -> dict[int, Researcher]:
+        """Lock researchers ``FOR UPDATE`` in id order and return them by id.
+
+        Args:
+            ids: researcher ids (duplicates ignored).
+            live: refuse merged-away or retired researchers.
+
+        Returns:
+            ``{id: Researcher}`` for every id.
+
+        Raises:
+            ResearcherGone: a researcher is missing, merged away or retired.
+        """
+        wanted = sorted(set(ids))
+        found = {
+            r.pk: r
+            for r in Researcher.objects.select_for_update()
+            .filter(pk__in=wanted)
+            .order_by("pk")
+        }
+        for pk in wanted:
+            r = found.get(pk)
+            if r is None:
+                raise ResearcherGone(NOT_FOUND.format(pk=pk))
+            if live and r.merged_into_id:
+                raise ResearcherGone(
+                    GONE.format(pk=pk, how="merged", target=r.merged_into_id)
+                )
+            if live and r.retired:
+                raise ResearcherGone(
+                    GONE.format(pk=pk, how="retired by an undo", target="another")
+                )
+        return found
+
+    # --- writing --------------------------------------------------------------
+
+    def move(self, authorships: list[Authorship], to: Researcher | None) -> None:
+        """Assign authorships to ``to`` (None detaches), each by compare-and-swap.
+
+        Each authorship must still be on the researcher it was read with; its name
+        as printed joins ``to``'s name variants.
+
+        Raises:
+            ProposalConflict: an authorship moved since it was read.
+        """
+        target = to.pk if to else None
+        for a in authorships:
+            if a.researcher_id == target:
+                continue
+            changed = Authorship.objects.filter(
+                pk=a.pk, researcher=a.researcher_id
+            ).update(researcher=target)
+            if changed != 1:
+                raise ProposalConflict(CONFLICT.format(pk=a.pk))
+            self.moves.append(
+                {"authorship": a.pk, "before": a.researcher_id, "after": target}
+            )
+            if a.researcher_id:
+                self.touched.add(a.researcher_id)
+            a.researcher_id = target
+        if to is not None:
+            self.touched.add(to.pk)
+            variants = list(to.name_variants)
+            variants += [a.raw_name for a in authorships if a.raw_name not in variants]
+            variants = list(dict.fromkeys(variants))
+            if variants != to.name_variants:
+                self.set(to, name_variants=variants)
+
+    def set(self, researcher: Researcher, **values: Any) -> None:
+        """Set researcher fields (the row is locked) and record before and after.
+
+        Values must be JSON-serialisable (ids for foreign keys: ``merged_into_id``).
+        """
+        record = self.fields.setdefault(str(researcher.pk), {})
+        update = {}
+        for field, value in values.items():
+            before = getattr(researcher, field)
+            if before == value:
+                continue
+            if field in record:
+                record[field][1] = value
+            else:
+                record[field] = [before, value]
+            setattr(researcher, field, value)
+            update[field] = value
+        if update:
+            Researcher.objects.filter(pk=researcher.pk).update(**update)
+            self.touched.add(researcher.pk)
+
+    def create_researcher(self, **values: Any) -> Researcher:
+        """Create a researcher; the event records it as ``retired`` True → False.
+
+        So undoing the event retires the profile (kept, not listed) and undoing the
+        undo brings it back.
+        """
+        researcher = Researcher.objects.create(**values)
+        self.fields.setdefault(str(researcher.pk), {})["retired"] = [True, False]
+        self.touched.add(researcher.pk)
+        return researcher
+
+    def constrain(
+        self,
+        kind: str,
+        researcher: Researcher | int,
+        *,
+        authorship: Authorship | int | None = None,
+        other: Researcher | int | None = None,
+    ) -> None:
+        """Add a must-link or cannot-link constraint, written with the event."""
+        self.new_constraints.append(
+            Constraint(
+                kind=kind,
+                researcher_id=getattr(researcher, "pk", researcher),
+                authorship_id=getattr(authorship, "pk", authorship),
+                other_researcher_id=getattr(other, "pk", other),
+            )
+        )
+
+    def retire_constraints(self, queryset) -> None:
+        """Deactivate the active constraints in ``queryset`` (undo reactivates)."""
+        ids = list(queryset.filter(active=True).values_list("pk", flat=True))
+        if ids:
+            Constraint.objects.filter(pk__in=ids).update(active=False)
+            self.constraints_off.extend(ids)
+
+    def restore_constraints(self, ids: list[int]) -> None:
+        """Reactivate constraints an earlier event retired."""
+        ids = list(
+            Constraint.objects.filter(pk__in=ids, active=False).values_list(
+                "pk", flat=True
+            )
+        )
+        if ids:
+            Constraint.objects.filter(pk__in=ids).update(active=True)
+            self.constraints_on.extend(ids)
+
+    def commit(
+        self,
+        *,
+        kind: str,
+        proposal: Proposal | None = None,
+        undoes: CurationEvent | None = None,
+        batch: CurationEvent | None = None,
+        researchers: list[int] | None = None,
+        extra: dict | None = None,
+    ) -> CurationEvent:
+        """Write the event and its constraints; bump the touched researchers' revision.
+
+        Args:
+            kind: a ``CurationEvent.Kind``.
+            proposal: the proposal decided, if any.
+            undoes: the event this one undoes, if any.
+            batch: the bulk action's ``batch`` event, if any.
+            researchers: extra researcher ids to list as touched.
+            extra: free JSON (reason, claim id, ...).
+
+        Returns:
+            The saved CurationEvent.
+        """
+        touched = sorted(self.touched | set(researchers or []))
+        event = CurationEvent.objects.create(
+            kind=kind,
+            actor=self.actor,
+            proposal=proposal,
+            undoes=undoes,
+            batch=batch,
+            researchers=touched,
+            moves=self.moves,
+            fields=self.fields,
+            constraints_off=self.constraints_off,
+            extra=extra or {},
+        )
+        for c in self.new_constraints:
+            c.event = event
+        made = Constraint.objects.bulk_create(self.new_constraints)
+        self.constraints_on.extend(c.pk for c in made)
+        if self.constraints_on:
+            CurationEvent.objects.filter(pk=event.pk).update(
+                constraints_on=self.constraints_on
+            )
+            event.constraints_on = self.constraints_on
+        if self.moves or self.fields:
+            Researcher.objects.filter(pk__in=touched).update(revision=F("revision") + 1)
+            transaction.on_commit(lambda: site_cache.researchers_changed(touched))
+            if kind in NOTIFY_KINDS and self.moves:
+                from curation.tasks import notify_followers_task
+
+                transaction.on_commit(
+                    lambda: notify_followers_task.delay(event.pk), robust=True
+                )
+        return event

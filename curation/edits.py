@@ -1,0 +1,457 @@
+"""Curators' direct edits of researchers: merge, split, move, detach, lock, edit.
+
+Each public function is one service: one transaction, the researchers it touches
+locked ``FOR UPDATE``, assignments changed by compare-and-swap, one CurationEvent
+with the before and after of everything changed, and the constraints that keep the
+decision in force for every later matching run, written in the same transaction.
+Curators may edit locked researchers (a lock stops automation, not curators).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Q
+from django.utils.text import slugify
+
+from curation import names
+from curation.changes import Change
+from curation.exceptions import (
+    ALREADY,
+    CHANGED,
+    IDENTIFIER_TAKEN,
+    IDENTIFIERS_DIFFER,
+    INVALID,
+    MERGE_NEEDS_TWO,
+    NOT_ASSIGNED,
+    NOT_ON_RESEARCHER,
+    SAME_RESEARCHER,
+    SPLIT_ALL,
+    SPLIT_EMPTY,
+    InvalidChange,
+    ProposalConflict,
+    ResearcherChanged,
+    ResearcherConflict,
+)
+from curation.models import Constraint, CurationEvent
+from wovepaper.identifiers import NORMALISERS
+from wovepaper.models import Authorship, Researcher
+
+IDENTIFIER_FIELDS = ("orcid", "s2_author_id", "openalex_author_id")
+EDITABLE_FIELDS = ("display_name", *IDENTIFIER_FIELDS)
+MAX_DISPLAY_NAME = 300
+MUST, CANNOT = Constraint.Kind.MUST_LINK, Constraint.Kind.CANNOT_LINK
+
+
+# --- shared by the direct edits and the proposals ----------------------------
+
+
+def display_name_of(authorships: list[Authorship]) -> tuple[str, str, str]:
+    """The fullest printed name among authorships: ``(display, given, family)``."""
+    best = max(authorships, key=lambda a: (len(a.given_name.replace(".", "")), -a.pk))
+    display = f"{best.given_name} {best.family_name}".strip() or best.raw_name
+    return display, best.given_name, best.family_name
+
+
+def merge_into(
+    change: Change, survivor: Researcher, losers: list[Researcher]
+) -> list[Authorship]:
+    """Move every authorship of ``losers`` to ``survivor``; losers get ``merged_into``.
+
+    Identifiers the survivor lacks move over from a loser; name variants join.
+    Researchers must be locked by ``change``.
+
+    Returns:
+        The authorships moved.
+
+    Raises:
+        ResearcherConflict: two of them carry different values of one identifier.
+    """
+    for field in IDENTIFIER_FIELDS:
+        values = {
+            r.pk: getattr(r, field) for r in [survivor, *losers] if getattr(r, field)
+        }
+        if len(set(values.values())) > 1:
+            (a, va), (b, vb) = sorted(values.items())[:2]
+            raise ResearcherConflict(
+                IDENTIFIERS_DIFFER.format(a=a, b=b, field=field, va=va, vb=vb)
+            )
+    moved: list[Authorship] = []
+    for loser in losers:
+        authorships = list(
+            Authorship.objects.select_for_update()
+            .filter(researcher=loser)
+            .order_by("pk")
+        )
+        change.move(authorships, survivor)
+        moved += authorships
+        taken = {
+            field: getattr(loser, field)
+            for field in IDENTIFIER_FIELDS
+            if getattr(loser, field) and not getattr(survivor, field)
+        }
+        # Free the unique iD on the loser before the survivor takes it.
+        change.set(loser, merged_into_id=survivor.pk, **dict.fromkeys(taken))
+        change.set(
+            survivor,
+            name_variants=list(
+                dict.fromkeys([*survivor.name_variants, *loser.name_variants])
+            ),
+            **taken,
+        )
+    # A curator's merge overrides an earlier "these are not one person".
+    ids = [survivor.pk, *(r.pk for r in losers)]
+    change.retire_constraints(
+        Constraint.objects.filter(
+            kind=CANNOT, researcher_id__in=ids, other_researcher_id__in=ids
+        )
+    )
+    return moved
+
+
+def split_off(
+    change: Change,
+    source: Researcher,
+    authorships: list[Authorship],
+    *,
+    display_name: str = "",
+) -> Researcher:
+    """Move ``authorships`` off ``source`` to a new researcher; forbid moving back.
+
+    The moved authorships get must-link to the new researcher and cannot-link to
+    the source, and the pair a cannot-link, so no later matching run attaches them
+    back or proposes merging the two.
+
+    Returns:
+        The new researcher.
+
+    Raises:
+        InvalidChange: nothing to move, or it would move every authorship.
+        ProposalConflict: an authorship is no longer on ``source``.
+    """
+    if not authorships:
+        raise InvalidChange(SPLIT_EMPTY)
+    elsewhere = [a.pk for a in authorships if a.researcher_id != source.pk]
+    if elsewhere:
+        raise ProposalConflict(NOT_ON_RESEARCHER.format(ids=elsewhere, pk=source.pk))
+    moving = {a.pk for a in authorships}
+    if not Authorship.objects.filter(researcher=source).exclude(pk__in=moving).exists():
+        raise InvalidChange(SPLIT_ALL.format(pk=source.pk))
+    display, given, family = display_name_of(authorships)
+    display = (display_name or display).strip()[:MAX_DISPLAY_NAME]
+    orcids = {a.orcid for a in authorships if a.orcid}
+    orcid = orcids.pop() if len(orcids) == 1 else None
+    if orcid and (
+        orcid == source.orcid or Researcher.objects.filter(orcid=orcid).exists()
+    ):
+        orcid = None  # a taken iD stays where it is
+    target = change.create_researcher(
+        display_name=display, block_key=names.block_key(given, family), orcid=orcid
+    )
+    change.move(authorships, target)
+    change.set(
+        source,
+        name_variants=list(
+            Authorship.objects.filter(researcher=source)
+            .values_list("raw_name", flat=True)
+            .distinct()
+            .order_by("raw_name")
+        ),
+    )
+    for a in authorships:
+        change.constrain(MUST, target, authorship=a)
+        change.constrain(CANNOT, source, authorship=a)
+    change.constrain(CANNOT, source, other=target)
+    return target
+
+
+def _locked_authorships(ids: list[int]) -> list[Authorship]:
+    return list(
+        Authorship.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+    )
+
+
+# --- the services --------------------------------------------------------------
+
+
+@transaction.atomic
+def researcher_merge(
+    *, researchers: list[Researcher], actor: AbstractBaseUser
+) -> Researcher:
+    """Merge two or more researchers into the one with the lowest id.
+
+    The others get ``merged_into`` (their URLs redirect to the survivor) and every
+    authorship they held moves to the survivor with a must-link constraint; any
+    earlier cannot-link between them is retired.
+
+    Args:
+        researchers: two or more live researchers.
+        actor: the curator.
+
+    Returns:
+        The survivor.
+
+    Raises:
+        InvalidChange: fewer than two distinct researchers.
+        ResearcherGone: one was merged away or retired meanwhile.
+        ResearcherConflict: they carry different ORCID iDs or source author ids.
+        ProposalConflict: an authorship moved concurrently.
+    """
+    ids = sorted({r.pk for r in researchers})
+    if len(ids) < 2:
+        raise InvalidChange(MERGE_NEEDS_TWO.format(ids=ids))
+    change = Change(actor=actor)
+    locked = change.lock(ids)
+    survivor, losers = locked[ids[0]], [locked[pk] for pk in ids[1:]]
+    moved = merge_into(change, survivor, losers)
+    for a in moved:
+        change.constrain(MUST, survivor, authorship=a)
+    change.commit(kind=CurationEvent.Kind.MERGED, extra={"survivor": survivor.pk})
+    return survivor
+
+
+@transaction.atomic
+def researcher_split(
+    *,
+    researcher: Researcher,
+    authorship_ids: list[int],
+    actor: AbstractBaseUser,
+    display_name: str = "",
+) -> Researcher:
+    """Split the chosen authorships off a researcher into a new researcher.
+
+    Args:
+        researcher: the live researcher that holds two people.
+        authorship_ids: the authorships (of ``researcher``) that are the other
+            person; at least one, not all.
+        actor: the curator.
+        display_name: the new researcher's name; by default the fullest printed
+            name among the moved authorships.
+
+    Returns:
+        The new researcher.
+
+    Raises:
+        ResearcherGone, InvalidChange, ProposalConflict: see :func:`split_off`.
+    """
+    change = Change(actor=actor)
+    source = change.lock([researcher.pk])[researcher.pk]
+    authorships = _locked_authorships(authorship_ids)
+    missing = sorted(set(authorship_ids) - {a.pk for a in authorships})
+    if missing:
+        raise ProposalConflict(NOT_ON_RESEARCHER.format(ids=missing, pk=source.pk))
+    target = split_off(change, source, authorships, display_name=display_name)
+    change.commit(
+        kind=CurationEvent.Kind.SPLIT,
+        extra={"source": source.pk, "new": target.pk},
+    )
+    return target
+
+
+@transaction.atomic
+def authorship_move(
+    *,
+    authorship: Authorship,
+    to: Researcher,
+    actor: AbstractBaseUser,
+    expected_researcher: int | None | str = "current",
+) -> CurationEvent:
+    """Move one authorship to another researcher ("this paper is that person's").
+
+    The authorship gets must-link to ``to`` and cannot-link to the researcher it
+    left; constraints that said the opposite (cannot-link to ``to``, must-link to
+    the old one) are retired.
+
+    Args:
+        authorship: the authorship.
+        to: a live researcher.
+        actor: the curator.
+        expected_researcher: the researcher id the curator saw it on (None for
+            unassigned); the default accepts whatever it is on now.
+
+    Returns:
+        The ``moved`` event.
+
+    Raises:
+        InvalidChange: it is already on ``to``.
+        ResearcherGone: ``to`` or its current researcher is merged away.
+        ResearcherChanged: it is no longer where the curator saw it.
+    """
+    current = Authorship.objects.select_for_update().get(pk=authorship.pk)
+    _check_expected(current, expected_researcher)
+    if current.researcher_id == to.pk:
+        raise InvalidChange(SAME_RESEARCHER.format(a=current.pk, pk=to.pk))
+    change = Change(actor=actor)
+    locked = change.lock([r for r in (to.pk, current.researcher_id) if r])
+    old = current.researcher_id
+    change.move([current], locked[to.pk])
+    if old:
+        change.set(locked[old], name_variants=_variants_without(locked[old], current))
+    change.retire_constraints(
+        Constraint.objects.filter(authorship=current).filter(
+            Q(kind=CANNOT, researcher_id=to.pk) | Q(kind=MUST, researcher_id=old)
+        )
+    )
+    change.constrain(MUST, to.pk, authorship=current)
+    if old:
+        change.constrain(CANNOT, old, authorship=current)
+    return change.commit(
+        kind=CurationEvent.Kind.MOVED, extra={"authorship": current.pk}
+    )
+
+
+@transaction.atomic
+def authorship_detach(
+    *,
+    authorship: Authorship,
+    actor: AbstractBaseUser,
+    expected_researcher: int | None | str = "current",
+) -> CurationEvent:
+    """Detach an authorship from its researcher ("not this person").
+
+    It becomes unassigned with a cannot-link to that researcher, so the next
+    matching run proposes another home for it but never this one.
+
+    Returns:
+        The ``detached`` event.
+
+    Raises:
+        InvalidChange: it is not assigned.
+        ResearcherChanged: it is no longer where the curator saw it.
+    """
+    current = Authorship.objects.select_for_update().get(pk=authorship.pk)
+    _check_expected(current, expected_researcher)
+    if current.researcher_id is None:
+        raise InvalidChange(NOT_ASSIGNED.format(a=current.pk))
+    change = Change(actor=actor)
+    old = change.lock([current.researcher_id], live=False)[current.researcher_id]
+    change.move([current], None)
+    change.set(old, name_variants=_variants_without(old, current))
+    change.retire_constraints(
+        Constraint.objects.filter(authorship=current, kind=MUST, researcher=old)
+    )
+    change.constrain(CANNOT, old, authorship=current)
+    return change.commit(
+        kind=CurationEvent.Kind.DETACHED, extra={"authorship": current.pk}
+    )
+
+
+@transaction.atomic
+def researcher_set_locked(
+    *, researcher: Researcher, locked: bool, actor: AbstractBaseUser
+) -> Researcher:
+    """Lock (curator-confirmed: automation never changes it) or unlock a researcher.
+
+    Raises:
+        InvalidChange: it is already in that state.
+        ResearcherGone: it was merged away.
+    """
+    change = Change(actor=actor)
+    current = change.lock([researcher.pk])[researcher.pk]
+    if current.locked == locked:
+        state = "locked" if locked else "unlocked"
+        raise InvalidChange(ALREADY.format(pk=current.pk, state=state))
+    change.set(current, locked=locked)
+    kind = CurationEvent.Kind.LOCKED if locked else CurationEvent.Kind.UNLOCKED
+    change.commit(kind=kind)
+    return current
+
+
+@transaction.atomic
+def researcher_update(
+    *,
+    researcher: Researcher,
+    actor: AbstractBaseUser,
+    changes: dict[str, str | None],
+    expected: dict[str, Any] | None = None,
+) -> Researcher:
+    """Edit the display name and add, change or remove identifiers.
+
+    Args:
+        researcher: a live researcher.
+        actor: the curator.
+        changes: ``{field: value}`` over ``display_name``, ``orcid``,
+            ``s2_author_id``, ``openalex_author_id``; ``None`` or "" removes an
+            identifier; identifiers may be given as URLs.
+        expected: the values the curator saw (``{field: value}``); if one differs
+            now, someone else edited the researcher meanwhile.
+
+    Returns:
+        The researcher, edited.
+
+    Raises:
+        InvalidChange: an unknown field, an empty or over-long name, an invalid iD.
+        ResearcherConflict: the iD belongs to another researcher.
+        ResearcherChanged: it changed since the curator loaded it.
+        ResearcherGone: it was merged away.
+    """
+    change = Change(actor=actor)
+    current = change.lock([researcher.pk])[researcher.pk]
+    for field, seen in (expected or {}).items():
+        if getattr(current, field) != seen:
+            raise ResearcherChanged(CHANGED.format(pk=current.pk, field=field))
+    clean: dict[str, Any] = {}
+    for field, value in changes.items():
+        if field not in EDITABLE_FIELDS:
+            raise InvalidChange(
+                INVALID.format(pk=current.pk, problem=f"{field} is not editable")
+            )
+        clean[field] = _clean_value(current, field, value)
+    if "display_name" in clean:
+        clean["slug"] = slugify(clean["display_name"])[:120] or "researcher"
+    if not any(getattr(current, f) != v for f, v in clean.items()):
+        return current
+    change.set(current, **clean)
+    change.commit(kind=CurationEvent.Kind.EDITED)
+    return current
+
+
+def _clean_value(researcher: Researcher, field: str, value: str | None) -> Any:
+    if field == "display_name":
+        name = " ".join((value or "").split())
+        if not name or len(name) > MAX_DISPLAY_NAME:
+            raise InvalidChange(
+                INVALID.format(
+                    pk=researcher.pk,
+                    problem=f"display name must be 1 to {MAX_DISPLAY_NAME} characters",
+                )
+            )
+        return name
+    if not value or not value.strip():
+        return None
+    try:
+        normal = NORMALISERS[field](value)
+    except ValueError as exc:
+        raise InvalidChange(INVALID.format(pk=researcher.pk, problem=exc)) from exc
+    other = (
+        Researcher.objects.filter(**{field: normal})
+        .exclude(pk=researcher.pk)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if other:
+        raise ResearcherConflict(
+            IDENTIFIER_TAKEN.format(field=field, value=normal, other=other)
+        )
+    return normal
+
+
+def _check_expected(authorship: Authorship, expected: int | None | str) -> None:
+    if expected != "current" and authorship.researcher_id != expected:
+        raise ResearcherChanged(
+            CHANGED.format(
+                pk=expected, field=f"authorship {authorship.pk} moved meanwhile"
+            )
+        )
+
+
+def _variants_without(researcher: Researcher, leaving: Authorship) -> list[str]:
+    """Name variants still printed on the researcher's other authorships."""
+    still = set(
+        Authorship.objects.filter(researcher=researcher)
+        .exclude(pk=leaving.pk)
+        .values_list("raw_name", flat=True)
+    )
+    return [v for v in researcher.name_variants if v in still]

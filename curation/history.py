@@ -1,0 +1,193 @@
+"""Undo any curation event exactly; an undo is itself an event and can be undone."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Q, QuerySet
+
+from curation.changes import Change
+from curation.exceptions import (
+    ALREADY_UNDONE,
+    NOTHING_TO_UNDO,
+    UNDO_FIELD,
+    UNDO_MOVED,
+    NothingToUndo,
+    UndoConflict,
+)
+from curation.models import ClaimRequest, Constraint, CurationEvent, Proposal
+from wovepaper.models import Authorship, Researcher
+
+
+def researcher_history(*, researcher_id: int) -> QuerySet[CurationEvent]:
+    """Every event that touched the researcher, newest first.
+
+    Args:
+        researcher_id: a researcher id (merged-away and retired ones included).
+
+    Returns:
+        CurationEvents with actor, proposal and undo links selected; on
+        PostgreSQL the JSON ``researchers`` list is searched with ``@>``.
+    """
+    return (
+        CurationEvent.objects.filter(
+            Q(researchers__contains=[researcher_id])
+            if _json_contains_supported()
+            else Q(pk__in=_events_touching_sqlite(researcher_id))
+        )
+        .select_related("actor", "proposal", "undoes")
+        .prefetch_related("undone_by")
+        .order_by("-created", "-id")
+    )
+
+
+def _json_contains_supported() -> bool:
+    from django.db import connection
+
+    return connection.vendor == "postgresql"
+
+
+def _events_touching_sqlite(researcher_id: int) -> list[int]:
+    # SQLite has no JSON containment; the embedded demo's log is small.
+    return [
+        pk
+        for pk, ids in CurationEvent.objects.values_list("pk", "researchers")
+        if researcher_id in (ids or [])
+    ]
+
+
+@transaction.atomic
+def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEvent:
+    """Restore the state before ``event``: its moves, fields and constraints reversed.
+
+    Every authorship must still be where the event put it and every field must
+    still hold the value it set (compare-and-swap under ``select_for_update``);
+    otherwise a later change depends on it and must be undone first. Undoing an
+    applied proposal marks it ``reverted`` (so matching does not propose it again
+    on the same evidence); undoing that undo marks it ``applied`` again. Undoing an
+    approved claim returns the claim to ``pending``.
+
+    Args:
+        event: the event to undo.
+        actor: the curator.
+
+    Returns:
+        The new ``undone`` event (``undoes`` is ``event``).
+
+    Raises:
+        NothingToUndo: the event changed nothing, or was undone already.
+        UndoConflict: a later change moved an authorship or altered a field the
+            event set.
+    """
+    original = CurationEvent.objects.select_for_update().get(pk=event.pk)
+    done = original.undone_by.order_by("pk").first()
+    if done is not None:
+        raise NothingToUndo(ALREADY_UNDONE.format(pk=original.pk, by=done.pk))
+    if not original.changes_state:
+        raise NothingToUndo(
+            NOTHING_TO_UNDO.format(pk=original.pk, kind=original.get_kind_display())
+        )
+    change = Change(actor=actor)
+    ids = {int(pk) for pk in original.fields}
+    ids |= {m[k] for m in original.moves for k in ("before", "after") if m[k]}
+    locked = change.lock(sorted(ids), live=False)
+
+    authorships = {
+        a.pk: a
+        for a in Authorship.objects.select_for_update().filter(
+            pk__in=[m["authorship"] for m in original.moves]
+        )
+    }
+    for m in reversed(original.moves):
+        a = authorships.get(m["authorship"])
+        now = a.researcher_id if a else None
+        if a is None or now != m["after"]:
+            raise UndoConflict(
+                UNDO_MOVED.format(
+                    pk=original.pk, a=m["authorship"], now=now, then=m["after"]
+                )
+            )
+    # Fields first where the prior value is empty, so a unique identifier is freed
+    # on one researcher before the other takes it back.
+    restores = sorted(
+        (
+            (before not in (None, "", False), int(pk), field, before, after)
+            for pk, fields in original.fields.items()
+            for field, (before, after) in fields.items()
+        ),
+    )
+    for _, pk, field, _before, after in restores:
+        if field == "name_variants":
+            continue  # derived from the authorships held; never a conflict
+        now = getattr(locked[pk], field)
+        if now != after:
+            raise UndoConflict(
+                UNDO_FIELD.format(
+                    pk=original.pk, r=pk, field=field, now=now, then=after
+                )
+            )
+    for m in reversed(original.moves):
+        a = authorships[m["authorship"]]
+        target = locked[m["before"]] if m["before"] else None
+        change.move([a], target)
+    for _, pk, field, before, _after in restores:
+        if field == "name_variants":
+            continue  # set below, from what each researcher holds after the moves
+        change.set(locked[pk], **{field: before})
+    for pk, fields in original.fields.items():
+        if "name_variants" in fields:
+            _restore_variants(change, locked[int(pk)], *fields["name_variants"])
+    change.restore_constraints(original.constraints_off)
+    change.retire_constraints(Constraint.objects.filter(pk__in=original.constraints_on))
+    _revert_decision(original)
+    return change.commit(
+        kind=CurationEvent.Kind.UNDONE,
+        undoes=original,
+        proposal=original.proposal,
+        researchers=original.researchers,
+        extra={"undone_kind": original.kind},
+    )
+
+
+def _restore_variants(
+    change: Change, researcher: Researcher, before: list[str], after: list[str]
+) -> None:
+    """Restore the prior name variants, or, if a later change altered them, the
+    variants printed on the authorships the researcher holds now."""
+    held = list(
+        Authorship.objects.filter(researcher=researcher)
+        .values_list("raw_name", flat=True)
+        .distinct()
+        .order_by("raw_name")
+    )
+    # What the researcher showed before this undo's own moves added to it.
+    now = change.fields.get(str(researcher.pk), {}).get(
+        "name_variants", [researcher.name_variants]
+    )[0]
+    if now != after:
+        kept = [v for v in now if v in held]
+        before = kept + [v for v in held if v not in kept]
+    change.set(researcher, name_variants=before)
+
+
+def _revert_decision(original: CurationEvent) -> None:
+    """Keep the proposal's or claim's status in step with the undo."""
+    first, depth = original, 0
+    while first.kind == CurationEvent.Kind.UNDONE and first.undoes_id:
+        first, depth = first.undoes, depth + 1
+    redo = depth % 2 == 1  # undoing an undo does the first event again
+    if first.proposal_id and first.kind == CurationEvent.Kind.PROPOSAL_APPLIED:
+        old, new = (
+            (Proposal.Status.REVERTED, Proposal.Status.APPLIED)
+            if redo
+            else (Proposal.Status.APPLIED, Proposal.Status.REVERTED)
+        )
+        Proposal.objects.filter(pk=first.proposal_id, status=old).update(status=new)
+    claim = first.extra.get("claim")
+    if claim and first.kind == CurationEvent.Kind.CLAIM_APPROVED:
+        old, new = (
+            (ClaimRequest.Status.PENDING, ClaimRequest.Status.APPROVED)
+            if redo
+            else (ClaimRequest.Status.APPROVED, ClaimRequest.Status.PENDING)
+        )
+        ClaimRequest.objects.filter(pk=claim, status=old).update(status=new)

@@ -1,0 +1,93 @@
+"""Followers hear about curated changes to the researchers they follow."""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+
+from curation.models import CurationEvent
+from wovepaper.models import Follow, Notification, Researcher
+
+logger = logging.getLogger(__name__)
+
+SUBJECTS = {
+    CurationEvent.Kind.MERGED: "{name}: profiles merged",
+    CurationEvent.Kind.SPLIT: "{name}: profile split",
+    CurationEvent.Kind.UNDONE: "{name}: a curation change was undone",
+    CurationEvent.Kind.PROPOSAL_APPLIED: "{name}: papers added or profiles merged",
+}
+
+
+def _describe(event: CurationEvent, researcher: Researcher) -> str:
+    gained = sum(1 for m in event.moves if m["after"] == researcher.pk)
+    lost = sum(1 for m in event.moves if m["before"] == researcher.pk)
+    lines = [f"A curator changed the profile of {researcher.display_name}."]
+    if gained:
+        lines.append(f"{gained} authorship(s) joined the profile.")
+    if lost:
+        lines.append(f"{lost} authorship(s) left the profile.")
+    if researcher.merged_into_id:
+        lines.append(
+            f"The profile was merged into researcher {researcher.merged_into_id}; "
+            "its page now redirects there."
+        )
+    return "\n".join(lines)
+
+
+def followers_notify(*, event_id: int) -> int:
+    """Write one Notification per follower of each researcher the event changed.
+
+    A user following several touched researchers gets one notification (about
+    the first). An e-mail goes out (``EMAIL_BACKEND``; console by default) to
+    followers with an address. Idempotent: the (user, event) pair is unique, so a
+    redelivered task writes and sends nothing twice.
+
+    Args:
+        event_id: a CurationEvent id.
+
+    Returns:
+        The number of notifications written.
+    """
+    event = CurationEvent.objects.get(pk=event_id)
+    template = SUBJECTS.get(event.kind, "{name}: profile changed")
+    touched = [
+        r
+        for pk in event.researchers
+        if (r := Researcher.objects.filter(pk=pk).first()) is not None
+    ]
+    written = 0
+    seen: set[int] = set()
+    for researcher in touched:
+        follows = Follow.objects.filter(researcher=researcher).select_related("user")
+        for follow in follows:
+            if follow.user_id in seen:
+                continue
+            seen.add(follow.user_id)
+            subject = template.format(name=researcher.display_name)[:300]
+            body = _describe(event, researcher)
+            try:
+                with transaction.atomic():
+                    note = Notification.objects.create(
+                        user=follow.user,
+                        researcher=researcher,
+                        event_id=event.pk,
+                        subject=subject,
+                        body=body,
+                    )
+            except IntegrityError:
+                continue  # sent by an earlier delivery of this task
+            written += 1
+            if follow.user.email:
+                send_mail(
+                    subject,
+                    body,
+                    settings.DEFAULT_FROM_EMAIL,
+                    [follow.user.email],
+                    fail_silently=False,
+                )
+                Notification.objects.filter(pk=note.pk).update(emailed=True)
+    logger.info("event %s: %s notifications", event.pk, written)
+    return written

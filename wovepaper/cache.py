@@ -1,0 +1,41 @@
+"""Cache versions of researcher views: bumped when curation changes a researcher.
+
+Cached renderings of a researcher (the API detail, later the public page) put
+:func:`researcher_version` in their cache key; :func:`researchers_changed` bumps it
+after a curation transaction commits, so nothing shows a profile as it was before a
+merge, split, move or undo. Versions live in the configured cache (Redis in
+production, local memory in development), so every web process sees the bump.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.core.cache import cache
+
+VERSION_KEY = "researcher-version:{pk}"
+
+
+def researcher_version(pk: int) -> int:
+    """The current cache version of researcher ``pk`` (1 when never bumped)."""
+    return cache.get_or_set(VERSION_KEY.format(pk=pk), 1, timeout=None)
+
+
+def researchers_changed(pks: Iterable[int]) -> None:
+    """Invalidate every cached view of these researchers (bump their versions).
+
+    Args:
+        pks: researcher ids touched by a committed curation change.
+    """
+    for pk in set(pks):
+        key = VERSION_KEY.format(pk=pk)
+        cache.add(key, 1, timeout=None)
+        try:
+            cache.incr(key)
+        except ValueError:  # evicted between add and incr
+            cache.set(key, 2, timeout=None)
+
+
+def researcher_key(pk: int, view: str) -> str:
+    """The cache key of one rendering (``view``) of researcher ``pk`` now."""
+    return f"researcher:{pk}:v{researcher_version(pk)}:{view}"
