@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.cache import cache
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import permissions, viewsets
@@ -11,8 +12,13 @@ from rest_framework.response import Response
 
 from api.filters import PaperFilter, ResearcherFilter
 from api.serializers import PaperRefSerializer, PaperSerializer, ResearcherSerializer
+from wovepaper import cache as site_cache
 from wovepaper import selectors
 from wovepaper.models import Researcher
+
+# A cached researcher response lives at most this long (seconds) even if no bump
+# arrives (a cache restart loses versions; the timeout bounds what that can show).
+RESEARCHER_CACHE_SECONDS = 300
 
 
 class PaperViewSet(viewsets.ReadOnlyModelViewSet):
@@ -39,6 +45,20 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         return selectors.researcher_list()
+
+    def retrieve(self, request: Request, *args, **kwargs) -> Response:
+        """One researcher, cached until a curation change touches it.
+
+        The cache key carries the researcher's cache version
+        (:mod:`wovepaper.cache`), which every committed merge, split, move or undo
+        bumps, so a response never outlives the state it shows.
+        """
+        key = site_cache.researcher_key(int(kwargs["pk"]), "api-detail")
+        data = cache.get(key)
+        if data is None:
+            data = super().retrieve(request, *args, **kwargs).data
+            cache.set(key, data, timeout=RESEARCHER_CACHE_SECONDS)
+        return Response(data)
 
     @extend_schema(responses=PaperRefSerializer(many=True))
     @action(detail=True, methods=["get"], filterset_class=None)

@@ -167,6 +167,46 @@ def split_off(
     return target
 
 
+def _lock_authorship_and_researchers(
+    change: Change,
+    authorship: Authorship,
+    *,
+    extra: list[int] = (),
+    live: bool = True,
+) -> tuple[Authorship, dict[int, Researcher]]:
+    """Lock researchers before the authorship, as every service does.
+
+    One lock order everywhere (researchers by id, then authorships) is what keeps
+    two curators from deadlocking; the authorship's researcher is read first
+    without a lock and checked again once both are locked.
+
+    Raises:
+        ResearcherChanged: the authorship moved between the read and the lock.
+    """
+    seen = Authorship.objects.values_list("researcher_id", flat=True).get(
+        pk=authorship.pk
+    )
+    locked = change.lock([r for r in (*extra, seen) if r], live=live)
+    current = Authorship.objects.select_for_update().get(pk=authorship.pk)
+    if current.researcher_id != seen:
+        raise ResearcherChanged(
+            CHANGED.format(pk=seen, field=f"authorship {current.pk} moved meanwhile")
+        )
+    return current, locked
+
+
+def _check_revisions(
+    researchers: dict[int, Researcher], expected: dict[int, int] | None
+) -> None:
+    """Refuse when a researcher changed since the curator looked at it."""
+    for pk, revision in sorted((expected or {}).items()):
+        now = researchers[pk].revision if pk in researchers else None
+        if now is not None and now != revision:
+            raise ResearcherChanged(
+                CHANGED.format(pk=pk, field=f"revision {revision} is now {now}")
+            )
+
+
 def _locked_authorships(ids: list[int]) -> list[Authorship]:
     return list(
         Authorship.objects.select_for_update().filter(pk__in=ids).order_by("pk")
@@ -178,7 +218,10 @@ def _locked_authorships(ids: list[int]) -> list[Authorship]:
 
 @transaction.atomic
 def researcher_merge(
-    *, researchers: list[Researcher], actor: AbstractBaseUser
+    *,
+    researchers: list[Researcher],
+    actor: AbstractBaseUser,
+    expected_revisions: dict[int, int] | None = None,
 ) -> Researcher:
     """Merge two or more researchers into the one with the lowest id.
 
@@ -189,6 +232,8 @@ def researcher_merge(
     Args:
         researchers: two or more live researchers.
         actor: the curator.
+        expected_revisions: ``{researcher id: revision}`` as the curator saw them
+            on the confirmation page; None accepts the current state.
 
     Returns:
         The survivor.
@@ -196,6 +241,7 @@ def researcher_merge(
     Raises:
         InvalidChange: fewer than two distinct researchers.
         ResearcherGone: one was merged away or retired meanwhile.
+        ResearcherChanged: one changed since the curator looked at it.
         ResearcherConflict: they carry different ORCID iDs or source author ids.
         ProposalConflict: an authorship moved concurrently.
     """
@@ -204,6 +250,7 @@ def researcher_merge(
         raise InvalidChange(MERGE_NEEDS_TWO.format(ids=ids))
     change = Change(actor=actor)
     locked = change.lock(ids)
+    _check_revisions(locked, expected_revisions)
     survivor, losers = locked[ids[0]], [locked[pk] for pk in ids[1:]]
     moved = merge_into(change, survivor, losers)
     for a in moved:
@@ -219,6 +266,7 @@ def researcher_split(
     authorship_ids: list[int],
     actor: AbstractBaseUser,
     display_name: str = "",
+    expected_revision: int | None = None,
 ) -> Researcher:
     """Split the chosen authorships off a researcher into a new researcher.
 
@@ -229,15 +277,20 @@ def researcher_split(
         actor: the curator.
         display_name: the new researcher's name; by default the fullest printed
             name among the moved authorships.
+        expected_revision: the researcher's revision as the curator saw it.
 
     Returns:
         The new researcher.
 
     Raises:
+        ResearcherChanged: it changed since the curator looked at it.
         ResearcherGone, InvalidChange, ProposalConflict: see :func:`split_off`.
     """
     change = Change(actor=actor)
-    source = change.lock([researcher.pk])[researcher.pk]
+    locked = change.lock([researcher.pk])
+    if expected_revision is not None:
+        _check_revisions(locked, {researcher.pk: expected_revision})
+    source = locked[researcher.pk]
     authorships = _locked_authorships(authorship_ids)
     missing = sorted(set(authorship_ids) - {a.pk for a in authorships})
     if missing:
@@ -279,12 +332,13 @@ def authorship_move(
         ResearcherGone: ``to`` or its current researcher is merged away.
         ResearcherChanged: it is no longer where the curator saw it.
     """
-    current = Authorship.objects.select_for_update().get(pk=authorship.pk)
+    change = Change(actor=actor)
+    current, locked = _lock_authorship_and_researchers(
+        change, authorship, extra=[to.pk]
+    )
     _check_expected(current, expected_researcher)
     if current.researcher_id == to.pk:
         raise InvalidChange(SAME_RESEARCHER.format(a=current.pk, pk=to.pk))
-    change = Change(actor=actor)
-    locked = change.lock([r for r in (to.pk, current.researcher_id) if r])
     old = current.researcher_id
     change.move([current], locked[to.pk])
     if old:
@@ -321,12 +375,12 @@ def authorship_detach(
         InvalidChange: it is not assigned.
         ResearcherChanged: it is no longer where the curator saw it.
     """
-    current = Authorship.objects.select_for_update().get(pk=authorship.pk)
+    change = Change(actor=actor)
+    current, locked = _lock_authorship_and_researchers(change, authorship, live=False)
     _check_expected(current, expected_researcher)
     if current.researcher_id is None:
         raise InvalidChange(NOT_ASSIGNED.format(a=current.pk))
-    change = Change(actor=actor)
-    old = change.lock([current.researcher_id], live=False)[current.researcher_id]
+    old = locked[current.researcher_id]
     change.move([current], None)
     change.set(old, name_variants=_variants_without(old, current))
     change.retire_constraints(

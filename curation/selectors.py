@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -12,6 +12,7 @@ from django.db.models import (
     Count,
     F,
     OuterRef,
+    Q,
     QuerySet,
     Subquery,
     Value,
@@ -396,4 +397,117 @@ def proposal_queue(queryset: QuerySet[Proposal] | None = None) -> QuerySet[Propo
             uncertainty=Abs(F("score") - Value(threshold)),
         )
         .order_by("-impact", "uncertainty", "id")
+    )
+
+
+# Papers with more authors than this (collaborations) are not read name by name.
+DOSSIER_MAX_BYLINE = 100
+
+
+@dataclass(frozen=True)
+class DossierPaper:
+    """One paper of a researcher, as the review page lists it.
+
+    Attributes:
+        authorship: the researcher's authorship on it (paper selected).
+        coauthors: the other printed names in byline order (at most 8).
+        more_coauthors: how many more co-authors the paper has.
+    """
+
+    authorship: Authorship
+    coauthors: list[str]
+    more_coauthors: int
+
+
+@dataclass(frozen=True)
+class Dossier:
+    """What a curator needs to judge a researcher profile.
+
+    Attributes:
+        researcher: the profile.
+        paper_count: its authorships (all papers, hidden ones included).
+        years: ``(first, last)`` publication years, or None without dated papers.
+        categories: ``[(category, papers)]``, most frequent first (at most 8).
+        affiliations: ``[(affiliation as printed, papers)]`` (at most 6).
+        coauthors: ``[(name as printed, shared papers)]`` (at most 10).
+        papers: the newest papers first (at most ``limit``).
+    """
+
+    researcher: Researcher
+    paper_count: int
+    years: tuple[int, int] | None
+    categories: list[tuple[str, int]]
+    affiliations: list[tuple[str, int]]
+    coauthors: list[tuple[str, int]]
+    papers: list[DossierPaper]
+
+
+def researcher_dossier(
+    researcher: Researcher,
+    *,
+    limit: int = 25,
+    highlight: Iterable[int] = (),
+) -> Dossier:
+    """Summarise a researcher for the review and split pages in a few queries.
+
+    Args:
+        researcher: any researcher (merged-away ones show what they held).
+        limit: papers listed, newest first; the counts cover every paper.
+        highlight: authorship ids always listed (the ones a proposal moves),
+            whatever their date.
+
+    Returns:
+        A Dossier; three queries whatever the paper count. Co-authors are counted
+        over papers of at most ``DOSSIER_MAX_BYLINE`` authors.
+    """
+    rows = list(
+        Authorship.objects.filter(researcher=researcher)
+        .select_related("paper")
+        .order_by(F("paper__published").desc(nulls_last=True), "-paper_id", "position")
+    )
+    wanted = set(highlight)
+    listed = rows[:limit] + [a for a in rows[limit:] if a.pk in wanted]
+    sizes = dict(
+        Authorship.objects.filter(paper_id__in=[a.paper_id for a in rows])
+        .values("paper_id")
+        .annotate(n=Count("id"))
+        .values_list("paper_id", "n")
+    )
+    # Large collaborations say nothing about co-authorship and would read
+    # thousands of names: only their first few bylines are read, for listing.
+    small = [pid for pid, n in sizes.items() if n <= DOSSIER_MAX_BYLINE]
+    large = [
+        a.paper_id for a in listed if sizes.get(a.paper_id, 0) > DOSSIER_MAX_BYLINE
+    ]
+    bylines: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for paper_id, position, name in Authorship.objects.filter(
+        Q(paper_id__in=small) | Q(paper_id__in=large, position__lte=10)
+    ).values_list("paper_id", "position", "raw_name"):
+        bylines[paper_id].append((position, name))
+    categories: Counter = Counter()
+    affiliations: Counter = Counter()
+    coauthors: Counter = Counter()
+    years = []
+    for a in rows:
+        categories.update(a.paper.categories or [])
+        affiliations.update(set(a.affiliations or []))
+        if a.paper.published:
+            years.append(a.paper.published.year)
+        if sizes.get(a.paper_id, 0) <= DOSSIER_MAX_BYLINE:
+            coauthors.update(
+                {name for pos, name in bylines[a.paper_id] if pos != a.position}
+            )
+    papers = []
+    for a in listed:
+        others = [n for pos, n in sorted(bylines[a.paper_id]) if pos != a.position]
+        total = sizes.get(a.paper_id, 1) - 1
+        papers.append(DossierPaper(a, others[:8], max(total - len(others[:8]), 0)))
+    return Dossier(
+        researcher=researcher,
+        paper_count=len(rows),
+        years=(min(years), max(years)) if years else None,
+        categories=categories.most_common(8),
+        affiliations=affiliations.most_common(6),
+        coauthors=coauthors.most_common(10),
+        papers=papers,
     )

@@ -5,19 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from harvest.models import HarvestRun, RawRecord
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """No add, change or delete: these rows are written by the harvest only."""
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
+from wovepaper.admin import ReadOnlyAdmin
 
 
 @admin.register(HarvestRun)

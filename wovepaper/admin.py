@@ -1,14 +1,28 @@
 """Papers, researchers and institutions in the admin.
 
-Researchers are read-only here: every change to an assignment goes through the
-curation services (the proposal actions), never through a form or ``update()``.
+Researchers are administered by the curators' admin (``curation.admin``): every
+change to an assignment goes through the curation services, never through a form
+or ``update()``.
 """
 
 from __future__ import annotations
 
 from django.contrib import admin
 
-from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
+from wovepaper.models import Authorship, Follow, Institution, Notification, Paper
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """No add, change or delete: rows written only by services (harvest, curation)."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
 
 
 class AuthorshipInline(admin.TabularInline):
@@ -49,40 +63,6 @@ class PaperAdmin(admin.ModelAdmin):
     readonly_fields = ("created", "modified")
 
 
-class ResearcherAuthorshipInline(AuthorshipInline):
-    fk_name = "researcher"
-    fields = ("paper", "position", "raw_name", "orcid", "affiliations")
-    readonly_fields = fields
-
-
-@admin.register(Researcher)
-class ResearcherAdmin(admin.ModelAdmin):
-    list_display = ("id", "display_name", "orcid", "merged_into", "locked")
-    list_filter = ("locked",)
-    search_fields = ("display_name", "orcid", "block_key")
-    inlines = [ResearcherAuthorshipInline]
-    readonly_fields = (
-        "display_name",
-        "name_variants",
-        "block_key",
-        "orcid",
-        "s2_author_id",
-        "openalex_author_id",
-        "slug",
-        "merged_into",
-        "locked",
-        "claimed_by",
-        "created",
-        "modified",
-    )
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
-
 @admin.register(Institution)
 class InstitutionAdmin(admin.ModelAdmin):
     list_display = ("name", "ror_id", "country_code")
@@ -93,3 +73,10 @@ class InstitutionAdmin(admin.ModelAdmin):
 class FollowAdmin(admin.ModelAdmin):
     list_display = ("user", "researcher", "created")
     raw_id_fields = ("user", "researcher")
+
+
+@admin.register(Notification)
+class NotificationAdmin(admin.ModelAdmin):
+    list_display = ("user", "researcher", "subject", "emailed", "created")
+    raw_id_fields = ("user", "researcher")
+    readonly_fields = ("event_id",)

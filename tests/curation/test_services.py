@@ -204,3 +204,40 @@ def test_proposal_apply_split_never_empties_the_researcher():
         services.proposal_apply(proposal=p, actor=UserFactory())
     assert Authorship.objects.filter(researcher=r).count() == 2
     assert Researcher.objects.count() == 1
+
+
+def test_proposal_apply_merge_stale_when_a_researcher_changed_since_proposed():
+    from curation import edits
+
+    a, b, c = ResearcherFactory(), ResearcherFactory(), ResearcherFactory()
+    for r in (a, b, c):
+        AuthorshipFactory(researcher=r)
+    moved = AuthorshipFactory(researcher=b)
+    p = _proposal("merge", researcher=a, other=b)
+    p.researcher_revisions = {str(a.pk): a.revision, str(b.pk): b.revision}
+    p.save()
+    edits.authorship_move(authorship=moved, to=c, actor=UserFactory())
+
+    with pytest.raises(ProposalStale, match=f"researcher {b.pk} changed since"):
+        services.proposal_apply(proposal=p, actor=UserFactory())
+
+    p.refresh_from_db()
+    assert p.status == "stale"
+    assert Researcher.objects.get(pk=b.pk).merged_into_id is None
+    stale = CurationEvent.objects.get(kind="proposal_stale", proposal=p)
+    assert "revision 0 -> 1" in stale.extra["reason"]
+
+
+def test_matching_run_records_researcher_revisions_on_merge_proposals():
+    from curation.models import Proposal as P
+
+    a = ResearcherFactory()
+    b = ResearcherFactory()
+    AuthorshipFactory(researcher=a)
+    AuthorshipFactory(researcher=b)
+    Researcher.objects.filter(pk=b.pk).update(revision=4)
+    services.matching_run()
+
+    merge = P.objects.filter(kind="merge").first()
+    assert merge is not None
+    assert merge.researcher_revisions == {str(a.pk): 0, str(b.pk): 4}

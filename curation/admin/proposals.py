@@ -22,8 +22,46 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from curation import selectors, services
+from curation.admin.common import report
 from curation.exceptions import CurationError
-from curation.models import Constraint, CurationEvent, Proposal
+from curation.models import Proposal
+
+
+def _review(proposal: Proposal) -> dict:
+    """The side-by-side context of the review page: one dossier per researcher."""
+    moving = [a.pk for a in proposal.authorships.all()]
+    sides = []
+    if proposal.researcher_id:
+        title = {
+            Proposal.Kind.MERGE: "survives",
+            Proposal.Kind.SPLIT: "to split",
+        }.get(proposal.kind, "receives the authorships")
+        sides.append(
+            (
+                title,
+                selectors.researcher_dossier(
+                    proposal.researcher, limit=25, highlight=moving
+                ),
+            )
+        )
+    if proposal.other_researcher_id:
+        title = "merged into it" if proposal.kind == "merge" else "split off into"
+        sides.append(
+            (title, selectors.researcher_dossier(proposal.other_researcher, limit=25))
+        )
+    incoming = []
+    if proposal.kind in (Proposal.Kind.ATTACH, Proposal.Kind.NEW):
+        incoming = list(
+            proposal.authorships.select_related("paper", "researcher").order_by(
+                "-paper__published", "pk"
+            )
+        )
+    return {
+        "sides": sides,
+        "incoming": incoming,
+        "moving_ids": set(moving),
+        "is_split": proposal.kind == Proposal.Kind.SPLIT,
+    }
 
 
 class ScoreBandFilter(admin.SimpleListFilter):
@@ -47,22 +85,14 @@ class ScoreBandFilter(admin.SimpleListFilter):
         return queryset.filter(score__gte=band[0], score__lt=band[1])
 
 
-def _decide(modeladmin, request, queryset: QuerySet[Proposal], verb: str) -> None:
-    done, skipped = 0, []
-    for proposal in queryset.order_by("pk"):
-        try:
-            if verb == "applied":
-                services.proposal_apply(proposal=proposal, actor=request.user)
-            else:
-                services.proposal_reject(proposal=proposal, actor=request.user)
-            done += 1
-        except CurationError as exc:
-            skipped.append(str(exc))
-    text = f"{done} {verb}, {len(skipped)} skipped"
-    if skipped:
-        text += " (" + "; ".join(skipped[:10]) + ")"
-    modeladmin.message_user(
-        request, text, messages.SUCCESS if not skipped else messages.WARNING
+def _decide(modeladmin, request, queryset: QuerySet[Proposal], approve: bool) -> None:
+    """Decide the selected proposals as one bulk action with one ``batch`` event."""
+    batch, done, skipped = services.proposals_decide(
+        proposals=list(queryset.order_by("pk")), approve=approve, actor=request.user
+    )
+    verb = "applied" if approve else "rejected"
+    report(
+        modeladmin, request, done, skipped, verb, f". Audit entry: event {batch.pk}."
     )
 
 
@@ -168,9 +198,18 @@ class ProposalAdmin(admin.ModelAdmin):
             raise PermissionDenied
         proposal = get_object_or_404(Proposal, pk=object_id)
         decision = request.POST.get("decision")
+        split_ids = None
+        if proposal.kind == Proposal.Kind.SPLIT and "partition" in request.POST:
+            split_ids = [
+                int(v)
+                for v in request.POST.getlist("moving")
+                if v.isdigit() and len(v) <= 18
+            ]
         try:
             if decision == "approve":
-                services.proposal_apply(proposal=proposal, actor=request.user)
+                services.proposal_apply(
+                    proposal=proposal, actor=request.user, split_ids=split_ids
+                )
                 self.message_user(request, f"Proposal {proposal.pk} applied.")
             elif decision == "reject":
                 services.proposal_reject(
@@ -194,6 +233,8 @@ class ProposalAdmin(admin.ModelAdmin):
             and obj.status == Proposal.Status.PENDING
             and self.has_decide_permission(request)
         )
+        if obj is not None:
+            context.update(_review(obj))
         return super().render_change_form(request, context, *args, **kwargs)
 
     def has_decide_permission(self, request: HttpRequest) -> bool:
@@ -267,50 +308,8 @@ class ProposalAdmin(admin.ModelAdmin):
         description="Approve and apply selected proposals", permissions=["decide"]
     )
     def approve_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
-        _decide(self, request, queryset, "applied")
+        _decide(self, request, queryset, approve=True)
 
     @admin.action(description="Reject selected proposals", permissions=["decide"])
     def reject_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
-        _decide(self, request, queryset, "rejected")
-
-
-@admin.register(CurationEvent)
-class CurationEventAdmin(admin.ModelAdmin):
-    """The audit log, read-only."""
-
-    list_display = ("id", "kind", "actor", "proposal", "researchers", "created")
-    list_filter = ("kind",)
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
-
-@admin.register(Constraint)
-class ConstraintAdmin(admin.ModelAdmin):
-    """Must-link and cannot-link constraints, read-only."""
-
-    list_display = (
-        "id",
-        "kind",
-        "researcher",
-        "authorship",
-        "other_researcher",
-        "created",
-    )
-    list_filter = ("kind",)
-    raw_id_fields = ("researcher", "authorship", "other_researcher", "event")
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
+        _decide(self, request, queryset, approve=False)

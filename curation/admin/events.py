@@ -1,0 +1,194 @@
+"""The curation audit log: read-only rows, each with an undo confirmation page."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+
+from curation.exceptions import CurationError
+from curation.history import event_undo
+from curation.models import Constraint, CurationEvent
+from wovepaper.admin import ReadOnlyAdmin
+
+
+def describe_moves(
+    event: CurationEvent, limit: int = 12, *, inverse: bool = False
+) -> list[str]:
+    """Plain-language lines for an event's moves: "authorship 5: researcher 3 → 7".
+
+    With ``inverse``, the moves an undo makes (after → before).
+    """
+
+    def who(pk):
+        return f"researcher {pk}" if pk else "unassigned"
+
+    pairs = [
+        (m["authorship"], m["after"], m["before"])
+        if inverse
+        else (m["authorship"], m["before"], m["after"])
+        for m in event.moves[:limit]
+    ]
+    lines = [f"authorship {a}: {who(x)} → {who(y)}" for a, x, y in pairs]
+    if len(event.moves) > limit:
+        lines.append(f"… and {len(event.moves) - limit} more")
+    return lines
+
+
+def describe_fields(event: CurationEvent) -> list[str]:
+    """Plain-language lines for an event's field changes."""
+    lines = []
+    for pk, fields in sorted(event.fields.items(), key=lambda kv: int(kv[0])):
+        for field, (before, after) in sorted(fields.items()):
+            if field == "name_variants":
+                continue
+            if field == "retired" and before and not after:
+                lines.append(f"researcher {pk} created")
+                continue
+            lines.append(f"researcher {pk} {field}: {before!r} → {after!r}")
+    return lines
+
+
+@admin.register(CurationEvent)
+class CurationEventAdmin(ReadOnlyAdmin):
+    """The audit log, read-only; a state-changing event can be undone."""
+
+    list_display = (
+        "id",
+        "kind",
+        "actor",
+        "proposal",
+        "researchers",
+        "moved",
+        "batch",
+        "undoes",
+        "created",
+    )
+    list_filter = ("kind",)
+    list_select_related = ("actor", "proposal", "batch", "undoes")
+    search_fields = ("=id", "=proposal__id", "actor__username")
+    readonly_fields = (
+        "kind",
+        "actor",
+        "proposal",
+        "undoes",
+        "batch",
+        "researchers",
+        "what_changed",
+        "batch_members",
+        "extra",
+        "created",
+    )
+    exclude = ("moves", "fields", "constraints_on", "constraints_off")
+    change_form_template = "admin/curation/curationevent/change_form.html"
+
+    @admin.display(description="moved")
+    def moved(self, obj: CurationEvent) -> int:
+        return len(obj.moves)
+
+    @admin.display(description="what changed")
+    def what_changed(self, obj: CurationEvent) -> str:
+        lines = describe_moves(obj, limit=200) + describe_fields(obj)
+        lines += [f"constraint {c} made" for c in obj.constraints_on]
+        lines += [f"constraint {c} retired" for c in obj.constraints_off]
+        return format_html(
+            "<ul>{}</ul>", format_html_join("", "<li>{}</li>", ((x,) for x in lines))
+        )
+
+    @admin.display(description="decisions in this bulk action")
+    def batch_members(self, obj: CurationEvent) -> str:
+        rows = obj.batch_events.select_related("proposal").order_by("pk")
+        return format_html(
+            "<ul>{}</ul>",
+            format_html_join(
+                "",
+                '<li><a href="{}">event {}</a>: {} proposal {}</li>',
+                (
+                    (
+                        reverse("admin:curation_curationevent_change", args=[e.pk]),
+                        e.pk,
+                        e.get_kind_display(),
+                        e.proposal_id,
+                    )
+                    for e in rows
+                ),
+            ),
+        )
+
+    def render_change_form(self, request, context, *args, **kwargs):
+        obj = context.get("original")
+        context["can_undo"] = bool(
+            obj
+            and obj.changes_state
+            and not obj.undone_by.exists()
+            and request.user.has_perm("curation.undo_curationevent")
+        )
+        return super().render_change_form(request, context, *args, **kwargs)
+
+    def get_urls(self):
+        return [
+            path(
+                "<int:pk>/undo/",
+                self.admin_site.admin_view(self.undo_view),
+                name="curation_curationevent_undo",
+            ),
+            *super().get_urls(),
+        ]
+
+    def undo_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        """Confirmation page, then :func:`curation.history.event_undo` on POST."""
+        if not request.user.has_perm("curation.undo_curationevent"):
+            raise PermissionDenied
+        event = get_object_or_404(CurationEvent, pk=pk)
+        back = request.POST.get("next") or request.GET.get("next") or ""
+        if not back.startswith("/admin/"):
+            back = reverse("admin:curation_curationevent_change", args=[pk])
+        if request.method == "POST" and request.POST.get("confirm") == "yes":
+            try:
+                undo = event_undo(event=event, actor=request.user)
+            except CurationError as exc:
+                self.message_user(request, f"Nothing undone: {exc}", messages.ERROR)
+                return HttpResponseRedirect(back)
+            self.message_user(
+                request,
+                f"Undid event {event.pk} ({event.get_kind_display()}): "
+                f"{len(undo.moves)} authorship(s) moved back. The undo is event "
+                f"{undo.pk}, which can itself be undone.",
+                messages.SUCCESS,
+            )
+            return HttpResponseRedirect(back)
+        return TemplateResponse(
+            request,
+            "admin/curation/curationevent/undo_confirmation.html",
+            {
+                **self.admin_site.each_context(request),
+                "opts": self.opts,
+                "title": f"Undo event {event.pk}?",
+                "event": event,
+                "moves": describe_moves(event, limit=50, inverse=True),
+                "fields": describe_fields(event),
+                "next": back,
+            },
+        )
+
+
+@admin.register(Constraint)
+class ConstraintAdmin(ReadOnlyAdmin):
+    """Must-link and cannot-link constraints, read-only."""
+
+    list_display = (
+        "id",
+        "kind",
+        "active",
+        "researcher",
+        "authorship",
+        "other_researcher",
+        "event",
+        "created",
+    )
+    list_filter = ("kind", "active")
+    raw_id_fields = ("researcher", "authorship", "other_researcher", "event")

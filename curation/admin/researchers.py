@@ -1,0 +1,567 @@
+"""Researchers in the curators' admin: merge, split, move, detach, lock, edit, history.
+
+Every change calls one service of :mod:`curation.edits` (or
+:func:`curation.history.event_undo`); destructive ones show a confirmation page
+first, after the pattern of Django's ``delete_selected``: the permission is checked
+again on the POST, and one message says what happened. A refused change (a
+conflict, a stale form) shows the service's own message and changes nothing.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from curation import edits, selectors
+from curation.admin.common import each_object, report
+from curation.exceptions import CurationError
+from curation.history import researcher_history
+from wovepaper.identifiers import NORMALISERS
+from wovepaper.models import Authorship, Researcher
+
+PERM = {
+    "merge": "wovepaper.merge_researcher",
+    "split": "wovepaper.split_researcher",
+    "move": "wovepaper.move_authorship",
+    "lock": "wovepaper.lock_researcher",
+    "undo": "curation.undo_curationevent",
+}
+
+
+class StateFilter(admin.SimpleListFilter):
+    """Live, merged-away or retired researchers."""
+
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request, model_admin):
+        return [("live", "live"), ("merged", "merged away"), ("retired", "retired")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "live":
+            return queryset.filter(merged_into__isnull=True, retired=False)
+        if self.value() == "merged":
+            return queryset.filter(merged_into__isnull=False)
+        if self.value() == "retired":
+            return queryset.filter(retired=True)
+        return queryset
+
+
+class ResearcherForm(forms.ModelForm):
+    """Display name and identifiers; the service validates and records them."""
+
+    class Meta:
+        model = Researcher
+        fields = ("display_name", "orcid", "s2_author_id", "openalex_author_id")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for field in edits.IDENTIFIER_FIELDS:
+            if field in self.fields:
+                # Accept resolver URLs; clean_<field> normalises them.
+                self.fields[field] = forms.CharField(
+                    required=False,
+                    max_length=200,
+                    label=self.fields[field].label,
+                    help_text="Empty removes it; a URL is accepted.",
+                )
+
+    def _identifier(self, field: str) -> str | None:
+        value = (self.cleaned_data.get(field) or "").strip()
+        if not value:
+            return None
+        try:
+            return NORMALISERS[field](value)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+    def clean_orcid(self) -> str | None:
+        return self._identifier("orcid")
+
+    def clean_s2_author_id(self) -> str | None:
+        return self._identifier("s2_author_id")
+
+    def clean_openalex_author_id(self) -> str | None:
+        return self._identifier("openalex_author_id")
+
+    def validate_unique(self) -> None:
+        # The service checks uniqueness on the normalised value and names the
+        # other researcher.
+        return None
+
+
+class ResearcherAuthorshipInline(admin.TabularInline):
+    """The researcher's authorships, newest paper first, with move and detach links."""
+
+    model = Authorship
+    fk_name = "researcher"
+    fields = ("paper_link", "position", "raw_name", "orcid", "affiliations", "edit")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+    ordering = ("-paper__published", "-paper_id")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("paper")
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description="paper")
+    def paper_link(self, obj: Authorship) -> str:
+        paper = obj.paper
+        date = paper.published.isoformat() if paper.published else "undated"
+        return format_html(
+            "{} <small>({}, {})</small>",
+            paper.title[:120],
+            paper.arxiv_id or paper.doi or paper.pk,
+            date,
+        )
+
+    @admin.display(description="curate")
+    def edit(self, obj: Authorship) -> str:
+        args = [obj.researcher_id, obj.pk]
+        return format_html(
+            '<a href="{}">move…</a> · <a href="{}">not this person…</a>',
+            reverse("admin:wovepaper_researcher_move", args=args),
+            reverse("admin:wovepaper_researcher_detach", args=args),
+        )
+
+
+@admin.register(Researcher)
+class ResearcherAdmin(admin.ModelAdmin):
+    """Researcher profiles: list, edit name and identifiers, and every direct edit."""
+
+    form = ResearcherForm
+    change_form_template = "admin/curation/researcher/change_form.html"
+    list_display = (
+        "id",
+        "display_name",
+        "paper_count",
+        "orcid",
+        "locked",
+        "merged_into",
+        "claimed_by",
+    )
+    list_filter = (StateFilter, "locked")
+    search_fields = ("display_name", "orcid", "block_key", "=id")
+    actions = ("merge_selected", "lock_selected", "unlock_selected")
+    inlines = [ResearcherAuthorshipInline]
+    readonly_fields = (
+        "state",
+        "name_variants",
+        "block_key",
+        "slug",
+        "locked",
+        "claimed_by",
+        "revision",
+        "created",
+        "modified",
+    )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Researcher]:
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("merged_into", "claimed_by")
+            .annotate(n_papers=Count("authorships"))
+        )
+
+    @admin.display(description="papers", ordering="n_papers")
+    def paper_count(self, obj: Researcher) -> int:
+        return obj.n_papers
+
+    @admin.display(description="state")
+    def state(self, obj: Researcher) -> str:
+        if obj.merged_into_id:
+            url = reverse(
+                "admin:wovepaper_researcher_change", args=[obj.merged_into_id]
+            )
+            return format_html(
+                'merged into <a href="{}">researcher {}</a>', url, obj.merged_into_id
+            )
+        if obj.retired:
+            return "retired (emptied by an undo)"
+        return "live"
+
+    def get_actions(self, request: HttpRequest):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_merge_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(PERM["merge"])
+
+    def has_lock_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(PERM["lock"])
+
+    # --- editing through the service ---------------------------------------
+
+    def save_model(self, request, obj, form, change) -> None:
+        """Apply the edit with :func:`curation.edits.researcher_update`, never save().
+
+        The values the form was opened with are the expected ones, so an edit made
+        meanwhile by someone else is refused rather than overwritten.
+        """
+        changes = {f: form.cleaned_data.get(f) for f in form.changed_data}
+        expected = {f: form.initial.get(f) for f in form.changed_data}
+        try:
+            edits.researcher_update(
+                researcher=obj,
+                actor=request.user,
+                changes=changes,
+                expected=expected,
+            )
+        except CurationError as exc:
+            request._curation_error = str(exc)
+
+    def log_change(self, request, obj, message):
+        if getattr(request, "_curation_error", None):
+            return None
+        return super().log_change(request, obj, message)
+
+    def response_change(self, request, obj):
+        error = getattr(request, "_curation_error", None)
+        if error:
+            self.message_user(request, error, messages.ERROR)
+            return HttpResponseRedirect(request.path)
+        return super().response_change(request, obj)
+
+    def render_change_form(self, request, context, *args, **kwargs):
+        obj = context.get("original")
+        context.update(
+            can_split=request.user.has_perm(PERM["split"]),
+            can_lock=request.user.has_perm(PERM["lock"]),
+            live=bool(obj and not obj.merged_into_id and not obj.retired),
+        )
+        return super().render_change_form(request, context, *args, **kwargs)
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None and (obj.merged_into_id or obj.retired):
+            fields += ["display_name", "orcid", "s2_author_id", "openalex_author_id"]
+        return fields
+
+    # --- urls --------------------------------------------------------------
+
+    def get_urls(self):
+        def view(fn):
+            return self.admin_site.admin_view(fn)
+
+        return [
+            path("<int:pk>/split/", view(self.split_view), name=_name("split")),
+            path(
+                "<int:pk>/authorships/<int:aid>/move/",
+                view(self.move_view),
+                name=_name("move"),
+            ),
+            path(
+                "<int:pk>/authorships/<int:aid>/detach/",
+                view(self.detach_view),
+                name=_name("detach"),
+            ),
+            path("<int:pk>/lock/", view(self.lock_view), name=_name("lock")),
+            *super().get_urls(),
+        ]
+
+    def _context(self, request: HttpRequest, title: str, **extra) -> dict:
+        return {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": title,
+            **extra,
+        }
+
+    def _done(self, request: HttpRequest, pk: int, text: str) -> HttpResponse:
+        self.message_user(request, text, messages.SUCCESS)
+        return HttpResponseRedirect(
+            reverse("admin:wovepaper_researcher_change", args=[pk])
+        )
+
+    def _refused(
+        self, request: HttpRequest, pk: int, exc: CurationError
+    ) -> HttpResponse:
+        self.message_user(request, f"Nothing changed: {exc}", messages.ERROR)
+        return HttpResponseRedirect(
+            reverse("admin:wovepaper_researcher_change", args=[pk])
+        )
+
+    # --- merge -------------------------------------------------------------
+
+    @admin.action(description="Merge selected researchers…", permissions=["merge"])
+    def merge_selected(self, request: HttpRequest, queryset: QuerySet):
+        """Confirmation page first; on ``post=yes`` merge into the lowest id."""
+        chosen = list(queryset.order_by("pk"))
+        if len(chosen) < 2:
+            self.message_user(
+                request, "Select two or more researchers to merge.", messages.WARNING
+            )
+            return None
+        if request.POST.get("post") == "yes":
+            if not self.has_merge_permission(request):
+                raise PermissionDenied
+            try:
+                survivor = edits.researcher_merge(
+                    researchers=chosen, actor=request.user
+                )
+            except CurationError as exc:
+                self.message_user(request, f"Nothing merged: {exc}", messages.ERROR)
+                return None
+            others = ", ".join(str(r.pk) for r in chosen[1:])
+            return self._done(
+                request,
+                survivor.pk,
+                f"Merged researchers {others} into {survivor}. "
+                "Their pages now redirect here; undo it from History.",
+            )
+        dossiers = [selectors.researcher_dossier(r, limit=8) for r in chosen]
+        conflicts = []
+        for field in edits.IDENTIFIER_FIELDS:
+            holders = [r for r in chosen if getattr(r, field)]
+            if len({getattr(r, field) for r in holders}) > 1:
+                conflicts.append(
+                    f"{field}: "
+                    + ", ".join(f"{r.pk} has {getattr(r, field)}" for r in holders)
+                )
+        return TemplateResponse(
+            request,
+            "admin/curation/researcher/merge_confirmation.html",
+            self._context(
+                request,
+                "Merge researchers?",
+                dossiers=dossiers,
+                survivor=chosen[0],
+                conflicts=conflicts,
+                queryset=chosen,
+                action_checkbox_name=admin.helpers.ACTION_CHECKBOX_NAME,
+            ),
+        )
+
+    # --- lock --------------------------------------------------------------
+
+    def _set_locked(self, request, queryset, locked: bool) -> None:
+        done, skipped = each_object(
+            queryset.order_by("pk"),
+            lambda r: edits.researcher_set_locked(
+                researcher=r, locked=locked, actor=request.user
+            ),
+        )
+        report(self, request, done, skipped, "locked" if locked else "unlocked")
+
+    @admin.action(description="Lock selected researchers", permissions=["lock"])
+    def lock_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._set_locked(request, queryset, True)
+
+    @admin.action(description="Unlock selected researchers", permissions=["lock"])
+    def unlock_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._set_locked(request, queryset, False)
+
+    def lock_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        """POST ``locked=1|0`` from the researcher page."""
+        if request.method != "POST" or not self.has_lock_permission(request):
+            raise PermissionDenied
+        researcher = get_object_or_404(Researcher, pk=pk)
+        locked = request.POST.get("locked") == "1"
+        try:
+            edits.researcher_set_locked(
+                researcher=researcher, locked=locked, actor=request.user
+            )
+        except CurationError as exc:
+            return self._refused(request, pk, exc)
+        state = "locked: automation will not change it" if locked else "unlocked"
+        return self._done(request, pk, f"{researcher} is {state}.")
+
+    # --- split -------------------------------------------------------------
+
+    def split_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        """Choose authorships for a new researcher, confirm, split.
+
+        GET lists the authorships with check boxes; POST without ``confirm`` shows
+        what will move and what stays; POST with ``confirm=yes`` splits.
+        """
+        if not request.user.has_perm(PERM["split"]):
+            raise PermissionDenied
+        researcher = get_object_or_404(Researcher, pk=pk)
+        dossier = selectors.researcher_dossier(researcher, limit=10_000)
+        chosen = _ids(request.POST.getlist("authorships"))
+        name = request.POST.get("display_name", "")[: edits.MAX_DISPLAY_NAME]
+        seen = request.POST.get("revision", "")
+        if request.method == "POST" and request.POST.get("confirm") == "yes":
+            try:
+                new = edits.researcher_split(
+                    researcher=researcher,
+                    authorship_ids=chosen,
+                    actor=request.user,
+                    display_name=name,
+                    expected_revision=int(seen) if seen.isdigit() else None,
+                )
+            except CurationError as exc:
+                return self._refused(request, pk, exc)
+            return self._done(
+                request,
+                new.pk,
+                f"Split {len(chosen)} authorship(s) off researcher {pk} into this "
+                "new researcher. Automation will not join them again; undo it from "
+                "History.",
+            )
+        confirming = request.method == "POST" and bool(chosen)
+        if request.method == "POST" and not chosen:
+            messages.warning(request, "Choose at least one authorship to split off.")
+        moving = [p for p in dossier.papers if p.authorship.pk in set(chosen)]
+        staying = [p for p in dossier.papers if p.authorship.pk not in set(chosen)]
+        return TemplateResponse(
+            request,
+            "admin/curation/researcher/split.html",
+            self._context(
+                request,
+                f"Split {researcher}",
+                researcher=researcher,
+                dossier=dossier,
+                chosen=set(chosen),
+                display_name=name,
+                revision=seen if seen.isdigit() else researcher.revision,
+                confirming=confirming,
+                moving=moving,
+                staying=staying,
+            ),
+        )
+
+    # --- move and detach -----------------------------------------------------
+
+    def move_view(self, request: HttpRequest, pk: int, aid: int) -> HttpResponse:
+        """Move one authorship to another researcher: choose, confirm, move."""
+        if not request.user.has_perm(PERM["move"]):
+            raise PermissionDenied
+        researcher = get_object_or_404(Researcher, pk=pk)
+        authorship = get_object_or_404(
+            Authorship.objects.select_related("paper"), pk=aid
+        )
+        target_id = _ids([request.POST.get("to", "")])
+        target = Researcher.objects.filter(pk__in=target_id).first()
+        error = ""
+        if request.method == "POST" and request.POST.get("to") and target is None:
+            error = f"There is no researcher {request.POST.get('to')[:20]}."
+        if request.method == "POST" and target and request.POST.get("confirm") == "yes":
+            try:
+                edits.authorship_move(
+                    authorship=authorship,
+                    to=target,
+                    actor=request.user,
+                    expected_researcher=pk,
+                )
+            except CurationError as exc:
+                return self._refused(request, pk, exc)
+            return self._done(
+                request,
+                pk,
+                f"Moved “{authorship.raw_name}” on "
+                f"{authorship.paper.arxiv_id or authorship.paper.pk} to {target}. "
+                "Automation will keep it there.",
+            )
+        candidates = (
+            Researcher.objects.live()
+            .filter(block_key=researcher.block_key)
+            .exclude(pk=pk)
+            .annotate(n_papers=Count("authorships"))
+            .order_by("-n_papers", "pk")[:20]
+        )
+        return TemplateResponse(
+            request,
+            "admin/curation/researcher/move.html",
+            self._context(
+                request,
+                f"Move an authorship of {researcher}",
+                researcher=researcher,
+                authorship=authorship,
+                target=target,
+                target_dossier=selectors.researcher_dossier(target, limit=5)
+                if target
+                else None,
+                candidates=candidates,
+                error=error,
+            ),
+        )
+
+    def detach_view(self, request: HttpRequest, pk: int, aid: int) -> HttpResponse:
+        """Detach one authorship ("not this person"): confirm, detach."""
+        if not request.user.has_perm(PERM["move"]):
+            raise PermissionDenied
+        researcher = get_object_or_404(Researcher, pk=pk)
+        authorship = get_object_or_404(
+            Authorship.objects.select_related("paper"), pk=aid
+        )
+        if request.method == "POST" and request.POST.get("confirm") == "yes":
+            try:
+                edits.authorship_detach(
+                    authorship=authorship, actor=request.user, expected_researcher=pk
+                )
+            except CurationError as exc:
+                return self._refused(request, pk, exc)
+            return self._done(
+                request,
+                pk,
+                f"Detached “{authorship.raw_name}” from {researcher}. Matching will "
+                "propose another researcher for it, never this one.",
+            )
+        return TemplateResponse(
+            request,
+            "admin/curation/researcher/detach_confirmation.html",
+            self._context(
+                request,
+                "Not this person?",
+                researcher=researcher,
+                authorship=authorship,
+            ),
+        )
+
+    # --- history -------------------------------------------------------------
+
+    def history_view(self, request: HttpRequest, object_id: str, extra_context=None):
+        """Every curation event that touched the researcher, each with undo."""
+        researcher = get_object_or_404(Researcher, pk=object_id)
+        if not self.has_view_or_change_permission(request, researcher):
+            raise PermissionDenied
+        events = list(researcher_history(researcher_id=researcher.pk)[:200])
+        return TemplateResponse(
+            request,
+            "admin/curation/researcher/history.html",
+            self._context(
+                request,
+                f"History of {researcher}",
+                researcher=researcher,
+                original=researcher,
+                events=events,
+                can_undo=request.user.has_perm(PERM["undo"]),
+            ),
+        )
+
+
+def _name(view: str) -> str:
+    return f"wovepaper_researcher_{view}"
+
+
+def _ids(values: list[str]) -> list[int]:
+    """The positive integers among form values (anything else is ignored)."""
+    out = []
+    for v in values:
+        v = (v or "").strip()
+        if v.isdigit() and len(v) <= 18:
+            out.append(int(v))
+    return out

@@ -1,0 +1,48 @@
+"""The cached researcher detail never outlives a curation change."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from curation import edits
+from curation.history import event_undo
+from curation.models import CurationEvent
+from tests.factories import AuthorshipFactory, ResearcherFactory, UserFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def api():
+    cache.clear()
+    return APIClient()
+
+
+def test_researcher_detail_is_cached_then_invalidated_by_merge_and_undo(api):
+    a, b = ResearcherFactory(), ResearcherFactory(orcid="0000-0002-1825-0097")
+    AuthorshipFactory(researcher=a)
+    AuthorshipFactory(researcher=b)
+    url_a, url_b = f"/api/researchers/{a.pk}/", f"/api/researchers/{b.pk}/"
+    assert api.get(url_a).json()["paper_count"] == 1
+    assert api.get(url_b).status_code == 200
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as cached:
+        assert api.get(url_a).json()["paper_count"] == 1
+    assert len(cached) == 0  # served from the cache
+
+    user = UserFactory()
+    edits.researcher_merge(researchers=[a, b], actor=user)
+
+    after = api.get(url_a).json()
+    assert (after["paper_count"], after["orcid"]) == (2, "0000-0002-1825-0097")
+    assert api.get(url_b).status_code == 404  # merged away: not a live profile
+
+    event_undo(event=CurationEvent.objects.get(kind="merged"), actor=user)
+
+    assert api.get(url_a).json()["paper_count"] == 1
+    assert api.get(url_b).json()["orcid"] == "0000-0002-1825-0097"

@@ -1,0 +1,207 @@
+"""Undo restores the exact prior state; an undo can itself be undone."""
+
+from __future__ import annotations
+
+import pytest
+
+from curation import edits, services
+from curation.exceptions import NothingToUndo, UndoConflict
+from curation.history import event_undo, researcher_history
+from curation.models import ClaimRequest, Constraint, CurationEvent, Proposal
+from tests.factories import AuthorshipFactory, ResearcherFactory, UserFactory
+from wovepaper.models import Authorship, Researcher
+
+pytestmark = pytest.mark.django_db
+
+FIELDS = ("merged_into_id", "retired", "locked", "orcid", "display_name", "slug")
+
+
+def _state() -> dict:
+    """Everything an undo must restore: assignments, researcher fields, constraints."""
+    return {
+        "assign": dict(Authorship.objects.values_list("pk", "researcher_id")),
+        "researchers": {
+            r["id"]: r for r in Researcher.objects.values("id", *FIELDS, "claimed_by")
+        },
+        "constraints": dict(Constraint.objects.values_list("pk", "active")),
+    }
+
+
+def _world():
+    a = ResearcherFactory(orcid="0000-0002-1825-0097")
+    b = ResearcherFactory(display_name="J. Serre")
+    aa = [AuthorshipFactory(researcher=a) for _ in range(3)]
+    ba = [AuthorshipFactory(researcher=b) for _ in range(2)]
+    return a, b, aa, ba
+
+
+def _undo_roundtrip(do):
+    """Run ``do``, undo it, check the prior state; undo the undo, check after."""
+    user = UserFactory()
+    before = _state()
+    event = do(user)
+    after = _state()
+    assert after != before
+
+    undo = event_undo(event=event, actor=user)
+
+    restored = _state()
+    new_constraints = set(restored["constraints"]) - set(before["constraints"])
+    assert all(not restored["constraints"][c] for c in new_constraints)
+    restored["constraints"] = {
+        k: v for k, v in restored["constraints"].items() if k in before["constraints"]
+    }
+    created = set(restored["researchers"]) - set(before["researchers"])
+    assert all(restored["researchers"][r]["retired"] for r in created)
+    restored["researchers"] = {
+        k: v for k, v in restored["researchers"].items() if k in before["researchers"]
+    }
+    assert restored == before
+    assert (undo.kind, undo.undoes_id) == ("undone", event.pk)
+
+    event_undo(event=undo, actor=user)
+    assert _state() == after
+    return event
+
+
+def test_undo_merge_restores_assignments_identifiers_and_redirects():
+    a, b, _, _ = _world()
+
+    def merge(user):
+        edits.researcher_merge(researchers=[b, a], actor=user)
+        return CurationEvent.objects.get(kind="merged")
+
+    _undo_roundtrip(merge)
+
+
+def test_undo_merge_gives_the_orcid_back_to_the_loser():
+    a = ResearcherFactory()
+    b = ResearcherFactory(orcid="0000-0002-1825-0097")
+    AuthorshipFactory(researcher=a)
+    AuthorshipFactory(researcher=b)
+    user = UserFactory()
+    edits.researcher_merge(researchers=[a, b], actor=user)
+    a.refresh_from_db()
+    assert a.orcid == "0000-0002-1825-0097"
+
+    event_undo(event=CurationEvent.objects.get(kind="merged"), actor=user)
+
+    a.refresh_from_db()
+    b.refresh_from_db()
+    assert (a.orcid, b.orcid, b.merged_into_id) == (None, "0000-0002-1825-0097", None)
+
+
+def test_undo_split_retires_the_new_researcher_and_deactivates_constraints():
+    a, _, aa, _ = _world()
+
+    def split(user):
+        edits.researcher_split(
+            researcher=a, authorship_ids=[aa[0].pk], actor=user, display_name="X"
+        )
+        return CurationEvent.objects.get(kind="split")
+
+    event = _undo_roundtrip(split)
+    new = Researcher.objects.get(pk=event.extra["new"])
+    assert new.retired is False  # the undo of the undo brought it back
+    assert Researcher.objects.live().filter(pk=new.pk).exists()
+
+
+def test_undo_move_and_detach_and_lock_and_edit():
+    a, b, aa, _ = _world()
+    _undo_roundtrip(lambda u: edits.authorship_move(authorship=aa[0], to=b, actor=u))
+    _undo_roundtrip(lambda u: edits.authorship_detach(authorship=aa[1], actor=u))
+
+    def lock(user):
+        edits.researcher_set_locked(researcher=b, locked=True, actor=user)
+        return CurationEvent.objects.filter(kind="locked").latest("pk")
+
+    _undo_roundtrip(lock)
+
+    def rename(user):
+        edits.researcher_update(
+            researcher=a,
+            actor=user,
+            changes={"display_name": "Jean-Pierre Serre II", "orcid": None},
+        )
+        return CurationEvent.objects.filter(kind="edited").latest("pk")
+
+    _undo_roundtrip(rename)
+
+
+def test_undo_of_applied_proposal_marks_it_reverted_then_applied_again():
+    r = ResearcherFactory()
+    AuthorshipFactory(researcher=r)
+    a = AuthorshipFactory()
+    p = Proposal.objects.create(
+        kind="attach", score=0.9, model_version="t", fingerprint="fp", researcher=r
+    )
+    p.authorships.set([a])
+    user = UserFactory()
+    services.proposal_apply(proposal=p, actor=user)
+    applied = CurationEvent.objects.get(kind="proposal_applied")
+
+    undo = event_undo(event=applied, actor=user)
+    p.refresh_from_db()
+    a.refresh_from_db()
+    assert (p.status, a.researcher_id) == ("reverted", None)
+
+    event_undo(event=undo, actor=user)
+    p.refresh_from_db()
+    a.refresh_from_db()
+    assert (p.status, a.researcher_id) == ("applied", r.pk)
+
+
+def test_undo_refused_when_a_later_change_moved_the_authorship():
+    a, b, aa, _ = _world()
+    user = UserFactory()
+    c = ResearcherFactory()
+    first = edits.authorship_move(authorship=aa[0], to=b, actor=user)
+    edits.authorship_move(authorship=aa[0], to=c, actor=user)
+    before = _state()
+
+    with pytest.raises(UndoConflict, match=f"authorship {aa[0].pk} is now on"):
+        event_undo(event=first, actor=user)
+
+    assert _state() == before
+
+
+def test_undo_twice_and_undo_of_a_rejection_are_refused():
+    a, b, aa, _ = _world()
+    user = UserFactory()
+    event = edits.authorship_detach(authorship=aa[0], actor=user)
+    undo = event_undo(event=event, actor=user)
+    with pytest.raises(NothingToUndo, match=f"already undone by event {undo.pk}"):
+        event_undo(event=event, actor=user)
+
+    rejected = CurationEvent.objects.create(kind="proposal_rejected", actor=user)
+    with pytest.raises(NothingToUndo, match="changed nothing"):
+        event_undo(event=rejected, actor=user)
+
+
+def test_undo_of_claim_approval_returns_the_claim_to_pending():
+    from curation.claims import claim_approve, claim_submit
+
+    r = ResearcherFactory()
+    owner, curator = UserFactory(), UserFactory()
+    claim = claim_submit(user=owner, researcher=r, orcid="0000-0002-1825-0097")
+    claim_approve(claim=claim, actor=curator)
+
+    event_undo(event=CurationEvent.objects.get(kind="claim_approved"), actor=curator)
+
+    r.refresh_from_db()
+    claim.refresh_from_db()
+    assert (r.claimed_by_id, r.locked, r.orcid) == (None, False, None)
+    assert claim.status == ClaimRequest.Status.PENDING
+
+
+def test_researcher_history_lists_every_event_touching_it_newest_first():
+    a, b, aa, _ = _world()
+    user = UserFactory()
+    moved = edits.authorship_move(authorship=aa[0], to=b, actor=user)
+    undo = event_undo(event=moved, actor=user)
+    edits.researcher_set_locked(researcher=b, locked=True, actor=user)
+
+    history = list(researcher_history(researcher_id=a.pk))
+
+    assert [e.pk for e in history] == [undo.pk, moved.pk]
+    assert len(researcher_history(researcher_id=b.pk)) == 3

@@ -1,0 +1,56 @@
+"""Followers of the researchers a merge, split or undo changed are told, once."""
+
+from __future__ import annotations
+
+import pytest
+from django.core import mail
+
+from curation import edits
+from curation.history import event_undo
+from curation.models import CurationEvent
+from curation.notify import followers_notify
+from tests.factories import AuthorshipFactory, ResearcherFactory, UserFactory
+from wovepaper.models import Follow, Notification
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_merge_notifies_followers_of_both_researchers_once_each():
+    a, b = ResearcherFactory(), ResearcherFactory(display_name="J. Serre")
+    AuthorshipFactory(researcher=a)
+    AuthorshipFactory(researcher=b)
+    fan_a = UserFactory(email="a@example.org")
+    fan_b = UserFactory(email="b@example.org")
+    fan_both = UserFactory(email="")
+    for user, r in [(fan_a, a), (fan_b, b), (fan_both, a), (fan_both, b)]:
+        Follow.objects.create(user=user, researcher=r)
+
+    edits.researcher_merge(researchers=[a, b], actor=UserFactory())
+
+    notes = Notification.objects.order_by("user_id")
+    assert [n.user for n in notes] == [fan_a, fan_b, fan_both]
+    assert {n.subject for n in notes} >= {"Jean-Pierre Serre: profiles merged"}
+    b_note = notes.get(user=fan_b)
+    assert f"merged into researcher {a.pk}" in b_note.body
+    assert sorted(m.to[0] for m in mail.outbox) == ["a@example.org", "b@example.org"]
+    assert [n.emailed for n in notes] == [True, True, False]
+
+
+def test_notification_task_is_idempotent_and_undo_notifies_again():
+    a, b = ResearcherFactory(), ResearcherFactory()
+    AuthorshipFactory(researcher=a)
+    moved = AuthorshipFactory(researcher=b)
+    fan = UserFactory(email="fan@example.org")
+    Follow.objects.create(user=fan, researcher=b)
+    user = UserFactory()
+
+    edits.researcher_merge(researchers=[a, b], actor=user)
+
+    event = CurationEvent.objects.get(kind="merged")
+    assert followers_notify(event_id=event.pk) == 0  # redelivery writes nothing
+    event_undo(event=event, actor=user)
+
+    assert Notification.objects.filter(user=fan).count() == 2
+    moved.refresh_from_db()
+    assert moved.researcher_id == b.pk
+    assert len(mail.outbox) == 2
