@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -25,6 +25,7 @@ from curation import selectors, services
 from curation.admin.common import report
 from curation.exceptions import CurationError
 from curation.models import Proposal
+from wovepaper.models import Paper
 
 
 def _review(proposal: Proposal) -> dict:
@@ -85,6 +86,37 @@ class ScoreBandFilter(admin.SimpleListFilter):
         return queryset.filter(score__gte=band[0], score__lt=band[1])
 
 
+class FieldFilter(admin.SimpleListFilter):
+    """Filter proposals by the primary arXiv category of the papers involved.
+
+    A proposal matches when one of its authorships' papers, or one of its
+    researcher's papers (for merges and splits), has that primary category.
+    """
+
+    title = "field"
+    parameter_name = "field"
+    MAX_CHOICES = 40
+
+    def lookups(self, request, model_admin):
+        top = (
+            Paper.objects.exclude(primary_category="")
+            .values("primary_category")
+            .annotate(n=Count("id"))
+            .order_by("-n", "primary_category")[: self.MAX_CHOICES]
+        )
+        return [(row["primary_category"], row["primary_category"]) for row in top]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if not value:
+            return queryset
+        matching = Proposal.objects.filter(
+            Q(authorships__paper__primary_category=value)
+            | Q(researcher__authorships__paper__primary_category=value)
+        ).values("pk")
+        return queryset.filter(pk__in=matching)
+
+
 def _decide(modeladmin, request, queryset: QuerySet[Proposal], approve: bool) -> None:
     """Decide the selected proposals as one bulk action with one ``batch`` event."""
     batch, done, skipped = services.proposals_decide(
@@ -128,13 +160,15 @@ class ProposalAdmin(admin.ModelAdmin):
         "block_key",
         "created",
     )
-    list_filter = ("kind", "status", ScoreBandFilter)
+    list_filter = ("kind", "status", ScoreBandFilter, FieldFilter)
     search_fields = (
         "block_key",
         "authorships__raw_name",
         "researcher__display_name",
+        "other_researcher__display_name",
         "authorships__paper__arxiv_id",
         "authorships__orcid",
+        "researcher__orcid",
     )
     actions = ("approve_selected", "reject_selected")
     readonly_fields = (

@@ -223,3 +223,24 @@ def test_admin_queue_puts_high_impact_then_borderline_first(client, curator):
     ids = [p.pk for p in response.context["cl"].result_list]
     assert ids == [big.pk, borderline.pk, sure.pk]
     assert [p.impact for p in response.context["cl"].result_list] == [3, 1, 1]
+
+
+def test_admin_queue_filters_by_field_and_searches_by_orcid(client, curator):
+    from tests.factories import PaperFactory
+
+    r = ResearcherFactory(orcid="0000-0002-1825-0097")
+    math = AuthorshipFactory(
+        paper=PaperFactory(primary_category="math.AG", categories=["math.AG"])
+    )
+    physics = AuthorshipFactory()  # hep-th
+    p_math, p_physics = _attach(math, r), _attach(physics, r)
+    client.force_login(curator)
+
+    page = client.get(CHANGELIST, {"field": "math.AG"})
+    shown = [p.pk for p in page.context["cl"].result_list]
+    assert shown == [p_math.pk]
+
+    found = client.get(CHANGELIST, {"q": "0000-0002-1825-0097"})
+    assert sorted(p.pk for p in found.context["cl"].result_list) == sorted(
+        [p_math.pk, p_physics.pk]
+    )
