@@ -14,14 +14,23 @@ from curation.exceptions import CurationError
 from curation.history import event_undo
 from curation.models import Constraint, CurationEvent
 from wovepaper.admin import ReadOnlyAdmin
+from wovepaper.models import Authorship
 
 
 def describe_moves(
-    event: CurationEvent, limit: int = 12, *, inverse: bool = False
+    event: CurationEvent,
+    limit: int = 12,
+    *,
+    inverse: bool = False,
+    titles: dict[int, str] | None = None,
 ) -> list[str]:
     """Plain-language lines for an event's moves: "authorship 5: researcher 3 → 7".
 
-    With ``inverse``, the moves an undo makes (after → before).
+    Args:
+        event: the event.
+        limit: lines at most (then "… and N more").
+        inverse: the moves an undo makes (after → before).
+        titles: ``{authorship id: "name on paper title"}`` to name them.
     """
 
     def who(pk):
@@ -33,24 +42,55 @@ def describe_moves(
         else (m["authorship"], m["before"], m["after"])
         for m in event.moves[:limit]
     ]
-    lines = [f"authorship {a}: {who(x)} → {who(y)}" for a, x, y in pairs]
+    titles = titles or {}
+    lines = [
+        f"authorship {a}{titles.get(a, '')}: {who(x)} → {who(y)}" for a, x, y in pairs
+    ]
     if len(event.moves) > limit:
         lines.append(f"… and {len(event.moves) - limit} more")
     return lines
 
 
-def describe_fields(event: CurationEvent) -> list[str]:
-    """Plain-language lines for an event's field changes."""
+def describe_fields(event: CurationEvent, *, inverse: bool = False) -> list[str]:
+    """Plain-language lines for an event's field changes (``inverse``: its undo's)."""
     lines = []
     for pk, fields in sorted(event.fields.items(), key=lambda kv: int(kv[0])):
         for field, (before, after) in sorted(fields.items()):
+            if inverse:
+                before, after = after, before
             if field == "name_variants":
                 continue
-            if field == "retired" and before and not after:
-                lines.append(f"researcher {pk} created")
+            if field == "retired":
+                lines.append(
+                    f"researcher {pk} "
+                    + (
+                        "is retired: emptied, hidden from lists, kept for its history"
+                        if after
+                        else "comes into being (or back)"
+                    )
+                )
+                continue
+            if field == "merged_into_id":
+                lines.append(
+                    f"researcher {pk} "
+                    + (
+                        f"is merged into researcher {after}"
+                        if after
+                        else "is live again"
+                    )
+                )
                 continue
             lines.append(f"researcher {pk} {field}: {before!r} → {after!r}")
     return lines
+
+
+def _titles(event: CurationEvent, limit: int) -> dict[int, str]:
+    """``{authorship id: ' (name on “title”)'}`` for the first moves of an event."""
+    ids = [m["authorship"] for m in event.moves[:limit]]
+    rows = Authorship.objects.filter(pk__in=ids).values_list(
+        "pk", "raw_name", "paper__title"
+    )
+    return {pk: f" ({name} on “{title[:90]}”)" for pk, name, title in rows}
 
 
 @admin.register(CurationEvent)
@@ -169,8 +209,10 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 "opts": self.opts,
                 "title": f"Undo event {event.pk}?",
                 "event": event,
-                "moves": describe_moves(event, limit=50, inverse=True),
-                "fields": describe_fields(event),
+                "moves": describe_moves(
+                    event, limit=50, inverse=True, titles=_titles(event, 50)
+                ),
+                "fields": describe_fields(event, inverse=True),
                 "next": back,
             },
         )

@@ -8,6 +8,7 @@ message "N applied, M skipped (reasons)". ``status`` is read-only; nothing here
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet
 from django.http import (
@@ -84,6 +85,17 @@ class ScoreBandFilter(admin.SimpleListFilter):
         if not band:
             return queryset
         return queryset.filter(score__gte=band[0], score__lt=band[1])
+
+
+# The queue's order: most papers moved first, then the most borderline score.
+QUEUE_ORDER = ("-impact", "uncertainty", "id")
+
+
+class QueueChangeList(ChangeList):
+    """Marks the queue's real order in the column headers (not Meta.ordering)."""
+
+    def _get_default_ordering(self):
+        return list(QUEUE_ORDER)
 
 
 class FieldFilter(admin.SimpleListFilter):
@@ -187,8 +199,8 @@ class ProposalAdmin(admin.ModelAdmin):
         "decided_by",
         "reason",
         "fingerprint",
+        "researcher_revisions",
     )
-    exclude = ("evidence", "authorships")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Proposal]:
         # Not super(): its ordering names the annotations the selector adds.
@@ -197,7 +209,45 @@ class ProposalAdmin(admin.ModelAdmin):
     def get_ordering(self, request: HttpRequest) -> tuple[str, ...]:
         # Annotations of selectors.proposal_queue (so not a class attribute, which
         # the system check reads as model fields): most papers, then borderline.
-        return ("-impact", "uncertainty", "id")
+        return QUEUE_ORDER
+
+    def get_changelist(self, request: HttpRequest, **kwargs):
+        return QueueChangeList
+
+    def changelist_view(self, request: HttpRequest, extra_context=None):
+        """Open on the pending proposals: the work still to do."""
+        if request.method == "GET" and not request.GET:
+            return HttpResponseRedirect(f"{request.path}?status__exact=pending")
+        return super().changelist_view(request, extra_context)
+
+    def get_fieldsets(self, request: HttpRequest, obj=None):
+        main = [
+            "kind",
+            "status",
+            "score",
+            "identifier_proven",
+            "researcher",
+            "other_researcher",
+        ]
+        if obj is not None and obj.kind != Proposal.Kind.MERGE:
+            main.append("authorship_list")
+        main += ["evidence_table", "decided_at", "decided_by", "reason"]
+        return [
+            (None, {"fields": main}),
+            (
+                "Technical",
+                {
+                    "classes": ["collapse"],
+                    "fields": [
+                        "model_version",
+                        "block_key",
+                        "fingerprint",
+                        "researcher_revisions",
+                        "created",
+                    ],
+                },
+            ),
+        ]
 
     @admin.display(description="papers", ordering="impact")
     def impact(self, obj: Proposal) -> int:
@@ -244,14 +294,18 @@ class ProposalAdmin(admin.ModelAdmin):
                 services.proposal_apply(
                     proposal=proposal, actor=request.user, split_ids=split_ids
                 )
-                self.message_user(request, f"Proposal {proposal.pk} applied.")
+                self.message_user(
+                    request, f"Proposal {proposal.pk} applied.", messages.SUCCESS
+                )
             elif decision == "reject":
                 services.proposal_reject(
                     proposal=proposal,
                     actor=request.user,
                     reason=request.POST.get("reason", "")[:2000],
                 )
-                self.message_user(request, f"Proposal {proposal.pk} rejected.")
+                self.message_user(
+                    request, f"Proposal {proposal.pk} rejected.", messages.SUCCESS
+                )
             else:
                 return HttpResponseBadRequest("decision must be approve or reject")
         except CurationError as exc:

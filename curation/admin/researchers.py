@@ -61,6 +61,12 @@ class ResearcherForm(forms.ModelForm):
         model = Researcher
         fields = ("display_name", "orcid", "s2_author_id", "openalex_author_id")
 
+    LABELS = {
+        "orcid": "ORCID iD",
+        "s2_author_id": "Semantic Scholar author id",
+        "openalex_author_id": "OpenAlex author id",
+    }
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         for field in edits.IDENTIFIER_FIELDS:
@@ -69,7 +75,7 @@ class ResearcherForm(forms.ModelForm):
                 self.fields[field] = forms.CharField(
                     required=False,
                     max_length=200,
-                    label=self.fields[field].label,
+                    label=self.LABELS[field],
                     help_text="Empty removes it; a URL is accepted.",
                 )
 
@@ -160,7 +166,7 @@ class ResearcherAdmin(admin.ModelAdmin):
     inlines = [ResearcherAuthorshipInline]
     readonly_fields = (
         "state",
-        "name_variants",
+        "variants",
         "block_key",
         "slug",
         "locked",
@@ -181,6 +187,10 @@ class ResearcherAdmin(admin.ModelAdmin):
     @admin.display(description="papers", ordering="n_papers")
     def paper_count(self, obj: Researcher) -> int:
         return obj.n_papers
+
+    @admin.display(description="name variants (as printed)")
+    def variants(self, obj: Researcher) -> str:
+        return "; ".join(obj.name_variants) or "—"
 
     @admin.display(description="state")
     def state(self, obj: Researcher) -> str:
@@ -247,7 +257,10 @@ class ResearcherAdmin(admin.ModelAdmin):
     def render_change_form(self, request, context, *args, **kwargs):
         obj = context.get("original")
         context.update(
-            can_split=request.user.has_perm(PERM["split"]),
+            # A split needs something to stay and something to go.
+            can_split=request.user.has_perm(PERM["split"])
+            and obj is not None
+            and obj.authorships.count() >= 2,
             can_lock=request.user.has_perm(PERM["lock"]),
             live=bool(obj and not obj.merged_into_id and not obj.retired),
         )
@@ -291,17 +304,13 @@ class ResearcherAdmin(admin.ModelAdmin):
 
     def _done(self, request: HttpRequest, pk: int, text: str) -> HttpResponse:
         self.message_user(request, text, messages.SUCCESS)
-        return HttpResponseRedirect(
-            reverse("admin:wovepaper_researcher_change", args=[pk])
-        )
+        return HttpResponseRedirect(_change_url(pk))
 
     def _refused(
         self, request: HttpRequest, pk: int, exc: CurationError
     ) -> HttpResponse:
         self.message_user(request, f"Nothing changed: {exc}", messages.ERROR)
-        return HttpResponseRedirect(
-            reverse("admin:wovepaper_researcher_change", args=[pk])
-        )
+        return HttpResponseRedirect(_change_url(pk))
 
     # --- merge -------------------------------------------------------------
 
@@ -417,9 +426,16 @@ class ResearcherAdmin(admin.ModelAdmin):
             return self._done(
                 request,
                 new.pk,
-                f"Split {len(chosen)} authorship(s) off researcher {pk} into this "
-                "new researcher. Automation will not join them again; undo it from "
-                "History.",
+                format_html(
+                    'Split {} authorship(s) off <a href="{}">{} #{}</a> into this new '
+                    "researcher #{}. Automation will not join them again; undo it "
+                    "from History.",
+                    len(chosen),
+                    _change_url(pk),
+                    researcher.display_name,
+                    pk,
+                    new.pk,
+                ),
             )
         confirming = request.method == "POST" and bool(chosen)
         if request.method == "POST" and not chosen:
@@ -551,6 +567,10 @@ class ResearcherAdmin(admin.ModelAdmin):
                 can_undo=request.user.has_perm(PERM["undo"]),
             ),
         )
+
+
+def _change_url(pk: int) -> str:
+    return reverse("admin:wovepaper_researcher_change", args=[pk])
 
 
 def _name(view: str) -> str:

@@ -205,7 +205,10 @@ def test_curator_merges_splits_and_undoes_in_the_browser(
     page.locator("#content-main").get_by_role(
         "link", name="Proposals", exact=True
     ).click()
-    expect(page).to_have_url(re.compile(r"/admin/curation/proposal/$"))
+    # The queue opens on the pending proposals.
+    expect(page).to_have_url(
+        re.compile(r"/admin/curation/proposal/\?status__exact=pending$")
+    )
     row = page.locator("#result_list tbody tr").filter(
         has=page.locator(f'a[href*="/curation/proposal/{merge.pk}/change/"]')
     )
@@ -233,7 +236,7 @@ def test_curator_merges_splits_and_undoes_in_the_browser(
     page.get_by_role("button", name="Approve and apply").click()
     # The review page's decisions are reported at the INFO level (the admin's
     # default); the researcher edits and undo use SUCCESS. Both show green.
-    assert _message(page, "info") == f"Proposal {merge.pk} applied."
+    assert _message(page, "success") == f"Proposal {merge.pk} applied."
     merge.refresh_from_db()
     assert merge.status == Proposal.Status.APPLIED
     assert Researcher.objects.get(pk=hi).merged_into_id == lo
@@ -300,8 +303,11 @@ def test_curator_merges_splits_and_undoes_in_the_browser(
     new = int(re.search(r"/researcher/(\d+)/change/", page.url).group(1))
     assert new not in (lo, hi)
     assert _message(page).startswith(
-        f"Split 1 authorship(s) off researcher {lo} into this new researcher."
+        f"Split 1 authorship(s) off {NAME} #{lo} into this new researcher #{new}."
     )
+    # The message links back to the researcher it came from.
+    back = page.locator("ul.messagelist li a")
+    expect(back).to_have_attribute("href", f"/admin/wovepaper/researcher/{lo}/change/")
     created = Researcher.objects.get(pk=new)
     assert (created.display_name, created.retired, created.merged_into_id) == (
         NAME,
@@ -334,8 +340,15 @@ def test_curator_merges_splits_and_undoes_in_the_browser(
     )
     page.screenshot(path=shots / "09-history.png", full_page=True)
     split_row.get_by_role("link", name="Undo…").click()
+    moved = Authorship.objects.select_related("paper").get(pk=moving)
     expect(page.locator("#undo-moves li")).to_have_text(
-        [f"authorship {moving}: researcher {new} → researcher {lo}"]
+        [
+            f"authorship {moving} ({moved.raw_name} on “{moved.paper.title[:90]}”): "
+            f"researcher {new} → researcher {lo}"
+        ]
+    )
+    expect(page.locator("#content")).to_contain_text(
+        f"researcher {new} is retired: emptied, hidden from lists"
     )
     assert _assigned(queue.authorships) == after_split  # still only a question
     page.screenshot(path=shots / "10-undo-confirm.png", full_page=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from curation import services
 from curation.models import CurationEvent, Proposal
 from tests.factories import AuthorshipFactory, ResearcherFactory, UserFactory
 
@@ -188,7 +189,7 @@ def test_admin_queue_query_count_does_not_grow_with_rows(
         _attach(AuthorshipFactory(), ResearcherFactory())
     client.force_login(curator)
     with django_assert_max_num_queries(15):
-        response = client.get(CHANGELIST)
+        response = client.get(CHANGELIST, {"status__exact": "pending"})
     assert response.status_code == 200
     assert len(response.context["cl"].result_list) == 30
 
@@ -219,9 +220,13 @@ def test_admin_queue_puts_high_impact_then_borderline_first(client, curator):
     )
     big.authorships.set([AuthorshipFactory(), AuthorshipFactory(), AuthorshipFactory()])
     client.force_login(curator)
-    response = client.get(CHANGELIST)
+    response = client.get(CHANGELIST, follow=True)
     ids = [p.pk for p in response.context["cl"].result_list]
     assert ids == [big.pk, borderline.pk, sure.pk]
+    # The column headers mark the queue's real order, papers first.
+    headers = response.context["cl"].get_ordering_field_columns()
+    assert list(headers.values())[:1] == ["desc"]
+    assert list(headers)[0] == list(response.context["cl"].list_display).index("impact")
     assert [p.impact for p in response.context["cl"].result_list] == [3, 1, 1]
 
 
@@ -244,3 +249,16 @@ def test_admin_queue_filters_by_field_and_searches_by_orcid(client, curator):
     assert sorted(p.pk for p in found.context["cl"].result_list) == sorted(
         [p_math.pk, p_physics.pk]
     )
+
+
+def test_admin_queue_opens_on_pending_proposals(client, curator):
+    r = ResearcherFactory()
+    pending = _attach(AuthorshipFactory(), r)
+    applied = _attach(AuthorshipFactory(), r)
+    services.proposal_apply(proposal=applied, actor=curator)
+    client.force_login(curator)
+
+    response = client.get(CHANGELIST, follow=True)
+
+    assert response.redirect_chain == [(f"{CHANGELIST}?status__exact=pending", 302)]
+    assert [p.pk for p in response.context["cl"].result_list] == [pending.pk]

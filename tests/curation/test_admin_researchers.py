@@ -168,9 +168,10 @@ def test_history_lists_events_and_undo_restores(client, curator):
     undo_url = reverse("admin:curation_curationevent_undo", args=[event.pk])
     assert undo_url in history.content.decode()
     confirm = client.get(undo_url)
-    assert f"authorship {b1.pk}: researcher {a.pk} → researcher {b.pk}" in (
-        confirm.content.decode()
-    )
+    text = confirm.content.decode()
+    assert f"authorship {b1.pk} ({b1.raw_name} on “{b1.paper.title}”)" in text
+    assert f": researcher {a.pk} → researcher {b.pk}" in text
+    assert f"researcher {b.pk} is live again" in text
 
     done = client.post(undo_url, {"confirm": "yes"}, follow=True)
 

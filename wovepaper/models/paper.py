@@ -125,4 +125,4 @@ class Authorship(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.raw_name} [{self.position}] on {self.paper_id}"
+        return f"{self.raw_name} (author {self.position})"
