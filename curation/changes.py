@@ -196,6 +196,44 @@ class Change:
             Constraint.objects.filter(pk__in=ids).update(active=True)
             self.constraints_on.extend(ids)
 
+    def _retire_opposites(self) -> None:
+        """Retire active constraints that contradict the ones this change activated.
+
+        A must-link and a cannot-link on the same (authorship, researcher) never
+        stand together: the newer decision wins, and the older one is recorded as
+        retired so an undo brings it back.
+        """
+        activated = list(
+            Constraint.objects.filter(
+                pk__in=self.constraints_on, authorship__isnull=False
+            ).values_list("kind", "authorship_id", "researcher_id")
+        )
+        if not activated:
+            return
+        opposite = {
+            (
+                Constraint.Kind.CANNOT_LINK
+                if kind == Constraint.Kind.MUST_LINK
+                else Constraint.Kind.MUST_LINK,
+                a,
+                r,
+            )
+            for kind, a, r in activated
+        }
+        candidates = Constraint.objects.filter(
+            active=True,
+            authorship_id__in={a for _, a, _ in activated},
+            researcher_id__in={r for _, _, r in activated},
+        ).exclude(pk__in=self.constraints_on)
+        contradicted = [
+            pk
+            for pk, kind, a, r in candidates.values_list(
+                "pk", "kind", "authorship_id", "researcher_id"
+            )
+            if (kind, a, r) in opposite
+        ]
+        self.retire_constraints(Constraint.objects.filter(pk__in=contradicted))
+
     def commit(
         self,
         *,
@@ -229,18 +267,20 @@ class Change:
             researchers=touched,
             moves=self.moves,
             fields=self.fields,
-            constraints_off=self.constraints_off,
             extra=extra or {},
         )
         for c in self.new_constraints:
             c.event = event
         made = Constraint.objects.bulk_create(self.new_constraints)
         self.constraints_on.extend(c.pk for c in made)
-        if self.constraints_on:
+        self._retire_opposites()
+        if self.constraints_on or self.constraints_off:
             CurationEvent.objects.filter(pk=event.pk).update(
-                constraints_on=self.constraints_on
+                constraints_on=self.constraints_on,
+                constraints_off=self.constraints_off,
             )
             event.constraints_on = self.constraints_on
+            event.constraints_off = self.constraints_off
         if self.moves or self.fields:
             Researcher.objects.filter(pk__in=touched).update(revision=F("revision") + 1)
             transaction.on_commit(lambda: site_cache.researchers_changed(touched))

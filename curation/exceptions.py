@@ -62,6 +62,18 @@ UNDO_FIELD = (
     "cannot undo event {pk}: researcher {r} {field} is now {now!r}, not {then!r}; "
     "a later change altered it, undo that change first"
 )
+UNDO_DEAD = (
+    "cannot undo event {pk}: authorship {a} would go back to researcher {r}, which "
+    "is {how} now; undo that change first"
+)
+UNDO_HOLDS = (
+    "cannot undo event {pk}: researcher {r} would be {how}, but it holds "
+    "authorships {ids} that later changes put there; move them first"
+)
+UNDO_TAKEN = (
+    "cannot undo event {pk}: {field} {value} would go back to researcher {r}, but "
+    "researcher {other} holds it now; remove it there first"
+)
 CLAIM_NOT_PENDING = "claim {pk} is {status}, not pending: it was decided already"
 CLAIM_TAKEN = "researcher {pk} is already claimed by another user"
 CLAIM_ORCID = "claim {pk}: the researcher's ORCID iD is {have}, the claim gives {given}"

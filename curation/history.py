@@ -7,11 +7,15 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 
 from curation.changes import Change
+from curation.edits import IDENTIFIER_FIELDS
 from curation.exceptions import (
     ALREADY_UNDONE,
     NOTHING_TO_UNDO,
+    UNDO_DEAD,
     UNDO_FIELD,
+    UNDO_HOLDS,
     UNDO_MOVED,
+    UNDO_TAKEN,
     NothingToUndo,
     UndoConflict,
 )
@@ -126,6 +130,7 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
                     pk=original.pk, r=pk, field=field, now=now, then=after
                 )
             )
+    _check_outcome(original, locked, restores)
     for m in reversed(original.moves):
         a = authorships[m["authorship"]]
         target = locked[m["before"]] if m["before"] else None
@@ -147,6 +152,73 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
         researchers=original.researchers,
         extra={"undone_kind": original.kind},
     )
+
+
+def _check_outcome(
+    original: CurationEvent,
+    locked: dict[int, Researcher],
+    restores: list[tuple[bool, int, str, object, object]],
+) -> None:
+    """Refuse an undo whose result would break an invariant later changes rely on.
+
+    After the undo, every authorship it moves back must land on a live researcher,
+    a researcher it retires or merges away must hold nothing, and an identifier it
+    restores must not belong to another researcher.
+
+    Raises:
+        UndoConflict: naming the authorship, researcher or identifier.
+    """
+    final = {
+        pk: {"merged_into_id": r.merged_into_id, "retired": r.retired}
+        for pk, r in locked.items()
+    }
+    for _, pk, field, before, _after in restores:
+        if field in ("merged_into_id", "retired"):
+            final[pk][field] = before
+
+    def how(pk: int) -> str:
+        if final[pk]["merged_into_id"]:
+            return f"merged into researcher {final[pk]['merged_into_id']}"
+        return "retired" if final[pk]["retired"] else ""
+
+    for m in original.moves:
+        if m["before"] and how(m["before"]):
+            raise UndoConflict(
+                UNDO_DEAD.format(
+                    pk=original.pk,
+                    a=m["authorship"],
+                    r=m["before"],
+                    how=how(m["before"]),
+                )
+            )
+    leaving = {m["authorship"] for m in original.moves}
+    for pk in sorted(p for p in final if how(p)):
+        stays = list(
+            Authorship.objects.filter(researcher_id=pk)
+            .exclude(pk__in=leaving)
+            .values_list("pk", flat=True)[:10]
+        )
+        if stays:
+            raise UndoConflict(
+                UNDO_HOLDS.format(pk=original.pk, r=pk, how=how(pk), ids=stays)
+            )
+    cleared = {(pk, field) for _, pk, field, before, _ in restores if before is None}
+    for _, pk, field, before, _after in restores:
+        if field not in IDENTIFIER_FIELDS or before is None:
+            continue
+        holders = [
+            other
+            for other in Researcher.objects.filter(**{field: before})
+            .exclude(pk=pk)
+            .values_list("pk", flat=True)
+            if (other, field) not in cleared
+        ]
+        if holders:
+            raise UndoConflict(
+                UNDO_TAKEN.format(
+                    pk=original.pk, field=field, value=before, r=pk, other=holders[0]
+                )
+            )
 
 
 def _restore_variants(

@@ -288,3 +288,33 @@ def test_researcher_update_refuses_a_stale_form():
             changes={"display_name": "New"},
             expected={"display_name": "what the curator saw earlier"},
         )
+
+
+def _active(authorship, researcher) -> set[str]:
+    return set(
+        Constraint.objects.filter(
+            authorship=authorship, researcher=researcher, active=True
+        ).values_list("kind", flat=True)
+    )
+
+
+def test_split_retires_the_must_link_a_move_made_to_the_source():
+    user = UserFactory()
+    r0, (b,) = _with_papers(1)
+    r1, (a,) = _with_papers(1)
+    edits.authorship_move(authorship=a, to=r0, actor=user)
+
+    edits.researcher_split(researcher=r0, authorship_ids=[a.pk], actor=user)
+
+    assert _active(a, r0) == {"cannot_link"}
+
+
+def test_merge_retires_the_cannot_link_a_move_made_to_the_survivor():
+    user = UserFactory()
+    r0, (a,) = _with_papers(1)
+    r1, _ = _with_papers(1)
+    edits.authorship_move(authorship=a, to=r1, actor=user)
+
+    edits.researcher_merge(researchers=[r0, r1], actor=user)
+
+    assert _active(a, r0) == {"must_link"}

@@ -205,3 +205,50 @@ def test_researcher_history_lists_every_event_touching_it_newest_first():
 
     assert [e.pk for e in history] == [undo.pk, moved.pk]
     assert len(researcher_history(researcher_id=b.pk)) == 3
+
+
+def test_undo_refused_when_it_would_put_an_authorship_on_a_merged_researcher():
+    user = UserFactory()
+    r0, r1 = ResearcherFactory(), ResearcherFactory()
+    AuthorshipFactory(researcher=r0)
+    a = AuthorshipFactory(researcher=r1)
+    moved = edits.authorship_move(authorship=a, to=r0, actor=user)
+    edits.researcher_merge(researchers=[r0, r1], actor=user)
+    before = _state()
+
+    with pytest.raises(UndoConflict, match=f"back to researcher {r1.pk}, which is"):
+        event_undo(event=moved, actor=user)
+
+    assert _state() == before
+
+
+def test_undo_refused_when_it_would_retire_a_researcher_holding_later_papers():
+    user = UserFactory()
+    r0 = ResearcherFactory()
+    a, b, c = (AuthorshipFactory(researcher=r0) for _ in range(3))
+    new = edits.researcher_split(researcher=r0, authorship_ids=[a.pk], actor=user)
+    split = CurationEvent.objects.get(kind="split")
+    edits.authorship_move(authorship=c, to=new, actor=user)
+    before = _state()
+
+    with pytest.raises(UndoConflict, match=f"researcher {new.pk} would be retired"):
+        event_undo(event=split, actor=user)
+
+    assert _state() == before
+
+
+def test_undo_refused_when_the_orcid_now_belongs_to_another_researcher():
+    user = UserFactory()
+    r0 = ResearcherFactory(orcid="0000-0002-1825-0097")
+    r1 = ResearcherFactory()
+    removed = edits.researcher_update(
+        researcher=r0, actor=user, changes={"orcid": None}
+    )
+    edits.researcher_update(
+        researcher=r1, actor=user, changes={"orcid": "0000-0002-1825-0097"}
+    )
+    event = CurationEvent.objects.filter(kind="edited").order_by("pk").first()
+    assert removed.pk == r0.pk
+
+    with pytest.raises(UndoConflict, match=f"researcher {r1.pk} holds it now"):
+        event_undo(event=event, actor=user)
