@@ -18,8 +18,8 @@ from django.db import transaction
 from django.db.models import F
 
 from curation.exceptions import (
-    CONFLICT,
     GONE,
+    MOVED_MEANWHILE,
     NOT_FOUND,
     ProposalConflict,
     ResearcherGone,
@@ -106,20 +106,30 @@ class Change:
             ProposalConflict: an authorship moved since it was read.
         """
         target = to.pk if to else None
+        by_source: dict[int | None, list[Authorship]] = {}
         for a in authorships:
-            if a.researcher_id == target:
-                continue
+            if a.researcher_id != target:
+                by_source.setdefault(a.researcher_id, []).append(a)
+        # One compare-and-swap per source researcher: every row must still be
+        # where it was read, or nothing of this change is kept.
+        for source, group in by_source.items():
             changed = Authorship.objects.filter(
-                pk=a.pk, researcher=a.researcher_id
+                pk__in=[a.pk for a in group], researcher=source
             ).update(researcher=target)
-            if changed != 1:
-                raise ProposalConflict(CONFLICT.format(pk=a.pk))
-            self.moves.append(
-                {"authorship": a.pk, "before": a.researcher_id, "after": target}
-            )
-            if a.researcher_id:
-                self.touched.add(a.researcher_id)
-            a.researcher_id = target
+            if changed != len(group):
+                ids = [a.pk for a in group]
+                moved = Authorship.objects.filter(pk__in=ids).exclude(
+                    researcher=source
+                )
+                first = moved.values_list("pk", flat=True).first() or ids[0]
+                raise ProposalConflict(MOVED_MEANWHILE.format(pk=first))
+            for a in group:
+                self.moves.append(
+                    {"authorship": a.pk, "before": source, "after": target}
+                )
+                a.researcher_id = target
+            if source:
+                self.touched.add(source)
         if to is not None:
             self.touched.add(to.pk)
             variants = list(to.name_variants)

@@ -5,6 +5,9 @@ from __future__ import annotations
 NOT_PENDING = "proposal {pk} is {status}, not pending: it was decided already"
 STALE = "proposal {pk} is stale: {reason}"
 CONFLICT = "proposal {pk} changed while it was being decided; reload and try again"
+MOVED_MEANWHILE = (
+    "authorship {pk} moved while this change was being made; reload and try again"
+)
 LOCKED = "researcher {pk} is locked: automation may propose but not apply changes"
 ILLEGAL_TRANSITION = "proposal {pk} cannot go from {old} to {new}"
 

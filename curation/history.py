@@ -131,10 +131,11 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
                 )
             )
     _check_outcome(original, locked, restores)
+    back: dict[int | None, list[Authorship]] = {}
     for m in reversed(original.moves):
-        a = authorships[m["authorship"]]
-        target = locked[m["before"]] if m["before"] else None
-        change.move([a], target)
+        back.setdefault(m["before"], []).append(authorships[m["authorship"]])
+    for before, group in back.items():
+        change.move(group, locked[before] if before else None)
     for _, pk, field, before, _after in restores:
         if field == "name_variants":
             continue  # set below, from what each researcher holds after the moves
