@@ -2,7 +2,7 @@
 PYTHON ?= python3.11
 VENV ?= .venv
 PY := $(VENV)/bin/python
-DATA ?= ../shared/data/arxiv
+DATA ?= $(or $(WOVEPAPER_DATA_DIR),../shared/data)/arxiv
 HOST ?= 127.0.0.1:8000
 STAMP := $(VENV)/.installed
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from django.core.cache import cache
+from django.http import HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import permissions, viewsets
 from rest_framework.decorators import action
@@ -56,6 +58,12 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
         key = site_cache.researcher_key(int(kwargs["pk"]), "api-detail")
         data = cache.get(key)
         if data is None:
+            # Only a live researcher is ever cached, and a merge bumps the version.
+            moved = _survivor_redirect(
+                request, int(kwargs["pk"]), "researcher-detail"
+            )
+            if moved:
+                return moved
             data = super().retrieve(request, *args, **kwargs).data
             cache.set(key, data, timeout=RESEARCHER_CACHE_SECONDS)
         return Response(data)
@@ -64,8 +72,27 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["get"], filterset_class=None)
     def papers(self, request: Request, pk: str | None = None) -> Response:
         """The researcher's papers, newest first (cursor-paged)."""
+        moved = _survivor_redirect(request, int(pk), "researcher-papers")
+        if moved:
+            return moved
         researcher = get_object_or_404(Researcher.objects.live(), pk=pk)
         queryset = selectors.researcher_papers(researcher=researcher)
         self.paginator.ordering = ("-sort_date", "-id")
         page = self.paginate_queryset(queryset)
         return self.get_paginated_response(PaperRefSerializer(page, many=True).data)
+
+
+def _survivor_redirect(
+    request: Request, pk: int, route: str
+) -> HttpResponsePermanentRedirect | None:
+    """301 to the same view of the survivor when researcher ``pk`` was merged away.
+
+    The query string is kept, so a client's filters and cursor follow the move.
+    """
+    survivor = selectors.researcher_survivor(pk)
+    if survivor is None:
+        return None
+    url = reverse(route, args=[survivor])
+    if request.META.get("QUERY_STRING"):
+        url += "?" + request.META["QUERY_STRING"]
+    return HttpResponsePermanentRedirect(url)

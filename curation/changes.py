@@ -21,7 +21,9 @@ from curation.exceptions import (
     GONE,
     MOVED_MEANWHILE,
     NOT_FOUND,
+    SAME_PAPER,
     ProposalConflict,
+    ResearcherConflict,
     ResearcherGone,
 )
 from curation.models import Constraint, CurationEvent, Proposal
@@ -37,6 +39,39 @@ NOTIFY_KINDS = frozenset(
         CurationEvent.Kind.PROPOSAL_APPLIED,
     }
 )
+
+
+def same_paper_clash(researcher_id: int, authorships: list[Authorship]) -> str:
+    """Why these authorships cannot all be researcher ``researcher_id``'s, or "".
+
+    One person appears once on a paper's byline: two slots of one paper (the
+    same name printed twice in a 3,000-author list, say) are two people.
+
+    Args:
+        researcher_id: the researcher that would receive them.
+        authorships: the authorships that would move to it.
+
+    Returns:
+        The :data:`~curation.exceptions.SAME_PAPER` message, or "".
+    """
+    seen: dict[int, int] = {}
+    for a in sorted(authorships, key=lambda x: x.pk):
+        if a.paper_id in seen and seen[a.paper_id] != a.pk:
+            return SAME_PAPER.format(
+                r=researcher_id, a=seen[a.paper_id], b=a.pk, paper=a.paper_id
+            )
+        seen[a.paper_id] = a.pk
+    held = (
+        Authorship.objects.filter(researcher_id=researcher_id, paper_id__in=seen)
+        .exclude(pk__in=[a.pk for a in authorships])
+        .values_list("pk", "paper_id")
+        .first()
+    )
+    if held:
+        return SAME_PAPER.format(
+            r=researcher_id, a=held[0], b=seen[held[1]], paper=held[1]
+        )
+    return ""
 
 
 class Change:
@@ -104,8 +139,13 @@ class Change:
 
         Raises:
             ProposalConflict: an authorship moved since it was read.
+            ResearcherConflict: ``to`` would hold two authorships of one paper.
         """
         target = to.pk if to else None
+        if to is not None:
+            clash = same_paper_clash(to.pk, authorships)
+            if clash:
+                raise ResearcherConflict(clash)
         by_source: dict[int | None, list[Authorship]] = {}
         for a in authorships:
             if a.researcher_id != target:
@@ -118,9 +158,7 @@ class Change:
             ).update(researcher=target)
             if changed != len(group):
                 ids = [a.pk for a in group]
-                moved = Authorship.objects.filter(pk__in=ids).exclude(
-                    researcher=source
-                )
+                moved = Authorship.objects.filter(pk__in=ids).exclude(researcher=source)
                 first = moved.values_list("pk", flat=True).first() or ids[0]
                 raise ProposalConflict(MOVED_MEANWHILE.format(pk=first))
             for a in group:

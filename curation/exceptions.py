@@ -44,6 +44,10 @@ IDENTIFIERS_DIFFER = (
     "researchers {a} and {b} have different {field} values ({va}, {vb}): "
     "a merge would lose one; remove the wrong one first"
 )
+SAME_PAPER = (
+    "researcher {r} would hold two authorships ({a} and {b}) of paper {paper}: "
+    "one person appears once on a byline"
+)
 MERGE_NEEDS_TWO = "a merge needs at least two different researchers, got {ids}"
 NOT_ON_RESEARCHER = "authorships {ids} are not on researcher {pk} (any more)"
 SPLIT_EMPTY = "a split needs at least one authorship to move"

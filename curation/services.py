@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from curation import edits, names, selectors
-from curation.changes import Change
+from curation.changes import Change, same_paper_clash
 from curation.exceptions import (
     CONFLICT,
     ILLEGAL_TRANSITION,
@@ -100,6 +100,7 @@ def _propose_block(
     threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
     drafts: list[_Draft] = []
     leftovers: list[AuthorshipView] = []
+    best_of: list[tuple[AuthorshipView, tuple[float, dict, ProfileView] | None]] = []
     for a in views:
         best: tuple[float, dict, ProfileView] | None = None
         for p in profiles:
@@ -108,24 +109,34 @@ def _propose_block(
             s = scoring.score(authorship_profile_features(a, p), weights)
             if best is None or s.pairwise_score > best[0]:
                 best = (s.pairwise_score, s.evidence, p)
-        if best and best[0] >= threshold:
-            score, evidence, p = best
-            proven = evidence["features"]["orcid"] == 1.0 and _names_agree(a, p)
-            if evidence["features"]["orcid"] == 1.0 and not proven:
-                evidence = {**evidence, "flag": "ORCID agrees but the names do not"}
-            drafts.append(
-                _Draft(
-                    "attach",
-                    score,
-                    evidence,
-                    block,
-                    [a.id],
-                    researcher_id=p.id,
-                    identifier_proven=proven,
-                )
-            )
-        else:
+        best_of.append((a, best if best and best[0] >= threshold else None))
+    # One person holds one slot of a paper: when two slots of one paper (the same
+    # name printed twice in a large collaboration) would join one researcher, only
+    # the better-scoring one is proposed; the other is clustered like any leftover.
+    winner: dict[tuple[int, int], tuple[float, int]] = {}
+    for a, best in best_of:
+        if best:
+            key = (a.paper_id, best[2].id)
+            winner[key] = max(winner.get(key, (-1.0, 0)), (best[0], -a.id))
+    for a, best in best_of:
+        if best is None or winner[(a.paper_id, best[2].id)] != (best[0], -a.id):
             leftovers.append(a)
+            continue
+        score, evidence, p = best
+        proven = evidence["features"]["orcid"] == 1.0 and _names_agree(a, p)
+        if evidence["features"]["orcid"] == 1.0 and not proven:
+            evidence = {**evidence, "flag": "ORCID agrees but the names do not"}
+        drafts.append(
+            _Draft(
+                "attach",
+                score,
+                evidence,
+                block,
+                [a.id],
+                researcher_id=p.id,
+                identifier_proven=proven,
+            )
+        )
 
     if leftovers:
         for found in pipeline.cluster_authorships(
@@ -511,6 +522,15 @@ def _stale_reason(
         taken = [a.pk for a in authorships if a.researcher_id is not None]
         if taken:
             return f"authorships {taken} were assigned meanwhile"
+    if proposal.kind == Proposal.Kind.ATTACH:
+        clash = same_paper_clash(proposal.researcher_id, authorships)
+        if clash:
+            return clash
+    if proposal.kind == Proposal.Kind.MERGE and len(researchers) == 2:
+        lo, hi = sorted(researchers)
+        clash = same_paper_clash(lo, list(Authorship.objects.filter(researcher_id=hi)))
+        if clash:
+            return clash
     if proposal.kind == Proposal.Kind.SPLIT:
         source = proposal.researcher_id
         elsewhere = [a.pk for a in authorships if a.researcher_id != source]

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 
 from curation.claims import claim_submit
 from curation.exceptions import CurationError
+from curation.models import ClaimRequest
 from wovepaper.models import Researcher
+from wovepaper.selectors import researcher_survivor
 
 
 @login_required
@@ -16,9 +18,12 @@ def claim_create(request: HttpRequest, pk: int) -> HttpResponse:
     """GET the claim form for researcher ``pk``; POST ``orcid`` (+ ``message``).
 
     Responds 200 with the form (and the error, 400, if the claim is refused) or
-    with a confirmation once the claim is recorded; 404 for a merged-away or
-    unknown researcher.
+    with a confirmation once the claim is recorded; 301 to the survivor's page for
+    a merged-away researcher; 404 for an unknown or retired one.
     """
+    survivor = researcher_survivor(pk)
+    if survivor:
+        return redirect("researcher-claim", pk=survivor, permanent=True)
     researcher = get_object_or_404(Researcher.objects.live(), pk=pk)
     context = {
         "researcher": researcher,
@@ -27,7 +32,12 @@ def claim_create(request: HttpRequest, pk: int) -> HttpResponse:
         "message": request.POST.get("message", "")[:2000],
     }
     status = 200
-    if request.method == "POST":
+    context["submitted"] = ClaimRequest.objects.filter(
+        user=request.user,
+        researcher=researcher,
+        status=ClaimRequest.Status.PENDING,
+    ).first()
+    if request.method == "POST" and context["submitted"] is None:
         try:
             context["submitted"] = claim_submit(
                 user=request.user,

@@ -6,6 +6,18 @@ import pytest
 from django.conf import settings
 
 
+def pytest_sessionstart(session) -> None:
+    """Stop at once, saying what to set, when the shared real data is not there."""
+    data = Path(settings.WOVEPAPER_DATA_DIR)
+    if not (data / "arxiv").is_dir():
+        pytest.exit(
+            f"the real records are missing: {data}/arxiv is not a folder. The tests "
+            "read ../shared/data beside the checkout; set WOVEPAPER_DATA_DIR to "
+            "the shared data folder.",
+            returncode=4,
+        )
+
+
 @pytest.fixture
 def arxiv_dir() -> Path:
     """The real recorded arXiv files (read in place, never copied)."""

@@ -48,3 +48,30 @@ def researcher_papers(*, researcher: Researcher) -> QuerySet[Paper]:
         .annotate(sort_date=Coalesce("published", Value(UNDATED)))
         .order_by("-sort_date", "-id")
     )
+
+
+# Merge chains are short (a survivor merged again later); the cap guards a cycle.
+MAX_MERGE_HOPS = 50
+
+
+def researcher_survivor(pk: int) -> int | None:
+    """The live researcher a merged-away researcher ``pk`` now lives on, or None.
+
+    Follows ``merged_into`` (A merged into B, later B into C: A's survivor is C).
+
+    Returns:
+        The survivor's id; None when ``pk`` does not exist or was not merged away.
+    """
+    current = Researcher.objects.filter(pk=pk).values_list("merged_into", flat=True)
+    target = current.first()
+    hops = 0
+    while target and hops < MAX_MERGE_HOPS:
+        nxt = (
+            Researcher.objects.filter(pk=target)
+            .values_list("merged_into", flat=True)
+            .first()
+        )
+        if not nxt:
+            return target
+        target, hops = nxt, hops + 1
+    return None

@@ -337,7 +337,8 @@ class ProposalAdmin(admin.ModelAdmin):
     def subject(self, obj: Proposal) -> str:
         if obj.kind == Proposal.Kind.MERGE:
             return f"{obj.researcher} + {obj.other_researcher}"
-        names = ", ".join(a.raw_name for a in obj.authorships.all()[:3])
+        printed = list(dict.fromkeys(a.raw_name for a in obj.authorships.all()))
+        names = ", ".join(printed[:3]) + (" …" if len(printed) > 3 else "")
         if obj.kind == Proposal.Kind.ATTACH:
             return f"{names} → {obj.researcher}"
         return names

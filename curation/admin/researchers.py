@@ -55,7 +55,15 @@ class StateFilter(admin.SimpleListFilter):
 
 
 class ResearcherForm(forms.ModelForm):
-    """Display name and identifiers; the service validates and records them."""
+    """Display name and identifiers; the service validates and records them.
+
+    ``seen_revision`` carries the researcher's revision from when the form was
+    opened, so a save over someone else's change is refused, not silently lost.
+    """
+
+    seen_revision = forms.IntegerField(
+        widget=forms.HiddenInput, required=False, min_value=0
+    )
 
     class Meta:
         model = Researcher
@@ -69,6 +77,8 @@ class ResearcherForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.fields["seen_revision"].initial = self.instance.revision
         for field in edits.IDENTIFIER_FIELDS:
             if field in self.fields:
                 # Accept resolver URLs; clean_<field> normalises them.
@@ -227,17 +237,21 @@ class ResearcherAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change) -> None:
         """Apply the edit with :func:`curation.edits.researcher_update`, never save().
 
-        The values the form was opened with are the expected ones, so an edit made
+        The revision the form was opened on is the expected one, so an edit made
         meanwhile by someone else is refused rather than overwritten.
         """
-        changes = {f: form.cleaned_data.get(f) for f in form.changed_data}
-        expected = {f: form.initial.get(f) for f in form.changed_data}
+        changes = {
+            f: form.cleaned_data.get(f)
+            for f in form.changed_data
+            if f in edits.EDITABLE_FIELDS
+        }
+        seen = form.cleaned_data.get("seen_revision")
         try:
             edits.researcher_update(
                 researcher=obj,
                 actor=request.user,
                 changes=changes,
-                expected=expected,
+                expected={"revision": seen} if seen is not None else None,
             )
         except CurationError as exc:
             request._curation_error = str(exc)

@@ -66,7 +66,14 @@ def test_api_researchers_hides_merged_away_profiles(api):
     r2.save()
     ids = [r["id"] for r in api.get("/api/researchers/").json()["results"]]
     assert ids == [r1.pk]
-    assert api.get(f"/api/researchers/{r2.pk}/").status_code == 404
+    moved = api.get(f"/api/researchers/{r2.pk}/")
+    assert moved.status_code == 301
+    assert moved["Location"] == f"/api/researchers/{r1.pk}/"
+    r3 = ResearcherFactory(merged_into=r2)  # merged into one merged later
+    assert api.get(f"/api/researchers/{r3.pk}/")["Location"] == (
+        f"/api/researchers/{r1.pk}/"
+    )
+    assert api.get("/api/researchers/999999/").status_code == 404
 
 
 def test_api_papers_hides_deleted_papers_and_filters_by_category(api):

@@ -40,7 +40,11 @@ def test_researcher_detail_is_cached_then_invalidated_by_merge_and_undo(api):
 
     after = api.get(url_a).json()
     assert (after["paper_count"], after["orcid"]) == (2, "0000-0002-1825-0097")
-    assert api.get(url_b).status_code == 404  # merged away: not a live profile
+    gone = api.get(url_b + "?fields=id")
+    assert gone.status_code == 301  # merged away: the URL moves to the survivor
+    assert gone["Location"] == f"{url_a}?fields=id"
+    papers = api.get(f"/api/researchers/{b.pk}/papers/")
+    assert papers["Location"] == f"/api/researchers/{a.pk}/papers/"
 
     event_undo(event=CurationEvent.objects.get(kind="merged"), actor=user)
 

@@ -6,6 +6,7 @@ import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.urls import reverse
 
+from curation import edits
 from curation.models import Constraint, CurationEvent, Proposal
 from tests.factories import AuthorshipFactory, ResearcherFactory, UserFactory
 from wovepaper.models import Authorship, Researcher
@@ -270,3 +271,35 @@ def test_staff_outside_curators_are_refused(client):
     assert a1.researcher_id == a.pk
     assert not Constraint.objects.exists()
     assert Authorship.objects.filter(researcher__isnull=True).count() == 0
+
+
+def test_edit_form_refuses_to_overwrite_a_change_made_since_it_was_opened(
+    client, curator
+):
+    a, _, _, _ = _two()
+    client.force_login(curator)
+    form = client.get(_url("change", a.pk))
+    seen = form.context["adminform"].form["seen_revision"].value()
+    assert seen == 0
+    # Meanwhile another curator renames it.
+    edits.researcher_update(
+        researcher=a, actor=UserFactory(), changes={"display_name": "Renamed By B"}
+    )
+
+    page = client.post(
+        _url("change", a.pk),
+        {
+            "display_name": a.display_name,
+            "orcid": "0000-0003-1234-5674",
+            "s2_author_id": "",
+            "openalex_author_id": "",
+            "seen_revision": seen,
+            "authorships-TOTAL_FORMS": "0",
+            "authorships-INITIAL_FORMS": "0",
+        },
+        follow=True,
+    )
+
+    assert "changed since you opened it" in page.content.decode()
+    a.refresh_from_db()
+    assert (a.display_name, a.orcid) == ("Renamed By B", None)

@@ -92,7 +92,7 @@ def test_claim_page_needs_sign_in_then_records_the_claim(client):
     user = UserFactory()
     client.force_login(user)
     page = client.get(url)
-    assert "1 papers are on this profile" in page.content.decode()
+    assert "1 paper is on this profile" in page.content.decode()
     bad = client.post(url, {"orcid": "nope"})
     assert bad.status_code == 400
     assert "is not an ORCID iD" in bad.content.decode()
@@ -100,6 +100,19 @@ def test_claim_page_needs_sign_in_then_records_the_claim(client):
     assert "is waiting for a curator" in ok.content.decode()
     claim = ClaimRequest.objects.get()
     assert (claim.user, claim.researcher, claim.message) == (user, r, "it is me")
+    # Back on the page later: the pending claim, not an empty form again.
+    again = client.get(url).content.decode()
+    assert f"Your claim #{claim.pk} is waiting for a curator" in again
+    assert 'name="orcid"' not in again
+
+
+def test_claim_page_of_a_merged_researcher_moves_to_the_survivor(client):
+    survivor = ResearcherFactory()
+    gone = ResearcherFactory(merged_into=survivor)
+    client.force_login(UserFactory())
+    response = client.get(reverse("researcher-claim", args=[gone.pk]))
+    assert response.status_code == 301
+    assert response["Location"] == reverse("researcher-claim", args=[survivor.pk])
 
 
 def test_admin_approves_a_claim(client, curator):

@@ -1,7 +1,7 @@
 """Random sequences of curator edits and undos keep the curation invariants.
 
 A hypothesis state machine builds a small world (4 to 6 researchers, 15
-authorships on 5 papers, some unassigned, some researchers with an ORCID iD or
+authorships on 15 papers, some unassigned, some researchers with an ORCID iD or
 locked) and runs up to 15 random curator actions on it: ``researcher_merge``,
 ``researcher_split``, ``authorship_move``, ``authorship_detach``,
 ``researcher_set_locked``, ``researcher_update`` and ``event_undo`` of any earlier
@@ -90,7 +90,9 @@ CLEARED = ""  # sentinel key: the update removes the iD (passes None)
 DISPLAY_NAMES = ("Jean-Pierre Serre", "J.-P.  Serre", "John Tate", "Serre", "   ")
 GIVEN = ("J.", "Jean", "J.-P.", "Jean-Pierre", "Jean Paul")
 FAMILY = ("Serre", "Tate", "Sere")
-N_PAPERS, N_AUTHORSHIPS = 5, 15
+# One paper per authorship: the rule that one researcher never holds two slots
+# of one paper is tested on its own (tests/curation/test_same_paper.py).
+N_PAPERS, N_AUTHORSHIPS = 15, 15
 MUST, CANNOT = Constraint.Kind.MUST_LINK, Constraint.Kind.CANNOT_LINK
 
 

@@ -1,0 +1,119 @@
+"""One researcher never holds two byline slots of one paper, whoever tries."""
+
+from __future__ import annotations
+
+import pytest
+
+from curation import edits, services
+from curation.exceptions import ProposalStale, ResearcherConflict
+from curation.history import event_undo
+from curation.models import CurationEvent, Proposal
+from tests.factories import (
+    AuthorshipFactory,
+    PaperFactory,
+    ResearcherFactory,
+    UserFactory,
+)
+from wovepaper.models import Authorship
+
+pytestmark = pytest.mark.django_db
+
+
+def _two_slots():
+    """A large-collaboration paper printing "Z. Xu" twice."""
+    paper = PaperFactory()
+    slots = [
+        AuthorshipFactory(paper=paper, position=p, given_name="Z.", family_name="Xu")
+        for p in (196, 2565)
+    ]
+    return paper, slots
+
+
+def test_move_refuses_a_second_slot_of_the_same_paper():
+    paper, (first, second) = _two_slots()
+    r = ResearcherFactory()
+    edits.authorship_move(authorship=first, to=r, actor=UserFactory())
+
+    with pytest.raises(
+        ResearcherConflict, match=f"two authorships .* of paper {paper.pk}"
+    ):
+        edits.authorship_move(authorship=second, to=r, actor=UserFactory())
+
+    assert Authorship.objects.get(pk=second.pk).researcher_id is None
+
+
+def test_merge_refuses_researchers_on_the_same_paper():
+    _, (first, second) = _two_slots()
+    a, b = ResearcherFactory(), ResearcherFactory()
+    Authorship.objects.filter(pk=first.pk).update(researcher=a)
+    Authorship.objects.filter(pk=second.pk).update(researcher=b)
+
+    with pytest.raises(ResearcherConflict, match="one person appears once"):
+        edits.researcher_merge(researchers=[a, b], actor=UserFactory())
+
+    assert not CurationEvent.objects.exists()
+    assert list(
+        Authorship.objects.order_by("position").values_list("researcher", flat=True)
+    ) == [a.pk, b.pk]
+
+
+def test_matching_proposes_only_one_slot_of_a_paper_for_a_researcher():
+    paper, slots = _two_slots()
+    r = ResearcherFactory(display_name="Z. Xu", block_key="xu z")
+    # Strong evidence for both slots: a shared co-author, on every paper.
+    for other in [paper, PaperFactory(), PaperFactory()]:
+        AuthorshipFactory(
+            paper=other, position=1, given_name="Armand", family_name="Borel"
+        )
+    for other in Authorship.objects.filter(given_name="Armand").exclude(paper=paper):
+        AuthorshipFactory(
+            paper=other.paper,
+            position=2,
+            researcher=r,
+            given_name="Z.",
+            family_name="Xu",
+        )
+
+    services.matching_run()
+
+    attached = Proposal.objects.filter(kind="attach", researcher=r)
+    slot_ids = {a.pk for a in slots}
+    proposed = [a.pk for p in attached for a in p.authorships.all() if a.pk in slot_ids]
+    assert len(proposed) == 1  # the other slot is clustered into a `new` proposal
+
+
+def test_second_attach_of_the_same_paper_goes_stale():
+    paper, (first, second) = _two_slots()
+    r = ResearcherFactory()
+    proposals = []
+    for a in (first, second):
+        p = Proposal.objects.create(
+            kind="attach",
+            score=0.7,
+            model_version="t",
+            fingerprint=f"f{a.pk}",
+            researcher=r,
+        )
+        p.authorships.set([a])
+        proposals.append(p)
+    user = UserFactory()
+    services.proposal_apply(proposal=proposals[0], actor=user)
+
+    with pytest.raises(ProposalStale, match=f"of paper {paper.pk}"):
+        services.proposal_apply(proposal=proposals[1], actor=user)
+
+    assert Authorship.objects.get(pk=second.pk).researcher_id is None
+
+
+def test_undo_refused_when_it_would_double_a_slot():
+    paper, (first, second) = _two_slots()
+    r, t = ResearcherFactory(), ResearcherFactory()
+    Authorship.objects.filter(pk=first.pk).update(researcher=r)
+    user = UserFactory()
+    moved = edits.authorship_move(authorship=first, to=t, actor=user)
+    edits.authorship_move(authorship=second, to=r, actor=user)
+
+    with pytest.raises(ResearcherConflict, match=f"of paper {paper.pk}"):
+        event_undo(event=moved, actor=user)
+
+    assert Authorship.objects.get(pk=first.pk).researcher_id == t.pk
