@@ -9,6 +9,7 @@ Curators may edit locked researchers (a lock stops automation, not curators).
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -21,6 +22,7 @@ from curation.changes import Change
 from curation.exceptions import (
     ALREADY,
     CHANGED,
+    CLAIMED_BY_TWO,
     IDENTIFIER_TAKEN,
     IDENTIFIERS_DIFFER,
     INVALID,
@@ -46,6 +48,18 @@ MUST, CANNOT = Constraint.Kind.MUST_LINK, Constraint.Kind.CANNOT_LINK
 
 
 # --- shared by the direct edits and the proposals ----------------------------
+
+
+def clean_display_name(value: str | None) -> str:
+    """A name as typed, without control or invisible format characters (Unicode
+    categories Cc, Cf, Zl, Zp: NUL, zero-width spaces, direction marks), with its
+    whitespace collapsed; "" when nothing visible is left."""
+    kept = "".join(
+        ch
+        for ch in value or ""
+        if unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp") or ch in "\t\n"
+    )
+    return " ".join(kept.split())
 
 
 def display_name_of(authorships: list[Authorship]) -> tuple[str, str, str]:
@@ -92,8 +106,22 @@ def merge_into(
             for field in IDENTIFIER_FIELDS
             if getattr(loser, field) and not getattr(survivor, field)
         }
+        if loser.claimed_by_id and survivor.claimed_by_id not in (
+            None,
+            loser.claimed_by_id,
+        ):
+            raise ResearcherConflict(CLAIMED_BY_TWO.format(a=survivor.pk, b=loser.pk))
+        # The person's claim and a curator's lock follow the papers.
+        if loser.claimed_by_id:
+            taken["claimed_by_id"] = loser.claimed_by_id
+        if loser.locked:
+            taken["locked"] = True
         # Free the unique iD on the loser before the survivor takes it.
-        change.set(loser, merged_into_id=survivor.pk, **dict.fromkeys(taken))
+        change.set(
+            loser,
+            merged_into_id=survivor.pk,
+            **dict.fromkeys(k for k in taken if k != "locked"),
+        )
         change.set(
             survivor,
             name_variants=list(
@@ -140,7 +168,7 @@ def split_off(
     if not Authorship.objects.filter(researcher=source).exclude(pk__in=moving).exists():
         raise InvalidChange(SPLIT_ALL.format(pk=source.pk))
     display, given, family = display_name_of(authorships)
-    display = (display_name or display).strip()[:MAX_DISPLAY_NAME]
+    display = (clean_display_name(display_name) or display)[:MAX_DISPLAY_NAME]
     orcids = {a.orcid for a in authorships if a.orcid}
     orcid = orcids.pop() if len(orcids) == 1 else None
     if orcid and (
@@ -464,7 +492,7 @@ def researcher_update(
 
 def _clean_value(researcher: Researcher, field: str, value: str | None) -> Any:
     if field == "display_name":
-        name = " ".join((value or "").split())
+        name = clean_display_name(value)
         if not name or len(name) > MAX_DISPLAY_NAME:
             raise InvalidChange(
                 INVALID.format(

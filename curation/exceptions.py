@@ -48,6 +48,14 @@ SAME_PAPER = (
     "researcher {r} would hold two authorships ({a} and {b}) of paper {paper}: "
     "one person appears once on a byline"
 )
+CLAIMED_BY_TWO = (
+    "researchers {a} and {b} are claimed by two different users: they are two "
+    "people, or one claim is wrong; reject it first"
+)
+UNDO_CLAIMED = (
+    "cannot undo event {pk}: researcher {r} would be {how}, but a user has claimed "
+    "it; undo the claim approval first"
+)
 MERGE_NEEDS_TWO = "a merge needs at least two different researchers, got {ids}"
 NOT_ON_RESEARCHER = "authorships {ids} are not on researcher {pk} (any more)"
 SPLIT_EMPTY = "a split needs at least one authorship to move"
@@ -80,6 +88,10 @@ UNDO_HOLDS = (
 UNDO_TAKEN = (
     "cannot undo event {pk}: {field} {value} would go back to researcher {r}, but "
     "researcher {other} holds it now; remove it there first"
+)
+UNDO_PENDING_TWIN = (
+    "cannot undo event {pk}: proposal {proposal} would go back to pending, but the "
+    "same proposal is pending again already"
 )
 CLAIM_NOT_PENDING = "claim {pk} is {status}, not pending: it was decided already"
 CLAIM_TAKEN = "researcher {pk} is already claimed by another user"

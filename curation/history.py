@@ -11,10 +11,12 @@ from curation.edits import IDENTIFIER_FIELDS
 from curation.exceptions import (
     ALREADY_UNDONE,
     NOTHING_TO_UNDO,
+    UNDO_CLAIMED,
     UNDO_DEAD,
     UNDO_FIELD,
     UNDO_HOLDS,
     UNDO_MOVED,
+    UNDO_PENDING_TWIN,
     UNDO_TAKEN,
     NothingToUndo,
     UndoConflict,
@@ -68,8 +70,9 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
     still hold the value it set (compare-and-swap under ``select_for_update``);
     otherwise a later change depends on it and must be undone first. Undoing an
     applied proposal marks it ``reverted`` (so matching does not propose it again
-    on the same evidence); undoing that undo marks it ``applied`` again. Undoing an
-    approved claim returns the claim to ``pending``.
+    on the same evidence); undoing that undo marks it ``applied`` again. Undoing a
+    rejection retires its constraints and puts the proposal back in the queue
+    (``pending``). Undoing an approved claim returns the claim to ``pending``.
 
     Args:
         event: the event to undo.
@@ -170,11 +173,15 @@ def _check_outcome(
         UndoConflict: naming the authorship, researcher or identifier.
     """
     final = {
-        pk: {"merged_into_id": r.merged_into_id, "retired": r.retired}
+        pk: {
+            "merged_into_id": r.merged_into_id,
+            "retired": r.retired,
+            "claimed_by_id": r.claimed_by_id,
+        }
         for pk, r in locked.items()
     }
     for _, pk, field, before, _after in restores:
-        if field in ("merged_into_id", "retired"):
+        if field in ("merged_into_id", "retired", "claimed_by_id"):
             final[pk][field] = before
 
     def how(pk: int) -> str:
@@ -194,6 +201,8 @@ def _check_outcome(
             )
     leaving = {m["authorship"] for m in original.moves}
     for pk in sorted(p for p in final if how(p)):
+        if final[pk]["claimed_by_id"]:
+            raise UndoConflict(UNDO_CLAIMED.format(pk=original.pk, r=pk, how=how(pk)))
         stays = list(
             Authorship.objects.filter(researcher_id=pk)
             .exclude(pk__in=leaving)
@@ -256,6 +265,23 @@ def _revert_decision(original: CurationEvent) -> None:
             else (Proposal.Status.APPLIED, Proposal.Status.REVERTED)
         )
         Proposal.objects.filter(pk=first.proposal_id, status=old).update(status=new)
+    if first.proposal_id and first.kind == CurationEvent.Kind.PROPOSAL_REJECTED:
+        old, new = (
+            (Proposal.Status.PENDING, Proposal.Status.REJECTED)
+            if redo
+            else (Proposal.Status.REJECTED, Proposal.Status.PENDING)
+        )
+        proposal = Proposal.objects.get(pk=first.proposal_id)
+        if (
+            new == Proposal.Status.PENDING
+            and Proposal.objects.filter(
+                fingerprint=proposal.fingerprint, status=Proposal.Status.PENDING
+            ).exists()
+        ):
+            raise UndoConflict(
+                UNDO_PENDING_TWIN.format(pk=original.pk, proposal=proposal.pk)
+            )
+        Proposal.objects.filter(pk=proposal.pk, status=old).update(status=new)
     claim = first.extra.get("claim")
     if claim and first.kind == CurationEvent.Kind.CLAIM_APPROVED:
         old, new = (

@@ -52,7 +52,7 @@ TRANSITIONS: dict[str, set[str]] = {
     S.PENDING: {S.APPROVED, S.APPLIED, S.REJECTED, S.STALE, S.FAILED},
     S.APPROVED: {S.APPLIED, S.STALE, S.FAILED},
     S.APPLIED: {S.REVERTED},
-    S.REJECTED: set(),
+    S.REJECTED: {S.PENDING},  # an undo of the rejection
     S.REVERTED: {S.APPLIED},
     S.STALE: set(),
     S.FAILED: set(),

@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import re
 
+# ASCII digits only ([0-9], not \d, which matches any Unicode digit: full-width
+# "０" would pass and make a look-alike of another researcher's iD). A scheme
+# needs its resolver host.
 ORCID_RE = re.compile(
-    r"^(?:https?://)?(?:www\.)?(?:orcid\.org/)?(\d{4})-?(\d{4})-?(\d{4})-?(\d{3}[\dX])$",
-    re.IGNORECASE,
+    r"^(?:(?:https?://)?(?:www\.)?orcid\.org/)?"
+    r"([0-9]{4})-?([0-9]{4})-?([0-9]{4})-?([0-9]{3}[0-9X])$",
+    re.IGNORECASE | re.ASCII,
 )
 OPENALEX_AUTHOR_RE = re.compile(
-    r"^(?:https?://)?(?:openalex\.org/|api\.openalex\.org/authors/)?(A\d{4,12})$",
-    re.IGNORECASE,
+    r"^(?:(?:https?://)?(?:openalex\.org/|api\.openalex\.org/authors/))?"
+    r"(A[0-9]{4,12})$",
+    re.IGNORECASE | re.ASCII,
 )
 S2_AUTHOR_RE = re.compile(
-    r"^(?:https?://)?(?:www\.semanticscholar\.org/author/(?:[^/]+/)?)?(\d{1,12})$"
+    r"^(?:(?:https?://)?www\.semanticscholar\.org/author/(?:[^/]+/)?)?([0-9]{1,12})$",
+    re.ASCII,
 )
 
 

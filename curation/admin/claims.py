@@ -5,11 +5,16 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseRedirect,
+)
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 
-from curation.admin.common import each_object, report
+from curation.admin.common import SafeActionsMixin, each_object, report
 from curation.claims import claim_approve, claim_reject
 from curation.exceptions import CurationError
 from curation.models import ClaimRequest
@@ -19,7 +24,7 @@ PERM = "curation.decide_claimrequest"
 
 
 @admin.register(ClaimRequest)
-class ClaimRequestAdmin(ReadOnlyAdmin):
+class ClaimRequestAdmin(SafeActionsMixin, ReadOnlyAdmin):
     """Pending claims first; each decision calls one service."""
 
     list_display = ("id", "researcher", "user", "orcid", "status", "created")
@@ -91,8 +96,11 @@ class ClaimRequestAdmin(ReadOnlyAdmin):
         if request.method != "POST" or not self.has_decide_permission(request):
             raise PermissionDenied
         claim = get_object_or_404(ClaimRequest, pk=pk)
+        decision = request.POST.get("decision")
+        if decision not in ("approve", "reject"):
+            return HttpResponseBadRequest("decision must be approve or reject")
         try:
-            if request.POST.get("decision") == "approve":
+            if decision == "approve":
                 claim_approve(claim=claim, actor=request.user)
                 self.message_user(
                     request,

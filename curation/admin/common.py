@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.contrib import messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.http import HttpResponseBadRequest
 
 from curation.exceptions import CurationError
 
@@ -38,3 +40,14 @@ def report(
     modeladmin.message_user(
         request, text + suffix, messages.WARNING if skipped else messages.SUCCESS
     )
+
+
+class SafeActionsMixin:
+    """Answer 400, not 500, when an action's selected ids are not whole numbers."""
+
+    def changelist_view(self, request, extra_context=None):
+        if request.method == "POST":
+            ids = request.POST.getlist(ACTION_CHECKBOX_NAME)
+            if any(not (v.isascii() and v.isdigit() and len(v) <= 18) for v in ids):
+                return HttpResponseBadRequest("selected ids must be whole numbers")
+        return super().changelist_view(request, extra_context)

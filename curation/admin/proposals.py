@@ -23,7 +23,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from curation import selectors, services
-from curation.admin.common import report
+from curation.admin.common import SafeActionsMixin, report
 from curation.exceptions import CurationError
 from curation.models import Proposal
 from wovepaper.models import Paper
@@ -157,7 +157,7 @@ def _cluster_evidence(proposal: Proposal) -> str:
 
 
 @admin.register(Proposal)
-class ProposalAdmin(admin.ModelAdmin):
+class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
     """The proposal queue: filter by kind, status and score; approve or reject."""
 
     change_form_template = "admin/curation/proposal/change_form.html"
@@ -267,7 +267,7 @@ class ProposalAdmin(admin.ModelAdmin):
         info = self.opts.app_label, self.opts.model_name
         return [
             path(
-                "<path:object_id>/decide/",
+                "<int:object_id>/decide/",
                 self.admin_site.admin_view(self.decide_view),
                 name=f"{info[0]}_{info[1]}_decide",
             ),
@@ -287,7 +287,7 @@ class ProposalAdmin(admin.ModelAdmin):
             split_ids = [
                 int(v)
                 for v in request.POST.getlist("moving")
-                if v.isdigit() and len(v) <= 18
+                if v.isascii() and v.isdigit() and len(v) <= 18
             ]
         try:
             if decision == "approve":

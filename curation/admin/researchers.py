@@ -13,14 +13,20 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseRedirect,
+)
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
 from curation import edits, selectors
-from curation.admin.common import each_object, report
+from curation.admin.common import SafeActionsMixin, each_object, report
 from curation.exceptions import CurationError
 from curation.history import researcher_history
 from wovepaper.identifiers import NORMALISERS
@@ -62,7 +68,10 @@ class ResearcherForm(forms.ModelForm):
     """
 
     seen_revision = forms.IntegerField(
-        widget=forms.HiddenInput, required=False, min_value=0
+        widget=forms.HiddenInput,
+        min_value=0,
+        max_value=2**31,
+        error_messages={"required": "The form is out of date: reload the page."},
     )
 
     class Meta:
@@ -147,6 +156,8 @@ class ResearcherAuthorshipInline(admin.TabularInline):
 
     @admin.display(description="curate")
     def edit(self, obj: Authorship) -> str:
+        if obj.pk is None or obj.researcher_id is None:
+            return ""
         args = [obj.researcher_id, obj.pk]
         return format_html(
             '<a href="{}">move…</a> · <a href="{}">not this person…</a>',
@@ -156,7 +167,7 @@ class ResearcherAuthorshipInline(admin.TabularInline):
 
 
 @admin.register(Researcher)
-class ResearcherAdmin(admin.ModelAdmin):
+class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
     """Researcher profiles: list, edit name and identifiers, and every direct edit."""
 
     form = ResearcherForm
@@ -245,13 +256,12 @@ class ResearcherAdmin(admin.ModelAdmin):
             for f in form.changed_data
             if f in edits.EDITABLE_FIELDS
         }
-        seen = form.cleaned_data.get("seen_revision")
         try:
             edits.researcher_update(
                 researcher=obj,
                 actor=request.user,
                 changes=changes,
-                expected={"revision": seen} if seen is not None else None,
+                expected={"revision": form.cleaned_data["seen_revision"]},
             )
         except CurationError as exc:
             request._curation_error = str(exc)
@@ -340,9 +350,15 @@ class ResearcherAdmin(admin.ModelAdmin):
         if request.POST.get("post") == "yes":
             if not self.has_merge_permission(request):
                 raise PermissionDenied
+            # The revisions the confirmation page showed: a researcher changed
+            # since then is refused, not merged unseen.
+            seen = {r.pk: _int(request.POST.get(f"revision_{r.pk}")) for r in chosen}
             try:
                 survivor = edits.researcher_merge(
-                    researchers=chosen, actor=request.user
+                    researchers=chosen,
+                    actor=request.user,
+                    expected_revisions={k: v for k, v in seen.items() if v is not None}
+                    or None,
                 )
             except CurationError as exc:
                 self.message_user(request, f"Nothing merged: {exc}", messages.ERROR)
@@ -401,6 +417,8 @@ class ResearcherAdmin(admin.ModelAdmin):
         if request.method != "POST" or not self.has_lock_permission(request):
             raise PermissionDenied
         researcher = get_object_or_404(Researcher, pk=pk)
+        if request.POST.get("locked") not in ("0", "1"):
+            return HttpResponseBadRequest("locked must be 1 (lock) or 0 (unlock)")
         locked = request.POST.get("locked") == "1"
         try:
             edits.researcher_set_locked(
@@ -433,7 +451,7 @@ class ResearcherAdmin(admin.ModelAdmin):
                     authorship_ids=chosen,
                     actor=request.user,
                     display_name=name,
-                    expected_revision=int(seen) if seen.isdigit() else None,
+                    expected_revision=_int(seen),
                 )
             except CurationError as exc:
                 return self._refused(request, pk, exc)
@@ -466,7 +484,7 @@ class ResearcherAdmin(admin.ModelAdmin):
                 dossier=dossier,
                 chosen=set(chosen),
                 display_name=name,
-                revision=seen if seen.isdigit() else researcher.revision,
+                revision=_int(seen) if _int(seen) is not None else researcher.revision,
                 confirming=confirming,
                 moving=moving,
                 staying=staying,
@@ -565,7 +583,10 @@ class ResearcherAdmin(admin.ModelAdmin):
 
     def history_view(self, request: HttpRequest, object_id: str, extra_context=None):
         """Every curation event that touched the researcher, each with undo."""
-        researcher = get_object_or_404(Researcher, pk=object_id)
+        pk = _int(object_id)
+        if pk is None:
+            raise Http404("no such researcher")
+        researcher = get_object_or_404(Researcher, pk=pk)
         if not self.has_view_or_change_permission(request, researcher):
             raise PermissionDenied
         events = list(researcher_history(researcher_id=researcher.pk)[:200])
@@ -591,11 +612,14 @@ def _name(view: str) -> str:
     return f"wovepaper_researcher_{view}"
 
 
+def _int(value: str | None) -> int | None:
+    """A form value as a non-negative integer of at most 18 ASCII digits, or None."""
+    value = (value or "").strip()
+    if value.isascii() and value.isdigit() and len(value) <= 18:
+        return int(value)
+    return None
+
+
 def _ids(values: list[str]) -> list[int]:
-    """The positive integers among form values (anything else is ignored)."""
-    out = []
-    for v in values:
-        v = (v or "").strip()
-        if v.isdigit() and len(v) <= 18:
-            out.append(int(v))
-    return out
+    """The integers among form values (anything else is ignored)."""
+    return [n for v in values if (n := _int(v)) is not None]

@@ -121,6 +121,7 @@ def test_lock_button_and_edit_form_go_through_the_services(client, curator):
             "orcid": "https://orcid.org/0000-0002-1825-0097",
             "s2_author_id": "",
             "openalex_author_id": "",
+            "seen_revision": a.revision,  # as the form shows it after the lock
             "authorships-TOTAL_FORMS": "0",
             "authorships-INITIAL_FORMS": "0",
         },
@@ -144,6 +145,7 @@ def test_edit_form_shows_the_service_error_and_changes_nothing(client, curator):
             "orcid": "0000-0002-1825-0097",
             "s2_author_id": "",
             "openalex_author_id": "",
+            "seen_revision": a.revision,
             "authorships-TOTAL_FORMS": "0",
             "authorships-INITIAL_FORMS": "0",
         },

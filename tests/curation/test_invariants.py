@@ -464,6 +464,8 @@ class CuratorActions(RuleBasedStateMachine):
                 expected.assignment[a] = ids[0]
             if loser["orcid"] and not survivor["orcid"]:
                 survivor["orcid"], loser["orcid"] = loser["orcid"], None
+            if loser["locked"]:
+                survivor["locked"] = True  # a curator's lock follows the papers
             loser["merged_into_id"] = ids[0]
         try:
             result = self._attempt(
