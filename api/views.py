@@ -59,9 +59,7 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
         data = cache.get(key)
         if data is None:
             # Only a live researcher is ever cached, and a merge bumps the version.
-            moved = _survivor_redirect(
-                request, int(kwargs["pk"]), "researcher-detail"
-            )
+            moved = _survivor_redirect(request, int(kwargs["pk"]), "researcher-detail")
             if moved:
                 return moved
             data = super().retrieve(request, *args, **kwargs).data
