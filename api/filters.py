@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 import django_filters
-from django.db import connection
+from django.db import connection, models
 
+from curation.models import Proposal
 from wovepaper.models import Paper, Researcher
 
 # Largest id a BigAutoField holds; larger numbers are a 400, not a database error.
@@ -53,3 +54,20 @@ class ResearcherFilter(django_filters.FilterSet):
     class Meta:
         model = Researcher
         fields = ("orcid",)
+
+
+class ProposalFilter(django_filters.FilterSet):
+    """Curator filters on proposals: kind, status, block, researcher."""
+
+    researcher = django_filters.NumberFilter(
+        method="filter_researcher", min_value=1, max_value=MAX_ID, decimal_places=0
+    )
+
+    class Meta:
+        model = Proposal
+        fields = ("kind", "status", "block_key")
+
+    def filter_researcher(self, queryset, name, value):
+        return queryset.filter(
+            models.Q(researcher_id=value) | models.Q(other_researcher_id=value)
+        )

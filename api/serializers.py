@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from wovepaper.models import Authorship, Paper, Researcher
+from curation.models import ClaimRequest, Proposal
+from wovepaper.models import Authorship, Follow, Paper, Researcher
 
 
 class ResearcherRefSerializer(serializers.ModelSerializer):
@@ -93,3 +94,66 @@ class ResearcherSerializer(serializers.ModelSerializer):
             "locked",
             "paper_count",
         )
+
+
+class ProposalSerializer(serializers.ModelSerializer):
+    """A matcher proposal as curators see it, with its evidence."""
+
+    authorships = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    impact = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Proposal
+        fields = (
+            "id",
+            "kind",
+            "status",
+            "score",
+            "impact",
+            "identifier_proven",
+            "researcher",
+            "other_researcher",
+            "authorships",
+            "evidence",
+            "model_version",
+            "block_key",
+            "created",
+            "decided_at",
+            "reason",
+        )
+        read_only_fields = fields
+
+
+class ProposalDecisionSerializer(serializers.Serializer):
+    """Body of an approve or reject request."""
+
+    reason = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+    moving = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
+        required=False,
+        max_length=10_000,
+        help_text="For a split: the authorship ids to move (approve with changes).",
+    )
+
+
+class FollowSerializer(serializers.ModelSerializer):
+    """A researcher the signed-in user follows."""
+
+    researcher = ResearcherRefSerializer(read_only=True)
+
+    class Meta:
+        model = Follow
+        fields = ("researcher", "created")
+
+
+class ClaimSerializer(serializers.ModelSerializer):
+    """A claim on a researcher profile by the signed-in user."""
+
+    class Meta:
+        model = ClaimRequest
+        fields = ("id", "researcher", "orcid", "message", "status", "created")
+        read_only_fields = ("id", "researcher", "status", "created")
+        extra_kwargs = {
+            "orcid": {"max_length": 60},
+            "message": {"max_length": 2000, "required": False},
+        }

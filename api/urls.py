@@ -1,11 +1,25 @@
 from __future__ import annotations
 
+from django.urls import path
+from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
-from api.views import PaperViewSet, ResearcherViewSet
+from api.views import (
+    FeedViewSet,
+    FollowViewSet,
+    PaperViewSet,
+    ProposalViewSet,
+    ResearcherViewSet,
+)
 
 router = DefaultRouter()
 router.register("papers", PaperViewSet, basename="paper")
 router.register("researchers", ResearcherViewSet, basename="researcher")
+router.register("proposals", ProposalViewSet, basename="proposal")
+router.register("follows", FollowViewSet, basename="follow")
+router.register("feed", FeedViewSet, basename="feed")
 
-urlpatterns = router.urls
+urlpatterns = [
+    path("token/", obtain_auth_token, name="api-token"),
+    *router.urls,
+]

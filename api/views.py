@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.core.cache import cache
-from django.http import HttpResponsePermanentRedirect
+from django.http import Http404, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
@@ -12,15 +12,44 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from api.filters import PaperFilter, ResearcherFilter
-from api.serializers import PaperRefSerializer, PaperSerializer, ResearcherSerializer
+from api.filters import PaperFilter, ProposalFilter, ResearcherFilter
+from api.serializers import (
+    ClaimSerializer,
+    FollowSerializer,
+    PaperRefSerializer,
+    PaperSerializer,
+    ProposalDecisionSerializer,
+    ProposalSerializer,
+    ResearcherSerializer,
+)
+from curation import selectors as curation_selectors
+from curation import services as curation_services
+from curation.claims import claim_submit
 from wovepaper import cache as site_cache
 from wovepaper import selectors
-from wovepaper.models import Researcher
+from wovepaper import services as core_services
+from wovepaper.models import Follow, Researcher
 
 # A cached researcher response lives at most this long (seconds) even if no bump
 # arrives (a cache restart loses versions; the timeout bounds what that can show).
 RESEARCHER_CACHE_SECONDS = 300
+
+
+class IsCurator(permissions.BasePermission):
+    """Curators only (``curation.view_proposal``); deciding needs
+    ``curation.decide_proposal``."""
+
+    message = "only curators may see or decide proposals"
+
+    def has_permission(self, request: Request, view) -> bool:
+        user = request.user
+        if not (
+            user and user.is_authenticated and user.has_perm("curation.view_proposal")
+        ):
+            return False
+        if view.action in ("approve", "reject"):
+            return user.has_perm("curation.decide_proposal")
+        return True
 
 
 class PaperViewSet(viewsets.ReadOnlyModelViewSet):
@@ -28,12 +57,20 @@ class PaperViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = PaperSerializer
     filterset_class = PaperFilter
-    lookup_value_regex = r"\d{1,18}"
+    # Our id, an arXiv id (old-style ones hold a slash) or a DOI (slashes too).
+    lookup_value_regex = r"[^?#]{1,300}"
     search_fields = ("title", "abstract", "=arxiv_id", "authorships__raw_name")
     permission_classes = [permissions.AllowAny]
 
     def get_queryset(self):
         return selectors.paper_list()
+
+    def get_object(self):
+        """The paper by id, arXiv id (``2201.05500``, ``hep-th/9901001``) or DOI."""
+        paper = selectors.paper_by_identifier(self.kwargs["pk"])
+        if paper is None:
+            raise Http404("no visible paper has that id, arXiv id or DOI")
+        return paper
 
 
 class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
@@ -66,6 +103,37 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
             cache.set(key, data, timeout=RESEARCHER_CACHE_SECONDS)
         return Response(data)
 
+    @extend_schema(request=None, responses={201: FollowSerializer, 204: None})
+    @action(
+        detail=True,
+        methods=["post", "delete"],
+        permission_classes=[permissions.IsAuthenticated],
+        filterset_class=None,
+    )
+    def follow(self, request: Request, pk: str | None = None) -> Response:
+        """Follow (POST) or stop following (DELETE) the researcher."""
+        return _follow(self, request, pk)
+
+    @extend_schema(request=ClaimSerializer, responses={201: ClaimSerializer})
+    @action(
+        detail=True,
+        methods=["post"],
+        permission_classes=[permissions.IsAuthenticated],
+        filterset_class=None,
+    )
+    def claim(self, request: Request, pk: str | None = None) -> Response:
+        """Claim the profile as yours, with your ORCID iD; a curator decides."""
+        researcher = get_object_or_404(Researcher.objects.live(), pk=pk)
+        body = ClaimSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        claim = claim_submit(
+            user=request.user,
+            researcher=researcher,
+            orcid=body.validated_data["orcid"],
+            message=body.validated_data.get("message", ""),
+        )
+        return Response(ClaimSerializer(claim).data, status=201)
+
     @extend_schema(responses=PaperRefSerializer(many=True))
     @action(detail=True, methods=["get"], filterset_class=None)
     def papers(self, request: Request, pk: str | None = None) -> Response:
@@ -78,6 +146,15 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
         self.paginator.ordering = ("-sort_date", "-id")
         page = self.paginate_queryset(queryset)
         return self.get_paginated_response(PaperRefSerializer(page, many=True).data)
+
+
+def _follow(view, request: Request, pk: str) -> Response:
+    researcher = get_object_or_404(Researcher.objects.filter(retired=False), pk=pk)
+    if request.method == "DELETE":
+        core_services.follow_delete(user=request.user, researcher=researcher)
+        return Response(status=204)
+    follow = core_services.follow_create(user=request.user, researcher=researcher)
+    return Response(FollowSerializer(follow).data, status=201)
 
 
 def _survivor_redirect(
@@ -94,3 +171,82 @@ def _survivor_redirect(
     if request.META.get("QUERY_STRING"):
         url += "?" + request.META["QUERY_STRING"]
     return HttpResponsePermanentRedirect(url)
+
+
+class ProposalViewSet(viewsets.ReadOnlyModelViewSet):
+    """Pending and decided matcher proposals, for curators; approve and reject.
+
+    Deciding calls the same services as the admin; a proposal decided already,
+    stale, or changed by someone else at the same moment answers 409 with the
+    reason.
+    """
+
+    serializer_class = ProposalSerializer
+    filterset_class = ProposalFilter
+    lookup_value_regex = r"\d{1,18}"
+    permission_classes = [IsCurator]
+    search_fields = ("block_key", "authorships__raw_name")
+
+    def get_queryset(self):
+        return curation_selectors.proposal_queue().prefetch_related("authorships")
+
+    @extend_schema(request=ProposalDecisionSerializer, responses=ProposalSerializer)
+    @action(detail=True, methods=["post"])
+    def approve(self, request: Request, pk: str | None = None) -> Response:
+        """Apply the proposal (for a split, ``moving`` edits the partition)."""
+        body = ProposalDecisionSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        proposal = curation_services.proposal_apply(
+            proposal=self.get_object(),
+            actor=request.user,
+            split_ids=body.validated_data.get("moving"),
+        )
+        return Response(self.get_serializer(self._fresh(proposal)).data)
+
+    @extend_schema(request=ProposalDecisionSerializer, responses=ProposalSerializer)
+    @action(detail=True, methods=["post"])
+    def reject(self, request: Request, pk: str | None = None) -> Response:
+        """Reject the proposal, with an optional ``reason``; it never comes back."""
+        body = ProposalDecisionSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        proposal = curation_services.proposal_reject(
+            proposal=self.get_object(),
+            actor=request.user,
+            reason=body.validated_data.get("reason", ""),
+        )
+        return Response(self.get_serializer(self._fresh(proposal)).data)
+
+    def _fresh(self, proposal):
+        return self.get_queryset().get(pk=proposal.pk)
+
+
+class FollowViewSet(viewsets.ReadOnlyModelViewSet):
+    """The researchers the signed-in user follows."""
+
+    serializer_class = FollowSerializer
+    permission_classes = [permissions.IsAuthenticated]
+    filterset_class = None
+    search_fields = ()
+
+    def get_queryset(self):
+        return Follow.objects.filter(user=self.request.user).select_related(
+            "researcher"
+        )
+
+
+class FeedViewSet(viewsets.GenericViewSet):
+    """New papers of the researchers the signed-in user follows, newest first."""
+
+    serializer_class = PaperRefSerializer
+    permission_classes = [permissions.IsAuthenticated]
+    filterset_class = None
+    search_fields = ()
+
+    def get_queryset(self):
+        return selectors.feed_papers(self.request.user)
+
+    def list(self, request: Request) -> Response:
+        """One cursor page of the feed."""
+        self.paginator.ordering = ("-sort_date", "-id")
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)

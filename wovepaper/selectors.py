@@ -7,7 +7,7 @@ from datetime import date
 from django.db.models import Count, Prefetch, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 
-from wovepaper.models import Authorship, Paper, Researcher
+from wovepaper.models import Authorship, Follow, Paper, Researcher
 
 
 def paper_list() -> QuerySet[Paper]:
@@ -75,3 +75,59 @@ def researcher_survivor(pk: int) -> int | None:
             return target
         target, hops = nxt, hops + 1
     return None
+
+
+def followed_researchers(user) -> QuerySet[Researcher]:
+    """The live researchers a user follows, by name (with their paper counts)."""
+    return researcher_list().filter(followers__user=user).order_by("display_name", "id")
+
+
+def feed_papers(user) -> QuerySet[Paper]:
+    """Visible papers of the researchers a user follows, newest first.
+
+    Follows of a researcher merged away since count for its survivor.
+    """
+    followed = list(
+        Follow.objects.filter(user=user).values_list("researcher_id", flat=True)
+    )
+    ids = {researcher_survivor(pk) or pk for pk in followed}
+    return (
+        paper_list()
+        .filter(authorships__researcher_id__in=ids)
+        .distinct()
+        .annotate(sort_date=Coalesce("published", Value(UNDATED)))
+        .order_by("-sort_date", "-id")
+    )
+
+
+def paper_by_identifier(value: str) -> Paper | None:
+    """A visible paper by our id, arXiv id (new or old style, any version) or DOI.
+
+    Accepts ``1273``, ``2201.05500``, ``2201.05500v2``, ``arXiv:2201.05500``,
+    ``hep-th/9901001``, ``10.1103/PhysRevD.1.1``, ``doi:10.1103/...`` or a
+    doi.org URL. DOIs compare lower-cased (DOIs are case-insensitive: DOI Handbook
+    2.4).
+
+    Returns:
+        The paper with its byline prefetched, or None.
+    """
+    from harvest.records import RecordError
+    from harvest.sources.arxiv_abs import split_arxiv_id
+
+    text = value.strip()
+    papers = paper_list()
+    if text.isascii() and text.isdigit() and len(text) <= 18:
+        return papers.filter(pk=int(text)).first()
+    lowered = text.lower()
+    for prefix in ("https://doi.org/", "http://doi.org/", "doi:"):
+        if lowered.startswith(prefix):
+            return papers.filter(doi=lowered[len(prefix) :]).first()
+    if lowered.startswith("10."):
+        return papers.filter(doi=lowered).first()
+    if lowered.startswith("arxiv:"):
+        text = text[len("arxiv:") :]
+    try:
+        arxiv_id, _ = split_arxiv_id(text, "lookup")
+    except RecordError:
+        return None
+    return papers.filter(arxiv_id=arxiv_id).first()

@@ -154,3 +154,33 @@ def test_api_researcher_papers_pages_through_undated_papers(api):
         seen += [p["published"] for p in body["results"]]
         url = body["next"]
     assert seen == ["2021-01-01", "2020-01-01", None]
+
+
+@pytest.mark.parametrize(
+    "lookup",
+    [
+        "{pk}",
+        "hep-th/9901001",
+        "hep-th/9901001v2",
+        "arXiv:hep-th/9901001",
+        "10.1103/PhysRevD.59.046001",
+        "doi:10.1103/physrevd.59.046001",
+    ],
+)
+def test_api_paper_detail_by_id_arxiv_id_or_doi(api, lookup):
+    paper = PaperFactory(arxiv_id="hep-th/9901001", doi="10.1103/physrevd.59.046001")
+    new_style = PaperFactory(arxiv_id="2201.05500")
+
+    response = api.get(f"/api/papers/{lookup.format(pk=paper.pk)}/")
+
+    assert response.status_code == 200
+    assert response.json()["id"] == paper.pk
+    assert api.get("/api/papers/2201.05500v3/").json()["id"] == new_style.pk
+
+
+@pytest.mark.parametrize("lookup", ["9999999", "0000.00000", "not-an-id", "10.1/none"])
+def test_api_paper_detail_unknown_is_a_404_problem(api, lookup):
+    PaperFactory(arxiv_id="hep-th/9901001")
+    response = api.get(f"/api/papers/{lookup}/")
+    assert response.status_code == 404
+    assert response.json()["status"] == 404

@@ -17,5 +17,5 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = True
 REST_FRAMEWORK = {
     **REST_FRAMEWORK,
-    "DEFAULT_THROTTLE_RATES": {"anon": "100000/minute"},
+    "DEFAULT_THROTTLE_RATES": {"anon": "100000/minute", "user": "100000/minute"},
 }

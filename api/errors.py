@@ -1,0 +1,73 @@
+"""Error bodies as RFC 9457 problem details, and curation conflicts as 409.
+
+Every error the API answers has ``{"type", "title", "status", "detail"}`` (plus
+``errors`` for field validation), served as ``application/problem+json``.
+Source: RFC 9457 "Problem Details for HTTP APIs", section 3.1.
+"""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+from curation.exceptions import CurationError
+
+PROBLEM_TYPE = "https://wovepaper.invalid/problems/{slug}"
+
+
+def problem(status_code: int, detail: str, *, slug: str = "", **extra) -> Response:
+    """A problem-details response.
+
+    Args:
+        status_code: the HTTP status.
+        detail: a human-readable explanation of this occurrence.
+        slug: the problem type's short name (defaults from the status).
+        **extra: more members (``errors``, ``retry_after``).
+
+    Returns:
+        A DRF Response with content type ``application/problem+json``.
+    """
+    title = HTTPStatus(status_code).phrase
+    body = {
+        "type": PROBLEM_TYPE.format(slug=slug or title.lower().replace(" ", "-")),
+        "title": title,
+        "status": status_code,
+        "detail": detail,
+        **extra,
+    }
+    return Response(body, status=status_code, content_type="application/problem+json")
+
+
+def problem_details_handler(exc, context) -> Response | None:
+    """DRF's EXCEPTION_HANDLER: curation conflicts are 409, everything a problem.
+
+    Returns:
+        The problem-details Response, or None for exceptions DRF does not handle
+        (they become a 500).
+    """
+    if isinstance(exc, CurationError):
+        return problem(status.HTTP_409_CONFLICT, str(exc), slug="curation-conflict")
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    data = response.data
+    if isinstance(exc, exceptions.ValidationError):
+        result = problem(
+            response.status_code,
+            "the request has invalid fields",
+            slug="invalid-request",
+            errors=data,
+        )
+    else:
+        detail = data.get("detail", "") if isinstance(data, dict) else str(data)
+        extra = {}
+        if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+            extra["retry_after"] = int(exc.wait)
+        result = problem(response.status_code, str(detail), **extra)
+    for header in ("Retry-After", "WWW-Authenticate", "Allow"):
+        if header in response:
+            result[header] = response[header]
+    return result

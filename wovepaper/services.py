@@ -1,0 +1,41 @@
+"""Writes of the core app: following researchers."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+
+from wovepaper.models import Follow, Researcher
+from wovepaper.selectors import researcher_survivor
+
+
+def follow_create(*, user: AbstractBaseUser, researcher: Researcher) -> Follow:
+    """Follow a researcher; a merged-away one is followed through its survivor.
+
+    Idempotent: following twice returns the existing Follow.
+
+    Args:
+        user: the signed-in user.
+        researcher: any researcher (a merged-away id resolves to the survivor).
+
+    Returns:
+        The Follow of the live researcher.
+    """
+    survivor = researcher_survivor(researcher.pk)
+    target_id = survivor or researcher.pk
+    try:
+        with transaction.atomic():
+            follow, _ = Follow.objects.get_or_create(user=user, researcher_id=target_id)
+    except IntegrityError:  # a concurrent identical request won
+        follow = Follow.objects.get(user=user, researcher_id=target_id)
+    return follow
+
+
+def follow_delete(*, user: AbstractBaseUser, researcher: Researcher) -> int:
+    """Stop following a researcher (or its survivor). Returns rows deleted (0 or 1)."""
+    ids = [researcher.pk]
+    survivor = researcher_survivor(researcher.pk)
+    if survivor:
+        ids.append(survivor)
+    deleted, _ = Follow.objects.filter(user=user, researcher_id__in=ids).delete()
+    return deleted
