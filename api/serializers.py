@@ -8,6 +8,26 @@ from curation.models import ClaimRequest, Proposal
 from wovepaper.models import Authorship, Follow, Paper, Researcher
 
 
+class SparseFieldsMixin:
+    """``?fields=id,title`` keeps only those fields (unknown names are a 400)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        request = self.context.get("request") if hasattr(self, "context") else None
+        wanted = request.query_params.get("fields") if request else None
+        if not wanted:
+            return
+        names = [n.strip() for n in wanted.split(",")[:50] if n.strip()]
+        unknown = sorted(set(names) - set(self.fields))
+        if unknown:
+            known = sorted(self.fields)
+            raise serializers.ValidationError(
+                {"fields": f"unknown fields {unknown[:10]}; known: {known}"}
+            )
+        for name in set(self.fields) - set(names):
+            self.fields.pop(name)
+
+
 class ResearcherRefSerializer(serializers.ModelSerializer):
     """A researcher named from elsewhere (an authorship's assignment)."""
 
@@ -36,7 +56,7 @@ class AuthorshipSerializer(serializers.ModelSerializer):
         )
 
 
-class PaperSerializer(serializers.ModelSerializer):
+class PaperSerializer(SparseFieldsMixin, serializers.ModelSerializer):
     """A paper with its byline in order."""
 
     authorships = AuthorshipSerializer(many=True, read_only=True)
@@ -69,7 +89,7 @@ class PaperSerializer(serializers.ModelSerializer):
         )
 
 
-class PaperRefSerializer(serializers.ModelSerializer):
+class PaperRefSerializer(SparseFieldsMixin, serializers.ModelSerializer):
     """A paper listed under a researcher, without its byline."""
 
     class Meta:
@@ -77,7 +97,7 @@ class PaperRefSerializer(serializers.ModelSerializer):
         fields = ("id", "arxiv_id", "doi", "title", "published", "primary_category")
 
 
-class ResearcherSerializer(serializers.ModelSerializer):
+class ResearcherSerializer(SparseFieldsMixin, serializers.ModelSerializer):
     """A live researcher with the number of papers applied to them."""
 
     paper_count = serializers.IntegerField(read_only=True)
@@ -157,3 +177,10 @@ class ClaimSerializer(serializers.ModelSerializer):
             "orcid": {"max_length": 60},
             "message": {"max_length": 2000, "required": False},
         }
+
+
+class CoauthorSerializer(serializers.Serializer):
+    """A curated co-author and how many visible papers they share."""
+
+    researcher = ResearcherRefSerializer(read_only=True)
+    shared_papers = serializers.IntegerField(read_only=True)

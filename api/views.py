@@ -6,15 +6,17 @@ from django.core.cache import cache
 from django.http import Http404, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import permissions, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.conditional import conditional
 from api.filters import PaperFilter, ProposalFilter, ResearcherFilter
 from api.serializers import (
     ClaimSerializer,
+    CoauthorSerializer,
     FollowSerializer,
     PaperRefSerializer,
     PaperSerializer,
@@ -65,6 +67,10 @@ class PaperViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         return selectors.paper_list()
 
+    def retrieve(self, request: Request, *args, **kwargs) -> Response:
+        """One paper with its byline; ``ETag`` and ``If-None-Match`` supported."""
+        return conditional(request, self.get_serializer(self.get_object()).data)
+
     def get_object(self):
         """The paper by id, arXiv id (``2201.05500``, ``hep-th/9901001``) or DOI."""
         paper = selectors.paper_by_identifier(self.kwargs["pk"])
@@ -101,7 +107,7 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
                 return moved
             data = super().retrieve(request, *args, **kwargs).data
             cache.set(key, data, timeout=RESEARCHER_CACHE_SECONDS)
-        return Response(data)
+        return conditional(request, data)
 
     @extend_schema(request=None, responses={201: FollowSerializer, 204: None})
     @action(
@@ -133,6 +139,26 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
             message=body.validated_data.get("message", ""),
         )
         return Response(ClaimSerializer(claim).data, status=201)
+
+    @extend_schema(
+        responses=CoauthorSerializer(many=True),
+        parameters=[
+            OpenApiParameter(
+                "limit", int, description="How many (1 to 200, default 50)."
+            )
+        ],
+    )
+    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
+    def coauthors(self, request: Request, pk: str | None = None) -> Response:
+        """Curated researchers sharing the most papers with this one, most first."""
+        moved = _survivor_redirect(request, int(pk), "researcher-coauthors")
+        if moved:
+            return moved
+        researcher = get_object_or_404(Researcher.objects.live(), pk=pk)
+        raw = request.query_params.get("limit", "50")
+        limit = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 4 else 50
+        rows = selectors.researcher_coauthors(researcher=researcher, limit=limit)
+        return Response(CoauthorSerializer(rows, many=True).data)
 
     @extend_schema(responses=PaperRefSerializer(many=True))
     @action(detail=True, methods=["get"], filterset_class=None)

@@ -131,3 +131,32 @@ def paper_by_identifier(value: str) -> Paper | None:
     except RecordError:
         return None
     return papers.filter(arxiv_id=arxiv_id).first()
+
+
+def researcher_coauthors(*, researcher: Researcher, limit: int = 50) -> list[dict]:
+    """The curated researchers who share the most visible papers with this one.
+
+    Args:
+        researcher: a live researcher.
+        limit: how many, at most (1 to 200).
+
+    Returns:
+        ``[{"researcher": Researcher, "shared_papers": n}]``, most shared first,
+        then by id; two queries.
+    """
+    papers = Authorship.objects.filter(
+        researcher=researcher, paper__hidden=False
+    ).values("paper_id")
+    rows = list(
+        Authorship.objects.filter(paper_id__in=papers, researcher__isnull=False)
+        .exclude(researcher=researcher)
+        .values("researcher_id")
+        .annotate(shared=Count("paper_id", distinct=True))
+        .order_by("-shared", "researcher_id")[: max(1, min(limit, 200))]
+    )
+    found = Researcher.objects.in_bulk([r["researcher_id"] for r in rows])
+    return [
+        {"researcher": found[r["researcher_id"]], "shared_papers": r["shared"]}
+        for r in rows
+        if r["researcher_id"] in found
+    ]

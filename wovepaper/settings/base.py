@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
+    "corsheaders",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -67,6 +68,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "wovepaper.middleware.RejectNulBytesMiddleware",
+    "corsheaders.middleware.CorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -201,6 +203,12 @@ REST_FRAMEWORK = {
     },
     "EXCEPTION_HANDLER": "api.errors.problem_details_handler",
 }
+# CORS: any origin may read the public API; nothing else crosses origins.
+CORS_URLS_REGEX = r"^/(api/|openapi\.json).*$"
+CORS_ALLOW_ALL_ORIGINS = True
+CORS_ALLOW_METHODS = ("GET", "HEAD", "OPTIONS")
+CORS_ALLOW_CREDENTIALS = False
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "wovepaper API",
     "DESCRIPTION": (
