@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from curation.models import ClaimRequest, Proposal
-from wovepaper.models import Authorship, Follow, Paper, Researcher
+from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
 
 
 class SparseFieldsMixin:
@@ -184,3 +184,60 @@ class CoauthorSerializer(serializers.Serializer):
 
     researcher = ResearcherRefSerializer(read_only=True)
     shared_papers = serializers.IntegerField(read_only=True)
+
+
+class InstitutionSerializer(SparseFieldsMixin, serializers.ModelSerializer):
+    """A research organisation (ROR id without the https://ror.org/ prefix)."""
+
+    class Meta:
+        model = Institution
+        fields = ("id", "ror_id", "name", "aliases", "country_code", "types")
+
+
+class AuthorshipDetailSerializer(SparseFieldsMixin, serializers.ModelSerializer):
+    """One byline slot with its paper and applied researcher.
+
+    ``evidence`` (curators only) is the evidence of the proposal that attached it:
+    ``{"proposal": id, "kind", "score", "model_version", "features", ...}``, or
+    null when a curator placed it directly or nothing did yet.
+    """
+
+    researcher = ResearcherRefSerializer(read_only=True)
+    paper = serializers.PrimaryKeyRelatedField(read_only=True)
+    evidence = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Authorship
+        fields = (
+            "id",
+            "paper",
+            "position",
+            "raw_name",
+            "given_name",
+            "family_name",
+            "orcid",
+            "affiliations",
+            "is_collaboration",
+            "researcher",
+            "evidence",
+        )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        if not (user and user.has_perm("curation.view_proposal")):
+            self.fields.pop("evidence", None)
+
+    def get_evidence(self, obj: Authorship) -> dict | None:
+        applied = getattr(obj, "applied_proposals", None)
+        if not applied:
+            return None
+        p = applied[-1]
+        return {
+            "proposal": p.pk,
+            "kind": p.kind,
+            "score": p.score,
+            "model_version": p.model_version,
+            **{k: v for k, v in p.evidence.items() if k != "model_version"},
+        }

@@ -5,8 +5,10 @@ from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
 from api.views import (
+    AuthorshipViewSet,
     FeedViewSet,
     FollowViewSet,
+    InstitutionViewSet,
     PaperViewSet,
     ProposalViewSet,
     ResearcherViewSet,
@@ -15,6 +17,8 @@ from api.views import (
 router = DefaultRouter()
 router.register("papers", PaperViewSet, basename="paper")
 router.register("researchers", ResearcherViewSet, basename="researcher")
+router.register("institutions", InstitutionViewSet, basename="institution")
+router.register("authorships", AuthorshipViewSet, basename="authorship")
 router.register("proposals", ProposalViewSet, basename="proposal")
 router.register("follows", FollowViewSet, basename="follow")
 router.register("feed", FeedViewSet, basename="feed")

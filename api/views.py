@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.core.cache import cache
+from django.db.models import Prefetch
 from django.http import Http404, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -13,11 +14,18 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api.conditional import conditional
-from api.filters import PaperFilter, ProposalFilter, ResearcherFilter
+from api.filters import (
+    AuthorshipFilter,
+    PaperFilter,
+    ProposalFilter,
+    ResearcherFilter,
+)
 from api.serializers import (
+    AuthorshipDetailSerializer,
     ClaimSerializer,
     CoauthorSerializer,
     FollowSerializer,
+    InstitutionSerializer,
     PaperRefSerializer,
     PaperSerializer,
     ProposalDecisionSerializer,
@@ -27,10 +35,11 @@ from api.serializers import (
 from curation import selectors as curation_selectors
 from curation import services as curation_services
 from curation.claims import claim_submit
+from curation.models import Proposal
 from wovepaper import cache as site_cache
 from wovepaper import selectors
 from wovepaper import services as core_services
-from wovepaper.models import Follow, Researcher
+from wovepaper.models import Authorship, Follow, Institution, Researcher
 
 # A cached researcher response lives at most this long (seconds) even if no bump
 # arrives (a cache restart loses versions; the timeout bounds what that can show).
@@ -276,3 +285,51 @@ class FeedViewSet(viewsets.GenericViewSet):
         self.paginator.ordering = ("-sort_date", "-id")
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+
+class InstitutionViewSet(viewsets.ReadOnlyModelViewSet):
+    """Research organisations; the detail answers to our id or a ROR id."""
+
+    serializer_class = InstitutionSerializer
+    lookup_value_regex = r"[0-9a-z]{1,18}"
+    search_fields = ("name",)
+    filterset_class = None
+    permission_classes = [permissions.AllowAny]
+
+    def get_queryset(self):
+        return Institution.objects.all()
+
+    def get_object(self):
+        """By id (digits) or ROR id (``05a28rw58``, 9 characters)."""
+        key = self.kwargs["pk"]
+        field = "pk" if key.isdigit() else "ror_id"
+        return get_object_or_404(self.get_queryset(), **{field: key})
+
+    def retrieve(self, request: Request, *args, **kwargs) -> Response:
+        """One institution; ``ETag`` and ``If-None-Match`` supported."""
+        return conditional(request, self.get_serializer(self.get_object()).data)
+
+
+class AuthorshipViewSet(viewsets.ReadOnlyModelViewSet):
+    """Byline slots with their applied researcher; curators also see the evidence."""
+
+    serializer_class = AuthorshipDetailSerializer
+    filterset_class = AuthorshipFilter
+    lookup_value_regex = r"\d{1,18}"
+    search_fields = ("raw_name",)
+    permission_classes = [permissions.AllowAny]
+
+    def get_queryset(self):
+        queryset = Authorship.objects.filter(paper__hidden=False).select_related(
+            "researcher"
+        )
+        user = self.request.user
+        if user and user.has_perm("curation.view_proposal"):
+            queryset = queryset.prefetch_related(
+                Prefetch(
+                    "proposals",
+                    queryset=Proposal.objects.filter(status="applied").order_by("pk"),
+                    to_attr="applied_proposals",
+                )
+            )
+        return queryset
