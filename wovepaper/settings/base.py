@@ -214,7 +214,22 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (
         "Papers, researchers and institutions. Only the curated, applied state is "
         "exposed: an authorship's researcher is set only once a curator (or the "
-        "identifier policy) applied it."
+        "identifier policy) applied it.\n\n"
+        "**Conventions.** Lists are cursor-paged (`next`/`previous` links, "
+        "`page_size` up to 200), stable under inserts. `fields=a,b` keeps only "
+        "those fields. Details send a strong `ETag`; `If-None-Match` answers 304. "
+        "A merged-away researcher id answers 301 to its survivor. Errors are "
+        "RFC 9457 problem details (`type`, `title`, `status`, `detail`); a "
+        "curation conflict (decided already, stale, a concurrent change) is 409. "
+        "Anonymous clients are throttled per IP, token holders per user; 429 "
+        "carries `Retry-After`.\n\n"
+        "**Authentication.** `POST /api/token/` with a username and password "
+        "gives a token; send `Authorization: Token <key>`. Following, the feed "
+        "and claims need a token; proposals need a curator's.\n\n"
+        "**Versioning.** This is version 1, served under `/api/`. Additions "
+        "(fields, endpoints, filters) come without notice; a breaking change "
+        "ships as `/api/v2/` beside `/api/`, and `/api/` keeps answering, with "
+        "a `Deprecation` header and a `Sunset` date at least six months ahead."
     ),
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
