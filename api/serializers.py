@@ -37,9 +37,33 @@ class ResearcherRefSerializer(serializers.ModelSerializer):
 
 
 class AuthorshipSerializer(serializers.ModelSerializer):
-    """One byline slot; ``researcher`` is the applied assignment or null."""
+    """One byline slot; ``researcher`` is the applied assignment or null.
+
+    ``to_representation`` builds the dict directly: a list page carries hundreds
+    of byline slots, and DRF's per-field machinery was most of its time
+    (bench/api.py: 27 ms of a filtered paper list, 5 of them in the database).
+    The declared fields still describe the shape for the OpenAPI schema.
+    """
 
     researcher = ResearcherRefSerializer(read_only=True)
+
+    def to_representation(self, instance: Authorship) -> dict:
+        r = instance.researcher
+        return {
+            "position": instance.position,
+            "raw_name": instance.raw_name,
+            "given_name": instance.given_name,
+            "family_name": instance.family_name,
+            "suffix": instance.suffix,
+            "is_collaboration": instance.is_collaboration,
+            "orcid": instance.orcid,
+            "affiliations": instance.affiliations,
+            "researcher": (
+                {"id": r.pk, "display_name": r.display_name, "orcid": r.orcid}
+                if r is not None
+                else None
+            ),
+        }
 
     class Meta:
         model = Authorship

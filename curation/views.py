@@ -23,7 +23,7 @@ def claim_create(request: HttpRequest, pk: int) -> HttpResponse:
     """
     survivor = researcher_survivor(pk)
     if survivor:
-        return redirect("researcher-claim", pk=survivor, permanent=True)
+        return redirect("claim-page", pk=survivor, permanent=True)
     researcher = get_object_or_404(Researcher.objects.live(), pk=pk)
     context = {
         "researcher": researcher,

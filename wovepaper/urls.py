@@ -11,7 +11,7 @@ urlpatterns = [
     path("", home, name="home"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
-    path("researchers/<int:pk>/claim/", claim_create, name="researcher-claim"),
+    path("researchers/<int:pk>/claim/", claim_create, name="claim-page"),
     path("api/", include("api.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path(

@@ -85,7 +85,7 @@ def test_claim_reject_keeps_the_reason():
 def test_claim_page_needs_sign_in_then_records_the_claim(client):
     r = ResearcherFactory()
     AuthorshipFactory(researcher=r)
-    url = reverse("researcher-claim", args=[r.pk])
+    url = reverse("claim-page", args=[r.pk])
 
     assert client.get(url).status_code == 302  # to the sign-in page
 
@@ -110,9 +110,9 @@ def test_claim_page_of_a_merged_researcher_moves_to_the_survivor(client):
     survivor = ResearcherFactory()
     gone = ResearcherFactory(merged_into=survivor)
     client.force_login(UserFactory())
-    response = client.get(reverse("researcher-claim", args=[gone.pk]))
+    response = client.get(reverse("claim-page", args=[gone.pk]))
     assert response.status_code == 301
-    assert response["Location"] == reverse("researcher-claim", args=[survivor.pk])
+    assert response["Location"] == reverse("claim-page", args=[survivor.pk])
 
 
 def test_admin_approves_a_claim(client, curator):

@@ -194,7 +194,7 @@ def test_nul_in_a_claim_message_is_400(client):
     r = ResearcherFactory()
     client.force_login(UserFactory())
     response = client.post(
-        reverse("researcher-claim", args=[r.pk]), {"orcid": ORCID, "message": "a\x00"}
+        reverse("claim-page", args=[r.pk]), {"orcid": ORCID, "message": "a\x00"}
     )
     assert response.status_code == 400
     assert not ClaimRequest.objects.exists()
