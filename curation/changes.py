@@ -1,8 +1,9 @@
 """The one recorder of curated state changes: every curation write goes through it.
 
 A :class:`Change` is opened inside a service's transaction, locks the researchers it
-touches (``select_for_update``, in id order so two curators never deadlock), moves
-authorships by compare-and-swap, sets researcher fields, adds and retires
+touches (``select_for_update``, in id order and before any authorship: one lock
+order everywhere, so two curators never deadlock), moves authorships by
+compare-and-swap, sets researcher fields, adds and retires
 constraints, and finally writes one :class:`~curation.models.CurationEvent` holding
 the exact before and after of all of it, so :func:`curation.history.event_undo` can
 restore the prior state. After the commit it invalidates the cached views of the
@@ -132,10 +133,11 @@ class Change:
     # --- writing --------------------------------------------------------------
 
     def move(self, authorships: list[Authorship], to: Researcher | None) -> None:
-        """Assign authorships to ``to`` (None detaches), each by compare-and-swap.
+        """Assign authorships to ``to`` (None detaches) by compare-and-swap.
 
-        Each authorship must still be on the researcher it was read with; its name
-        as printed joins ``to``'s name variants.
+        One UPDATE per researcher the authorships come from, which must change
+        exactly the rows read (each still on the researcher it was read with);
+        names as printed join ``to``'s name variants.
 
         Raises:
             ProposalConflict: an authorship moved since it was read.
