@@ -66,19 +66,14 @@ def _chunks(ids: list[int], size: int = CHUNK) -> Iterable[list[int]]:
         yield ids[start : start + size]
 
 
-# Bylines longer than this (large collaborations) give no co-author evidence:
-# sharing names with a 3,000-author list says nothing about who a person is, and
-# it would swamp the co-author feature (a merge showed "coauthors 437").
-COAUTHOR_MAX_BYLINE = 100
-
-
 def _paper_context(paper_ids: Iterable[int]) -> tuple[dict, dict]:
     """Co-author name keys and metadata of papers.
 
     Returns:
         ``({paper id: [(authorship id, name key)]}, {paper id: {categories,
-        published}})``; papers of more than :data:`COAUTHOR_MAX_BYLINE` authors get
-        no name keys.
+        published}})``. Large collaborations keep their names: the co-author
+        feature is capped in scoring (``scoring.COAUTHOR_CAP``), so a 3,000-author
+        byline counts as much as three shared co-authors, no more.
     """
     keys: dict[int, list[tuple[int, str]]] = defaultdict(list)
     papers: dict[int, dict] = {}
@@ -94,8 +89,6 @@ def _paper_context(paper_ids: Iterable[int]) -> tuple[dict, dict]:
                 "id", "categories", "published"
             )
         )
-    for pid in [pid for pid, found in keys.items() if len(found) > COAUTHOR_MAX_BYLINE]:
-        keys[pid] = []
     return keys, papers
 
 
