@@ -98,6 +98,34 @@ class QueueChangeList(ChangeList):
         return list(QUEUE_ORDER)
 
 
+class BlockFilter(admin.SimpleListFilter):
+    """Filter proposals by block; lists the blocks with the most pending work.
+
+    Any block key works as ``?block=<key>`` (the list shows the busiest 20; the
+    search box also matches block keys).
+    """
+
+    title = "block"
+    parameter_name = "block"
+    MAX_CHOICES = 20
+
+    def lookups(self, request, model_admin):
+        busiest = (
+            Proposal.objects.filter(status=Proposal.Status.PENDING)
+            .exclude(block_key="")
+            .values("block_key")
+            .annotate(n=Count("id"))
+            .order_by("-n", "block_key")[: self.MAX_CHOICES]
+        )
+        return [
+            (row["block_key"], f"{row['block_key']} ({row['n']})") for row in busiest
+        ]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        return queryset.filter(block_key=value[:200]) if value else queryset
+
+
 class FieldFilter(admin.SimpleListFilter):
     """Filter proposals by the primary arXiv category of the papers involved.
 
@@ -172,7 +200,7 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
         "block_key",
         "created",
     )
-    list_filter = ("kind", "status", ScoreBandFilter, FieldFilter)
+    list_filter = ("kind", "status", ScoreBandFilter, BlockFilter, FieldFilter)
     search_fields = (
         "block_key",
         "authorships__raw_name",

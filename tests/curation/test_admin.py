@@ -262,3 +262,17 @@ def test_admin_queue_opens_on_pending_proposals(client, curator):
 
     assert response.redirect_chain == [(f"{CHANGELIST}?status__exact=pending", 302)]
     assert [p.pk for p in response.context["cl"].result_list] == [pending.pk]
+
+
+def test_admin_queue_filters_by_block(client, curator):
+    r = ResearcherFactory()
+    wang = _attach(AuthorshipFactory(), r)
+    Proposal.objects.filter(pk=wang.pk).update(block_key="wang y")
+    other = _attach(AuthorshipFactory(), r)
+    Proposal.objects.filter(pk=other.pk).update(block_key="serre j")
+    client.force_login(curator)
+
+    page = client.get(CHANGELIST, {"block": "wang y", "status__exact": "pending"})
+
+    assert [p.pk for p in page.context["cl"].result_list] == [wang.pk]
+    assert "wang y (1)" in page.content.decode()
