@@ -569,6 +569,7 @@ def _apply(
             if r.locked:
                 raise ResearcherLocked(LOCKED.format(pk=r.pk))
     must: list[tuple[Researcher, list[Authorship]]] = []
+    extra: dict | None = None
     if proposal.kind == Proposal.Kind.SPLIT:
         source = researchers[proposal.researcher_id]
         if split_ids is not None:
@@ -581,16 +582,9 @@ def _apply(
         # The proposal names the researcher it created, for the review page.
         Proposal.objects.filter(pk=proposal.pk).update(other_researcher=target)
         proposal.other_researcher = target
-        return _transition(
-            proposal=proposal,
-            new=S.APPLIED,
-            actor=actor,
-            event_kind=CurationEvent.Kind.PROPOSAL_APPLIED,
-            change=change,
-            batch=batch,
-            extra={"moved": [a.pk for a in authorships]} if split_ids else None,
-        )
-    if proposal.kind == Proposal.Kind.ATTACH:
+        if split_ids is not None:
+            extra = {"moved": [a.pk for a in authorships]}
+    elif proposal.kind == Proposal.Kind.ATTACH:
         target = researchers[proposal.researcher_id]
         change.move(authorships, target)
         must.append((target, authorships))
@@ -611,6 +605,7 @@ def _apply(
         survivor = researchers[min(ids)]
         moved = edits.merge_into(change, survivor, [researchers[max(ids)]])
         must.append((survivor, moved))
+    # (A split writes its own must-links and cannot-links in split_off.)
     for target, moved in must:
         for a in moved:
             change.constrain(Constraint.Kind.MUST_LINK, target, authorship=a)
@@ -621,6 +616,7 @@ def _apply(
         event_kind=CurationEvent.Kind.PROPOSAL_APPLIED,
         change=change,
         batch=batch,
+        extra=extra,
     )
 
 
