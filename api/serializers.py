@@ -112,6 +112,47 @@ class PaperSerializer(SparseFieldsMixin, serializers.ModelSerializer):
             "authorships",
         )
 
+    # Plain model attributes, copied as they are (the rest are dates or nested).
+    PLAIN = (
+        "id",
+        "arxiv_id",
+        "doi",
+        "title",
+        "abstract",
+        "latest_version",
+        "versions",
+        "categories",
+        "primary_category",
+        "journal_ref",
+        "comments",
+        "report_no",
+        "license",
+        "withdrawn",
+        "cited_by_count",
+        "abs_url",
+        "pdf_url",
+    )
+
+    def to_representation(self, instance: Paper) -> dict:
+        """The paper as a dict, built directly (see AuthorshipSerializer for why).
+
+        Only the fields kept by ``fields=`` are built; the byline only if asked.
+        """
+        wanted = self.fields
+        out = {}
+        for name in wanted:
+            if name in self.PLAIN:
+                out[name] = getattr(instance, name)
+            elif name in ("published", "updated"):
+                value = getattr(instance, name)
+                out[name] = value.isoformat() if value else None
+            elif name == "authorships":
+                byline = wanted["authorships"].child
+                out[name] = [
+                    byline.to_representation(a) for a in instance.authorships.all()
+                ]
+        return out
+
 
 class PaperRefSerializer(SparseFieldsMixin, serializers.ModelSerializer):
     """A paper listed under a researcher, without its byline."""
