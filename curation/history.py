@@ -84,7 +84,9 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
     Raises:
         NothingToUndo: the event changed nothing, or was undone already.
         UndoConflict: a later change moved an authorship or altered a field the
-            event set.
+            event set, or the result would break an invariant (see
+            :func:`_check_outcome`).
+        ResearcherConflict: a researcher would hold two slots of one paper.
     """
     original = CurationEvent.objects.select_for_update().get(pk=event.pk)
     done = original.undone_by.order_by("pk").first()
