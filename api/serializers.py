@@ -112,26 +112,8 @@ class PaperSerializer(SparseFieldsMixin, serializers.ModelSerializer):
             "authorships",
         )
 
-    # Plain model attributes, copied as they are (the rest are dates or nested).
-    PLAIN = (
-        "id",
-        "arxiv_id",
-        "doi",
-        "title",
-        "abstract",
-        "latest_version",
-        "versions",
-        "categories",
-        "primary_category",
-        "journal_ref",
-        "comments",
-        "report_no",
-        "license",
-        "withdrawn",
-        "cited_by_count",
-        "abs_url",
-        "pdf_url",
-    )
+    # Model attributes copied as they are (the others are dates or the byline).
+    PLAIN = frozenset(Meta.fields) - {"published", "updated", "authorships"}
 
     def to_representation(self, instance: Paper) -> dict:
         """The paper as a dict, built directly (see AuthorshipSerializer for why).
