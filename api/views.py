@@ -107,7 +107,9 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
         (:mod:`wovepaper.cache`), which every committed merge, split, move or undo
         bumps, so a response never outlives the state it shows.
         """
-        key = site_cache.researcher_key(int(kwargs["pk"]), "api-detail")
+        # The query string (``fields=``) is part of the rendering's identity.
+        query = request.META.get("QUERY_STRING", "")[:300]
+        key = site_cache.researcher_key(int(kwargs["pk"]), f"api-detail?{query}")
         data = cache.get(key)
         if data is None:
             # Only a live researcher is ever cached, and a merge bumps the version.

@@ -50,3 +50,13 @@ def test_researcher_detail_is_cached_then_invalidated_by_merge_and_undo(api):
 
     assert api.get(url_a).json()["paper_count"] == 1
     assert api.get(url_b).json()["orcid"] == "0000-0002-1825-0097"
+
+
+def test_cached_detail_keeps_each_field_selection_apart(api):
+    r = ResearcherFactory()
+    full = api.get(f"/api/researchers/{r.pk}/").json()
+    sparse = api.get(f"/api/researchers/{r.pk}/?fields=id").json()
+    again = api.get(f"/api/researchers/{r.pk}/").json()
+    assert sparse == {"id": r.pk}
+    assert again == full
+    assert "display_name" in full
