@@ -129,7 +129,7 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
     )
     def follow(self, request: Request, pk: str | None = None) -> Response:
         """Follow (POST) or stop following (DELETE) the researcher."""
-        return _follow(self, request, pk)
+        return _follow(request, pk)
 
     @extend_schema(request=ClaimSerializer, responses={201: ClaimSerializer})
     @action(
@@ -185,7 +185,8 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
         return self.get_paginated_response(PaperRefSerializer(page, many=True).data)
 
 
-def _follow(view, request: Request, pk: str) -> Response:
+def _follow(request: Request, pk: str) -> Response:
+    """Follow (POST) or unfollow (DELETE) researcher ``pk`` through the services."""
     researcher = get_object_or_404(Researcher.objects.filter(retired=False), pk=pk)
     if request.method == "DELETE":
         core_services.follow_delete(user=request.user, researcher=researcher)

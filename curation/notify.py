@@ -53,11 +53,8 @@ def followers_notify(*, event_id: int) -> int:
     """
     event = CurationEvent.objects.get(pk=event_id)
     template = SUBJECTS.get(event.kind, "{name}: profile changed")
-    touched = [
-        r
-        for pk in event.researchers
-        if (r := Researcher.objects.filter(pk=pk).first()) is not None
-    ]
+    found = Researcher.objects.in_bulk(event.researchers)
+    touched = [found[pk] for pk in event.researchers if pk in found]
     written = 0
     seen: set[int] = set()
     for researcher in touched:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date
 
 from django.db.models import Count, Prefetch, Q, QuerySet, Value
@@ -76,27 +77,37 @@ def researcher_papers(*, researcher: Researcher) -> QuerySet[Paper]:
 MAX_MERGE_HOPS = 50
 
 
+def researcher_survivors(pks: Iterable[int]) -> dict[int, int]:
+    """Where merged-away researchers now live: ``{merged id: live survivor id}``.
+
+    Follows ``merged_into`` (A merged into B, later B into C: A's survivor is C)
+    with one query per hop for the whole set, not per researcher. Ids that were
+    never merged away (or do not exist) are left out.
+    """
+    current = dict(
+        Researcher.objects.filter(
+            pk__in=set(pks), merged_into__isnull=False
+        ).values_list("pk", "merged_into")
+    )
+    for _ in range(MAX_MERGE_HOPS):
+        onward = dict(
+            Researcher.objects.filter(
+                pk__in=set(current.values()), merged_into__isnull=False
+            ).values_list("pk", "merged_into")
+        )
+        if not onward:
+            return current
+        current = {pk: onward.get(target, target) for pk, target in current.items()}
+    return {}  # a cycle: no survivor can be named
+
+
 def researcher_survivor(pk: int) -> int | None:
     """The live researcher a merged-away researcher ``pk`` now lives on, or None.
-
-    Follows ``merged_into`` (A merged into B, later B into C: A's survivor is C).
 
     Returns:
         The survivor's id; None when ``pk`` does not exist or was not merged away.
     """
-    current = Researcher.objects.filter(pk=pk).values_list("merged_into", flat=True)
-    target = current.first()
-    hops = 0
-    while target and hops < MAX_MERGE_HOPS:
-        nxt = (
-            Researcher.objects.filter(pk=target)
-            .values_list("merged_into", flat=True)
-            .first()
-        )
-        if not nxt:
-            return target
-        target, hops = nxt, hops + 1
-    return None
+    return researcher_survivors([pk]).get(pk)
 
 
 def followed_researchers(user) -> QuerySet[Researcher]:
@@ -112,7 +123,8 @@ def feed_papers(user) -> QuerySet[Paper]:
     followed = list(
         Follow.objects.filter(user=user).values_list("researcher_id", flat=True)
     )
-    ids = {researcher_survivor(pk) or pk for pk in followed}
+    survivors = researcher_survivors(followed)
+    ids = {survivors.get(pk, pk) for pk in followed}
     return (
         paper_list()
         .filter(authorships__researcher_id__in=ids)
