@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from datetime import date
 
+from django.db import connection
 from django.db.models import Count, Prefetch, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 
@@ -194,3 +196,51 @@ def researcher_coauthors(*, researcher: Researcher, limit: int = 50) -> list[dic
         for r in rows
         if r["researcher_id"] in found
     ]
+
+
+def papers_in_category(category: str) -> QuerySet[Paper]:
+    """Visible papers that carry ``category`` (primary or cross-list), bylines loaded.
+
+    On PostgreSQL a JSON containment test; SQLite has no JSON containment
+    (Django docs, "contains" on JSONField), so there the quoted category is
+    matched inside the stored JSON text, which is exact because categories
+    never contain a quote.
+    """
+    papers = paper_list()
+    if connection.vendor == "postgresql":
+        return papers.filter(categories__contains=[category])
+    return papers.filter(categories__icontains=json.dumps(category))
+
+
+def category_exists(category: str) -> bool:
+    """Whether any visible paper carries ``category`` (at most 40 characters)."""
+    return len(category) <= 40 and papers_in_category(category).exists()
+
+
+def following_papers(user, *, categories: Iterable[str] = ()) -> QuerySet[Paper]:
+    """Visible papers of the researchers a user follows or of followed categories.
+
+    Args:
+        user: the signed-in user.
+        categories: the arXiv categories the user follows.
+
+    Returns:
+        Papers newest first (undated last), bylines prefetched, each once.
+    """
+    followed = list(
+        Follow.objects.filter(user=user).values_list("researcher_id", flat=True)
+    )
+    survivors = researcher_survivors(followed)
+    wanted = Q(authorships__researcher_id__in={survivors.get(p, p) for p in followed})
+    for category in categories:
+        if connection.vendor == "postgresql":
+            wanted |= Q(categories__contains=[category])
+        else:
+            wanted |= Q(categories__icontains=json.dumps(category))
+    ids = Paper.objects.filter(wanted, hidden=False).values("pk")
+    return (
+        paper_list()
+        .filter(pk__in=ids)
+        .annotate(sort_date=Coalesce("published", Value(UNDATED)))
+        .order_by("-sort_date", "-id")
+    )

@@ -1,11 +1,11 @@
-"""Writes of the core app: following researchers."""
+"""Writes of the core app: following researchers and categories."""
 
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
-from wovepaper.models import Follow, Researcher
+from wovepaper.models import CategoryFollow, Follow, Researcher
 from wovepaper.selectors import researcher_survivor
 
 
@@ -38,4 +38,37 @@ def follow_delete(*, user: AbstractBaseUser, researcher: Researcher) -> int:
     if survivor:
         ids.append(survivor)
     deleted, _ = Follow.objects.filter(user=user, researcher_id__in=ids).delete()
+    return deleted
+
+
+def category_follow_create(*, user: AbstractBaseUser, category: str) -> CategoryFollow:
+    """Follow an arXiv category (``hep-th``, ``cs.LG``); idempotent.
+
+    Args:
+        user: the signed-in user.
+        category: a category some visible paper carries.
+
+    Returns:
+        The CategoryFollow (the existing one when already followed).
+
+    Raises:
+        ValueError: no visible paper carries ``category`` (the message names it).
+    """
+    from wovepaper.selectors import category_exists
+
+    if not category_exists(category):
+        raise ValueError(f"no paper here is in the category {category!r}")
+    try:
+        with transaction.atomic():
+            follow, _ = CategoryFollow.objects.get_or_create(
+                user=user, category=category
+            )
+    except IntegrityError:  # a concurrent identical request won
+        follow = CategoryFollow.objects.get(user=user, category=category)
+    return follow
+
+
+def category_follow_delete(*, user: AbstractBaseUser, category: str) -> int:
+    """Stop following a category. Returns rows deleted (0 or 1)."""
+    deleted, _ = CategoryFollow.objects.filter(user=user, category=category).delete()
     return deleted

@@ -1,20 +1,66 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from curation.views import claim_create
-from wovepaper.views import home
+from wovepaper import feeds, sitemaps
+from wovepaper.views import follow, machines, pages, search
 
 urlpatterns = [
-    path("", home, name="home"),
+    path("", pages.home, name="home"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
+    # --- public pages (wovepaper/views/pages.py) ---
+    path(
+        "researchers/<int:pk>-<slug:slug>", pages.researcher_detail, name="researcher"
+    ),
+    path("researchers/<int:pk>", pages.researcher_detail, name="researcher-bare"),
+    path(
+        "researchers/<int:pk>/coauthors.json",
+        pages.researcher_network,
+        name="researcher-network",
+    ),
     path("researchers/<int:pk>/claim/", claim_create, name="claim-page"),
+    re_path(r"^papers/(?P<ref>.+)$", pages.paper_detail, name="paper"),
+    re_path(
+        r"^institutions/(?P<ref>.+)$", pages.institution_detail, name="institution"
+    ),
+    # --- following (wovepaper/views/follow.py) ---
+    path(
+        "researchers/<int:pk>/follow",
+        follow.researcher_follow,
+        name="researcher-follow",
+    ),
+    path(
+        "categories/<str:category>/follow",
+        follow.category_follow,
+        name="category-follow",
+    ),
+    path("following/", follow.following, name="following"),
+    # --- search (wovepaper/views/search.py) ---
+    path("search/", search.search, name="search"),
+    # --- for machines: robots, llms.txt, sitemaps, feeds ---
+    path("robots.txt", machines.robots_txt, name="robots-txt"),
+    path("llms.txt", machines.llms_txt, name="llms-txt"),
+    path("sitemap.xml", sitemaps.sitemap_index, name="sitemap-index"),
+    path("sitemap-<str:section>.xml", sitemaps.sitemap_section, name="sitemap-section"),
+    path("feeds/latest.rss", feeds.latest_papers, name="feed-latest"),
+    path(
+        "researchers/<int:pk>/feed.rss", feeds.researcher_papers, name="feed-researcher"
+    ),
+    path(
+        "categories/<str:category>/feed.rss",
+        feeds.category_papers,
+        name="feed-category",
+    ),
+    # --- API ---
     path("api/", include("api.urls")),
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     path(
         "api/docs/", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"
     ),
 ]
+
+handler404 = "wovepaper.views.pages.page_not_found"

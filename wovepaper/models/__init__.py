@@ -2,6 +2,15 @@
 
 from .institution import Institution
 from .paper import Authorship, Paper
-from .researcher import Follow, Notification, Researcher
+from .researcher import CategoryFollow, DigestDelivery, Follow, Notification, Researcher
 
-__all__ = ["Authorship", "Follow", "Institution", "Notification", "Paper", "Researcher"]
+__all__ = [
+    "Authorship",
+    "CategoryFollow",
+    "DigestDelivery",
+    "Follow",
+    "Institution",
+    "Notification",
+    "Paper",
+    "Researcher",
+]

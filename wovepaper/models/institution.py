@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.db import models
+from django.urls import reverse
 from django.utils.text import slugify
 
 
@@ -37,3 +38,7 @@ class Institution(models.Model):
         if not self.slug:
             self.slug = slugify(self.name)[:120] or "institution"
         super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        """The canonical public page: ``/institutions/<id>-<slug>``."""
+        return reverse("institution", kwargs={"ref": f"{self.pk}-{self.slug}"})

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.db import models
+from django.urls import reverse
 from django.utils.text import slugify
 
 
@@ -64,6 +65,15 @@ class Paper(models.Model):
         if not self.slug:
             self.slug = slugify(self.title)[:120] or "paper"
         super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        """The canonical public page: ``/papers/<arXiv id or our id>-<slug>``."""
+        return reverse("paper", kwargs={"ref": f"{self.url_key}-{self.slug}"})
+
+    @property
+    def url_key(self) -> str:
+        """The paper's key in public URLs: its arXiv id, else our numeric id."""
+        return self.arxiv_id or str(self.pk)
 
     @property
     def abs_url(self) -> str:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.urls import reverse
 from django.utils.text import slugify
 
 
@@ -70,6 +71,10 @@ class Researcher(models.Model):
             self.slug = slugify(self.display_name)[:120] or "researcher"
         super().save(*args, **kwargs)
 
+    def get_absolute_url(self) -> str:
+        """The canonical public page: ``/researchers/<id>-<slug>``."""
+        return reverse("researcher", kwargs={"pk": self.pk, "slug": self.slug})
+
 
 class Follow(models.Model):
     """A user follows a researcher and hears about their new papers."""
@@ -91,6 +96,56 @@ class Follow(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} follows {self.researcher}"
+
+
+class CategoryFollow(models.Model):
+    """A user follows an arXiv category (``hep-th``, ``cs.LG``) and hears of its papers."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="category_follows",
+    )
+    category = models.CharField(max_length=40)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["category"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "category"], name="categoryfollow_unique_user_category"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} follows {self.category}"
+
+
+class DigestDelivery(models.Model):
+    """One daily digest e-mail sent to one user: the new papers of what they follow.
+
+    Unique on (user, day), so a redelivered digest task sends nothing twice.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="digest_deliveries",
+    )
+    day = models.DateField(help_text="The UTC day the digest covers.")
+    paper_count = models.PositiveIntegerField(default=0)
+    sent = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-day", "user_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "day"], name="digestdelivery_unique_user_day"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"digest for {self.user} on {self.day}"
 
 
 class Notification(models.Model):
