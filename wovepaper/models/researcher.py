@@ -99,7 +99,7 @@ class Follow(models.Model):
 
 
 class CategoryFollow(models.Model):
-    """A user follows an arXiv category (``hep-th``, ``cs.LG``) and hears of its papers."""
+    """A user follows an arXiv category (``hep-th``, ``cs.LG``) and hears of it."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
