@@ -198,18 +198,22 @@ def researcher_coauthors(*, researcher: Researcher, limit: int = 50) -> list[dic
     ]
 
 
-def papers_in_category(category: str) -> QuerySet[Paper]:
-    """Visible papers that carry ``category`` (primary or cross-list), bylines loaded.
+def in_category(category: str) -> Q:
+    """A paper filter: the paper carries ``category`` (primary or cross-list).
 
     On PostgreSQL a JSON containment test; SQLite has no JSON containment
     (Django docs, "contains" on JSONField), so there the quoted category is
     matched inside the stored JSON text, which is exact because categories
     never contain a quote.
     """
-    papers = paper_list()
     if connection.vendor == "postgresql":
-        return papers.filter(categories__contains=[category])
-    return papers.filter(categories__icontains=json.dumps(category))
+        return Q(categories__contains=[category])
+    return Q(categories__icontains=json.dumps(category))
+
+
+def papers_in_category(category: str) -> QuerySet[Paper]:
+    """Visible papers that carry ``category``, bylines prefetched."""
+    return paper_list().filter(in_category(category))
 
 
 def category_exists(category: str) -> bool:
@@ -225,7 +229,8 @@ def following_papers(user, *, categories: Iterable[str] = ()) -> QuerySet[Paper]
         categories: the arXiv categories the user follows.
 
     Returns:
-        Papers newest first (undated last), bylines prefetched, each once.
+        Papers newest first (undated last), each once (no byline loaded: a
+        page builds short bylines with :func:`wovepaper.profile.paper_rows`).
     """
     followed = list(
         Follow.objects.filter(user=user).values_list("researcher_id", flat=True)
@@ -233,14 +238,10 @@ def following_papers(user, *, categories: Iterable[str] = ()) -> QuerySet[Paper]
     survivors = researcher_survivors(followed)
     wanted = Q(authorships__researcher_id__in={survivors.get(p, p) for p in followed})
     for category in categories:
-        if connection.vendor == "postgresql":
-            wanted |= Q(categories__contains=[category])
-        else:
-            wanted |= Q(categories__icontains=json.dumps(category))
+        wanted |= in_category(category)
     ids = Paper.objects.filter(wanted, hidden=False).values("pk")
     return (
-        paper_list()
-        .filter(pk__in=ids)
+        Paper.objects.filter(pk__in=ids)
         .annotate(sort_date=Coalesce("published", Value(UNDATED)))
         .order_by("-sort_date", "-id")
     )

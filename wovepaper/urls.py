@@ -39,6 +39,11 @@ urlpatterns = [
         name="category-follow",
     ),
     path("following/", follow.following, name="following"),
+    path(
+        "following/categories",
+        follow.category_follow_form,
+        name="category-follow-form",
+    ),
     # --- search (wovepaper/views/search.py) ---
     path("search/", search.search, name="search"),
     # --- for machines: robots, llms.txt, sitemaps, feeds ---

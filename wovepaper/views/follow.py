@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from wovepaper import selectors, services
+from wovepaper import profile, selectors, services
 from wovepaper.models import CategoryFollow, Researcher
 
 PAGE_SIZE = 24
@@ -73,6 +73,16 @@ def category_follow(request: HttpRequest, category: str) -> HttpResponse:
     return _back(request, f"{request.build_absolute_uri('/following/')}")
 
 
+@require_POST
+@login_required
+def category_follow_form(request: HttpRequest) -> HttpResponse:
+    """POST ``category`` from the Following page's form: follow that category."""
+    category = request.POST.get("category", "").strip()[:40]
+    if not category:
+        return HttpResponseBadRequest("name a category, e.g. hep-th")
+    return category_follow(request, category)
+
+
 @login_required
 def following(request: HttpRequest) -> HttpResponse:
     """The signed-in user's researchers and categories and their newest papers.
@@ -86,6 +96,7 @@ def following(request: HttpRequest) -> HttpResponse:
     )
     papers = selectors.following_papers(request.user, categories=categories)
     page = Paginator(papers, PAGE_SIZE).get_page(request.GET.get("page"))
+    page.object_list = profile.paper_rows(page.object_list)
     return render(
         request,
         "pages/following.html",

@@ -1,47 +1,377 @@
-"""Public pages (the first of them: the home page with the archive's counts)."""
+"""Public pages: home, paper, researcher, institution, the co-author network, 404.
+
+Every page shows only the applied, curated state. Canonical URLs are
+``/papers/<arXiv id or our id>-<slug>``, ``/researchers/<id>-<slug>`` and
+``/institutions/<id>-<slug>``; any other spelling that names a record (the id
+alone, a stale slug, a version suffix, a DOI, a ROR id, an institution's name, a
+merged-away researcher) answers 301 to the canonical URL, with the query string
+kept. Paper, researcher and institution pages answer Markdown to clients that
+prefer ``text/markdown`` (``Accept``).
+"""
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+import re
+
+from django.core.cache import cache
+from django.db.models import Count, Q
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponsePermanentRedirect,
+    JsonResponse,
+)
 from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_safe
 
-from wovepaper import selectors
+from wovepaper import profile, selectors
+from wovepaper.cache import researcher_key
+from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
+
+# Cached researcher page parts live at most this long (seconds) even without a
+# curation bump; the papers list also shows other researchers' names and the
+# harvest's latest titles, which do not bump this researcher's version.
+SUMMARY_SECONDS = 300
+PAPERS_SECONDS = 60
+
+_PAPER_REF = re.compile(
+    r"(?P<key>\d{4}\.\d{4,5}|[a-z]{1,10}(?:-[a-z]{1,10})?(?:\.[A-Za-z]{2})?/\d{7}"
+    r"|\d{1,18})(?:v[1-9]\d{0,3})?(?:-(?P<slug>.*))?"
+)
+# arXiv category names (``hep-th``, ``cs.LG``, ``math-ph``); anything else is ignored.
+_CATEGORY = re.compile(r"[A-Za-z][A-Za-z.-]{0,39}")
+_ROR_ID = re.compile(r"0[a-hj-km-np-tv-z0-9]{6}[0-9]{2}")
 
 
+def _wants_markdown(request: HttpRequest) -> bool:
+    """Whether the client prefers Markdown to HTML (``Accept``, RFC 9110 12.5.1)."""
+    return request.get_preferred_type(["text/html", "text/markdown"]) == (
+        "text/markdown"
+    )
+
+
+def _render(
+    request: HttpRequest, name: str, context: dict, *, status: int = 200
+) -> HttpResponse:
+    """Render ``pages/<name>.html``, or ``pages/<name>.md`` for Markdown clients."""
+    if _wants_markdown(request):
+        response = render(
+            request,
+            f"pages/{name}.md",
+            context,
+            content_type="text/markdown; charset=utf-8",
+            status=status,
+        )
+    else:
+        response = render(request, f"pages/{name}.html", context, status=status)
+    response["Vary"] = "Accept, Cookie"
+    return response
+
+
+def _canonical(request: HttpRequest, path: str) -> HttpResponsePermanentRedirect:
+    """301 to ``path`` with the request's query string kept."""
+    query = request.META.get("QUERY_STRING", "")
+    return HttpResponsePermanentRedirect(f"{path}?{query}" if query else path)
+
+
+def _page_number(request: HttpRequest) -> int:
+    """``?page=N`` as a positive int (anything else is page 1)."""
+    value = request.GET.get("page", "1")
+    return int(value) if value.isascii() and value.isdigit() and len(value) < 7 else 1
+
+
+@require_safe
 def home(request: HttpRequest) -> HttpResponse:
-    """The home page: how many papers and curated researchers, the newest papers."""
-    papers = selectors.paper_list()
+    """The home page: the archive's counts and the newest papers."""
+    papers = Paper.objects.filter(hidden=False)
     return render(
         request,
-        "home.html",
+        "pages/home.html",
         {
             "paper_count": papers.count(),
-            "researcher_count": selectors.researcher_list().count(),
-            "latest": papers.order_by("-published", "-id")[:20],
+            "researcher_count": Researcher.objects.live().count(),
+            "latest": profile.paper_rows(papers.order_by("-published", "-id")[:20]),
+            "canonical_url": request.build_absolute_uri("/"),
         },
     )
 
 
+@require_safe
 def paper_detail(request: HttpRequest, ref: str) -> HttpResponse:
-    """Paper page (being written)."""
-    raise Http404
+    """A paper: title, authors in order with their researchers, abstract, links.
+
+    ``ref`` is ``<arXiv id>-<slug>`` (new or old style), ``<our id>-<slug>`` for a
+    paper without an arXiv id, either without the slug or with a version, or a
+    DOI. Hidden (deleted at the source) and unknown papers are 404.
+    """
+    match = _PAPER_REF.fullmatch(ref)
+    paper = None
+    if match:
+        key = match.group("key")
+        papers = Paper.objects.filter(hidden=False)
+        paper = (
+            papers.filter(pk=int(key)).first()
+            if key.isdigit()
+            else papers.filter(arxiv_id=key).first()
+        )
+    if paper is None:
+        paper = selectors.paper_by_identifier(ref)  # a DOI, or arXiv:<id>
+        if paper is None:
+            raise Http404(f"no paper here is called {ref[:100]}")
+    canonical = paper.get_absolute_url()
+    if request.path != canonical:
+        return _canonical(request, canonical)
+    byline = list(
+        Authorship.objects.filter(paper=paper)
+        .select_related("researcher")
+        .prefetch_related("institutions")
+        .order_by("position")
+    )
+    return _render(
+        request,
+        "paper",
+        {
+            "paper": paper,
+            "byline": byline,
+            "canonical_url": request.build_absolute_uri(canonical),
+            "json_ld": _paper_json_ld(request, paper, byline),
+        },
+    )
 
 
+def _paper_json_ld(request: HttpRequest, paper: Paper, byline: list) -> dict:
+    """schema.org ScholarlyArticle for a paper (https://schema.org/ScholarlyArticle)."""
+    authors = []
+    for a in byline[:100]:
+        person = {"@type": "Organization" if a.is_collaboration else "Person"}
+        person["name"] = a.raw_name
+        if a.researcher_id:
+            person["url"] = request.build_absolute_uri(a.researcher.get_absolute_url())
+        if a.orcid:
+            person["sameAs"] = f"https://orcid.org/{a.orcid}"
+        authors.append(person)
+    data = {
+        "@context": "https://schema.org",
+        "@type": "ScholarlyArticle",
+        "headline": paper.title[:300],
+        "name": paper.title,
+        "url": request.build_absolute_uri(paper.get_absolute_url()),
+        "author": authors,
+        "abstract": paper.abstract[:5000],
+        "keywords": paper.categories,
+    }
+    if paper.published:
+        data["datePublished"] = paper.published.isoformat()
+    identifiers = []
+    if paper.arxiv_id:
+        identifiers.append(f"arXiv:{paper.arxiv_id}")
+    if paper.doi:
+        identifiers.append(f"https://doi.org/{paper.doi}")
+    if identifiers:
+        data["identifier"] = identifiers
+    return data
+
+
+def _live_researcher(request: HttpRequest, pk: int) -> Researcher | HttpResponse:
+    """The live researcher ``pk``, or the response for a merged-away or retired one."""
+    researcher = Researcher.objects.filter(pk=pk).first()
+    if researcher is None:
+        raise Http404(f"no researcher here has the id {pk}")
+    if researcher.merged_into_id:
+        survivor = selectors.researcher_survivor(pk)
+        if survivor is None:
+            raise Http404(f"researcher {pk} was merged into a profile that is gone")
+        return _canonical(
+            request, Researcher.objects.get(pk=survivor).get_absolute_url()
+        )
+    if researcher.retired:
+        return _render(
+            request,
+            "researcher_retired",
+            {"researcher": researcher, "holders": profile.former_holders(researcher)},
+            status=410,
+        )
+    return researcher
+
+
+@require_safe
 def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResponse:
-    """Researcher page (being written)."""
-    raise Http404
+    """A researcher profile: identity, papers (24 a page), fields, positions, network.
+
+    Query parameters: ``category`` (only papers in it), ``sort`` (newest,
+    oldest, cited, title), ``page``. A merged-away researcher answers 301 to its
+    survivor; a retired one (an undone split or new profile) 410 with where its
+    papers went. The summary is cached until a curation change bumps the
+    researcher's cache version (or :data:`SUMMARY_SECONDS`), a papers page for
+    :data:`PAPERS_SECONDS`.
+    """
+    found = _live_researcher(request, pk)
+    if isinstance(found, HttpResponse):
+        return found
+    researcher = found
+    canonical = researcher.get_absolute_url()
+    if request.path != canonical:
+        return _canonical(request, canonical)
+    category = request.GET.get("category", "")
+    category = category if _CATEGORY.fullmatch(category) else ""
+    sort = request.GET.get("sort", "newest")
+    sort = sort if sort in profile.SORTS else "newest"
+    number = _page_number(request)
+    summary = cache.get_or_set(
+        researcher_key(pk, "page-summary"),
+        lambda: profile.researcher_summary(researcher),
+        SUMMARY_SECONDS,
+    )
+    papers = cache.get_or_set(
+        researcher_key(pk, f"page-papers:{category}:{sort}:{number}"),
+        lambda: profile.researcher_papers_page(
+            researcher, category=category, sort=sort, number=number
+        ),
+        PAPERS_SECONDS,
+    )
+    following = (
+        request.user.is_authenticated
+        and Follow.objects.filter(user=request.user, researcher=researcher).exists()
+    )
+    absolute = request.build_absolute_uri(canonical)
+    return _render(
+        request,
+        "researcher",
+        {
+            "researcher": researcher,
+            "variants": [
+                v for v in researcher.name_variants if v != researcher.display_name
+            ],
+            "summary": summary,
+            "papers": papers,
+            "category": category,
+            "sort": sort,
+            "sorts": list(profile.SORTS),
+            "following": following,
+            "canonical_url": absolute,
+            "json_ld": {
+                "@context": "https://schema.org",
+                "@type": "Person",
+                "name": researcher.display_name,
+                "alternateName": researcher.name_variants[:20],
+                "url": absolute,
+                "sameAs": [i["url"] for i in summary["identifiers"]],
+            },
+        },
+    )
 
 
+@require_safe
 def researcher_network(request: HttpRequest, pk: int) -> HttpResponse:
-    """Co-author network JSON (being written)."""
-    raise Http404
+    """JSON of the researcher's closest co-authors (see profile.coauthor_network).
+
+    A merged-away researcher answers 301 to its survivor's network; cached like
+    the page summary.
+    """
+    found = _live_researcher(request, pk)
+    if isinstance(found, HttpResponse):
+        if found.status_code == 301:
+            survivor = selectors.researcher_survivor(pk)
+            return HttpResponsePermanentRedirect(
+                reverse("researcher-network", kwargs={"pk": survivor})
+            )
+        raise Http404(f"researcher {pk} is not a live profile")
+    network = cache.get_or_set(
+        researcher_key(pk, "network"),
+        lambda: profile.coauthor_network(found),
+        SUMMARY_SECONDS,
+    )
+    return JsonResponse(network)
 
 
+@require_safe
 def institution_detail(request: HttpRequest, ref: str) -> HttpResponse:
-    """Institution page (being written)."""
-    raise Http404
+    """An institution: name, ROR, country, its researchers and recent papers.
+
+    ``ref`` is ``<id>-<slug>``, the id alone, a ROR id (bare or as a ror.org
+    URL) or the institution's name (any case); all but the canonical form
+    answer 301.
+    """
+    institution = _institution_by_ref(ref)
+    if institution is None:
+        raise Http404(f"no institution here is called {ref[:100]}")
+    canonical = institution.get_absolute_url()
+    if request.path != canonical:
+        return _canonical(request, canonical)
+    authorships = Authorship.objects.filter(
+        institutions=institution, paper__hidden=False
+    )
+    researchers = (
+        Researcher.objects.live()
+        .filter(authorships__in=authorships)
+        .annotate(papers=Count("authorships__paper", distinct=True))
+        .order_by("-papers", "display_name")[:50]
+    )
+    recent = profile.paper_rows(
+        Paper.objects.filter(pk__in=authorships.values("paper_id")).order_by(
+            "-published", "-id"
+        )[: profile.PAGE_SIZE]
+    )
+    return _render(
+        request,
+        "institution",
+        {
+            "institution": institution,
+            "researchers": list(researchers),
+            "recent": recent,
+            "paper_count": authorships.values("paper_id").distinct().count(),
+            "canonical_url": request.build_absolute_uri(canonical),
+            "json_ld": {
+                "@context": "https://schema.org",
+                "@type": "Organization",
+                "name": institution.name,
+                "alternateName": institution.aliases[:20],
+                "url": request.build_absolute_uri(canonical),
+                "sameAs": (
+                    [f"https://ror.org/{institution.ror_id}"]
+                    if institution.ror_id
+                    else []
+                ),
+            },
+        },
+    )
+
+
+def _institution_by_ref(ref: str) -> Institution | None:
+    """An institution by ``<id>-<slug>``, id, ROR id or URL, or exact name."""
+    head = ref.split("-", 1)[0]
+    if head.isascii() and head.isdigit() and len(head) < 18:
+        found = Institution.objects.filter(pk=int(head)).first()
+        if found:
+            return found
+    ror = ref.strip().rstrip("/").rsplit("/", 1)[-1].lower()
+    if _ROR_ID.fullmatch(ror):
+        found = Institution.objects.filter(ror_id=ror).first()
+        if found:
+            return found
+    name = " ".join(ref.split())[:500]
+    return (
+        Institution.objects.filter(Q(name__iexact=name) | Q(slug=name.lower()))
+        .order_by("pk")
+        .first()
+    )
 
 
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """The 404 page (being written)."""
-    return render(request, "pages/404.html", {}, status=404)
+    """The 404 page: says what was not found and offers a search of the archive.
+
+    The search box is filled with words from the missing URL, so a mistyped
+    paper or researcher link is one click from its search.
+    """
+    words = re.sub(r"[^\w]+", " ", request.path.rsplit("/", 1)[-1]).strip()[:100]
+    reason = ""
+    if exception and exception.args and isinstance(exception.args[0], str):
+        reason = exception.args[0][:200]
+    return render(
+        request,
+        "pages/404.html",
+        {"reason": reason, "query": words},
+        status=404,
+    )

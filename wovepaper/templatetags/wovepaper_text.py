@@ -1,0 +1,52 @@
+"""Template filters for source text: ``latex``, ``md`` and ``ld_json``.
+
+``latex`` and ``md`` return plain strings that autoescaping still escapes;
+``ld_json`` writes escaped JSON for a JSON-LD script element.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from django import template
+from django.utils.safestring import mark_safe
+
+from wovepaper.text import latex_to_text
+
+register = template.Library()
+
+
+@register.filter
+def latex(value: str | None) -> str:
+    """``{{ paper.title|latex }}``: LaTeX markup as Unicode text (still escaped)."""
+    return latex_to_text(value or "")
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+
+
+@register.filter
+def md(value: str | None) -> str:
+    """Escape Markdown syntax in source text (CommonMark 2.4 backslash escapes).
+
+    For the Markdown renderings of pages (``Accept: text/markdown``): a title
+    such as ``[Click](javascript:...)`` shows as text, not a link. Newlines
+    become spaces so a value never starts a new block.
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(value or "").split()))
+
+
+_JSON_ESCAPES = {ord("<"): "\\u003C", ord(">"): "\\u003E", ord("&"): "\\u0026"}
+
+
+@register.filter
+def ld_json(value: dict) -> str:
+    """A dict as the body of ``<script type="application/ld+json">``.
+
+    ``<``, ``>`` and ``&`` are written as JSON escapes (as Django's
+    ``json_script`` does), so source text cannot close the script element.
+    """
+    return mark_safe(  # noqa: S308 - the JSON is escaped above for a script body
+        json.dumps(value, ensure_ascii=False, default=str).translate(_JSON_ESCAPES)
+    )

@@ -1,0 +1,56 @@
+"""Source text (titles, abstracts, names) made readable: LaTeX to Unicode text.
+
+arXiv titles and abstracts are written in LaTeX (``$\\alpha$-decay``,
+``Schr\\"odinger``). The public pages show them as plain Unicode text that the
+templates then escape like any other string: nothing from a source is ever
+rendered as HTML.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+
+from pylatexenc.latex2text import LatexNodes2Text
+
+logger = logging.getLogger(__name__)
+
+# Longer text is shown as printed: pylatexenc walks the whole string, and a hostile
+# 10 MB abstract must not cost a page seconds. Real abstracts stay under 2,000
+# characters (arXiv limits abstracts to 1,920 characters: arXiv submission help,
+# "Abstract").
+MAX_CONVERTED_CHARS = 20_000
+
+# A bare % starts a LaTeX comment and would swallow the rest of the line
+# ("at 50% of ..."); in titles and abstracts it always means per cent.
+_BARE_PERCENT = re.compile(r"(?<!\\)%")
+_LATEXISH = re.compile(r"[\\$^_{}~]")
+
+
+@functools.lru_cache(maxsize=4096)
+def latex_to_text(value: str) -> str:
+    """Render LaTeX markup in source text as Unicode text.
+
+    Math is kept as readable text (``$\\mathcal{N}=4$`` → ``𝒩=4``), accents become
+    letters, ``\\%`` and bare ``%`` stay per cent signs. Uses pylatexenc's
+    ``LatexNodes2Text`` (https://pylatexenc.readthedocs.io/, latex2text).
+
+    Args:
+        value: text as a source printed it (any length).
+
+    Returns:
+        Plain text, not HTML-safe (templates escape it). Text without LaTeX
+        characters, text longer than :data:`MAX_CONVERTED_CHARS` and text
+        pylatexenc cannot parse come back unchanged.
+    """
+    if not value or len(value) > MAX_CONVERTED_CHARS or not _LATEXISH.search(value):
+        return value
+    try:
+        text = LatexNodes2Text(
+            math_mode="text", strict_latex_spaces=False
+        ).latex_to_text(_BARE_PERCENT.sub(r"\\%", value))
+    except Exception:  # noqa: BLE001 - any parser failure shows the text as printed
+        logger.warning("LaTeX not converted", extra={"text": value[:200]})
+        return value
+    return " ".join(text.split()) if "\n" not in value else text.strip()
