@@ -1,0 +1,106 @@
+"""Page query counts stay flat as a researcher's paper count grows (no N+1)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.factories import ResearcherFactory
+from wovepaper.models import Authorship, Institution, Paper
+
+pytestmark = pytest.mark.django_db
+
+
+def _researcher_with(n: int, tag: str):
+    """A researcher on ``n`` papers, each with 3 co-authors (one of them curated)."""
+    r = ResearcherFactory(display_name=f"Grows {tag}")
+    friend = ResearcherFactory(display_name=f"Friend {tag}")
+    inst = Institution.objects.create(name=f"Institute {tag}")
+    papers = Paper.objects.bulk_create(
+        Paper(
+            arxiv_id=f"{tag}{i:05d}",
+            title=f"Paper {tag} {i}",
+            slug=f"paper-{i}",
+            published=dt.date(2000, 1, 1) + dt.timedelta(days=i),
+            categories=["hep-th", f"cat-{i % 7}"],
+            primary_category="hep-th",
+        )
+        for i in range(n)
+    )
+    slots = Authorship.objects.bulk_create(
+        Authorship(
+            paper=p,
+            position=pos,
+            raw_name=name,
+            researcher=who,
+            affiliations=[f"Affiliation {p.pk % 5}"],
+        )
+        for p in papers
+        for pos, name, who in (
+            (1, "Grows Person", r),
+            (2, "Friend Person", friend),
+            (3, "Stranger Person", None),
+        )
+    )
+    Authorship.institutions.through.objects.bulk_create(
+        Authorship.institutions.through(authorship_id=a.pk, institution_id=inst.pk)
+        for a in slots
+        if a.researcher_id == r.pk
+    )
+    return r
+
+
+def _queries(client, url, **headers) -> int:
+    cache.clear()
+    with CaptureQueriesContext(connection) as ctx:
+        response = client.get(url, **headers)
+    assert response.status_code == 200, url
+    return len(ctx.captured_queries)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["", "?category=cat-3", "?sort=cited&page=2", "coauthors"],
+)
+def test_researcher_page_queries_flat_from_10_to_1000_papers(client, path):
+    small, large = _researcher_with(10, "1001."), _researcher_with(1000, "2002.")
+
+    def url(r):
+        if path == "coauthors":
+            return f"/researchers/{r.pk}/coauthors.json"
+        return r.get_absolute_url() + path
+
+    assert _queries(client, url(small)) == _queries(client, url(large))
+    assert _queries(client, url(large)) <= 16
+
+
+def test_researcher_markdown_queries_flat(client):
+    small, large = _researcher_with(10, "1001."), _researcher_with(1000, "2002.")
+    md = {"HTTP_ACCEPT": "text/markdown"}
+    assert _queries(client, small.get_absolute_url(), **md) == _queries(
+        client, large.get_absolute_url(), **md
+    )
+
+
+def test_cached_researcher_page_skips_the_profile_queries(client):
+    r = _researcher_with(100, "3003.")
+    cold = _queries(client, r.get_absolute_url())
+    with CaptureQueriesContext(connection) as ctx:
+        client.get(r.get_absolute_url())
+    assert len(ctx.captured_queries) <= 2 < cold
+
+
+def test_paper_and_institution_pages_queries_flat(client):
+    small, large = _researcher_with(10, "1001."), _researcher_with(1000, "2002.")
+    for r in (small, large):
+        paper = Paper.objects.filter(authorships__researcher=r).first()
+        assert _queries(client, paper.get_absolute_url()) <= 6
+    inst_small = Institution.objects.get(name="Institute 1001.")
+    inst_large = Institution.objects.get(name="Institute 2002.")
+    assert _queries(client, inst_small.get_absolute_url()) == _queries(
+        client, inst_large.get_absolute_url()
+    )

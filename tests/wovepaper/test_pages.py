@@ -1,0 +1,396 @@
+"""The public researcher, paper and institution pages on real harvested records."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.core.cache import cache
+from lxml import html as lxml_html
+
+from curation import edits, history, services
+from curation.models import CurationEvent, Proposal
+from tests.factories import AuthorshipFactory, PaperFactory, ResearcherFactory
+from wovepaper.models import Authorship, Institution, Paper, Researcher
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def corpus(arxiv_dir, django_capture_on_commit_callbacks):
+    """Real arXiv records (Del Maestro's papers and co-authors), matched, applied."""
+    from harvest.services import harvest_arxiv_files
+
+    harvest_arxiv_files(root=arxiv_dir / "arxivpy_2016_atom")
+    services.matching_run()
+    with django_capture_on_commit_callbacks(execute=True):
+        for p in Proposal.objects.filter(status="pending").order_by("id"):
+            services.proposal_apply(proposal=p, actor=None)
+    return Researcher.objects.live()
+
+
+def _most_papers(researchers):
+    from django.db.models import Count
+
+    return researchers.annotate(n=Count("authorships")).order_by("-n", "id").first()
+
+
+def _doc(response):
+    return lxml_html.fromstring(response.content)
+
+
+def test_researcher_page_shows_real_profile(client, corpus):
+    r = _most_papers(corpus)
+    papers = Paper.objects.filter(authorships__researcher=r).order_by(
+        "-published", "-id"
+    )
+    response = client.get(r.get_absolute_url())
+    assert response.status_code == 200
+    doc = _doc(response)
+    assert doc.findtext(".//h1") == r.display_name
+    assert f"{papers.count()} papers here" in response.content.decode()
+    listed = [a.get("href") for a in doc.cssselect("#paper-list .paper-title")]
+    assert listed == [p.get_absolute_url() for p in papers[:24]]
+    # Every co-author link on the page is an applied assignment.
+    for link in doc.cssselect("#paper-list .byline a"):
+        pk = int(re.match(r"/researchers/(\d+)-", link.get("href")).group(1))
+        assert Authorship.objects.filter(
+            researcher_id=pk, raw_name=link.text_content()
+        ).exists()
+    assert doc.cssselect("link[rel=canonical]")[0].get("href") == (
+        "http://testserver" + r.get_absolute_url()
+    )
+    ld = json.loads(doc.cssselect("script[type='application/ld+json']")[0].text)
+    assert ld["@type"] == "Person"
+    assert ld["name"] == r.display_name
+    assert doc.cssselect("meta[property='og:title']")[0].get("content") == (
+        r.display_name
+    )
+
+
+def test_researcher_page_redirects_to_canonical_url(client, corpus):
+    r = corpus.first()
+    bare = client.get(f"/researchers/{r.pk}?page=2")
+    assert bare.status_code == 301
+    assert bare["Location"] == f"{r.get_absolute_url()}?page=2"
+    stale = client.get(f"/researchers/{r.pk}-someone-else")
+    assert (stale.status_code, stale["Location"]) == (301, r.get_absolute_url())
+    assert client.get("/researchers/987654321").status_code == 404
+
+
+def test_merged_away_researcher_redirects_to_survivor(client, corpus, curator):
+    a = corpus.order_by("id").first()
+    b = (
+        corpus.exclude(pk=a.pk)
+        .exclude(authorships__paper__authorships__researcher=a)
+        .order_by("id")
+        .first()
+    )
+    edits.researcher_merge(researchers=[a, b], actor=curator)
+    gone = client.get(b.get_absolute_url())
+    assert gone.status_code == 301
+    assert gone["Location"] == Researcher.objects.get(pk=a.pk).get_absolute_url()
+
+
+def test_retired_researcher_says_where_its_papers_went(
+    client, corpus, curator, django_capture_on_commit_callbacks
+):
+    r = _most_papers(corpus)
+    moving = list(r.authorships.order_by("id").values_list("id", flat=True)[:1])
+    with django_capture_on_commit_callbacks(execute=True):
+        new = edits.researcher_split(researcher=r, authorship_ids=moving, actor=curator)
+    source_page = client.get(r.get_absolute_url()).content.decode()
+    assert f'into <a href="{new.get_absolute_url()}">' in source_page
+    event = CurationEvent.objects.filter(kind=CurationEvent.Kind.SPLIT).latest("id")
+    with django_capture_on_commit_callbacks(execute=True):
+        history.event_undo(event=event, actor=curator)
+    response = client.get(f"/researchers/{new.pk}-{new.slug}")
+    assert response.status_code == 410
+    doc = _doc(response)
+    assert [a.get("href") for a in doc.cssselect("main li a")] == [r.get_absolute_url()]
+
+
+def test_researcher_page_filters_by_category_and_sorts(client):
+    r = ResearcherFactory(display_name="Ada Filter")
+    for n, (cat, cited) in enumerate(
+        [("hep-th", 5), ("hep-th", 50), ("math.AG", 7), ("hep-ph", None)]
+    ):
+        paper = PaperFactory(
+            categories=[cat, "hep-th"] if cat == "hep-ph" else [cat],
+            primary_category=cat,
+            cited_by_count=cited,
+            published=f"2020-01-{n + 1:02d}",
+        )
+        AuthorshipFactory(paper=paper, researcher=r)
+    url = r.get_absolute_url()
+    doc = _doc(client.get(url, {"category": "math.AG"}))
+    math = Paper.objects.get(primary_category="math.AG")
+    assert [e.text for e in doc.cssselect("#paper-list .paper-title")] == [math.title]
+    hep_th = _doc(client.get(url, {"category": "hep-th"}))
+    assert len(hep_th.cssselect("#paper-list .paper-title")) == 3  # cross-list too
+    chips = {a.text_content() for a in doc.cssselect("aside .chips a")}
+    assert chips == {"hep-th (3)", "math.AG (1)", "hep-ph (1)"}
+    cited = _doc(client.get(url, {"sort": "cited"}))
+    counts = [
+        Paper.objects.get(title=e.text).cited_by_count
+        for e in cited.cssselect("#paper-list .paper-title")
+    ]
+    assert counts == [50, 7, 5, None]
+    # A category with a slash or markup is ignored, not an error.
+    assert client.get(url, {"category": "a/b<script>"}).status_code == 200
+
+
+def test_researcher_page_pages_by_24(client):
+    r = ResearcherFactory(display_name="Paged Person")
+    for n in range(30):
+        AuthorshipFactory(
+            paper=PaperFactory(published=f"2019-{n % 12 + 1:02d}-{n % 28 + 1:02d}"),
+            researcher=r,
+        )
+    first = _doc(client.get(r.get_absolute_url()))
+    second = _doc(client.get(r.get_absolute_url(), {"page": 2}))
+    one = [e.get("href") for e in first.cssselect("#paper-list .paper-title")]
+    two = [e.get("href") for e in second.cssselect("#paper-list .paper-title")]
+    assert (len(one), len(two)) == (24, 6)
+    assert not set(one) & set(two)
+    assert second.cssselect("a[rel=prev]")
+    assert not second.cssselect("a[rel=next]")
+    assert client.get(r.get_absolute_url(), {"page": "x"}).status_code == 200
+
+
+def test_position_histogram_counts_only_fully_matched_papers(client):
+    r, other = ResearcherFactory(), ResearcherFactory(display_name="Other One")
+    solo = PaperFactory()
+    AuthorshipFactory(paper=solo, researcher=r)
+    last = PaperFactory()
+    AuthorshipFactory(paper=last, position=1, researcher=other, given_name="Oth")
+    AuthorshipFactory(paper=last, position=2, researcher=r)
+    unmatched = PaperFactory()
+    AuthorshipFactory(paper=unmatched, position=1, researcher=r)
+    AuthorshipFactory(paper=unmatched, position=2, given_name="Nobody")
+    collab = PaperFactory()
+    AuthorshipFactory(paper=collab, position=1, researcher=r)
+    AuthorshipFactory(
+        paper=collab, position=2, raw_name="ATLAS Collaboration", is_collaboration=True
+    )
+    doc = _doc(client.get(r.get_absolute_url()))
+    cells = [c.text_content().strip() for c in doc.cssselect(".histogram [role=cell]")]
+    rows = {cells[i]: cells[i + 2] for i in range(0, len(cells), 3)}
+    assert rows == {
+        "First author": "1",
+        "Middle author": "0",
+        "Last author": "1",
+        "Solo author": "1",
+    }
+    assert "Counted over the 3 of 4 papers" in doc.text_content()
+
+
+def test_pending_assignment_is_not_on_the_public_pages(client):
+    r = ResearcherFactory(display_name="Applied Only")
+    applied = AuthorshipFactory(researcher=r)
+    pending = AuthorshipFactory()
+    proposal = Proposal.objects.create(
+        kind="attach",
+        score=0.9,
+        evidence={},
+        model_version="t",
+        fingerprint="fp-pending",
+        researcher=r,
+    )
+    proposal.authorships.set([pending])
+    page = _doc(client.get(r.get_absolute_url()))
+    assert [e.get("href") for e in page.cssselect("#paper-list .paper-title")] == [
+        applied.paper.get_absolute_url()
+    ]
+    paper = _doc(client.get(pending.paper.get_absolute_url()))
+    assert not paper.cssselect("ol.byline a[href^='/researchers/']")
+
+
+def test_why_is_this_paper_here_names_the_evidence(client, corpus):
+    proposal = (
+        Proposal.objects.filter(status="applied", kind="attach").order_by("id").first()
+    )
+    if proposal is None:  # the corpus only started profiles
+        proposal = Proposal.objects.filter(status="applied").order_by("id").first()
+    r = Researcher.objects.get(pk=proposal.researcher_id)
+    doc = _doc(client.get(r.get_absolute_url(), {"sort": "oldest"}))
+    reasons = [d.text_content() for d in doc.cssselect("details.why p")]
+    assert reasons
+    assert all("score" in text or "curator" in text for text in reasons)
+    assert any("automatically" in text or "approved" in text for text in reasons), (
+        reasons
+    )
+
+
+def test_paper_page_resolves_every_spelling(client, corpus):
+    old = Paper.objects.filter(arxiv_id__contains="/").first()
+    new = Paper.objects.exclude(arxiv_id__contains="/").exclude(arxiv_id=None).first()
+    for paper in (old, new):
+        canonical = paper.get_absolute_url()
+        assert client.get(canonical).status_code == 200
+        for spelling in (
+            f"/papers/{paper.arxiv_id}",
+            f"/papers/{paper.arxiv_id}v2",
+            f"/papers/{paper.arxiv_id}-stale-slug",
+            f"/papers/{paper.pk}",
+            f"/papers/arXiv:{paper.arxiv_id}",
+        ):
+            response = client.get(spelling)
+            assert (response.status_code, response["Location"]) == (
+                301,
+                canonical,
+            ), spelling
+    assert client.get("/papers/9999.99999").status_code == 404
+    new.hidden = True
+    new.save()
+    assert client.get(new.get_absolute_url()).status_code == 404
+
+
+def test_paper_page_lists_authors_in_order_with_researchers(client, corpus):
+    paper = (
+        Paper.objects.filter(authorships__researcher__isnull=False)
+        .order_by("id")
+        .first()
+    )
+    doc = _doc(client.get(paper.get_absolute_url()))
+    items = doc.cssselect("ol.byline > li")
+    slots = list(paper.authorships.order_by("position"))
+    assert len(items) == len(slots)
+    for item, slot in zip(items, slots, strict=True):
+        assert slot.raw_name in item.text_content()
+        links = item.cssselect("a[href^='/researchers/']")
+        if slot.researcher_id:
+            assert links[0].get("href") == slot.researcher.get_absolute_url()
+        else:
+            assert not links
+    assert doc.cssselect(f"a[href='https://arxiv.org/abs/{paper.arxiv_id}']")
+    ld = json.loads(doc.cssselect("script[type='application/ld+json']")[0].text)
+    assert ld["@type"] == "ScholarlyArticle"
+    assert [a["name"] for a in ld["author"]] == [s.raw_name for s in slots]
+
+
+def test_paper_page_renders_latex_as_text_and_escapes_markup(client):
+    paper = PaperFactory(
+        title=r"The $\alpha$-decay of <script>alert(1)</script> at 50% \textbf{now}",
+        abstract=r"We use $\mathcal{N}=4$ </script><img src=x onerror=alert(1)>",
+    )
+    body = client.get(paper.get_absolute_url()).content.decode()
+    assert (
+        "<h1>The α-decay of &lt;script&gt;alert(1)&lt;/script&gt; at 50% now</h1>"
+        in (body)
+    )
+    assert "<img src=x" not in body
+    assert "<script>alert" not in body
+    doc = lxml_html.fromstring(body)
+    ld = doc.cssselect("script[type='application/ld+json']")[0].text
+    assert "</script" not in ld.lower()
+    assert json.loads(ld)["name"] == paper.title
+
+
+def test_pages_answer_markdown_when_asked(client, corpus):
+    r = _most_papers(corpus)
+    paper = Paper.objects.filter(authorships__researcher=r).first()
+    for url, heading in (
+        (r.get_absolute_url(), f"# {r.display_name}"),
+        (paper.get_absolute_url(), "# "),
+    ):
+        response = client.get(url, HTTP_ACCEPT="text/markdown")
+        assert response["Content-Type"] == "text/markdown; charset=utf-8"
+        assert "Accept" in response["Vary"]
+        text = response.content.decode()
+        assert text.startswith(heading)
+        assert "<" not in text.replace("\\<", "")
+        html_response = client.get(url, HTTP_ACCEPT="text/html,*/*;q=0.8")
+        assert html_response["Content-Type"].startswith("text/html")
+    md = client.get(r.get_absolute_url(), HTTP_ACCEPT="text/markdown").content.decode()
+    assert f"http://testserver{paper.get_absolute_url()}" in md
+
+
+def test_markdown_escapes_link_syntax_from_sources(client):
+    paper = PaperFactory(title="[Click me](javascript:alert(1)) *bold*")
+    text = client.get(
+        paper.get_absolute_url(), HTTP_ACCEPT="text/markdown"
+    ).content.decode()
+    assert text.splitlines()[0] == (r"# \[Click me\]\(javascript:alert\(1\)\) \*bold\*")
+
+
+def test_institution_resolves_by_id_ror_and_name(client):
+    inst = Institution.objects.create(
+        name="Universität Wien", ror_id="03prydq77", country_code="AT"
+    )
+    r = ResearcherFactory(display_name="Wien Person")
+    a = AuthorshipFactory(researcher=r)
+    a.institutions.add(inst)
+    canonical = inst.get_absolute_url()
+    assert canonical == f"/institutions/{inst.pk}-universitat-wien"
+    for spelling in (
+        f"/institutions/{inst.pk}",
+        "/institutions/03prydq77",
+        "/institutions/https://ror.org/03prydq77",
+        "/institutions/universität wien",
+    ):
+        response = client.get(spelling)
+        assert (response.status_code, response["Location"]) == (301, canonical)
+    doc = _doc(client.get(canonical))
+    assert doc.findtext(".//h1") == "Universität Wien"
+    assert [e.get("href") for e in doc.cssselect("aside a")] == [r.get_absolute_url()]
+    assert doc.cssselect(f"a[href='{a.paper.get_absolute_url()}']")
+    md = client.get(canonical, HTTP_ACCEPT="text/markdown").content.decode()
+    assert md.startswith("# Universität Wien")
+    assert client.get("/institutions/nowhere-at-all").status_code == 404
+
+
+def test_not_found_page_offers_a_search(client):
+    response = client.get("/papers/no-such-thing-here")
+    assert response.status_code == 404
+    doc = _doc(response)
+    box = doc.cssselect("main form[role=search] input[name=q]")[0]
+    assert box.get("value") == "no such thing here"
+    assert "This page isn" in doc.findtext(".//h1")
+
+
+def test_coauthor_network_json(client, corpus):
+    r = _most_papers(corpus)
+    data = client.get(f"/researchers/{r.pk}/coauthors.json").json()
+    centre = data["nodes"][0]
+    assert (centre["id"], centre["centre"]) == (r.pk, True)
+    others = {n["id"]: n["papers"] for n in data["nodes"][1:]}
+    for pk, shared in others.items():
+        assert shared == (
+            Paper.objects.filter(authorships__researcher=r)
+            .filter(authorships__researcher_id=pk)
+            .count()
+        )
+        assert {"source": r.pk, "target": pk, "papers": shared} in data["links"] or {
+            "source": pk,
+            "target": r.pk,
+            "papers": shared,
+        } in data["links"]
+    assert len(data["nodes"]) <= 16
+
+
+def test_page_reflects_a_curation_change_at_once(
+    client, corpus, curator, django_capture_on_commit_callbacks
+):
+    r = _most_papers(corpus)
+    before = client.get(r.get_absolute_url()).content.decode()
+    count = r.authorships.count()
+    assert f"{count} papers here" in before
+    other = corpus.exclude(pk=r.pk).order_by("id").first()
+    moving = (
+        r.authorships.exclude(paper__authorships__researcher=other)
+        .order_by("id")
+        .first()
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        edits.authorship_move(authorship=moving, to=other, actor=curator)
+    after = client.get(r.get_absolute_url()).content.decode()
+    assert f"{count - 1} paper{'s' if count - 1 != 1 else ''} here" in after
