@@ -33,6 +33,7 @@ from harvest.records import (
     file_locator,
 )
 from wovepaper.models import Authorship, Paper
+from wovepaper.search import search_vectors_refresh
 
 logger = logging.getLogger(__name__)
 
@@ -274,6 +275,7 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
             )
         paper.save()
         _byline_sync(paper=paper, authors=record.authors)
+        search_vectors_refresh(paper_ids=[paper.pk])
         return UpsertResult(paper, "created")
 
     before = _snapshot(paper)
@@ -308,6 +310,7 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
     if _snapshot(paper) == before and not byline_changed:
         return UpsertResult(paper, "unchanged")
     paper.save()
+    search_vectors_refresh(paper_ids=[paper.pk])
     return UpsertResult(paper, "updated")
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.urls import reverse
 from django.utils.text import slugify
@@ -51,6 +52,12 @@ class Paper(models.Model):
         help_text="SHA-256 of the raw record whose text is shown (a tie-breaker).",
     )
     slug = models.SlugField(max_length=120, blank=True)
+    search_vector = SearchVectorField(
+        null=True,
+        editable=False,
+        help_text="Full-text search document (PostgreSQL only): title, authors, "
+        "abstract; kept by wovepaper.search.search_vectors_refresh.",
+    )
     created = models.DateTimeField(auto_now_add=True)
     modified = models.DateTimeField(auto_now=True)
 

@@ -1,10 +1,112 @@
-"""Search over papers and researchers (being written)."""
+"""The public search page: researchers by name, then papers by full text."""
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+import re
+
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.http import urlencode
+
+from wovepaper.profile import paper_rows
+from wovepaper.search import (
+    SearchQueryError,
+    paper_search,
+    paper_search_categories,
+    researcher_search,
+)
+
+PAGE_SIZE = 24
+# Researchers shown above the papers (first page only).
+RESEARCHER_COUNT = 10
+# arXiv categories: ``hep-th``, ``cond-mat.str-el``, ``cs.LG`` (at most 40 chars,
+# the length of Paper.primary_category).
+_CATEGORY_RE = re.compile(r"[A-Za-z][A-Za-z.\-]{0,39}")
+BAD_CATEGORY = "The category is not an arXiv category name (such as hep-th or cs.LG)."
+BAD_YEAR = "The year must be a number from 1 to 9999."
+
+
+def _filters(request: HttpRequest) -> tuple[str, int | None, list[str]]:
+    """The category and year filters of the request, and what is wrong with them.
+
+    Returns:
+        ``(category or "", year or None, error messages)``.
+    """
+    errors = []
+    category = request.GET.get("category", "").strip()
+    if category and not _CATEGORY_RE.fullmatch(category):
+        errors.append(BAD_CATEGORY)
+        category = ""
+    year_text = request.GET.get("year", "").strip()
+    year = None
+    if year_text:
+        if year_text.isascii() and year_text.isdigit() and 1 <= int(year_text) <= 9999:
+            year = int(year_text)
+        else:
+            errors.append(BAD_YEAR)
+    return category, year, errors
+
+
+def _category_choices(
+    *, query: str, year: int | None, chosen: str
+) -> list[tuple[str, int | None]]:
+    """The category filter's options: the results' primary categories with counts.
+
+    A chosen category that is no result's primary one (a cross-list) is added
+    with no count, so the select still shows it.
+    """
+    choices: list[tuple[str, int | None]] = list(
+        paper_search_categories(query=query, year=year)
+    )
+    if chosen and chosen not in {name for name, _ in choices}:
+        choices.append((chosen, None))
+    return choices
 
 
 def search(request: HttpRequest) -> HttpResponse:
-    """Search page (not yet written: answers 404)."""
-    raise Http404("search is being written")
+    """GET ``/search/?q=...&category=...&year=...&page=N``.
+
+    Researchers whose name is like the text (first page only, at most
+    :data:`RESEARCHER_COUNT`), then the matching papers, :data:`PAGE_SIZE` a page,
+    best first, as :func:`wovepaper.profile.paper_rows` (short bylines); five
+    queries whatever the number of results. No text: the form alone. Text over
+    the bounds of :func:`wovepaper.search.search_query_clean`, a malformed category
+    or year: the form with the reason, HTTP 400.
+    """
+    query = request.GET.get("q", "")
+    category, year, errors = _filters(request)
+    kept = {
+        name: value
+        for name, value in (("q", query), ("category", category), ("year", year))
+        if value
+    }
+    context = {
+        "query": query,
+        "category": category,
+        "year": year or "",
+        "filters_query": urlencode(kept),
+        "canonical_url": request.build_absolute_uri(
+            reverse("search") + (f"?{urlencode(kept)}" if kept else "")
+        ),
+        "errors": errors,
+    }
+    if not errors and query.strip():
+        try:
+            papers = paper_search(query=query, category=category, year=year)
+            page = Paginator(papers, PAGE_SIZE).get_page(request.GET.get("page"))
+            context.update(
+                searched=True,
+                page=page,
+                papers=paper_rows(page.object_list),
+                researchers=(
+                    researcher_search(query=query, limit=RESEARCHER_COUNT)
+                    if page.number == 1
+                    else []
+                ),
+                categories=_category_choices(query=query, year=year, chosen=category),
+            )
+        except SearchQueryError as exc:
+            errors.append(str(exc))
+    return render(request, "pages/search.html", context, status=400 if errors else 200)
