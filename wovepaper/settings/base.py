@@ -135,6 +135,8 @@ EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", default=False)
 DEFAULT_FROM_EMAIL = os.environ.get(
     "DEFAULT_FROM_EMAIL", "wovepaper <noreply@localhost>"
 )
+# The public address of the site, for absolute links in e-mails (no request there).
+SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 
@@ -177,6 +179,11 @@ CELERY_BEAT_SCHEDULE = {
     "matching-all-blocks": {
         "task": "curation.matching_run",
         "schedule": crontab(hour=3, minute=15),
+    },
+    # Yesterday's new papers to their followers (UTC: Celery's default timezone).
+    "digest-daily": {
+        "task": "wovepaper.digest_send",
+        "schedule": crontab(hour=6, minute=0),
     },
 }
 
