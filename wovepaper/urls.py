@@ -31,18 +31,18 @@ urlpatterns = [
     path(
         "researchers/<int:pk>/follow",
         follow.researcher_follow,
-        name="researcher-follow",
+        name="follow-researcher",
     ),
     path(
         "categories/<str:category>/follow",
         follow.category_follow,
-        name="category-follow",
+        name="follow-category",
     ),
     path("following/", follow.following, name="following"),
     path(
         "following/categories",
         follow.category_follow_form,
-        name="category-follow-form",
+        name="follow-category-form",
     ),
     # --- search (wovepaper/views/search.py) ---
     path("search/", search.search, name="search"),

@@ -12,35 +12,17 @@ own browser download cannot work here, so a missing Chromium fails the test.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from django.db import connections
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from curation import services
 from curation.models import Constraint, CurationEvent, Proposal
 from harvest.services import harvest_arxiv_files
 from wovepaper.models import Authorship, Researcher
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-MISSING_CHROMIUM = (
-    f"Chromium is missing at {CHROMIUM}: the browser test needs Debian's chromium "
-    "(`apt-get install -y chromium`, as .ci/run does); `playwright install` "
-    "cannot download a browser here."
-)
 # arXiv API Atom feed of the query au:del_maestro (10 real papers, 24 bylines).
 FEED = "arxivpy_2016_atom/search_query-au_del_maestro.xml"
 BLOCK = "maestro a"
@@ -118,53 +100,6 @@ def queue(arxiv_dir: Path, curator_login, settings) -> Queue:
     )
 
 
-@pytest.fixture
-def shots(settings) -> Path:
-    """``var/screenshots/`` (git-ignored), one PNG per step, replaced each run."""
-    folder = Path(settings.VAR_DIR) / "screenshots"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-@pytest.fixture
-def js_errors() -> list[str]:
-    """Uncaught JavaScript errors on any page the test opens."""
-    return []
-
-
-@pytest.fixture
-def page(live_server, monkeypatch, js_errors: list[str]) -> Iterator[Page]:
-    """A headless Chromium page whose relative URLs go to the live server."""
-    if not CHROMIUM.exists():
-        pytest.fail(MISSING_CHROMIUM, pytrace=False)
-    # Playwright's sync API keeps an asyncio loop running in this thread, so
-    # Django refuses the ORM calls the test makes between browser steps
-    # (SynchronousOnlyOperation). The loop is idle while test code runs (the sync
-    # API hands control back and forth, it does not interleave), so blocking
-    # database calls are safe here; the override is scoped to this test.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
-        )
-        context = browser.new_context(
-            base_url=live_server.url, viewport={"width": 1280, "height": 900}
-        )
-        tab = context.new_page()
-        tab.set_default_timeout(10_000)
-        tab.on("pageerror", lambda exc: js_errors.append(str(exc)))
-        try:
-            yield tab
-        finally:
-            browser.close()
-            # With a loop running, Django keeps this thread's connections apart
-            # from the ones it uses without (asgiref's Local), so the ORM calls
-            # made in here opened their own connection. Close it before the
-            # loop stops, or it outlives the test and blocks dropping the
-            # test database.
-            connections.close_all()
-
-
 def _assigned(ids: list[int]) -> dict[int, int | None]:
     return dict(
         Authorship.objects.filter(pk__in=ids).values_list("pk", "researcher_id")
@@ -177,12 +112,6 @@ def _message(page: Page, level: str = "success") -> str:
     expect(messages).to_have_count(1)
     expect(messages).to_have_class(level)
     return messages.inner_text()
-
-
-def test_chromium_is_installed():
-    # A missing browser fails the suite here (and the flow test's setup); never
-    # a skip, which would hide that the browser flow went untested.
-    assert CHROMIUM.exists(), MISSING_CHROMIUM
 
 
 @pytest.mark.django_db(transaction=True)

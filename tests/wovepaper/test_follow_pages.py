@@ -48,7 +48,9 @@ def test_anonymous_follow_asks_to_sign_in(client):
 def test_follow_and_unfollow_from_the_researcher_page(client, reader):
     r = ResearcherFactory()
     AuthorshipFactory(researcher=r)
-    assert _button(client, r).text == "Follow"
+    button = _button(client, r)
+    assert button.text == "Follow"
+    assert button.getparent().get("action") == f"/researchers/{r.pk}/follow"
     response = client.post(
         f"/researchers/{r.pk}/follow",
         {"action": "follow", "next": r.get_absolute_url()},

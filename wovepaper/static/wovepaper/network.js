@@ -28,7 +28,7 @@
       var i = others.indexOf(n), angle = 2 * Math.PI * i / others.length - Math.PI / 2;
       where[n.id] = [mid + radius * Math.cos(angle), mid + radius * Math.sin(angle)];
     });
-    var svg = el("svg", {viewBox: "0 0 " + size + " " + size, role: "img",
+    var svg = el("svg", {viewBox: "-70 0 " + (size + 140) + " " + size, role: "img",
       "aria-label": "Co-author network of " + data.nodes[0].name});
     var most = Math.max.apply(null, data.links.map(function (l) { return l.papers; }).concat([1]));
     data.links.forEach(function (l) {
