@@ -84,6 +84,11 @@ class PaperSerializer(SparseFieldsMixin, serializers.ModelSerializer):
     """A paper with its byline in order."""
 
     authorships = AuthorshipSerializer(many=True, read_only=True)
+    authors_truncated = serializers.BooleanField(
+        read_only=True,
+        help_text="True on a list page when the paper has more than 100 byline "
+        "slots and only the first 100 are given; the paper's own URL gives all.",
+    )
     abs_url = serializers.CharField(read_only=True)
     pdf_url = serializers.CharField(read_only=True)
 
@@ -110,17 +115,27 @@ class PaperSerializer(SparseFieldsMixin, serializers.ModelSerializer):
             "abs_url",
             "pdf_url",
             "authorships",
+            "authors_truncated",
         )
 
     # Model attributes copied as they are (the others are dates or the byline).
-    PLAIN = frozenset(Meta.fields) - {"published", "updated", "authorships"}
+    PLAIN = frozenset(Meta.fields) - {
+        "published",
+        "updated",
+        "authorships",
+        "authors_truncated",
+    }
 
     def to_representation(self, instance: Paper) -> dict:
         """The paper as a dict, built directly (see AuthorshipSerializer for why).
 
         Only the fields kept by ``fields=`` are built; the byline only if asked.
+        A list page hands the byline over ready-made as ``instance.list_byline``
+        (:func:`wovepaper.selectors.list_bylines`: dicts, at most 100 slots); a
+        detail serializes the prefetched authorships.
         """
         wanted = self.fields
+        ready = getattr(instance, "list_byline", None)
         out = {}
         for name in wanted:
             if name in self.PLAIN:
@@ -129,10 +144,15 @@ class PaperSerializer(SparseFieldsMixin, serializers.ModelSerializer):
                 value = getattr(instance, name)
                 out[name] = value.isoformat() if value else None
             elif name == "authorships":
-                byline = wanted["authorships"].child
-                out[name] = [
-                    byline.to_representation(a) for a in instance.authorships.all()
-                ]
+                if ready is not None:
+                    out[name] = ready[0]
+                else:
+                    byline = wanted["authorships"].child
+                    out[name] = [
+                        byline.to_representation(a) for a in instance.authorships.all()
+                    ]
+            elif name == "authors_truncated":
+                out[name] = bool(ready and ready[1])
         return out
 
 

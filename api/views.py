@@ -74,7 +74,19 @@ class PaperViewSet(viewsets.ReadOnlyModelViewSet):
     permission_classes = [permissions.AllowAny]
 
     def get_queryset(self):
+        if self.action == "list":  # bylines come from one values query a page
+            return Paper.objects.filter(hidden=False)
         return selectors.paper_list()
+
+    def list(self, request: Request, *args, **kwargs) -> Response:
+        """One cursor page of papers, each byline cut at 100 slots (flagged)."""
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        fields = request.query_params.get("fields")
+        if not fields or "authorships" in fields or "authors_truncated" in fields:
+            bylines = selectors.list_bylines(p.pk for p in page)
+            for paper in page:
+                paper.list_byline = bylines.get(paper.pk, ([], False))
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     def retrieve(self, request: Request, *args, **kwargs) -> Response:
         """One paper with its byline; ``ETag`` and ``If-None-Match`` supported."""

@@ -47,6 +47,90 @@ BYLINE_FIELDS = (
 )
 
 
+# Byline slots a paper list carries per paper; longer bylines are cut and flagged
+# (OpenAlex does the same on its lists: ``is_authors_truncated`` past 100 authors,
+# https://docs.openalex.org/api-entities/works/work-object). The paper detail
+# always carries every slot.
+LIST_BYLINE_LIMIT = 100
+
+
+def list_bylines(
+    paper_ids: Iterable[int], *, limit: int = LIST_BYLINE_LIMIT
+) -> dict[int, tuple[list[dict], bool]]:
+    """The bylines of a page of papers as plain dicts, in one query.
+
+    Reads rows with ``values_list`` rather than model instances: on a list page of
+    25 papers building ~200 Authorship and Researcher objects was most of the
+    request's time (bench/api.py).
+
+    Args:
+        paper_ids: the papers of one list page.
+        limit: slots kept per paper (positions 1 to ``limit``).
+
+    Returns:
+        ``{paper id: (slots, truncated)}``: slots in position order, each
+        ``{"position", "raw_name", "given_name", "family_name", "suffix",
+        "is_collaboration", "orcid", "affiliations", "researcher": {"id",
+        "display_name", "orcid"} | None}`` (the API's byline shape); ``truncated``
+        when the paper has more than ``limit`` slots.
+    """
+    out: dict[int, tuple[list[dict], bool]] = {}
+    rows = (
+        Authorship.objects.filter(paper_id__in=list(paper_ids), position__lte=limit + 1)
+        .order_by("paper_id", "position")
+        .values_list(
+            "paper_id",
+            "position",
+            "raw_name",
+            "given_name",
+            "family_name",
+            "suffix",
+            "is_collaboration",
+            "orcid",
+            "affiliations",
+            "researcher_id",
+            "researcher__display_name",
+            "researcher__orcid",
+        )
+    )
+    for (
+        pid,
+        pos,
+        raw,
+        given,
+        family,
+        suffix,
+        collab,
+        orcid,
+        affs,
+        rid,
+        rname,
+        rorcid,
+    ) in rows:
+        slots, truncated = out.setdefault(pid, ([], False))
+        if pos > limit:
+            out[pid] = (slots, True)
+            continue
+        slots.append(
+            {
+                "position": pos,
+                "raw_name": raw,
+                "given_name": given,
+                "family_name": family,
+                "suffix": suffix,
+                "is_collaboration": collab,
+                "orcid": orcid,
+                "affiliations": affs,
+                "researcher": (
+                    {"id": rid, "display_name": rname, "orcid": rorcid}
+                    if rid is not None
+                    else None
+                ),
+            }
+        )
+    return out
+
+
 def researcher_list() -> QuerySet[Researcher]:
     """Live researchers (not merged away) with their applied paper count."""
     return Researcher.objects.live().annotate(
@@ -128,8 +212,7 @@ def feed_papers(user) -> QuerySet[Paper]:
     survivors = researcher_survivors(followed)
     ids = {survivors.get(pk, pk) for pk in followed}
     return (
-        paper_list()
-        .filter(authorships__researcher_id__in=ids)
+        Paper.objects.filter(hidden=False, authorships__researcher_id__in=ids)
         .distinct()
         .annotate(sort_date=Coalesce("published", Value(UNDATED)))
         .order_by("-sort_date", "-id")
