@@ -23,8 +23,10 @@ logger = logging.getLogger(__name__)
 MAX_CONVERTED_CHARS = 20_000
 
 # A bare % starts a LaTeX comment and would swallow the rest of the line
-# ("at 50% of ..."); in titles and abstracts it always means per cent.
-_BARE_PERCENT = re.compile(r"(?<!\\)%")
+# ("at 50% of ..."); a bare & is a table column separator and # a macro
+# parameter, both dropped. In titles and abstracts they mean per cent, "and" and
+# "number", so they are escaped before conversion.
+_BARE_SPECIAL = re.compile(r"(?<!\\)([%&#])")
 _LATEXISH = re.compile(r"[\\$^_{}~]")
 
 
@@ -49,7 +51,7 @@ def latex_to_text(value: str) -> str:
     try:
         text = LatexNodes2Text(
             math_mode="text", strict_latex_spaces=False
-        ).latex_to_text(_BARE_PERCENT.sub(r"\\%", value))
+        ).latex_to_text(_BARE_SPECIAL.sub(r"\\\1", value))
     except Exception:  # noqa: BLE001 - any parser failure shows the text as printed
         logger.warning("LaTeX not converted", extra={"text": value[:200]})
         return value
