@@ -1,0 +1,142 @@
+"""Shared by the HTTP benchmarks: gunicorn on loopback and an open-loop load.
+
+Used by ``bench/api.py`` and ``bench/pages.py``; not a benchmark itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import os
+import random
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PORT = 8765
+
+
+@contextlib.contextmanager
+def gunicorn(database_url: str, *, workers: int = 2, **env: str) -> Iterator[str]:
+    """Serve the production WSGI app with gunicorn on 127.0.0.1:PORT.
+
+    Args:
+        database_url: the PostgreSQL database to serve.
+        workers: gunicorn sync workers.
+        env: extra environment variables for the server.
+
+    Yields:
+        The base URL, once ``/robots.txt`` answers (at most 20 s).
+    """
+    server = subprocess.Popen(
+        [
+            str(ROOT / ".venv/bin/gunicorn"),
+            "wovepaper.wsgi:application",
+            "--workers",
+            str(workers),
+            "--bind",
+            f"127.0.0.1:{PORT}",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "DJANGO_SETTINGS_MODULE": "wovepaper.settings.base",
+            "DEBUG": "0",
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "API_ANON_RATE": "1000000/minute",
+            # Persistent connections, as production runs them (a new PostgreSQL
+            # connection per request costs more than the request).
+            "DB_CONN_MAX_AGE": "60",
+            **env,
+        },
+    )
+    base = f"http://127.0.0.1:{PORT}"
+    try:
+        for _ in range(100):
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=1)
+                conn.request("GET", "/robots.txt")
+                conn.getresponse().read()
+                break
+            except OSError:
+                time.sleep(0.2)
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def load(
+    base: str, paths: list[str], rate: float, seconds: float, threads: int = 24
+) -> tuple[list[float], int]:
+    """Open-loop load: request i is due at ``i / rate`` s, whatever came before.
+
+    Latency runs from the moment a request was due, so a backlog counts against
+    the server (no coordinated omission). Plain ``http.client`` in threads: the
+    generator must cost little CPU, since it shares the 2 cores with the server.
+
+    Args:
+        base: ``http://host:port``.
+        paths: request paths, drawn at random (seeded) for each request.
+        rate: requests per second.
+        seconds: how long.
+        threads: concurrent connections at most.
+
+    Returns:
+        (latencies in ms, one per request; number of errors: status >= 400 or
+        no answer).
+    """
+    host, port = base.removeprefix("http://").split(":")
+    n = int(rate * seconds)
+    due = [i / rate for i in range(n)]
+    latencies: list[float] = []
+    errors = 0
+    lock = threading.Lock()
+    counter = iter(range(n))
+    rng = random.Random(5)
+    chosen = [rng.choice(paths) for _ in range(n)]
+    t_start = time.perf_counter() + 0.05
+
+    def worker() -> None:
+        nonlocal errors
+        while True:
+            with lock:
+                i = next(counter, None)
+            if i is None:
+                return
+            wait = t_start + due[i] - time.perf_counter()
+            if wait > 0:
+                time.sleep(wait)
+            ok = True
+            try:
+                conn = http.client.HTTPConnection(host, int(port), timeout=30)
+                conn.request("GET", chosen[i])
+                response = conn.getresponse()
+                response.read()
+                ok = response.status < 400
+                conn.close()
+            except OSError:
+                ok = False
+            elapsed = (time.perf_counter() - (t_start + due[i])) * 1000
+            with lock:
+                latencies.append(elapsed)
+                errors += not ok
+
+    pool = [threading.Thread(target=worker) for _ in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    return latencies, errors
+
+
+def pct(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) of ``values`` (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]

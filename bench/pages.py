@@ -1,0 +1,183 @@
+"""Public page latency at 100 req/s behind gunicorn on PostgreSQL, with 100k papers.
+
+Builds a scratch PostgreSQL database (``test_<name>`` of ``DATABASE_URL``) with
+``bench/search.py``'s corpus (100,000 papers whose titles and abstracts are drawn
+from the real arXiv records, 30,000 researchers, four authors a paper, the search
+vectors filled), plus one researcher holding 1,000 of those papers. Then, in
+process, the cold (uncached) server time of that researcher's page; then gunicorn
+(2 sync workers, Redis as the cache as in production, on loopback) under an
+open-loop load of ``--rate`` requests a second for ``--seconds`` per scenario:
+
+- ``/robots.txt`` (a template and no query: the baseline of the run),
+- the 1,000-paper researcher's page, varied over 42 pages x 4 sorts x 7 field
+  filters (1,176 URLs, so most requests miss the cache),
+- random researcher pages (of 30,000),
+- random paper pages,
+- search (``/search/?q=``, one or two real title words, or a family name).
+
+Prints p50, p99 and max in milliseconds, errors and the p99 ratio to the
+baseline. The load generator shares the 2 cores with the server, so the figures
+are an upper bound. Usage (about 6 minutes, 2 of them building):
+``DATABASE_URL=postgres://postgres@127.0.0.1:5432/wovepaper_bench_pages
+.venv/bin/python bench/pages.py [--papers N] [--rate R] [--seconds S]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "wovepaper.settings.base")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.core.cache import cache  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import setup_databases, teardown_databases  # noqa: E402
+from loadgen import gunicorn, load, pct  # noqa: E402
+
+REDIS_CACHE = "redis://127.0.0.1:6379/9"
+THOUSAND = 1000
+
+
+def _search_bench():
+    """bench/search.py as a module (its corpus builder and word lists)."""
+    spec = importlib.util.spec_from_file_location(
+        "bench_search", ROOT / "bench" / "search.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def add_prolific_researcher(rng: random.Random) -> int:
+    """Give one new researcher the third slot of 1,000 random papers; its id."""
+    from wovepaper.models import Authorship, Researcher
+
+    r = Researcher.objects.create(
+        display_name="Bench Thousand", name_variants=["B. Thousand"]
+    )
+    ids = list(Authorship.objects.filter(position=3).values_list("pk", flat=True))
+    Authorship.objects.filter(pk__in=rng.sample(ids, THOUSAND)).update(
+        researcher=r, raw_name="Bench Thousand"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    return r.pk
+
+
+def cold_page_ms(url: str, runs: int = 30) -> list[float]:
+    """In-process server time of ``url`` with the cache cleared before each run."""
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.get(url)
+    out = []
+    for _ in range(runs):
+        cache.clear()
+        t = time.perf_counter()
+        response = client.get(url)
+        out.append((time.perf_counter() - t) * 1000)
+        assert response.status_code == 200, (url, response.status_code)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--papers", type=int, default=100_000)
+    parser.add_argument("--researchers", type=int, default=30_000)
+    parser.add_argument("--rate", type=float, default=100.0)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    args = parser.parse_args()
+    if connection.vendor != "postgresql":
+        sys.exit("bench/pages.py needs DATABASE_URL to name a PostgreSQL database")
+    search_bench = _search_bench()
+    old = setup_databases(verbosity=0, interactive=False, keepdb=False)
+    try:
+        rng = random.Random(13)
+        t0 = time.perf_counter()
+        words = search_bench.build(args.papers, args.researchers, rng)
+        prolific = add_prolific_researcher(rng)
+        print(f"built in {time.perf_counter() - t0:.0f} s")
+        from wovepaper.models import Paper, Researcher
+
+        r = Researcher.objects.get(pk=prolific)
+        page = r.get_absolute_url()
+        cold = cold_page_ms(page)
+        print(
+            f"in process, cache cleared: researcher page ({THOUSAND} papers) "
+            f"p50 {statistics.median(cold):.1f} ms, max {max(cold):.1f} ms"
+        )
+        categories = [""] + search_bench.CATEGORIES
+        thousand = [
+            f"{page}?page={n}&sort={s}" + (f"&category={c}" if c else "")
+            for n in range(1, THOUSAND // 24 + 2)
+            for s in ("newest", "oldest", "cited", "title")
+            for c in categories
+        ]
+        others = [
+            Researcher(pk=pk, slug=slug).get_absolute_url()
+            for pk, slug in Researcher.objects.order_by("?").values_list("pk", "slug")[
+                :3000
+            ]
+        ]
+        papers = [
+            p.get_absolute_url()
+            for p in Paper.objects.order_by("?").only("arxiv_id", "slug")[:3000]
+        ]
+        queries = [
+            "+".join(rng.sample(words["title_words"], rng.choice((1, 2))))
+            for _ in range(1500)
+        ] + [rng.choice(words["families"]) for _ in range(500)]
+        scenarios = {
+            "robots.txt (baseline)": ["/robots.txt"],
+            f"researcher, {THOUSAND} papers": thousand,
+            "random researcher": others,
+            "random paper": papers,
+            "search": [f"/search/?q={q}" for q in queries],
+        }
+        db = settings.DATABASES["default"]
+        url = (
+            f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:"
+            f"{db['PORT'] or 5432}/{db['NAME']}"
+        )
+        import redis
+
+        redis.Redis.from_url(REDIS_CACHE).flushdb()
+        with gunicorn(url, REDIS_URL=REDIS_CACHE) as base:
+            print(
+                f"{args.rate:.0f} req/s for {args.seconds:.0f} s each, "
+                "gunicorn 2 workers, Redis cache"
+            )
+            print(
+                f"{'scenario':<26} {'p50':>8} {'p99':>8} {'max':>8} {'errors':>7} "
+                f"{'p99/base':>9}"
+            )
+            baseline = None
+            for name, paths in scenarios.items():
+                load(base, paths[:20], 10, 2)  # warm up the workers
+                lat, errors = load(base, paths, args.rate, args.seconds)
+                p99 = pct(lat, 0.99)
+                baseline = baseline or p99
+                print(
+                    f"{name:<26} {statistics.median(lat):>6.1f}ms {p99:>6.1f}ms "
+                    f"{max(lat):>6.1f}ms {errors:>7} {p99 / baseline:>8.1f}x",
+                    flush=True,
+                )
+    finally:
+        teardown_databases(old, verbosity=0)
+
+
+if __name__ == "__main__":
+    main()
