@@ -240,29 +240,46 @@ def researcher_search(*, query: str, limit: int = 10) -> list[Researcher]:
         limit: how many at most (clamped to 1 to :data:`MAX_RESEARCHERS`).
 
     Returns:
-        Researchers annotated with ``paper_count`` (visible papers) and, on
-        PostgreSQL, ``name_similarity`` (trigram word similarity in [0, 1], above
-        ``pg_trgm.word_similarity_threshold``, 0.6 unless configured); the most
-        similar first, then the most papers, then by name. On SQLite, those whose
-        name or variants contain every word, most papers first. Empty for a blank
+        The first ``limit`` of :func:`researcher_matches`; empty for a blank
         query. One query.
 
     Raises:
         SearchQueryError: the query is out of bounds (see :func:`search_query_clean`).
     """
-    text = search_query_clean(query)
-    if not text:
-        return []
     limit = max(1, min(limit, MAX_RESEARCHERS))
+    return list(researcher_matches(query=query)[:limit])
+
+
+def researcher_matches(*, query: str) -> QuerySet[Researcher]:
+    """Live researchers whose name or a variant is like the search text, best first.
+
+    Args:
+        query: a name as the user typed it.
+
+    Returns:
+        Researchers annotated with ``paper_count`` (visible papers) and, on
+        PostgreSQL, ``name_similarity`` (trigram word similarity of the folded
+        text to the folded display name and variants, in [0, 1], above
+        ``pg_trgm.word_similarity_threshold``: 0.6 unless configured); the most
+        similar first, then the most papers, then by name. On SQLite, those whose
+        name or variants contain every word, most papers first. None for a blank
+        query.
+
+    Raises:
+        SearchQueryError: the query is out of bounds (see :func:`search_query_clean`).
+    """
+    text = search_query_clean(query)
     researchers = Researcher.objects.live().annotate(paper_count=_paper_count())
+    if not text:
+        return researchers.none()
     if connection.vendor != "postgresql":
-        return list(researcher_search_fallback(researchers, text=text)[:limit])
+        return researcher_search_fallback(researchers, text=text)
     names = _researcher_names()
     folded = Fold(Value(text))
-    return list(
+    return (
         researchers.annotate(name_similarity=TrigramWordSimilarity(folded, names))
         .filter(TrigramWordSimilar(names, folded))
-        .order_by("-name_similarity", "-paper_count", "display_name", "id")[:limit]
+        .order_by("-name_similarity", "-paper_count", "display_name", "id")
     )
 
 

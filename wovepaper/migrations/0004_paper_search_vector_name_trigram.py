@@ -2,8 +2,8 @@
 
 On PostgreSQL this adds the ``pg_trgm`` and ``unaccent`` extensions, an immutable
 ``wovepaper_fold(text)`` (accent folding usable in an index), a GIN index on
-``wovepaper_paper.search_vector`` and a GIN trigram index on the folded researcher
-names (display name and variants). SQLite (the embedded demo) gets the column only,
+``wovepaper_paper.search_vector`` (kept in the row: storage MAIN) and a GIN
+trigram index on the folded researcher names (display name and variants). SQLite (the embedded demo) gets the column only,
 always empty: search there falls back to substring matching, and the PostgreSQL
 operations are skipped rather than failing. Filling the column for existing papers
 is the next (data) migration.
@@ -41,6 +41,13 @@ def search_support_create(apps, schema_editor):
             "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS "
             f"$$ SELECT {schema}.unaccent('{schema}.unaccent'::regdictionary, $1) $$"
         )
+        # Keep the vector in the row, uncompressed where it fits: ranking reads the
+        # vector of every match, and fetching it from the TOAST table (or
+        # decompressing it) was most of a broad query's time; the abstract, read
+        # only for display, moves out of line instead (bench/search.py).
+        cursor.execute(
+            "ALTER TABLE wovepaper_paper ALTER COLUMN search_vector SET STORAGE MAIN"
+        )
         trgm = _schema_of(cursor, "pg_trgm")
         cursor.execute(
             f"CREATE INDEX IF NOT EXISTS {PAPER_INDEX} "
@@ -60,6 +67,7 @@ def search_support_drop(apps, schema_editor):
         cursor.execute(f"DROP INDEX IF EXISTS {NAME_INDEX}")
         cursor.execute(f"DROP INDEX IF EXISTS {PAPER_INDEX}")
         cursor.execute("DROP FUNCTION IF EXISTS wovepaper_fold(text)")
+        # The column goes with the AddField's reverse, and its storage with it.
         # The extensions stay: other databases objects may have come to use them.
 
 
