@@ -91,6 +91,8 @@ def search(request: HttpRequest) -> HttpResponse:
             reverse("search") + (f"?{urlencode(kept)}" if kept else "")
         ),
         "errors": errors,
+        # Until the results name theirs, the select offers the chosen category.
+        "categories": [(category, None)] if category else [],
     }
     if not errors and query.strip():
         try:
