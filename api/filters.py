@@ -19,28 +19,64 @@ MAX_ID = 2**63 - 1
 class PaperFilter(django_filters.FilterSet):
     """Paper filters: category, published range, arXiv id, DOI, researcher."""
 
-    category = django_filters.CharFilter(method="filter_category", max_length=40)
-    published_from = django_filters.DateFilter(
-        field_name="published", lookup_expr="gte"
+    category = django_filters.CharFilter(
+        method="filter_category",
+        max_length=40,
+        help_text="arXiv category, primary or cross-listed, matched as a whole "
+        "name, e.g. `physics.comp-ph` or `hep-th` (use `primary_category` for "
+        "the primary one only).",
     )
-    published_to = django_filters.DateFilter(field_name="published", lookup_expr="lte")
+    primary_category = django_filters.CharFilter(
+        field_name="primary_category",
+        help_text="Primary arXiv category, exact, e.g. `physics.optics`; "
+        "cross-lists do not count.",
+    )
+    arxiv_id = django_filters.CharFilter(
+        field_name="arxiv_id",
+        help_text="arXiv identifier, exact, without version or `arXiv:` prefix: "
+        "new style `0704.0038` or old style `hep-th/9901001`.",
+    )
+    published_from = django_filters.DateFilter(
+        field_name="published",
+        lookup_expr="gte",
+        help_text="Papers whose first version is dated on or after this day: ISO "
+        "date, inclusive, e.g. `2007-03-31`. Undated papers never match.",
+    )
+    published_to = django_filters.DateFilter(
+        field_name="published",
+        lookup_expr="lte",
+        help_text="Papers whose first version is dated on or before this day: ISO "
+        "date, inclusive, e.g. `2007-12-31`. Undated papers never match.",
+    )
     researcher = django_filters.NumberFilter(
         field_name="authorships__researcher",
         distinct=True,
         min_value=1,
         max_value=MAX_ID,
         decimal_places=0,
+        help_text="Papers with an authorship applied to this researcher: our "
+        "numeric id, e.g. `1`. Pending proposals do not count, and a merged-away "
+        "id matches nothing (its papers moved to the survivor).",
     )
-    doi = django_filters.CharFilter(method="filter_doi", max_length=255)
+    doi = django_filters.CharFilter(
+        method="filter_doi",
+        max_length=255,
+        help_text="DOI, exact but case-insensitive, bare (no `https://doi.org/` "
+        "or `doi:` prefix), e.g. `10.1016/j.jqsrt.2007.01.034`.",
+    )
     orcid = django_filters.CharFilter(
         method="filter_orcid",
         max_length=60,
-        help_text="Papers with an author of this ORCID iD (on the byline or on "
-        "the curated researcher); a URL is accepted.",
+        help_text="Papers with an author of this ORCID iD, printed on the byline "
+        "or held by the applied researcher: bare (`0000-0002-1825-0097`) or as "
+        "an https://orcid.org/ URL; the checksum is verified (a wrong one is a "
+        "400).",
     )
     has_orcid = django_filters.BooleanFilter(
         method="filter_has_orcid",
-        help_text="Papers where at least one authorship carries an ORCID iD.",
+        help_text="`true`: papers where at least one byline slot prints an ORCID "
+        "iD; `false`: papers where none does. A researcher's own iD does not "
+        "count.",
     )
     institution = django_filters.NumberFilter(
         field_name="authorships__institutions",
@@ -48,7 +84,8 @@ class PaperFilter(django_filters.FilterSet):
         min_value=1,
         max_value=MAX_ID,
         decimal_places=0,
-        help_text="Papers with an author affiliated to this institution id.",
+        help_text="Papers with an author affiliated to this institution: our "
+        "numeric institution id, e.g. `1` (not a ROR id).",
     )
     cited_by_min = django_filters.NumberFilter(
         field_name="cited_by_count",
@@ -56,6 +93,8 @@ class PaperFilter(django_filters.FilterSet):
         min_value=0,
         max_value=MAX_ID,
         decimal_places=0,
+        help_text="Papers cited at least this many times (inclusive), e.g. `10`. "
+        "Papers whose citation count is unknown never match.",
     )
     cited_by_max = django_filters.NumberFilter(
         field_name="cited_by_count",
@@ -63,11 +102,13 @@ class PaperFilter(django_filters.FilterSet):
         min_value=0,
         max_value=MAX_ID,
         decimal_places=0,
+        help_text="Papers cited at most this many times (inclusive), e.g. `100`. "
+        "Papers whose citation count is unknown never match.",
     )
 
     class Meta:
         model = Paper
-        fields = ("primary_category", "arxiv_id")
+        fields = ()
 
     def filter_orcid(self, queryset, name, value):
         try:
@@ -99,23 +140,53 @@ class PaperFilter(django_filters.FilterSet):
 class ResearcherFilter(django_filters.FilterSet):
     """Filters: ORCID, name (case-insensitive substring of the display name)."""
 
-    name = django_filters.CharFilter(field_name="display_name", lookup_expr="icontains")
+    name = django_filters.CharFilter(
+        field_name="display_name",
+        lookup_expr="icontains",
+        help_text="Case-insensitive part of the display name, e.g. `yurkin` or "
+        "`Maxim A`; other name variants are not searched.",
+    )
+    orcid = django_filters.CharFilter(
+        field_name="orcid",
+        help_text="ORCID iD of the researcher, exact and bare as stored (hyphens, "
+        "upper-case `X`), e.g. `0000-0002-1825-0097`; a URL matches nothing.",
+    )
 
     class Meta:
         model = Researcher
-        fields = ("orcid",)
+        fields = ()
 
 
 class ProposalFilter(django_filters.FilterSet):
     """Curator filters on proposals: kind, status, block, researcher."""
 
+    kind = django_filters.ChoiceFilter(
+        field_name="kind",
+        choices=Proposal.Kind.choices,
+        help_text="What the proposal would do, e.g. `new`.",
+    )
+    status = django_filters.ChoiceFilter(
+        field_name="status",
+        choices=Proposal.Status.choices,
+        help_text="Where the proposal stands, e.g. `pending`.",
+    )
+    block_key = django_filters.CharFilter(
+        field_name="block_key",
+        help_text="Blocking key, exact: the folded family name, a space and the "
+        "first given initial, e.g. `yurkin m`.",
+    )
     researcher = django_filters.NumberFilter(
-        method="filter_researcher", min_value=1, max_value=MAX_ID, decimal_places=0
+        method="filter_researcher",
+        min_value=1,
+        max_value=MAX_ID,
+        decimal_places=0,
+        help_text="Proposals about this researcher id, as the target or as the "
+        "other researcher of a merge, e.g. `1`.",
     )
 
     class Meta:
         model = Proposal
-        fields = ("kind", "status", "block_key")
+        fields = ()
 
     def filter_researcher(self, queryset, name, value):
         return queryset.filter(
@@ -127,15 +198,33 @@ class AuthorshipFilter(django_filters.FilterSet):
     """Authorship filters: paper, researcher, ORCID, assigned or not."""
 
     paper = django_filters.NumberFilter(
-        field_name="paper", min_value=1, max_value=MAX_ID, decimal_places=0
+        field_name="paper",
+        min_value=1,
+        max_value=MAX_ID,
+        decimal_places=0,
+        help_text="Byline slots of this paper: our numeric paper id, e.g. `1` "
+        "(not an arXiv id or DOI).",
     )
     researcher = django_filters.NumberFilter(
-        field_name="researcher", min_value=1, max_value=MAX_ID, decimal_places=0
+        field_name="researcher",
+        min_value=1,
+        max_value=MAX_ID,
+        decimal_places=0,
+        help_text="Byline slots applied to this researcher id, e.g. `1`.",
     )
     assigned = django_filters.BooleanFilter(
-        field_name="researcher", lookup_expr="isnull", exclude=True
+        field_name="researcher",
+        lookup_expr="isnull",
+        exclude=True,
+        help_text="`true`: slots with an applied researcher; `false`: slots no "
+        "researcher was applied to yet.",
     )
-    orcid = django_filters.CharFilter(field_name="orcid", max_length=19)
+    orcid = django_filters.CharFilter(
+        field_name="orcid",
+        max_length=19,
+        help_text="ORCID iD printed on the byline slot, exact and bare "
+        "(hyphens, upper-case `X`), e.g. `0000-0002-1825-0097`; no URL.",
+    )
 
     class Meta:
         model = Authorship

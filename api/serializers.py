@@ -45,7 +45,12 @@ class AuthorshipSerializer(serializers.ModelSerializer):
     The declared fields still describe the shape for the OpenAPI schema.
     """
 
-    researcher = ResearcherRefSerializer(read_only=True)
+    researcher = ResearcherRefSerializer(
+        read_only=True,
+        allow_null=True,
+        help_text="The researcher a curator (or the identifier policy) applied to "
+        "this slot; null until one is applied.",
+    )
 
     def to_representation(self, instance: Authorship) -> dict:
         r = instance.researcher
@@ -269,7 +274,12 @@ class AuthorshipDetailSerializer(SparseFieldsMixin, serializers.ModelSerializer)
     null when a curator placed it directly or nothing did yet.
     """
 
-    researcher = ResearcherRefSerializer(read_only=True)
+    researcher = ResearcherRefSerializer(
+        read_only=True,
+        allow_null=True,
+        help_text="The researcher a curator (or the identifier policy) applied to "
+        "this slot; null until one is applied.",
+    )
     paper = serializers.PrimaryKeyRelatedField(read_only=True)
     evidence = serializers.SerializerMethodField()
 

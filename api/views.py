@@ -7,12 +7,23 @@ from django.db.models import Prefetch
 from django.http import Http404, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import permissions, viewsets
+from drf_spectacular.extensions import OpenApiViewExtension
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
+from rest_framework import permissions, serializers, viewsets
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api import examples
 from api.conditional import conditional
 from api.filters import (
     AuthorshipFilter,
@@ -45,6 +56,212 @@ from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
 # arrives (a cache restart loses versions; the timeout bounds what that can show).
 RESEARCHER_CACHE_SECONDS = 300
 
+# Path ``id`` forms the routes accept (also given to the schema as patterns).
+NUMERIC_LOOKUP = r"\d{1,18}"
+# Our id, an arXiv id (old-style ones hold a slash) or a DOI (slashes too).
+PAPER_LOOKUP = r"[^?#]{1,300}"
+INSTITUTION_LOOKUP = r"[0-9a-z]{1,18}"
+
+# --- OpenAPI documentation (drf-spectacular); example bodies in api/examples.py ---
+
+# The shape of every error body (api.errors.problem), for the schema only.
+PROBLEM = inline_serializer(
+    name="Problem",
+    fields={
+        "type": serializers.URLField(help_text="URI naming the kind of problem."),
+        "title": serializers.CharField(help_text="The HTTP status phrase."),
+        "status": serializers.IntegerField(help_text="The HTTP status code."),
+        "detail": serializers.CharField(help_text="What went wrong this time."),
+        "errors": serializers.DictField(
+            required=False,
+            help_text="On a 400 for invalid fields: the messages per field name.",
+        ),
+        "retry_after": serializers.IntegerField(
+            required=False, help_text="On a 429: seconds to wait before retrying."
+        ),
+    },
+)
+
+
+def _example(summary: str, value: object, **kwargs) -> OpenApiExample:
+    """An OpenAPI example (of a 200 or 201 body unless ``kwargs`` say otherwise)."""
+    return OpenApiExample(summary, value=value, **kwargs)
+
+
+def _problem(status: int, description: str, *cases: tuple[str, dict]) -> dict:
+    """A ``responses`` entry documenting an error status as problem details.
+
+    Args:
+        status: the HTTP status (400, 404, 409).
+        description: when the operation answers it.
+        *cases: (summary, body) examples from :mod:`api.examples`.
+
+    Returns:
+        ``{(status, "application/problem+json"): OpenApiResponse}``.
+    """
+    return {
+        (status, "application/problem+json"): OpenApiResponse(
+            PROBLEM,
+            description=description,
+            examples=[_example(summary, body) for summary, body in cases],
+        )
+    }
+
+
+def _path_id(
+    pattern: str, description: str, *cases: tuple[str, str]
+) -> OpenApiParameter:
+    """The documented path ``id`` of a detail route.
+
+    A string, as the generated one was: the route matches it by ``pattern``.
+
+    Args:
+        pattern: the route's ``lookup_value_regex`` (kept as the schema pattern).
+        description: the forms accepted and what a miss answers.
+        *cases: (summary, value) examples.
+
+    Returns:
+        The OpenApiParameter replacing the generated one.
+    """
+    return OpenApiParameter(
+        "id",
+        OpenApiTypes.STR,
+        OpenApiParameter.PATH,
+        description=description,
+        pattern=f"^{pattern}$",
+        examples=[_example(summary, value) for summary, value in cases],
+    )
+
+
+def _numeric_id(description: str) -> OpenApiParameter:
+    """A numeric path ``id`` with the example ``1``."""
+    return _path_id(NUMERIC_LOOKUP, description, ("Our id", "1"))
+
+
+PAPER_ID = _path_id(
+    PAPER_LOOKUP,
+    "The paper: our numeric id (`1`); its arXiv id, new or old style, with or "
+    "without a version or an `arXiv:` prefix (`0704.0038`, `0704.0038v1`, "
+    "`hep-th/9901001`); or its DOI, bare, with `doi:` or as a https://doi.org/ "
+    "URL, compared case-insensitively (`10.1016/j.jqsrt.2007.01.034`). A paper "
+    "that is hidden or unknown answers 404.",
+    ("Our id", "1"),
+    ("arXiv id", "0704.0038"),
+    ("arXiv id with a version", "0704.0038v1"),
+    ("Old-style arXiv id", "hep-th/9901001"),
+    ("DOI", "10.1016/j.jqsrt.2007.01.034"),
+)
+RESEARCHER_ID = _numeric_id(
+    "Our numeric researcher id, e.g. `1`. An id merged away into another profile "
+    "answers 301 to the same URL of the survivor, query string kept."
+)
+FOLLOW_RESEARCHER_ID = _numeric_id(
+    "Our numeric researcher id, e.g. `1`; a merged-away id acts on its survivor."
+)
+CLAIM_RESEARCHER_ID = _numeric_id(
+    "Our numeric id of a live researcher, e.g. `1`; a merged-away or retired "
+    "profile answers 404."
+)
+INSTITUTION_ID = _path_id(
+    INSTITUTION_LOOKUP,
+    "The institution: our numeric id (`1`) or its ROR id without the "
+    "https://ror.org/ prefix (`04dkp9463`).",
+    ("Our id", "1"),
+    ("ROR id", "04dkp9463"),
+)
+AUTHORSHIP_ID = _numeric_id("Our numeric authorship (byline slot) id, e.g. `1`.")
+PROPOSAL_ID = _numeric_id("Our numeric proposal id, e.g. `1`.")
+FOLLOW_ID = _numeric_id(
+    "Numeric id of one of your follows, e.g. `1` (the follow's own id, not the "
+    "researcher's); someone else's answers 404."
+)
+# Actions that never read the search text do not document it.
+NO_SEARCH = OpenApiParameter("search", exclude=True)
+
+INVALID_QUERY = "A filter, `fields`, `search` or `page_size` value is invalid."
+INVALID_BODY = "The request body has invalid fields."
+DECIDED = (
+    "The proposal was decided already, is stale (its authorships or researchers "
+    "changed since it was made), would merge two different ORCID iDs, moves an "
+    "empty or whole split partition, or changed while being decided."
+)
+
+
+def _list_and_detail(
+    serializer: type[serializers.Serializer],
+    example: tuple[str, dict],
+    *,
+    path_id: OpenApiParameter,
+    not_found: dict,
+    invalid: tuple[str, dict] | None = None,
+    list_parameters: tuple[OpenApiParameter, ...] = (),
+) -> dict:
+    """``extend_schema_view`` arguments documenting a viewset's list and retrieve.
+
+    Args:
+        serializer: the item's serializer (the list is a cursor page of them).
+        example: (summary, body) of one item, shown by both operations.
+        path_id: the detail route's ``id``.
+        not_found: the detail's 404 entry (from :func:`_problem`).
+        invalid: (summary, body) of the list's 400, when its query is validated.
+        list_parameters: parameter overrides of the list.
+
+    Returns:
+        ``{"list": extend_schema(...), "retrieve": extend_schema(...)}``.
+    """
+    items = [_example(*example)]
+    listed = {200: serializer}
+    if invalid:
+        listed |= _problem(400, INVALID_QUERY, invalid)
+    return {
+        "list": extend_schema(
+            parameters=list(list_parameters), responses=listed, examples=items
+        ),
+        "retrieve": extend_schema(
+            parameters=[path_id],
+            responses={200: serializer, **not_found},
+            examples=items,
+        ),
+    }
+
+
+class ObtainAuthTokenSchema(OpenApiViewExtension):
+    """Documents ``POST /api/token/`` (DRF's ``obtain_auth_token``)."""
+
+    target_class = "rest_framework.authtoken.views.ObtainAuthToken"
+    # Above drf-spectacular's own extension for this view, which only fixes it up.
+    priority = 1
+
+    def view_replacement(self):
+        """The view with its description and examples (a subclass, DRF's intact)."""
+
+        class DocumentedObtainAuthToken(self.target):
+            pass
+
+        return extend_schema_view(
+            post=extend_schema(
+                description=(
+                    "Exchange a username and password for your API token: "
+                    '`{"token": "<key>"}`. The key is the same on every '
+                    "call until it is revoked. Send it on later requests as "
+                    "`Authorization: Token <key>`; following, the feed and claims "
+                    "need one, proposals need a curator's."
+                ),
+                responses={
+                    200: AuthTokenSerializer,
+                    **_problem(
+                        400,
+                        "The username or password is missing or wrong.",
+                        ("Wrong password", examples.TOKEN_REFUSED),
+                    ),
+                },
+                examples=[
+                    _example("Credentials", examples.TOKEN_REQUEST, request_only=True),
+                    _example("Token", examples.TOKEN, response_only=True),
+                ],
+            )
+        )(DocumentedObtainAuthToken)
+
 
 class IsCurator(permissions.BasePermission):
     """Curators only (``curation.view_proposal``); deciding needs
@@ -63,13 +280,25 @@ class IsCurator(permissions.BasePermission):
         return True
 
 
+@extend_schema_view(
+    **_list_and_detail(
+        PaperSerializer,
+        ("arXiv 0704.0038", examples.PAPER),
+        path_id=PAPER_ID,
+        not_found=_problem(
+            404,
+            "No visible paper has that id.",
+            ("Unknown arXiv id", examples.PAPER_NOT_FOUND),
+        ),
+        invalid=("Invalid date", examples.PAPERS_INVALID),
+    )
+)
 class PaperViewSet(viewsets.ReadOnlyModelViewSet):
     """Papers with their byline; an authorship's researcher is the applied one only."""
 
     serializer_class = PaperSerializer
     filterset_class = PaperFilter
-    # Our id, an arXiv id (old-style ones hold a slash) or a DOI (slashes too).
-    lookup_value_regex = r"[^?#]{1,300}"
+    lookup_value_regex = PAPER_LOOKUP
     search_fields = ("title", "abstract", "=arxiv_id", "authorships__raw_name")
     permission_classes = [permissions.AllowAny]
 
@@ -100,12 +329,28 @@ class PaperViewSet(viewsets.ReadOnlyModelViewSet):
         return paper
 
 
+RESEARCHER_NOT_FOUND = _problem(
+    404,
+    "No researcher has that id.",
+    ("Unknown researcher", examples.RESEARCHER_NOT_FOUND),
+)
+
+
+@extend_schema_view(
+    **_list_and_detail(
+        ResearcherSerializer,
+        ("Maxim A. Yurkin", examples.RESEARCHER),
+        path_id=RESEARCHER_ID,
+        not_found=RESEARCHER_NOT_FOUND,
+        invalid=("Unknown field", examples.RESEARCHERS_INVALID),
+    )
+)
 class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
     """Live researchers (merged-away profiles are not listed) and their papers."""
 
     serializer_class = ResearcherSerializer
     filterset_class = ResearcherFilter
-    lookup_value_regex = r"\d{1,18}"
+    lookup_value_regex = NUMERIC_LOOKUP
     search_fields = ("display_name", "=orcid")
     permission_classes = [permissions.AllowAny]
 
@@ -132,7 +377,23 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
             cache.set(key, data, timeout=RESEARCHER_CACHE_SECONDS)
         return conditional(request, data)
 
-    @extend_schema(request=None, responses={201: FollowSerializer, 204: None})
+    @extend_schema(
+        methods=["POST"],
+        description="Follow the researcher (a merged-away one through its "
+        "survivor). Following again changes nothing and answers the same 201.",
+        request=None,
+        parameters=[FOLLOW_RESEARCHER_ID],
+        responses={201: FollowSerializer, **RESEARCHER_NOT_FOUND},
+        examples=[_example("Following Maxim A. Yurkin", examples.FOLLOW)],
+    )
+    @extend_schema(
+        methods=["DELETE"],
+        description="Stop following the researcher (or its survivor); 204 "
+        "whether or not you followed it.",
+        request=None,
+        parameters=[FOLLOW_RESEARCHER_ID],
+        responses={204: None, **RESEARCHER_NOT_FOUND},
+    )
     @action(
         detail=True,
         methods=["post", "delete"],
@@ -143,7 +404,28 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
         """Follow (POST) or stop following (DELETE) the researcher."""
         return _follow(request, pk)
 
-    @extend_schema(request=ClaimSerializer, responses={201: ClaimSerializer})
+    @extend_schema(
+        request=ClaimSerializer,
+        parameters=[CLAIM_RESEARCHER_ID],
+        responses={
+            201: ClaimSerializer,
+            **_problem(400, INVALID_BODY, ("No ORCID iD", examples.CLAIM_INVALID)),
+            **RESEARCHER_NOT_FOUND,
+            **_problem(
+                409,
+                "The ORCID iD is invalid or differs from the profile's, the "
+                "profile is claimed by someone else, or you have a pending claim "
+                "on it.",
+                ("Pending already", examples.CLAIM_DUPLICATE),
+            ),
+        },
+        examples=[
+            _example(
+                "Claim with an ORCID URL", examples.CLAIM_REQUEST, request_only=True
+            ),
+            _example("Pending claim", examples.CLAIM, response_only=True),
+        ],
+    )
     @action(
         detail=True,
         methods=["post"],
@@ -164,12 +446,15 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
         return Response(ClaimSerializer(claim).data, status=201)
 
     @extend_schema(
-        responses=CoauthorSerializer(many=True),
+        responses={200: CoauthorSerializer(many=True), **RESEARCHER_NOT_FOUND},
         parameters=[
+            RESEARCHER_ID,
             OpenApiParameter(
                 "limit", int, description="How many (1 to 200, default 50)."
-            )
+            ),
+            NO_SEARCH,
         ],
+        examples=[_example("Alfons G. Hoekstra", examples.COAUTHOR)],
     )
     @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
     def coauthors(self, request: Request, pk: str | None = None) -> Response:
@@ -183,7 +468,11 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
         rows = selectors.researcher_coauthors(researcher=researcher, limit=limit)
         return Response(CoauthorSerializer(rows, many=True).data)
 
-    @extend_schema(responses=PaperRefSerializer(many=True))
+    @extend_schema(
+        responses={200: PaperRefSerializer(many=True), **RESEARCHER_NOT_FOUND},
+        parameters=[RESEARCHER_ID, NO_SEARCH],
+        examples=[_example("arXiv 0704.0038", examples.PAPER_REF)],
+    )
     @action(detail=True, methods=["get"], filterset_class=None)
     def papers(self, request: Request, pk: str | None = None) -> Response:
         """The researcher's papers, newest first (cursor-paged)."""
@@ -223,6 +512,48 @@ def _survivor_redirect(
     return HttpResponsePermanentRedirect(url)
 
 
+PROPOSAL_NOT_FOUND = _problem(
+    404,
+    "No proposal has that id.",
+    ("Unknown proposal", examples.PROPOSAL_NOT_FOUND),
+)
+
+
+def _decision_schema(request: tuple[str, dict], response: tuple[str, dict]):
+    """``extend_schema`` of a decision (approve, reject) with its two examples.
+
+    Args:
+        request: (summary, body) of the request.
+        response: (summary, body) of the decided proposal.
+
+    Returns:
+        The decorator.
+    """
+    return extend_schema(
+        request=ProposalDecisionSerializer,
+        parameters=[PROPOSAL_ID],
+        responses={
+            200: ProposalSerializer,
+            **_problem(400, INVALID_BODY, ("Not an id", examples.DECISION_INVALID)),
+            **PROPOSAL_NOT_FOUND,
+            **_problem(409, DECIDED, ("Decided already", examples.PROPOSAL_DECIDED)),
+        },
+        examples=[
+            _example(*request, request_only=True),
+            _example(*response, response_only=True),
+        ],
+    )
+
+
+@extend_schema_view(
+    **_list_and_detail(
+        ProposalSerializer,
+        ("New researcher, pending", examples.PROPOSAL_PENDING),
+        path_id=PROPOSAL_ID,
+        not_found=PROPOSAL_NOT_FOUND,
+        invalid=("Unknown status", examples.PROPOSALS_INVALID),
+    )
+)
 class ProposalViewSet(viewsets.ReadOnlyModelViewSet):
     """Pending and decided matcher proposals, for curators; approve and reject.
 
@@ -233,14 +564,20 @@ class ProposalViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = ProposalSerializer
     filterset_class = ProposalFilter
-    lookup_value_regex = r"\d{1,18}"
+    lookup_value_regex = NUMERIC_LOOKUP
     permission_classes = [IsCurator]
     search_fields = ("block_key", "authorships__raw_name")
 
     def get_queryset(self):
+        # The queue reads the active matcher model; schema generation needs no rows.
+        if getattr(self, "swagger_fake_view", False):
+            return Proposal.objects.none()
         return curation_selectors.proposal_queue().prefetch_related("authorships")
 
-    @extend_schema(request=ProposalDecisionSerializer, responses=ProposalSerializer)
+    @_decision_schema(
+        ("Approve as proposed", examples.PROPOSAL_APPROVE_REQUEST),
+        ("Applied", examples.PROPOSAL_APPLIED),
+    )
     @action(detail=True, methods=["post"])
     def approve(self, request: Request, pk: str | None = None) -> Response:
         """Apply the proposal (for a split, ``moving`` edits the partition)."""
@@ -253,7 +590,10 @@ class ProposalViewSet(viewsets.ReadOnlyModelViewSet):
         )
         return Response(self.get_serializer(self._fresh(proposal)).data)
 
-    @extend_schema(request=ProposalDecisionSerializer, responses=ProposalSerializer)
+    @_decision_schema(
+        ("Reject with a reason", examples.PROPOSAL_REJECT_REQUEST),
+        ("Rejected", examples.PROPOSAL_REJECTED),
+    )
     @action(detail=True, methods=["post"])
     def reject(self, request: Request, pk: str | None = None) -> Response:
         """Reject the proposal, with an optional ``reason``; it never comes back."""
@@ -270,10 +610,23 @@ class ProposalViewSet(viewsets.ReadOnlyModelViewSet):
         return self.get_queryset().get(pk=proposal.pk)
 
 
+@extend_schema_view(
+    **_list_and_detail(
+        FollowSerializer,
+        ("Following Maxim A. Yurkin", examples.FOLLOW),
+        path_id=FOLLOW_ID,
+        not_found=_problem(
+            404,
+            "You have no follow with that id.",
+            ("Unknown follow", examples.FOLLOW_NOT_FOUND),
+        ),
+        list_parameters=(NO_SEARCH,),
+    )
+)
 class FollowViewSet(viewsets.ReadOnlyModelViewSet):
     """The researchers the signed-in user follows."""
 
-    lookup_value_regex = r"\d{1,18}"
+    lookup_value_regex = NUMERIC_LOOKUP
 
     serializer_class = FollowSerializer
     permission_classes = [permissions.IsAuthenticated]
@@ -288,6 +641,12 @@ class FollowViewSet(viewsets.ReadOnlyModelViewSet):
         )
 
 
+@extend_schema_view(
+    list=extend_schema(
+        parameters=[NO_SEARCH],
+        examples=[_example("arXiv 0704.0038", examples.PAPER_REF)],
+    ),
+)
 class FeedViewSet(viewsets.GenericViewSet):
     """New papers of the researchers the signed-in user follows, newest first."""
 
@@ -308,11 +667,23 @@ class FeedViewSet(viewsets.GenericViewSet):
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
 
+@extend_schema_view(
+    **_list_and_detail(
+        InstitutionSerializer,
+        ("University of Amsterdam", examples.INSTITUTION),
+        path_id=INSTITUTION_ID,
+        not_found=_problem(
+            404,
+            "No institution has that id or ROR id.",
+            ("Unknown ROR id", examples.INSTITUTION_NOT_FOUND),
+        ),
+    )
+)
 class InstitutionViewSet(viewsets.ReadOnlyModelViewSet):
     """Research organisations; the detail answers to our id or a ROR id."""
 
     serializer_class = InstitutionSerializer
-    lookup_value_regex = r"[0-9a-z]{1,18}"
+    lookup_value_regex = INSTITUTION_LOOKUP
     search_fields = ("name",)
     filterset_class = None
     permission_classes = [permissions.AllowAny]
@@ -331,12 +702,25 @@ class InstitutionViewSet(viewsets.ReadOnlyModelViewSet):
         return conditional(request, self.get_serializer(self.get_object()).data)
 
 
+@extend_schema_view(
+    **_list_and_detail(
+        AuthorshipDetailSerializer,
+        ("Maxim A. Yurkin on 0704.0038", examples.AUTHORSHIP),
+        path_id=AUTHORSHIP_ID,
+        not_found=_problem(
+            404,
+            "No visible authorship has that id.",
+            ("Unknown authorship", examples.AUTHORSHIP_NOT_FOUND),
+        ),
+        invalid=("Paper not a number", examples.AUTHORSHIPS_INVALID),
+    )
+)
 class AuthorshipViewSet(viewsets.ReadOnlyModelViewSet):
     """Byline slots with their applied researcher; curators also see the evidence."""
 
     serializer_class = AuthorshipDetailSerializer
     filterset_class = AuthorshipFilter
-    lookup_value_regex = r"\d{1,18}"
+    lookup_value_regex = NUMERIC_LOOKUP
     search_fields = ("raw_name",)
     permission_classes = [permissions.AllowAny]
 
