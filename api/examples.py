@@ -4,9 +4,10 @@ Every body is what the API answered on a database holding one real record, arXiv
 0704.0038 (Maxim A. Yurkin and Alfons G. Hoekstra, "The discrete dipole
 approximation: an overview and recent developments"), harvested from its abs
 file, matched, and with its two ``new`` proposals approved through the API; long
-text is trimmed and the ids are the ones that database gave. The institution is
-Hoekstra's, the University of Amsterdam, as OpenAlex describes it; the ORCID iD
-is ORCID's own documented sample iD (the record carries none).
+text is trimmed and the ids are the ones that database gave. The abs record
+names no affiliation and no ORCID iD: the institution is the University of
+Amsterdam (the authors' university then) with the values an OpenAlex record in
+the shared data gives it, and the ORCID iD is ORCID's documented sample iD.
 ``tests/api/test_openapi_docs.py`` validates each body against the schema of the
 response or request it illustrates.
 
