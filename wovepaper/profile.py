@@ -154,7 +154,8 @@ def paper_rows(papers: QuerySet[Paper], *, keep: int | None = None) -> list[dict
                 "name": s["raw_name"],
                 "researcher_id": s["researcher_id"],
                 "researcher_url": (
-                    f"/researchers/{s['researcher_id']}-{s['researcher__slug']}"
+                    f"/researchers/{s['researcher_id']}-"
+                    f"{s['researcher__slug'] or 'researcher'}"
                     if s["researcher_id"]
                     else ""
                 ),
@@ -166,7 +167,7 @@ def paper_rows(papers: QuerySet[Paper], *, keep: int | None = None) -> list[dict
         out.append(
             {
                 **{k: v for k, v in row.items() if k != "slug"},
-                "url": f"/papers/{key}-{row['slug']}",
+                "url": f"/papers/{key}-{row['slug'] or 'paper'}",
                 "byline": byline,
                 "more": max(0, row["author_count"] - len(byline)),
                 "own_authorship": own if keep is not None else None,

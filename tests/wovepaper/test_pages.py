@@ -394,3 +394,17 @@ def test_page_reflects_a_curation_change_at_once(
         edits.authorship_move(authorship=moving, to=other, actor=curator)
     after = client.get(r.get_absolute_url()).content.decode()
     assert f"{count - 1} paper{'s' if count - 1 != 1 else ''} here" in after
+
+
+def test_rows_loaded_without_a_slug_still_have_pages(client):
+    # bulk_create skips save(), so no slug is set: the URL falls back, never 500s.
+    (r,) = Researcher.objects.bulk_create([Researcher(display_name="Bulk Loaded")])
+    (paper,) = Paper.objects.bulk_create([Paper(arxiv_id="2405.00001", title="Bulk")])
+    Authorship.objects.create(paper=paper, position=1, raw_name="B. L.", researcher=r)
+    assert r.get_absolute_url() == f"/researchers/{r.pk}-researcher"
+    assert paper.get_absolute_url() == "/papers/2405.00001-paper"
+    doc = _doc(client.get(r.get_absolute_url()))
+    assert [e.get("href") for e in doc.cssselect("#paper-list .paper-title")] == [
+        "/papers/2405.00001-paper"
+    ]
+    assert client.get("/papers/2405.00001-paper").status_code == 200

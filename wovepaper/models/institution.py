@@ -40,5 +40,11 @@ class Institution(models.Model):
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
-        """The canonical public page: ``/institutions/<id>-<slug>``."""
-        return reverse("institution", kwargs={"ref": f"{self.pk}-{self.slug}"})
+        """The canonical public page: ``/institutions/<id>-<slug>``.
+
+        A row written without ``save()`` (a bulk load) uses ``institution`` as
+        its slug until one is set.
+        """
+        return reverse(
+            "institution", kwargs={"ref": f"{self.pk}-{self.slug or 'institution'}"}
+        )

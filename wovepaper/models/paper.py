@@ -74,8 +74,14 @@ class Paper(models.Model):
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
-        """The canonical public page: ``/papers/<arXiv id or our id>-<slug>``."""
-        return reverse("paper", kwargs={"ref": f"{self.url_key}-{self.slug}"})
+        """The canonical public page: ``/papers/<arXiv id or our id>-<slug>``.
+
+        A row written without ``save()`` (a bulk load) has no slug yet; its URL
+        uses ``paper`` until one is set.
+        """
+        return reverse(
+            "paper", kwargs={"ref": f"{self.url_key}-{self.slug or 'paper'}"}
+        )
 
     @property
     def url_key(self) -> str:

@@ -72,8 +72,14 @@ class Researcher(models.Model):
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
-        """The canonical public page: ``/researchers/<id>-<slug>``."""
-        return reverse("researcher", kwargs={"pk": self.pk, "slug": self.slug})
+        """The canonical public page: ``/researchers/<id>-<slug>``.
+
+        A row written without ``save()`` (a bulk load) has no slug yet; its URL
+        uses ``researcher`` until one is set.
+        """
+        return reverse(
+            "researcher", kwargs={"pk": self.pk, "slug": self.slug or "researcher"}
+        )
 
 
 class Follow(models.Model):
