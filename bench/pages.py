@@ -5,12 +5,14 @@ Builds a scratch PostgreSQL database (``test_<name>`` of ``DATABASE_URL``) with
 from the real arXiv records, 30,000 researchers, four authors a paper, the search
 vectors filled), plus one researcher holding 1,000 of those papers. Then, in
 process, the cold (uncached) server time of that researcher's page; then gunicorn
-(2 sync workers, Redis as the cache as in production, on loopback) under an
+(``--workers`` sync workers, 5 by default, Redis as the cache as in production,
+on loopback) under an
 open-loop load of ``--rate`` requests a second for ``--seconds`` per scenario:
 
 - ``/robots.txt`` (a template and no query: the baseline of the run),
-- the 1,000-paper researcher's page, varied over 42 pages x 4 sorts x 7 field
-  filters (1,176 URLs, so most requests miss the cache),
+- the 1,000-paper researcher's page as a visitor lands on it, and varied over 42
+  pages x 4 sorts x 7 field filters (1,176 URLs, so most requests miss the
+  cache),
 - random researcher pages (of 30,000),
 - random paper pages,
 - search (``/search/?q=``, one or two real title words, or a family name).
@@ -32,6 +34,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -64,9 +67,21 @@ def _search_bench():
 
 
 def add_prolific_researcher(rng: random.Random) -> int:
-    """Give one new researcher the third slot of 1,000 random papers; its id."""
+    """Give one new researcher the third slot of 1,000 random papers; its id.
+
+    Also rewrites the papers' arXiv ids into the real new-style form first.
+    """
     from wovepaper.models import Authorship, Researcher
 
+    with connection.cursor() as cursor:
+        # bench/search.py numbers papers past arXiv's id forms (``199501.000001``);
+        # give them real new-style ids (yymm.nnnnn) so their pages resolve.
+        cursor.execute(
+            "UPDATE wovepaper_paper SET arxiv_id = "
+            "lpad(((id % 30 + 95) % 100)::text, 2, '0') || "
+            "lpad((id % 12 + 1)::text, 2, '0') || '.' || "
+            "lpad((id % 100000)::text, 5, '0')"
+        )
     r = Researcher.objects.create(
         display_name="Bench Thousand", name_variants=["B. Thousand"]
     )
@@ -99,6 +114,9 @@ def main() -> None:
     parser.add_argument("--researchers", type=int, default=30_000)
     parser.add_argument("--rate", type=float, default=100.0)
     parser.add_argument("--seconds", type=float, default=30.0)
+    # gunicorn's documented starting point is (2 x cores) + 1 workers; a page
+    # spends about a third of its time waiting on PostgreSQL.
+    parser.add_argument("--workers", type=int, default=5)
     args = parser.parse_args()
     if connection.vendor != "postgresql":
         sys.exit("bench/pages.py needs DATABASE_URL to name a PostgreSQL database")
@@ -137,15 +155,16 @@ def main() -> None:
             for p in Paper.objects.order_by("?").only("arxiv_id", "slug")[:3000]
         ]
         queries = [
-            "+".join(rng.sample(words["title_words"], rng.choice((1, 2))))
+            " ".join(rng.sample(words["title_words"], rng.choice((1, 2))))
             for _ in range(1500)
         ] + [rng.choice(words["families"]) for _ in range(500)]
         scenarios = {
             "robots.txt (baseline)": ["/robots.txt"],
-            f"researcher, {THOUSAND} papers": thousand,
+            f"researcher, {THOUSAND} papers": [page],
+            f"  varied ({len(thousand)} URLs)": thousand,
             "random researcher": others,
             "random paper": papers,
-            "search": [f"/search/?q={q}" for q in queries],
+            "search": [f"/search/?{urlencode({'q': q})}" for q in queries],
         }
         db = settings.DATABASES["default"]
         url = (
@@ -155,10 +174,10 @@ def main() -> None:
         import redis
 
         redis.Redis.from_url(REDIS_CACHE).flushdb()
-        with gunicorn(url, REDIS_URL=REDIS_CACHE) as base:
+        with gunicorn(url, workers=args.workers, REDIS_URL=REDIS_CACHE) as base:
             print(
                 f"{args.rate:.0f} req/s for {args.seconds:.0f} s each, "
-                "gunicorn 2 workers, Redis cache"
+                f"gunicorn {args.workers} workers, Redis cache"
             )
             print(
                 f"{'scenario':<26} {'p50':>8} {'p99':>8} {'max':>8} {'errors':>7} "

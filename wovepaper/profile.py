@@ -58,6 +58,7 @@ def researcher_papers_page(
     category: str = "",
     sort: str = "newest",
     number: int = 1,
+    count: int | None = None,
 ) -> dict:
     """One page of a researcher's papers with short bylines and why each is here.
 
@@ -66,17 +67,20 @@ def researcher_papers_page(
         category: only papers carrying this arXiv category ("" for all).
         sort: a key of :data:`SORTS` (unknown keys sort newest first).
         number: 1-based page number; out of range shows the last page.
+        count: how many papers match, when the caller knows it already (the
+            researcher summary counts every category); None counts them.
 
     Returns:
         ``{"papers": [paper dict], "count": n, "number": k, "num_pages": m}``
         where each paper dict is built by :func:`paper_rows` with the reason the
-        paper is on this profile under ``"why"``. Five queries whatever the
-        researcher's paper count.
+        paper is on this profile under ``"why"``. Four queries (five without
+        ``count``) whatever the researcher's paper count.
     """
     papers = Paper.objects.filter(pk__in=researcher_paper_ids(researcher))
     if category:
         papers = papers.filter(in_category(category))
-    count = papers.count()
+    if count is None:
+        count = papers.count()
     num_pages = max(1, -(-count // PAGE_SIZE))
     number = min(max(1, number), num_pages)
     ordered = papers.annotate(sort_date=Coalesce("published", Value(UNDATED))).order_by(

@@ -33,7 +33,7 @@ from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
 # Cached researcher page parts live at most this long (seconds) even without a
 # curation bump; the papers list also shows other researchers' names and the
 # harvest's latest titles, which do not bump this researcher's version.
-SUMMARY_SECONDS = 300
+SUMMARY_SECONDS = 1800
 PAPERS_SECONDS = 60
 
 _PAPER_REF = re.compile(
@@ -224,10 +224,16 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
         lambda: profile.researcher_summary(researcher),
         SUMMARY_SECONDS,
     )
+    # The summary counts the papers in every category: no count query here.
+    count = (
+        dict(summary["categories"]).get(category, 0)
+        if category
+        else summary["paper_count"]
+    )
     papers = cache.get_or_set(
         researcher_key(pk, f"page-papers:{category}:{sort}:{number}"),
         lambda: profile.researcher_papers_page(
-            researcher, category=category, sort=sort, number=number
+            researcher, category=category, sort=sort, number=number, count=count
         ),
         PAPERS_SECONDS,
     )
