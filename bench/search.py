@@ -73,34 +73,50 @@ def real_records() -> list:
     return [r for r in records if r.title and r.abstract]
 
 
-def build(papers: int, researchers: int, rng: random.Random) -> dict:
-    """Fill the scratch database; return the words and names queries draw from."""
-    from wovepaper.models import Authorship, Paper, Researcher
-    from wovepaper.search import search_vectors_refresh
+def word_pool() -> dict:
+    """What the corpus and the queries are drawn from: the real records' words.
 
+    Returns:
+        ``{"titles": [[word]], "title_words": [word], "sentences": [sentence],
+        "givens": [name], "families": [name]}``, in a fixed order (so a rerun on a
+        kept database asks the same queries).
+    """
     records = real_records()
     titles = [r.title.split() for r in records]
-    title_words = [w for t in titles for w in t if _WORD_RE.fullmatch(w)]
-    sentences = [
-        s.strip() + "."
-        for r in records
-        for s in r.abstract.split(". ")
-        if len(s.split()) > 4
-    ]
     people = [
         (a.given_name, a.family_name)
         for r in records
         for a in r.authors
         if a.given_name and a.family_name and not a.is_collaboration
     ]
-    givens = sorted({g for g, _ in people})
-    families = sorted({f for _, f in people})
+    pool = {
+        "titles": titles,
+        "title_words": [w for t in titles for w in t if _WORD_RE.fullmatch(w)],
+        "sentences": [
+            s.strip() + "."
+            for r in records
+            for s in r.abstract.split(". ")
+            if len(s.split()) > 4
+        ],
+        "givens": sorted({g for g, _ in people}),
+        "families": sorted({f for _, f in people}),
+    }
     print(
-        f"drawing from {len(records)} real records: {len(set(title_words))} title "
-        f"words, {len(sentences)} abstract sentences, {len(givens)} given and "
-        f"{len(families)} family names"
+        f"drawing from {len(records)} real records: "
+        f"{len(set(pool['title_words']))} title words, {len(pool['sentences'])} "
+        f"abstract sentences, {len(pool['givens'])} given and "
+        f"{len(pool['families'])} family names"
     )
+    return pool
 
+
+def build(papers: int, researchers: int, pool: dict, rng: random.Random) -> None:
+    """Fill the scratch database in batches, search vectors included."""
+    from wovepaper.models import Authorship, Paper, Researcher
+    from wovepaper.search import search_vectors_refresh
+
+    titles, title_words = pool["titles"], pool["title_words"]
+    sentences, givens, families = pool["sentences"], pool["givens"], pool["families"]
     names = [(rng.choice(givens), rng.choice(families)) for _ in range(researchers)]
     Researcher.objects.bulk_create(
         (
@@ -158,28 +174,6 @@ def build(papers: int, researchers: int, rng: random.Random) -> dict:
         search_vectors_refresh(paper_ids=[p.pk for p in batch])
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
-    return {"title_words": title_words, "families": families, "names": names}
-
-
-def corpus_words(rng: random.Random) -> dict:
-    """The words and names of an already built database (for ``--keep`` reruns)."""
-    from wovepaper.models import Paper, Researcher
-
-    title_words = [
-        w
-        for t in Paper.objects.order_by("?").values_list("title", flat=True)[:5000]
-        for w in t.split()
-        if _WORD_RE.fullmatch(w)
-    ]
-    names = [
-        tuple(n.split(" ", 1))
-        for n in Researcher.objects.values_list("display_name", flat=True)[:30000]
-    ]
-    return {
-        "title_words": title_words,
-        "families": sorted({f for _, f in names}),
-        "names": names,
-    }
 
 
 def typo(name: str, rng: random.Random) -> str:
@@ -244,17 +238,23 @@ def main() -> None:
     old = setup_databases(verbosity=0, interactive=False, keepdb=args.keep)
     rng = random.Random(7)
     try:
+        pool = word_pool()
         if Paper.objects.exists():
             print(f"reusing {Paper.objects.count()} papers")
-            pool = corpus_words(rng)
         else:
             t0 = time.perf_counter()
-            pool = build(args.papers, args.researchers, rng)
+            build(args.papers, args.researchers, pool, rng)
             print(
                 f"built {args.papers} papers, {args.researchers} researchers, "
                 f"{args.papers * 4} authorships with search vectors in "
                 f"{time.perf_counter() - t0:.0f} s"
             )
+        from wovepaper.models import Researcher
+
+        rng = random.Random(11)
+        display_names = list(
+            Researcher.objects.order_by("pk").values_list("display_name", flat=True)
+        )
         queries = []
         for i in range(args.queries):
             if i % 5 == 4:
@@ -283,7 +283,7 @@ def main() -> None:
             response = search(factory.get("/search/", {"q": q}))
             assert response.status_code == 200
 
-        name_queries = [typo(" ".join(rng.choice(pool["names"])), rng) for _ in queries]
+        name_queries = [typo(rng.choice(display_names), rng) for _ in queries]
 
         def researchers(q: str) -> None:
             researcher_search(query=q, limit=10)

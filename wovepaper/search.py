@@ -144,30 +144,30 @@ def paper_search(
 
 
 def paper_search_categories(
-    *, query: str, year: int | None = None, limit: int = 20
+    *, query: str, year: int | None = None
 ) -> list[tuple[str, int]]:
     """The primary categories of the papers a search finds, for a category filter.
 
     Args:
         query: the user's text, as for :func:`paper_search`.
         year: the year filter, as for :func:`paper_search`.
-        limit: how many categories at most.
 
     Returns:
-        ``[(primary category, papers), ...]``, most papers first, then by name;
-        papers without a primary category are left out. One query.
+        ``[(primary category, papers), ...]`` over every match (whatever its
+        category), most papers first, then by name; papers without a primary
+        category count under "". The counts add up to the number of papers
+        :func:`paper_search` finds without a category filter. One query.
 
     Raises:
         SearchQueryError: the query is out of bounds (see :func:`search_query_clean`).
     """
     papers, _ = _paper_matches(query=query, category=None, year=year)
     rows = (
-        papers.exclude(primary_category="")
-        .order_by()
+        papers.order_by()
         .values("primary_category")
         .annotate(n=Count("pk"))
         .order_by("-n", "primary_category")
-        .values_list("primary_category", "n")[:limit]
+        .values_list("primary_category", "n")
     )
     return list(rows)
 

@@ -21,6 +21,8 @@ from wovepaper.search import (
 PAGE_SIZE = 24
 # Researchers shown above the papers (first page only).
 RESEARCHER_COUNT = 10
+# Categories offered by the filter's select (the results' commonest).
+CATEGORY_CHOICES = 20
 # arXiv categories: ``hep-th``, ``cond-mat.str-el``, ``cs.LG`` (at most 40 chars,
 # the length of Paper.primary_category).
 _CATEGORY_RE = re.compile(r"[A-Za-z][A-Za-z.\-]{0,39}")
@@ -50,16 +52,22 @@ def _filters(request: HttpRequest) -> tuple[str, int | None, list[str]]:
 
 
 def _category_choices(
-    *, query: str, year: int | None, chosen: str
+    counts: list[tuple[str, int]], *, chosen: str
 ) -> list[tuple[str, int | None]]:
-    """The category filter's options: the results' primary categories with counts.
+    """The category filter's options: the results' commonest primary categories.
 
-    A chosen category that is no result's primary one (a cross-list) is added
-    with no count, so the select still shows it.
+    Args:
+        counts: :func:`wovepaper.search.paper_search_categories` of the search.
+        chosen: the category filter in force ("" for none).
+
+    Returns:
+        At most :data:`CATEGORY_CHOICES` ``(category, papers)``, most papers first;
+        a chosen category not among them (a cross-list) is added with no count,
+        so the select still shows it.
     """
-    choices: list[tuple[str, int | None]] = list(
-        paper_search_categories(query=query, year=year)
-    )
+    choices: list[tuple[str, int | None]] = [(name, n) for name, n in counts if name][
+        :CATEGORY_CHOICES
+    ]
     if chosen and chosen not in {name for name, _ in choices}:
         choices.append((chosen, None))
     return choices
@@ -70,10 +78,11 @@ def search(request: HttpRequest) -> HttpResponse:
 
     Researchers whose name is like the text (first page only, at most
     :data:`RESEARCHER_COUNT`), then the matching papers, :data:`PAGE_SIZE` a page,
-    best first, as :func:`wovepaper.profile.paper_rows` (short bylines); five
-    queries whatever the number of results. No text: the form alone. Text over
-    the bounds of :func:`wovepaper.search.search_query_clean`, a malformed category
-    or year: the form with the reason, HTTP 400.
+    best first, as :func:`wovepaper.profile.paper_rows` (short bylines); four
+    queries (five with a category filter) whatever the number of results. No
+    text: the form alone. Text over the bounds of
+    :func:`wovepaper.search.search_query_clean`, a malformed category or year: the
+    form with the reason, HTTP 400.
     """
     query = request.GET.get("q", "")
     category, year, errors = _filters(request)
@@ -96,8 +105,16 @@ def search(request: HttpRequest) -> HttpResponse:
     }
     if not errors and query.strip():
         try:
-            papers = paper_search(query=query, category=category, year=year)
-            page = Paginator(papers, PAGE_SIZE).get_page(request.GET.get("page"))
+            counts = paper_search_categories(query=query, year=year)
+            paginator = Paginator(
+                paper_search(query=query, category=category, year=year), PAGE_SIZE
+            )
+            if not category:
+                # The category counts add up to the papers found: no second scan
+                # of the matches to count them (a broad query has tens of
+                # thousands at 100k papers; bench/search.py).
+                paginator.count = sum(n for _, n in counts)
+            page = paginator.get_page(request.GET.get("page"))
             context.update(
                 searched=True,
                 page=page,
@@ -107,7 +124,7 @@ def search(request: HttpRequest) -> HttpResponse:
                     if page.number == 1
                     else []
                 ),
-                categories=_category_choices(query=query, year=year, chosen=category),
+                categories=_category_choices(counts, chosen=category),
             )
         except SearchQueryError as exc:
             errors.append(str(exc))
