@@ -23,8 +23,10 @@ demo: install
 	$(PY) manage.py migrate --verbosity 0
 	$(PY) manage.py demo --data "$(DATA)"
 ifndef NO_SERVE
+	$(PY) manage.py collectstatic --noinput --verbosity 0
 	@echo "serving on http://$(HOST)/  (admin: http://$(HOST)/admin/, API: http://$(HOST)/api/)"
-	$(PY) manage.py runserver $(HOST)
+	@echo "(DEBUG=0, as a visitor sees it: run 'manage.py runserver' for Django's debug pages)"
+	DEBUG=0 $(PY) manage.py runserver $(HOST)
 endif
 
 ## The whole test suite against the real PostgreSQL on 127.0.0.1:5432.

@@ -15,7 +15,6 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q
-from django.utils.text import slugify
 
 from curation import names
 from curation.changes import Change
@@ -40,6 +39,7 @@ from curation.exceptions import (
 from curation.models import Constraint, CurationEvent
 from wovepaper.identifiers import NORMALISERS
 from wovepaper.models import Authorship, Researcher
+from wovepaper.text import slug_for
 
 IDENTIFIER_FIELDS = ("orcid", "s2_author_id", "openalex_author_id")
 EDITABLE_FIELDS = ("display_name", *IDENTIFIER_FIELDS)
@@ -482,7 +482,7 @@ def researcher_update(
             )
         clean[field] = _clean_value(current, field, value)
     if "display_name" in clean:
-        clean["slug"] = slugify(clean["display_name"])[:120] or "researcher"
+        clean["slug"] = slug_for(clean["display_name"], fallback="researcher")
     if not any(getattr(current, f) != v for f, v in clean.items()):
         return current
     change.set(current, **clean)

@@ -299,6 +299,28 @@ def papers_in_category(category: str) -> QuerySet[Paper]:
     return paper_list().filter(in_category(category))
 
 
+def category_canonical(category: str) -> str | None:
+    """The category as the papers spell it (``cs.se`` → ``cs.SE``), or None.
+
+    arXiv category names are case-sensitive; a reader typing one in any case
+    means the one the papers carry. An exact match is tried first (JSON
+    containment on PostgreSQL), then the primary categories ignoring case.
+    """
+    if not category or len(category) > 40:
+        return None
+    for cats in Paper.objects.filter(in_category(category), hidden=False).values_list(
+        "categories", flat=True
+    )[:1]:
+        for name in cats:
+            if name.lower() == category.lower():
+                return name
+    return (
+        Paper.objects.filter(hidden=False, primary_category__iexact=category)
+        .values_list("primary_category", flat=True)
+        .first()
+    )
+
+
 def category_exists(category: str) -> bool:
     """Whether any visible paper carries ``category`` (at most 40 characters)."""
     return len(category) <= 40 and papers_in_category(category).exists()

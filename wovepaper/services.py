@@ -46,7 +46,9 @@ def category_follow_create(*, user: AbstractBaseUser, category: str) -> Category
 
     Args:
         user: the signed-in user.
-        category: a category some visible paper carries.
+        category: a category some visible paper carries, in any letter case
+            (stored as the papers spell it, so ``cs.se`` and ``cs.SE`` are one
+            follow).
 
     Returns:
         The CategoryFollow (the existing one when already followed).
@@ -54,10 +56,12 @@ def category_follow_create(*, user: AbstractBaseUser, category: str) -> Category
     Raises:
         ValueError: no visible paper carries ``category`` (the message names it).
     """
-    from wovepaper.selectors import category_exists
+    from wovepaper.selectors import category_canonical
 
-    if not category_exists(category):
+    name = category_canonical(category)
+    if name is None:
         raise ValueError(f"no paper here is in the category {category!r}")
+    category = name
     try:
         with transaction.atomic():
             follow, _ = CategoryFollow.objects.get_or_create(

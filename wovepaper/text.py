@@ -12,7 +12,13 @@ import functools
 import logging
 import re
 
-from pylatexenc.latex2text import LatexNodes2Text
+from anyascii import anyascii
+from django.utils.text import slugify
+from pylatexenc.latex2text import (
+    LatexNodes2Text,
+    MacroTextSpec,
+    get_default_latex_context_db,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +34,21 @@ MAX_CONVERTED_CHARS = 20_000
 # "number", so they are escaped before conversion.
 _BARE_SPECIAL = re.compile(r"(?<!\\)([%&#])")
 _LATEXISH = re.compile(r"[\\$^_{}~]")
+# TeX ends a control word at the first non-letter, but pylatexenc counts any
+# Unicode letter as part of it, so ``\mathbfθ`` (bold theta, as arXiv abstracts
+# write it) would be one unknown macro and vanish. A space ends the name, as
+# TeX reads it.
+_MACRO_THEN_UNICODE = re.compile(r"(\\[A-Za-z]+)(?=[^\x00-\x7f])")
+# Citations and cross-references point into a paper we do not show.
+_REFERENCES = get_default_latex_context_db()
+_REFERENCES.add_context_category(
+    "wovepaper-references",
+    prepend=True,
+    macros=[
+        MacroTextSpec(name, simplify_repl="[ref]")
+        for name in ("cite", "citep", "citet", "ref", "eqref", "autoref")
+    ],
+)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -49,10 +70,35 @@ def latex_to_text(value: str) -> str:
     if not value or len(value) > MAX_CONVERTED_CHARS or not _LATEXISH.search(value):
         return value
     try:
+        prepared = _MACRO_THEN_UNICODE.sub(r"\1 ", _BARE_SPECIAL.sub(r"\\\1", value))
         text = LatexNodes2Text(
-            math_mode="text", strict_latex_spaces=False
-        ).latex_to_text(_BARE_SPECIAL.sub(r"\\\1", value))
+            latex_context=_REFERENCES, math_mode="text", strict_latex_spaces=False
+        ).latex_to_text(prepared)
     except Exception:  # noqa: BLE001 - any parser failure shows the text as printed
         logger.warning("LaTeX not converted", extra={"text": value[:200]})
         return value
     return " ".join(text.split()) if "\n" not in value else text.strip()
+
+
+def slug_for(text: str, *, fallback: str, max_length: int = 120) -> str:
+    """A URL slug for a title or name: LaTeX rendered, transliterated, cut at a word.
+
+    ``"Search for $CP$ violation in $D_{(s)}^{+}$"`` gives
+    ``"search-for-cp-violation-in-d_s"``, ``"Florian Kroiß"`` gives
+    ``"florian-kroiss"`` (anyascii tables), ``"gravity/coset"`` gives
+    ``"gravity-coset"``.
+
+    Args:
+        text: the title or display name as stored.
+        fallback: the slug when nothing is left (``"paper"``, ``"researcher"``).
+        max_length: longest slug; a longer one is cut at the last hyphen.
+
+    Returns:
+        ASCII letters, digits, hyphens and underscores; never empty.
+    """
+    plain = anyascii(latex_to_text(text or ""))
+    slug = slugify(re.sub(r"[/\\|.,;:]+", " ", plain))
+    if len(slug) > max_length:
+        cut = slug[:max_length]
+        slug = cut.rsplit("-", 1)[0] if "-" in cut else cut
+    return slug.strip("-_") or fallback

@@ -6,17 +6,21 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from curation.views import claim_create
 from wovepaper import feeds, sitemaps
-from wovepaper.views import follow, machines, pages, search
+from wovepaper.views import accounts, follow, machines, pages, search
 
 urlpatterns = [
     path("", pages.home, name="home"),
     path("admin/", admin.site.urls),
+    path("accounts/signup/", accounts.signup, name="signup"),
     path("accounts/", include("django.contrib.auth.urls")),
     # --- public pages (wovepaper/views/pages.py) ---
     path(
         "researchers/<int:pk>-<slug:slug>", pages.researcher_detail, name="researcher"
     ),
     path("researchers/<int:pk>", pages.researcher_detail, name="researcher-bare"),
+    # Hand-typed spellings with a trailing slash answer 301 to the canonical URL.
+    path("researchers/<int:pk>/", pages.researcher_detail),
+    path("researchers/<int:pk>-<slug:slug>/", pages.researcher_detail),
     path(
         "researchers/<int:pk>/coauthors.json",
         pages.researcher_network,

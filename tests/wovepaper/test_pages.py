@@ -83,6 +83,9 @@ def test_researcher_page_redirects_to_canonical_url(client, corpus):
     assert bare["Location"] == f"{r.get_absolute_url()}?page=2"
     stale = client.get(f"/researchers/{r.pk}-someone-else")
     assert (stale.status_code, stale["Location"]) == (301, r.get_absolute_url())
+    for typed in (f"/researchers/{r.pk}/", f"{r.get_absolute_url()}/"):
+        slash = client.get(typed)
+        assert (slash.status_code, slash["Location"]) == (301, r.get_absolute_url())
     assert client.get("/researchers/987654321").status_code == 404
 
 
@@ -292,7 +295,9 @@ def test_paper_page_renders_latex_as_text_and_escapes_markup(client):
     doc = lxml_html.fromstring(body)
     ld = doc.cssselect("script[type='application/ld+json']")[0].text
     assert "</script" not in ld.lower()
-    assert json.loads(ld)["name"] == paper.title
+    assert json.loads(ld)["name"] == (
+        "The α-decay of <script>alert(1)</script> at 50% now"
+    )
 
 
 def test_pages_answer_markdown_when_asked(client, corpus):
@@ -319,7 +324,8 @@ def test_markdown_escapes_link_syntax_from_sources(client):
     text = client.get(
         paper.get_absolute_url(), HTTP_ACCEPT="text/markdown"
     ).content.decode()
-    assert text.splitlines()[0] == (r"# \[Click me\]\(javascript:alert\(1\)\) \*bold\*")
+    # An escaped "[" is enough: no link or image can start.
+    assert text.splitlines()[0] == r"# \[Click me\](javascript:alert(1)) \*bold\*"
 
 
 def test_institution_resolves_by_id_ror_and_name(client):
@@ -408,3 +414,17 @@ def test_rows_loaded_without_a_slug_still_have_pages(client):
         "/papers/2405.00001-paper"
     ]
     assert client.get("/papers/2405.00001-paper").status_code == 200
+
+
+def test_paper_page_folds_long_bylines(client):
+    paper = PaperFactory(title="Big collaboration")
+    Authorship.objects.bulk_create(
+        Authorship(paper=paper, position=i, raw_name=f"Author {i}")
+        for i in range(1, 151)
+    )
+    doc = _doc(client.get(paper.get_absolute_url()))
+    assert len(doc.cssselect("article > ol.byline > li")) == 100
+    folded = doc.cssselect("article details ol.byline > li")
+    assert [li.text_content().strip() for li in folded[:1]] == ["101. Author 101"]
+    assert len(folded) == 50
+    assert "Show all 150 authors" in doc.cssselect("article details summary")[0].text

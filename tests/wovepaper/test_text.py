@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wovepaper.text import MAX_CONVERTED_CHARS, latex_to_text
+from wovepaper.text import MAX_CONVERTED_CHARS, latex_to_text, slug_for
 
 
 @pytest.mark.parametrize(
@@ -19,6 +19,13 @@ from wovepaper.text import MAX_CONVERTED_CHARS, latex_to_text
         ("<script>alert(1)</script>", "<script>alert(1)</script>"),
         (r"unbalanced {brace $x", "unbalanced brace x"),
         ("", ""),
+        # TeX ends a macro name at a non-letter; pylatexenc would eat the θ.
+        (r"X \sim N(\mathbfθ, I)", "X ∼N(θ, I)"),
+        (
+            r"defined in \cite{a,b} as in Theorem \ref{t1}",
+            "defined in [ref] as in Theorem [ref]",
+        ),
+        (r"D{\'e}cembre {\em Lie algebras}", "Décembre Lie algebras"),
     ],
 )
 def test_latex_to_text(printed, shown):
@@ -28,3 +35,21 @@ def test_latex_to_text(printed, shown):
 def test_latex_to_text_leaves_huge_text_as_printed():
     huge = r"$\alpha$ " * (MAX_CONVERTED_CHARS // 8)
     assert latex_to_text(huge) == huge
+
+
+@pytest.mark.parametrize(
+    ("text", "slug"),
+    [
+        (
+            r"Search for $CP$ violation in $D_{(s)}^{+}$ decays",
+            "search-for-cp-violation-in-d_s-decays",
+        ),
+        ("Florian Kroiß", "florian-kroiss"),
+        ("gravity/coset models", "gravity-coset-models"),
+        ("李", "li"),
+        ("$$", "paper"),
+        ("word " * 40, ("word-" * 24)[:-1]),
+    ],
+)
+def test_slug_for(text, slug):
+    assert slug_for(text, fallback="paper") == slug

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from django.db import models
 from django.urls import reverse
-from django.utils.text import slugify
+
+from wovepaper.text import slug_for
 
 
 class Institution(models.Model):
@@ -36,7 +37,7 @@ class Institution(models.Model):
 
     def save(self, *args, **kwargs) -> None:
         if not self.slug:
-            self.slug = slugify(self.name)[:120] or "institution"
+            self.slug = slug_for(self.name, fallback="institution")
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:

@@ -3,7 +3,8 @@ from __future__ import annotations
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.urls import reverse
-from django.utils.text import slugify
+
+from wovepaper.text import slug_for
 
 
 class Paper(models.Model):
@@ -70,7 +71,7 @@ class Paper(models.Model):
 
     def save(self, *args, **kwargs) -> None:
         if not self.slug:
-            self.slug = slugify(self.title)[:120] or "paper"
+            self.slug = slug_for(self.title, fallback="paper")
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:

@@ -3,7 +3,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
-from django.utils.text import slugify
+
+from wovepaper.text import slug_for
 
 
 class LiveResearcherQuerySet(models.QuerySet):
@@ -68,7 +69,7 @@ class Researcher(models.Model):
 
     def save(self, *args, **kwargs) -> None:
         if not self.slug:
-            self.slug = slugify(self.display_name)[:120] or "researcher"
+            self.slug = slug_for(self.display_name, fallback="researcher")
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:

@@ -137,6 +137,17 @@ DEFAULT_FROM_EMAIL = os.environ.get(
 )
 # The public address of the site, for absolute links in e-mails (no request there).
 SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
+# Django's standard checks for every password a reader or curator sets
+# (https://docs.djangoproject.com/en/5.2/topics/auth/passwords/#password-validation).
+AUTH_PASSWORD_VALIDATORS = [
+    {
+        "NAME": "django.contrib.auth.password_validation."
+        "UserAttributeSimilarityValidator"
+    },
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 

@@ -23,7 +23,11 @@ def latex(value: str | None) -> str:
     return latex_to_text(value or "")
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+# What can start Markdown syntax inside a line: emphasis, code, links and images
+# (an escaped ``[`` is enough to stop both), raw HTML, tables, strikethrough, and
+# a heading mark. Parentheses, plus signs and braces are left alone: they only
+# matter after one of these.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
 
 
 @register.filter

@@ -29,6 +29,7 @@ from django.views.decorators.http import require_safe
 from wovepaper import profile, selectors
 from wovepaper.cache import researcher_key
 from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
+from wovepaper.text import latex_to_text
 
 # Cached researcher page parts live at most this long (seconds) even without a
 # curation bump; the papers list also shows other researchers' names and the
@@ -155,11 +156,11 @@ def _paper_json_ld(request: HttpRequest, paper: Paper, byline: list) -> dict:
     data = {
         "@context": "https://schema.org",
         "@type": "ScholarlyArticle",
-        "headline": paper.title[:300],
-        "name": paper.title,
+        "headline": latex_to_text(paper.title)[:300],
+        "name": latex_to_text(paper.title),
         "url": request.build_absolute_uri(paper.get_absolute_url()),
         "author": authors,
-        "abstract": paper.abstract[:5000],
+        "abstract": latex_to_text(paper.abstract[:5000]),
         "keywords": paper.categories,
     }
     if paper.published:
