@@ -364,9 +364,16 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
         (:mod:`wovepaper.cache`), which every committed merge, split, move or undo
         bumps, so a response never outlives the state it shows.
         """
-        # The query string (``fields=``) is part of the rendering's identity.
-        query = request.META.get("QUERY_STRING", "")[:300]
-        key = site_cache.researcher_key(int(kwargs["pk"]), f"api-detail?{query}")
+        # Only ``fields=`` changes the rendering; other parameters are ignored,
+        # so they neither split the cache nor let one rendering answer another.
+        # The serializer refuses unknown names (400) before anything is cached.
+        fields = ",".join(
+            sorted(
+                {n.strip() for n in request.query_params.get("fields", "").split(",")}
+                - {""}
+            )
+        )
+        key = site_cache.researcher_key(int(kwargs["pk"]), f"api-detail?{fields}")
         data = cache.get(key)
         if data is None:
             # Only a live researcher is ever cached, and a merge bumps the version.
@@ -492,7 +499,10 @@ def _follow(request: Request, pk: str) -> Response:
     if request.method == "DELETE":
         core_services.follow_delete(user=request.user, researcher=researcher)
         return Response(status=204)
-    follow = core_services.follow_create(user=request.user, researcher=researcher)
+    try:
+        follow = core_services.follow_create(user=request.user, researcher=researcher)
+    except ValueError as exc:  # merged into a profile that is gone
+        raise Http404(str(exc)) from exc
     return Response(FollowSerializer(follow).data, status=201)
 
 

@@ -54,13 +54,18 @@ FEED_PAPER_FIELDS = (
 _NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
+def _xml_safe(text: str) -> str:
+    """``text`` without the control characters XML 1.0 cannot carry (as spaces)."""
+    return _NOT_XML.sub(" ", text)
+
+
 def _plain(text: str) -> str:
     """Source text as an RSS element shows it: LaTeX as Unicode, escaped, XML-safe.
 
     LaTeX markup becomes text as on the public pages
     (:func:`wovepaper.text.latex_to_text`).
     """
-    return escape(_NOT_XML.sub(" ", latex_to_text(text)))
+    return escape(_xml_safe(latex_to_text(text)))
 
 
 def _with_byline(papers: QuerySet[Paper]) -> QuerySet[Paper]:
@@ -111,7 +116,7 @@ class PaperFeed(Feed):
 
         Written as ``dc:creator``: RSS 2.0 ``author`` must be an e-mail address.
         """
-        names = [a.raw_name for a in item.authorships.all()]
+        names = [_xml_safe(a.raw_name) for a in item.authorships.all()]
         if not names:
             return None
         shown = ", ".join(names[:FEED_AUTHOR_NAMES])
@@ -119,7 +124,7 @@ class PaperFeed(Feed):
 
     def item_categories(self, item: Paper) -> list[str]:
         """The paper's arXiv categories, primary first."""
-        return list(item.categories)
+        return [_xml_safe(c) for c in item.categories]
 
 
 class LatestPapersFeed(PaperFeed):
@@ -175,11 +180,11 @@ class ResearcherPapersFeed(PaperFeed):
 
     def title(self, obj: Researcher) -> str:
         """``wovepaper: papers of <name>``."""
-        return f"wovepaper: papers of {obj.display_name}"
+        return _xml_safe(f"wovepaper: papers of {obj.display_name}")
 
     def description(self, obj: Researcher) -> str:
         """What the feed holds."""
-        return (
+        return _xml_safe(
             f"Papers of {obj.display_name}, newest first: only authorships a "
             "curator applied to this profile."
         )

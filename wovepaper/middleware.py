@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 
 
 class RejectNulBytesMiddleware:
-    """Answer 400 to a request whose query or form fields hold a NUL character.
+    """Answer 400 to a request whose path, query or form fields hold a NUL character.
 
     PostgreSQL text cannot store U+0000, so such a value would fail deep in a
     filter or a save with a 500; no real name, id or reason contains one.
@@ -16,6 +16,8 @@ class RejectNulBytesMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if "\x00" in request.path:
+            return HttpResponseBadRequest("the path holds a NUL character")
         for params in (request.GET, request.POST):
             for key, values in params.lists():
                 if "\x00" in key or any("\x00" in v for v in values):

@@ -20,9 +20,15 @@ def follow_create(*, user: AbstractBaseUser, researcher: Researcher) -> Follow:
 
     Returns:
         The Follow of the live researcher.
+
+    Raises:
+        ValueError: the researcher (or where its merges lead) is retired, or
+            the merge chain names no live survivor.
     """
     survivor = researcher_survivor(researcher.pk)
     target_id = survivor or researcher.pk
+    if not Researcher.objects.live().filter(pk=target_id).exists():
+        raise ValueError(f"researcher {researcher.pk} is not a live profile")
     try:
         with transaction.atomic():
             follow, _ = Follow.objects.get_or_create(user=user, researcher_id=target_id)

@@ -30,15 +30,23 @@ def latex(value: str | None) -> str:
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
 
 
+_BARE_LINK = re.compile(r"(?i)(?:\b[a-z][a-z0-9+.-]*:(?=//)|\bwww\.)")
+
+
 @register.filter
 def md(value: str | None) -> str:
     """Escape Markdown syntax in source text (CommonMark 2.4 backslash escapes).
 
     For the Markdown renderings of pages (``Accept: text/markdown``): a title
     such as ``[Click](javascript:...)`` shows as text, not a link. Newlines
-    become spaces so a value never starts a new block.
+    become spaces so a value never starts a new block, and a bare URL or
+    ``www.`` name is broken (``https\\://``) so GitHub-flavoured Markdown does
+    not link it.
     """
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(value or "").split()))
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(value or "").split()))
+    # GitHub-flavoured Markdown links bare URLs and www. names (GFM 6.9,
+    # autolinks extension); an escaped colon or dot stops it.
+    return _BARE_LINK.sub(lambda m: m.group(0)[:-1] + "\\" + m.group(0)[-1], text)
 
 
 _JSON_ESCAPES = {ord("<"): "\\u003C", ord(">"): "\\u003E", ord("&"): "\\u0026"}

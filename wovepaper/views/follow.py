@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
@@ -37,7 +37,10 @@ def researcher_follow(request: HttpRequest, pk: int) -> HttpResponse:
     researcher = get_object_or_404(Researcher.objects.filter(retired=False), pk=pk)
     action = request.POST.get("action")
     if action == "follow":
-        follow = services.follow_create(user=request.user, researcher=researcher)
+        try:
+            follow = services.follow_create(user=request.user, researcher=researcher)
+        except ValueError as exc:  # merged into a profile that is gone
+            raise Http404(str(exc)) from exc
         messages.success(
             request,
             f"You follow {follow.researcher.display_name}: new papers "

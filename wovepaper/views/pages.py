@@ -37,9 +37,11 @@ from wovepaper.text import latex_to_text
 SUMMARY_SECONDS = 1800
 PAPERS_SECONDS = 60
 
+# ASCII digits only: ``\d`` would also take full-width and other Unicode digits.
 _PAPER_REF = re.compile(
-    r"(?P<key>\d{4}\.\d{4,5}|[a-z]{1,10}(?:-[a-z]{1,10})?(?:\.[A-Za-z]{2})?/\d{7}"
-    r"|\d{1,18})(?:v[1-9]\d{0,3})?(?:-(?P<slug>.*))?"
+    r"(?P<key>[0-9]{4}\.[0-9]{4,5}"
+    r"|[a-z]{1,10}(?:-[a-z]{1,10})?(?:\.[A-Za-z]{2})?/[0-9]{7}"
+    r"|[0-9]{1,18})(?:v[1-9][0-9]{0,3})?(?:-(?P<slug>.*))?"
 )
 # arXiv category names (``hep-th``, ``cs.LG``, ``math-ph``); anything else is ignored.
 _CATEGORY = re.compile(r"[A-Za-z][A-Za-z.-]{0,39}")
@@ -225,12 +227,13 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
         lambda: profile.researcher_summary(researcher),
         SUMMARY_SECONDS,
     )
-    # The summary counts the papers in every category: no count query here.
-    count = (
-        dict(summary["categories"]).get(category, 0)
-        if category
-        else summary["paper_count"]
-    )
+    # The summary counts the papers in every category: no count query here. A
+    # category typed in another letter case is the one the papers carry.
+    counts = {name.lower(): (name, n) for name, n in summary["categories"]}
+    if category:
+        category, count = counts.get(category.lower(), (category, 0))
+    else:
+        count = summary["paper_count"]
     papers = cache.get_or_set(
         researcher_key(pk, f"page-papers:{category}:{sort}:{number}"),
         lambda: profile.researcher_papers_page(
