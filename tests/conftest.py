@@ -32,3 +32,15 @@ def curator(db):
     from curation.services import curator_ensure
 
     return curator_ensure(username="cura", password="pw-cura")
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    """Every test starts with an empty cache.
+
+    Cached renderings and search heads are keyed by ids and texts that repeat
+    from test to test while the rows behind them differ (each test rolls back).
+    """
+    from django.core.cache import cache
+
+    cache.clear()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from wovepaper.models import Authorship, Follow, Institution, Notification, Paper
+from wovepaper.search import search_vectors_refresh
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -61,6 +62,15 @@ class PaperAdmin(admin.ModelAdmin):
     search_fields = ("arxiv_id", "doi", "title")
     inlines = [AuthorshipInline]
     readonly_fields = ("created", "modified")
+
+    def save_related(self, request, form, formsets, change) -> None:
+        """Save the paper's authorships, then rewrite its search vector.
+
+        The stored vector (wovepaper.search) holds the title, the names and the
+        abstract; an edit here must reach search as a harvest update does.
+        """
+        super().save_related(request, form, formsets, change)
+        search_vectors_refresh(paper_ids=[form.instance.pk])
 
 
 @admin.register(Institution)

@@ -17,6 +17,8 @@ word must occur, case-insensitively, in the title, the abstract or an author's n
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Iterable
 
 from django.contrib.postgres.lookups import TrigramWordSimilar
@@ -25,6 +27,7 @@ from django.contrib.postgres.search import (
     SearchRank,
     TrigramWordSimilarity,
 )
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import (
     Count,
@@ -92,8 +95,16 @@ def _researcher_names() -> Func:
     )
 
 
+# A run of web-search operators ("----", "!-!-") nests one tsquery operator per
+# character and overflows PostgreSQL's parser stack past about 32 ("tsquery stack
+# too small"); one operator means the same.
+_OPERATOR_RUN = re.compile(r"([-!&|:*<>()]\s*){2,}")
+
+
 def search_query_clean(query: str) -> str:
     """The search text with its whitespace collapsed, after checking its bounds.
+
+    Runs of operator characters (``----``, ``!-!-``) shrink to their first one.
 
     Args:
         query: the text the user typed (any length).
@@ -111,7 +122,9 @@ def search_query_clean(query: str) -> str:
     words = query.split()
     if len(words) > MAX_SEARCH_TERMS:
         raise SearchQueryError(QUERY_TOO_MANY_WORDS)
-    return " ".join(words)
+    return _OPERATOR_RUN.sub(
+        lambda m: m.group(1).strip() + " ", " ".join(words)
+    ).strip()
 
 
 def paper_search(
@@ -303,14 +316,20 @@ def researcher_search_fallback(
 
 
 # One statement for a set of papers: the byline's names gathered per paper, then
-# every vector rewritten. The expression is repeated by migration 0005 (which fills
-# the rows that existed before), as migrations do not import app code.
+# every vector rewritten. Each part is cut to VECTOR_TEXT_CHARS first: a tsvector
+# holds at most 1 MB (PostgreSQL docs, 8.11.1), and a hostile 1 MB abstract of
+# distinct words would otherwise fail the harvest of its record; no real title,
+# byline or abstract comes near the cut. The expression is repeated by migration
+# 0005 (which fills the rows that existed before), as migrations do not import app
+# code.
 _REFRESH_SQL = """
 UPDATE wovepaper_paper AS p
 SET search_vector =
-    setweight(to_tsvector('english', wovepaper_fold(p.title)), 'A')
-    || setweight(to_tsvector('english', wovepaper_fold(n.names)), 'B')
-    || setweight(to_tsvector('english', wovepaper_fold(p.abstract)), 'C')
+    setweight(to_tsvector('english', wovepaper_fold(left(p.title, 100000))), 'A')
+    || setweight(to_tsvector('english', wovepaper_fold(left(n.names, 100000))), 'B')
+    || setweight(
+        to_tsvector('english', wovepaper_fold(left(p.abstract, 100000))), 'C'
+    )
 FROM (
     SELECT q.id,
            coalesce(string_agg(a.raw_name, ' ' ORDER BY a.position), '') AS names
@@ -342,3 +361,67 @@ def search_vectors_refresh(*, paper_ids: Iterable[int]) -> int:
     with connection.cursor() as cursor:
         cursor.execute(_REFRESH_SQL, [ids])
         return cursor.rowcount
+
+
+# How long the ranked head of a search is reused (seconds), and how many ranked
+# ids it keeps (10 pages of 24). Ranking a broad query reads every match (up to
+# ~29,000 of 100,000 papers, ~150 ms; bench/search.py); readers repeat queries
+# and page through them, so the head is computed once and pages are sliced from
+# it. A paper harvested meanwhile appears within this many seconds.
+SEARCH_CACHE_SECONDS = 600
+CACHED_RESULTS = 240
+
+
+def search_results(
+    *, query: str, category: str | None, year: int | None, number: int, size: int
+) -> dict:
+    """One page of a paper search: ids in rank order, the total and the facets.
+
+    The first :data:`CACHED_RESULTS` ranked ids, the total and the primary
+    category counts of a (text, category, year) are cached for
+    :data:`SEARCH_CACHE_SECONDS`; pages past them are ranked on demand.
+
+    Args:
+        query: the user's text (see :func:`paper_search`).
+        category: the category filter, or None / "".
+        year: the year filter, or None.
+        number: 1-based page number (clamped to the pages there are).
+        size: papers a page.
+
+    Returns:
+        ``{"ids": [paper id] (this page, best first), "count": total,
+        "categories": [(primary category, papers)], "number": page shown}``.
+
+    Raises:
+        SearchQueryError: the query is out of bounds (see :func:`search_query_clean`).
+    """
+    text = search_query_clean(query)
+    digest = hashlib.sha256(f"{text}\x1f{category or ''}\x1f{year or ''}".encode())
+    key = f"search:{connection.vendor}:{digest.hexdigest()}"
+    head = cache.get(key)
+    if head is None:
+        counts = paper_search_categories(query=text, year=year)
+        ranked = paper_search(query=text, category=category, year=year)
+        # Without a category filter the category counts add up to the matches:
+        # no second scan to count them.
+        count = sum(n for _, n in counts) if not category else ranked.count()
+        head = {
+            "count": count,
+            "categories": counts,
+            "ids": list(ranked.values_list("pk", flat=True)[:CACHED_RESULTS]),
+        }
+        cache.set(key, head, SEARCH_CACHE_SECONDS)
+    pages = max(1, -(-head["count"] // size))
+    number = min(max(1, number), pages)
+    start = (number - 1) * size
+    if start + size <= len(head["ids"]) or len(head["ids"]) >= head["count"]:
+        ids = head["ids"][start : start + size]
+    else:
+        ranked = paper_search(query=text, category=category, year=year)
+        ids = list(ranked.values_list("pk", flat=True)[start : start + size])
+    return {
+        "ids": ids,
+        "count": head["count"],
+        "categories": head["categories"],
+        "number": number,
+    }

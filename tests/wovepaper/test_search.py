@@ -253,7 +253,7 @@ def test_search_page_filters_narrow_and_pager_keeps_them(client):
 
     first = client.get("/search/", {"q": "ytterbium"})
     assert first.context["page"].paginator.count == 31
-    assert len(first.context["page"].object_list) == 24
+    assert len(first.context["papers"]) == 24
     assert dict(first.context["categories"]) == {"physics.atom-ph": 30, "hep-th": 1}
     assert "?q=ytterbium&amp;page=2" in first.content.decode()
 
@@ -262,13 +262,13 @@ def test_search_page_filters_narrow_and_pager_keeps_them(client):
     )
     page = second.context["page"]
     assert page.paginator.count == 15
-    assert {p.published.year for p in page.object_list} == {2021}
+    assert {p["published"].year for p in second.context["papers"]} == {2021}
     filtered = client.get(
         "/search/",
         {"q": "ytterbium", "category": "physics.atom-ph", "page": "2"},
     )
     body = filtered.content.decode()
-    assert len(filtered.context["page"].object_list) == 6
+    assert len(filtered.context["papers"]) == 6
     assert "?q=ytterbium&amp;category=physics.atom-ph&amp;page=1" in body
     assert '<option value="physics.atom-ph" selected>' in body
 
@@ -333,9 +333,15 @@ def test_search_page_query_count_is_flat(client, django_assert_num_queries):
                 5 if word == "quasar" else 50
             )
             counts.append(len(queries))
-    # category counts (which add up to the paper count), the page, its bylines,
-    # the researchers; with a category filter the papers are counted apart.
-    assert counts == [4, 4, 5, 5]
+    # category counts (which add up to the paper count), the ranked ids, the
+    # page's rows and bylines, the researchers; with a category filter the
+    # papers are counted apart.
+    assert counts == [5, 5, 6, 6]
+    # Asked again, the ranked head comes from the cache: rows, bylines,
+    # researchers.
+    with CaptureQueriesContext(connection) as queries:
+        client.get("/search/", {"q": "pulsar"})
+    assert len(queries) == 3
 
 
 def test_sqlite_fallback_path_searches_by_substring(monkeypatch, corpus):
@@ -357,3 +363,26 @@ def test_sqlite_fallback_path_searches_by_substring(monkeypatch, corpus):
     assert [r.display_name for r in names] == ["Subir Sachdev"]
     assert names[0].paper_count == 3
     assert search.search_vectors_refresh(paper_ids=[1]) == 0
+
+
+def test_search_by_arxiv_id_or_doi_goes_to_the_paper(client, corpus):
+    paper = corpus[_arxiv_id(corpus, "Theory of the pairbreaking")]
+    for text in (paper.arxiv_id, f"arXiv:{paper.arxiv_id}v1"):
+        response = client.get("/search/", {"q": f" {text} "})
+        assert (response.status_code, response["Location"]) == (
+            302,
+            paper.get_absolute_url(),
+        )
+    # A number alone is a word (a year), not our id.
+    assert client.get("/search/", {"q": str(paper.pk)}).status_code == 200
+
+
+@pytest.mark.parametrize("text", ["-" * 50, "!-" * 60, "a ---- b"])
+def test_operator_runs_do_not_break_the_query_parser(client, text):
+    response = client.get("/search/", {"q": text})
+    assert response.status_code == 200
+
+
+def test_search_refuses_bad_years_and_methods(client):
+    assert client.get("/search/", {"q": "x", "year": "9" * 5000}).status_code == 400
+    assert client.post("/search/", {"q": "x"}).status_code == 405

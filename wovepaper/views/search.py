@@ -6,17 +6,19 @@ import re
 
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.views.decorators.http import require_safe
 
+from wovepaper.models import Paper
 from wovepaper.profile import paper_rows
 from wovepaper.search import (
     SearchQueryError,
-    paper_search,
-    paper_search_categories,
     researcher_search,
+    search_results,
 )
+from wovepaper.selectors import paper_by_identifier
 
 PAGE_SIZE = 24
 # Researchers shown above the papers (first page only).
@@ -28,6 +30,26 @@ CATEGORY_CHOICES = 20
 _CATEGORY_RE = re.compile(r"[A-Za-z][A-Za-z.\-]{0,39}")
 BAD_CATEGORY = "The category is not an arXiv category name (such as hep-th or cs.LG)."
 BAD_YEAR = "The year must be a number from 1 to 9999."
+
+
+# What a reader pastes to find one paper: an arXiv id (new or old style, with a
+# version or an ``arXiv:`` prefix) or a DOI (bare, ``doi:`` or a doi.org URL).
+_IDENTIFIER_RE = re.compile(
+    r"(?i:arxiv:)?(?:[0-9]{4}\.[0-9]{4,5}|[a-z-]{2,20}(?:\.[A-Z]{2})?/[0-9]{7})"
+    r"(?:v[0-9]{1,4})?"
+    r"|(?i:doi:|https?://(?:dx\.)?doi\.org/)?10\.[0-9]{4,9}/\S+"
+)
+
+
+def paper_by_identifier_text(query: str) -> Paper | None:
+    """The visible paper a search text names by arXiv id or DOI, or None.
+
+    A bare number is not taken as our id (it is more likely a year or a word).
+    """
+    text = query.strip()
+    if len(text) > 300 or not _IDENTIFIER_RE.fullmatch(text):
+        return None
+    return paper_by_identifier(text)
 
 
 def _filters(request: HttpRequest) -> tuple[str, int | None, list[str]]:
@@ -44,7 +66,12 @@ def _filters(request: HttpRequest) -> tuple[str, int | None, list[str]]:
     year_text = request.GET.get("year", "").strip()
     year = None
     if year_text:
-        if year_text.isascii() and year_text.isdigit() and 1 <= int(year_text) <= 9999:
+        if (
+            len(year_text) <= 4
+            and year_text.isascii()
+            and year_text.isdigit()
+            and 1 <= int(year_text) <= 9999
+        ):
             year = int(year_text)
         else:
             errors.append(BAD_YEAR)
@@ -73,6 +100,7 @@ def _category_choices(
     return choices
 
 
+@require_safe
 def search(request: HttpRequest) -> HttpResponse:
     """GET ``/search/?q=...&category=...&year=...&page=N``.
 
@@ -104,27 +132,37 @@ def search(request: HttpRequest) -> HttpResponse:
         "categories": [(category, None)] if category else [],
     }
     if not errors and query.strip():
+        found = paper_by_identifier_text(query)
+        if found is not None and not category and not year:
+            return redirect(found.get_absolute_url())
         try:
-            counts = paper_search_categories(query=query, year=year)
-            paginator = Paginator(
-                paper_search(query=query, category=category, year=year), PAGE_SIZE
+            number = request.GET.get("page", "1")
+            result = search_results(
+                query=query,
+                category=category,
+                year=year,
+                number=int(number) if number.isascii() and number.isdigit() else 1,
+                size=PAGE_SIZE,
             )
-            if not category:
-                # The category counts add up to the papers found: no second scan
-                # of the matches to count them (a broad query has tens of
-                # thousands at 100k papers; bench/search.py).
-                paginator.count = sum(n for _, n in counts)
-            page = paginator.get_page(request.GET.get("page"))
+            # The page object only carries the numbers; the rows come by id.
+            page = Paginator(range(result["count"]), PAGE_SIZE).get_page(
+                result["number"]
+            )
+            order = {pk: i for i, pk in enumerate(result["ids"])}
+            papers = sorted(
+                paper_rows(Paper.objects.filter(pk__in=result["ids"], hidden=False)),
+                key=lambda row: order[row["id"]],
+            )
             context.update(
                 searched=True,
                 page=page,
-                papers=paper_rows(page.object_list),
+                papers=papers,
                 researchers=(
                     researcher_search(query=query, limit=RESEARCHER_COUNT)
                     if page.number == 1
                     else []
                 ),
-                categories=_category_choices(counts, chosen=category),
+                categories=_category_choices(result["categories"], chosen=category),
             )
         except SearchQueryError as exc:
             errors.append(str(exc))
