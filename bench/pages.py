@@ -15,7 +15,9 @@ open-loop load of ``--rate`` requests a second for ``--seconds`` per scenario:
   cache),
 - random researcher pages (of 30,000),
 - random paper pages,
-- search (``/search/?q=``, one or two real title words, or a family name).
+- search (``/search/?q=``, one or two real title words, or a family name):
+  2,000 distinct queries (every one ranked cold), and 500 queries asked with
+  Zipf weights over pages 1 to 3 (as readers repeat and page).
 
 Prints p50, p99 and max in milliseconds, errors and the p99 ratio to the
 baseline. The load generator shares the 2 cores with the server, so the figures
@@ -125,7 +127,8 @@ def main() -> None:
     try:
         rng = random.Random(13)
         t0 = time.perf_counter()
-        words = search_bench.build(args.papers, args.researchers, rng)
+        words = search_bench.word_pool()
+        search_bench.build(args.papers, args.researchers, words, rng)
         prolific = add_prolific_researcher(rng)
         print(f"built in {time.perf_counter() - t0:.0f} s")
         from wovepaper.models import Paper, Researcher
@@ -164,7 +167,17 @@ def main() -> None:
             f"  varied ({len(thousand)} URLs)": thousand,
             "random researcher": others,
             "random paper": papers,
-            "search": [f"/search/?{urlencode({'q': q})}" for q in queries],
+            "search, 2,000 distinct": [
+                f"/search/?{urlencode({'q': q})}" for q in queries
+            ],
+            # Readers repeat queries: 500 of them drawn with Zipf weights (the
+            # k-th most asked 1/k as often as the first), pages 1 to 3.
+            "search, Zipf over 500": [
+                f"/search/?{urlencode({'q': q, 'page': rng.choice((1, 1, 1, 2, 3))})}"
+                for q in rng.choices(
+                    queries[:500], weights=[1 / k for k in range(1, 501)], k=3000
+                )
+            ],
         }
         db = settings.DATABASES["default"]
         url = (
