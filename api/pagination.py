@@ -1,9 +1,10 @@
-"""Cursor pagination: stable under inserts, with a page-size cap."""
+"""Cursor pagination (stable under inserts, page size capped) and its ordering."""
 
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from rest_framework.exceptions import NotFound
+from rest_framework.filters import OrderingFilter
 from rest_framework.pagination import CursorPagination
 
 
@@ -27,3 +28,42 @@ class IdCursorPagination(CursorPagination):
     page_size = 25
     page_size_query_param = "page_size"
     max_page_size = 200
+
+
+class AliasOrderingFilter(OrderingFilter):
+    """``ordering=`` over public field names that sort on null-free annotations.
+
+    Cursor pagination needs a value on every row to make a cursor from, so
+    ``published`` sorts on ``sort_date`` (undated papers as 0001-01-01) and
+    ``cited_by_count`` on ``cited_sort`` (unknown counts as -1); the view
+    annotates both. Unknown names are ignored (DRF's OrderingFilter), leaving
+    the default order, newest harvested first (``-id``).
+    """
+
+    ordering_param = "ordering"
+    aliases = {"published": "sort_date", "cited_by_count": "cited_sort", "id": "id"}
+    ordering_description = (
+        "Sort order: `published`, `cited_by_count` or `id`, with `-` for "
+        "descending (e.g. `-published`, newest first; `-cited_by_count`, most "
+        "cited first; undated papers count as oldest and unknown citation counts "
+        "as lowest). One field; the default is `-id` (newest harvested first)."
+    )
+
+    def get_valid_fields(self, queryset, view, context=None):
+        """The public names a client may ask for."""
+        return [(public, public) for public in self.aliases]
+
+    def get_ordering(self, request, queryset, view):
+        """The first ordering field asked for, as its annotation, then the id.
+
+        Dates and citation counts repeat; the cursor's position is the first
+        field and ties are counted by offset, which is exact only if ties come
+        back in the same order every time: the id breaks them (DRF docs,
+        CursorPagination: "should be an unchanging, unique or nearly unique
+        field").
+        """
+        ordering = super().get_ordering(request, queryset, view) or ["-id"]
+        first = ordering[0]
+        sign = "-" if first.startswith("-") else ""
+        field = self.aliases[first.lstrip("-")]
+        return [sign + field] if field == "id" else [sign + field, sign + "id"]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from django.core.cache import cache
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Value
+from django.db.models.functions import Coalesce
 from django.http import Http404, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -22,6 +23,7 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from api import examples
 from api.conditional import conditional
@@ -31,6 +33,7 @@ from api.filters import (
     ProposalFilter,
     ResearcherFilter,
 )
+from api.pagination import AliasOrderingFilter
 from api.serializers import (
     AuthorshipDetailSerializer,
     ClaimSerializer,
@@ -302,9 +305,17 @@ class PaperViewSet(viewsets.ReadOnlyModelViewSet):
     search_fields = ("title", "abstract", "=arxiv_id", "authorships__raw_name")
     permission_classes = [permissions.AllowAny]
 
+    filter_backends = [
+        *api_settings.DEFAULT_FILTER_BACKENDS,
+        AliasOrderingFilter,
+    ]
+
     def get_queryset(self):
         if self.action == "list":  # bylines come from one values query a page
-            return Paper.objects.filter(hidden=False)
+            return Paper.objects.filter(hidden=False).annotate(
+                sort_date=Coalesce("published", Value(selectors.UNDATED)),
+                cited_sort=Coalesce("cited_by_count", Value(-1)),
+            )
         return selectors.paper_list()
 
     def list(self, request: Request, *args, **kwargs) -> Response:
