@@ -28,6 +28,35 @@ class IdCursorPagination(CursorPagination):
     page_size = 25
     page_size_query_param = "page_size"
     max_page_size = 200
+    # Set by a view whose total is cheap to count (one indexed count): the page
+    # then carries it as ``count``. Lists that would scan a large filtered set
+    # to count (the paper list) leave it out.
+    total: int | None = None
+
+    def get_paginated_response(self, data):
+        """``{"next", "previous", "results"}``, plus ``count`` when it is known."""
+        response = super().get_paginated_response(data)
+        if self.total is not None:
+            response.data["count"] = self.total
+        return response
+
+    def get_paginated_response_schema(self, schema: dict) -> dict:
+        """DRF's cursor page with our links and the optional ``count``."""
+        page = super().get_paginated_response_schema(schema)
+        page["properties"]["next"]["example"] = (
+            "https://wovepaper.example/api/papers/?cursor=cD0yMDA3LTAzLTMx"
+        )
+        page["properties"]["previous"]["example"] = (
+            "https://wovepaper.example/api/papers/?cursor=cj0xJnA9MjAwNy0wMy0zMQ%3D%3D"
+        )
+        page["properties"]["count"] = {
+            "type": "integer",
+            "minimum": 0,
+            "example": 1,
+            "description": "How many results the whole list holds; given only "
+            "where counting is cheap (a researcher's papers, the proposals).",
+        }
+        return page
 
 
 class AliasOrderingFilter(OrderingFilter):

@@ -500,6 +500,8 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
         researcher = get_object_or_404(Researcher.objects.live(), pk=pk)
         queryset = selectors.researcher_papers(researcher=researcher)
         self.paginator.ordering = ("-sort_date", "-id")
+        # One indexed count of the researcher's papers: cheap, so given.
+        self.paginator.total = queryset.count()
         page = self.paginate_queryset(queryset)
         return self.get_paginated_response(PaperRefSerializer(page, many=True).data)
 
@@ -594,6 +596,13 @@ class ProposalViewSet(viewsets.ReadOnlyModelViewSet):
         if getattr(self, "swagger_fake_view", False):
             return Proposal.objects.none()
         return curation_selectors.proposal_queue().prefetch_related("authorships")
+
+    def list(self, request: Request, *args, **kwargs) -> Response:
+        """One cursor page of the queue, with the filtered total (``count``)."""
+        queryset = self.filter_queryset(self.get_queryset())
+        self.paginator.total = queryset.count()
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     @_decision_schema(
         ("Approve as proposed", examples.PROPOSAL_APPROVE_REQUEST),

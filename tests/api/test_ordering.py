@@ -68,3 +68,15 @@ def test_ordering_is_documented():
         p["name"]: p for p in schema["paths"]["/api/papers/"]["get"]["parameters"]
     }
     assert "published" in params["ordering"]["description"]
+
+
+def test_cheap_totals_are_given_and_costly_ones_not():
+    from tests.factories import AuthorshipFactory, ResearcherFactory
+
+    r = ResearcherFactory()
+    for _ in range(3):
+        AuthorshipFactory(researcher=r)
+    body = APIClient().get(f"/api/researchers/{r.pk}/papers/?page_size=2").json()
+    assert body["count"] == 3
+    assert len(body["results"]) == 2
+    assert "count" not in APIClient().get("/api/papers/").json()
