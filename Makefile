@@ -6,7 +6,7 @@ DATA ?= $(or $(WOVEPAPER_DATA_DIR),../shared/data)/arxiv
 HOST ?= 127.0.0.1:8000
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint serve clean-db
+.PHONY: install demo test lint serve clean-db run
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,22 @@ ifndef NO_SERVE
 	@echo "(DEBUG=0, as a visitor sees it: run 'manage.py runserver' for Django's debug pages)"
 	DEBUG=0 $(PY) manage.py runserver $(HOST)
 endif
+
+## Web (gunicorn), a Celery worker on every queue and beat, against the local
+## PostgreSQL and Redis (production-like: DEBUG off). Ctrl-C stops all three.
+run: export DATABASE_URL := $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/wovepaper)
+run: export REDIS_URL := $(or $(REDIS_URL),redis://127.0.0.1:6379/0)
+run: export DEBUG := 0
+run: install
+	@mkdir -p var
+	createdb -h 127.0.0.1 -U postgres wovepaper 2>/dev/null || true
+	$(PY) manage.py migrate --verbosity 0
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	@echo "web on http://$(HOST)/ (health: /healthz); worker on harvest, matching, notifications; beat"
+	trap 'kill $$(jobs -p) 2>/dev/null; wait' INT TERM EXIT; \
+	$(VENV)/bin/celery -A wovepaper worker --queues=harvest,matching,notifications,celery --loglevel=INFO & \
+	$(VENV)/bin/celery -A wovepaper beat --loglevel=INFO --schedule=var/celerybeat-schedule & \
+	BIND=$(HOST) $(VENV)/bin/gunicorn -c gunicorn.conf.py
 
 ## The whole test suite against the real PostgreSQL on 127.0.0.1:5432.
 test: install

@@ -6,11 +6,12 @@ from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from curation.views import claim_create
 from wovepaper import feeds, sitemaps
-from wovepaper.views import accounts, follow, machines, pages, search
+from wovepaper.views import accounts, follow, health, machines, pages, search
 
 urlpatterns = [
     path("", pages.home, name="home"),
     path("admin/", admin.site.urls),
+    path("healthz", health.healthz, name="healthz"),
     path("accounts/signup/", accounts.signup, name="signup"),
     path("accounts/", include("django.contrib.auth.urls")),
     # --- public pages (wovepaper/views/pages.py) ---

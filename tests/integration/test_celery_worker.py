@@ -56,6 +56,7 @@ def worker(transactional_db):
             "-A",
             "wovepaper",
             "worker",
+            "--queues=harvest,matching,notifications,celery",
             "--pool=solo",
             "--concurrency=1",
             "--without-gossip",

@@ -165,10 +165,26 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
+# LOG_FORMAT=json writes one JSON object a line (python-json-logger), with the
+# ``extra`` fields a call passes (harvest run, proposal, record ids) as keys, for
+# a log collector; the default is plain text for a terminal.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level"},
+        },
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if os.environ.get("LOG_FORMAT") == "json" else "plain",
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
 
@@ -182,6 +198,16 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Separate queues so a long harvest never holds up matching or a follower's
+# notification: run a worker per queue (Procfile), or one worker on all of them
+# (``-Q harvest,matching,notifications,celery``; make run).
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_ROUTES = {
+    "harvest.*": {"queue": "harvest"},
+    "curation.matching_run": {"queue": "matching"},
+    "curation.notify_followers": {"queue": "notifications"},
+    "wovepaper.digest_send": {"queue": "notifications"},
+}
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "1800"))
 CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "1900"))
 # A full matching pass every night (re-clusters pending work in every block); each
