@@ -12,6 +12,17 @@ SECRET_KEY = os.environ["SECRET_KEY"]
 if "DATABASE_URL" not in os.environ or "REDIS_URL" not in os.environ:
     raise RuntimeError("production settings need DATABASE_URL and REDIS_URL")
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# HTTPS only: plain HTTP is redirected (except the health check, which load
+# balancers call over HTTP) and browsers are told to stay on HTTPS for a year.
+# Source: Django docs, "Deployment checklist" (security.W004, W008).
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=True)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
+# Every subdomain must be HTTPS too before these stay on (set them to 0 if not).
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool(
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True
+)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=True)
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 # Persistent database connections (a new PostgreSQL connection costs more than an
