@@ -265,7 +265,9 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
                 "@context": "https://schema.org",
                 "@type": "Person",
                 "name": researcher.display_name,
-                "alternateName": researcher.name_variants[:20],
+                "alternateName": [
+                    v for v in researcher.name_variants if v != researcher.display_name
+                ][:20],
                 "url": absolute,
                 "sameAs": [i["url"] for i in summary["identifiers"]],
             },

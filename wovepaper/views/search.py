@@ -52,6 +52,13 @@ def paper_by_identifier_text(query: str) -> Paper | None:
     return paper_by_identifier(text)
 
 
+def _with_other_variants(researchers: list) -> list:
+    """Set ``other_variants``: up to 5 printed names besides the display name."""
+    for r in researchers:
+        r.other_variants = [v for v in r.name_variants if v != r.display_name][:5]
+    return researchers
+
+
 def _filters(request: HttpRequest) -> tuple[str, int | None, list[str]]:
     """The category and year filters of the request, and what is wrong with them.
 
@@ -157,7 +164,7 @@ def search(request: HttpRequest) -> HttpResponse:
                 searched=True,
                 page=page,
                 papers=papers,
-                researchers=(
+                researchers=_with_other_variants(
                     researcher_search(query=query, limit=RESEARCHER_COUNT)
                     if page.number == 1
                     else []
