@@ -37,7 +37,9 @@ def test_json_log_format_writes_one_object_a_line_with_extra_fields(monkeypatch)
     config["root"]["level"] = "INFO"
     dictConfig(config)
     try:
-        logging.getLogger("harvest.services").info(
+        # A logger no other test touched (one configured elsewhere may be
+        # disabled or have its own level).
+        logging.getLogger("wovepaper.test.json_lines").info(
             "record refused", extra={"harvest_run": 7, "record": "arXiv:2101.00001"}
         )
     finally:
@@ -45,6 +47,6 @@ def test_json_log_format_writes_one_object_a_line_with_extra_fields(monkeypatch)
     (line,) = stream.getvalue().splitlines()
     entry = json.loads(line)
     assert entry["message"] == "record refused"
-    assert (entry["level"], entry["name"]) == ("INFO", "harvest.services")
+    assert (entry["level"], entry["name"]) == ("INFO", "wovepaper.test.json_lines")
     assert (entry["harvest_run"], entry["record"]) == (7, "arXiv:2101.00001")
     assert "time" in entry
