@@ -86,5 +86,10 @@ def followers_notify(*, event_id: int) -> int:
                     fail_silently=False,
                 )
                 Notification.objects.filter(pk=note.pk).update(emailed=True)
-    logger.info("event %s: %s notifications", event.pk, written)
+    logger.info(
+        "event %s: %s notifications",
+        event.pk,
+        written,
+        extra={"curation_event": event.pk, "notifications": written},
+    )
     return written

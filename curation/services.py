@@ -288,7 +288,11 @@ def _supersede(drafts: list[tuple[str, _Draft]]) -> int:
             )
             superseded += 1
         except ProposalConflict:
-            logger.info("proposal %s was decided meanwhile; not superseded", old.pk)
+            logger.info(
+                "proposal %s was decided meanwhile; not superseded",
+                old.pk,
+                extra={"proposal": old.pk},
+            )
     return superseded
 
 
@@ -409,7 +413,9 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
                 proposal_apply(proposal=proposal, actor=None)
                 counts["auto_applied"] += 1
             except CurationError as exc:
-                logger.info("auto-apply skipped: %s", exc)
+                logger.info(
+                    "auto-apply skipped: %s", exc, extra={"proposal": proposal.pk}
+                )
     return dict(counts)
 
 

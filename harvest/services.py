@@ -271,7 +271,10 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
             paper.doi = record.doi
         elif record.doi:
             logger.warning(
-                "%s: DOI %s already on another paper", record.external_id, record.doi
+                "%s: DOI %s already on another paper",
+                record.external_id,
+                record.doi,
+                extra={"record": record.external_id, "doi": record.doi},
             )
         paper.save()
         _byline_sync(paper=paper, authors=record.authors)
@@ -558,7 +561,17 @@ def harvest_record(
             result = paper_upsert(record=record, record_hash=raw.content_hash)
     except (RecordError, IntegrityError, DataError) as exc:
         message = str(exc) if item.locator in str(exc) else f"{item.locator}: {exc}"
-        logger.warning("harvest %s record failed: %s", source, message)
+        logger.warning(
+            "harvest %s record failed: %s",
+            source,
+            message,
+            extra={
+                "harvest_run": run.pk,
+                "source": source,
+                "record": item.locator,
+                "raw_record": raw.pk,
+            },
+        )
         _mark(raw, error=message)
         run.records_failed += 1
         return "failed"
@@ -602,7 +615,7 @@ def harvest_arxiv_files(
         try:
             reader = arxiv_reader_for(path)
         except RecordError as exc:
-            logger.warning("%s", exc)
+            logger.warning("%s", exc, extra={"harvest_run": run.pk, "file": str(path)})
             name = file_locator(path, base)
             with transaction.atomic():
                 run.files_skipped = [

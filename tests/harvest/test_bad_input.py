@@ -147,3 +147,20 @@ def test_file_of_unknown_kind_is_listed_as_skipped(tmp_path):
         }
     ]
     assert not RawRecord.objects.exists()
+
+
+def test_a_failed_record_is_logged_with_its_run_and_locator(real_abs, tmp_path, caplog):
+    (tmp_path / "long.abs").write_text(
+        real_abs.replace("Categories: hep-th", "Categories: hep-th " + "x" * 60)
+    )
+    with caplog.at_level("WARNING", logger="harvest.services"):
+        run = services.harvest_arxiv_files(root=tmp_path)
+    (entry,) = [r for r in caplog.records if "record failed" in r.getMessage()]
+    raw = RawRecord.objects.get(status="failed")
+    # The structured fields a JSON log line carries (LOG_FORMAT=json).
+    assert (entry.harvest_run, entry.raw_record, entry.source) == (
+        run.pk,
+        raw.pk,
+        "arxiv",
+    )
+    assert entry.record.endswith("long.abs")
