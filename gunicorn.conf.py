@@ -21,5 +21,7 @@ graceful_timeout = 30
 # Recycle workers now and then so a slow leak in any library cannot grow forever.
 max_requests = 5000
 max_requests_jitter = 500
-accesslog = "-"
+# One line a request to stdout; GUNICORN_ACCESS_LOG="" turns it off (the
+# benchmarks do, so writing the log does not count in their figures).
+accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-") or None
 errorlog = "-"

@@ -6,6 +6,7 @@ from rest_framework import serializers
 
 from curation.models import ClaimRequest, Proposal
 from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
+from wovepaper.selectors import SLOT_FIELDS
 
 
 class SparseFieldsMixin:
@@ -55,14 +56,7 @@ class AuthorshipSerializer(serializers.ModelSerializer):
     def to_representation(self, instance: Authorship) -> dict:
         r = instance.researcher
         return {
-            "position": instance.position,
-            "raw_name": instance.raw_name,
-            "given_name": instance.given_name,
-            "family_name": instance.family_name,
-            "suffix": instance.suffix,
-            "is_collaboration": instance.is_collaboration,
-            "orcid": instance.orcid,
-            "affiliations": instance.affiliations,
+            **{name: getattr(instance, name) for name in SLOT_FIELDS},
             "researcher": (
                 {"id": r.pk, "display_name": r.display_name, "orcid": r.orcid}
                 if r is not None
@@ -72,17 +66,7 @@ class AuthorshipSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Authorship
-        fields = (
-            "position",
-            "raw_name",
-            "given_name",
-            "family_name",
-            "suffix",
-            "is_collaboration",
-            "orcid",
-            "affiliations",
-            "researcher",
-        )
+        fields = (*SLOT_FIELDS, "researcher")
 
 
 class PaperSerializer(SparseFieldsMixin, serializers.ModelSerializer):

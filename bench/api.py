@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import statistics
 import sys
 import time
 from datetime import date, timedelta
@@ -39,10 +38,9 @@ import django  # noqa: E402
 
 django.setup()
 
-from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test.utils import setup_databases, teardown_databases  # noqa: E402
-from loadgen import gunicorn, load, pct  # noqa: E402
+from loadgen import database_url, gunicorn, run_scenarios  # noqa: E402
 
 CATEGORIES = ["hep-th", "hep-ph", "gr-qc", "cond-mat.str-el", "math.AG", "cs.LG"]
 
@@ -108,11 +106,6 @@ def main() -> None:
         from wovepaper.models import Researcher
 
         rids = list(Researcher.objects.values_list("pk", flat=True))
-        db = settings.DATABASES["default"]
-        url = (
-            f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:"
-            f"{db['PORT'] or 5432}/{db['NAME']}"
-        )
         rng = random.Random(11)
         picks = [rng.choice(rids) for _ in range(2000)]
         years = range(2000, 2024)
@@ -130,27 +123,9 @@ def main() -> None:
                 for span in range(10)
             ],
         }
-        with gunicorn(url) as base:
-            print(
-                f"{args.rate:.0f} req/s for {args.seconds:.0f} s each, "
-                "gunicorn 2 workers"
-            )
-            print(
-                f"{'endpoint':<22} {'p50':>8} {'p99':>8} {'max':>8} {'errors':>7} "
-                f"{'p99/base':>9}"
-            )
-            baseline_p99 = None
-            for name, paths in scenarios.items():
-                load(base, paths[:50], 20, 2)  # warm up
-                lat, errors = load(base, paths, args.rate, args.seconds)
-                p99 = pct(lat, 0.99)
-                baseline_p99 = baseline_p99 or p99
-                print(
-                    f"{name:<22} {statistics.median(lat):>6.1f}ms "
-                    f"{p99:>6.1f}ms {max(lat):>6.1f}ms {errors:>7} "
-                    f"{p99 / baseline_p99:>8.1f}x",
-                    flush=True,
-                )
+        with gunicorn(database_url()) as base:
+            print("gunicorn 2 workers")
+            run_scenarios(base, scenarios, rate=args.rate, seconds=args.seconds)
     finally:
         teardown_databases(old, verbosity=0)
 

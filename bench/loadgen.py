@@ -9,6 +9,7 @@ import contextlib
 import http.client
 import os
 import random
+import statistics
 import subprocess
 import threading
 import time
@@ -53,6 +54,8 @@ def gunicorn(database_url: str, *, workers: int = 2, **env: str) -> Iterator[str
             # Persistent connections, as production runs them (a new PostgreSQL
             # connection per request costs more than the request).
             "DB_CONN_MAX_AGE": "60",
+            # gunicorn.conf.py (read from the repository root) logs every request.
+            "GUNICORN_ACCESS_LOG": "",
             **env,
         },
     )
@@ -140,3 +143,47 @@ def pct(values: list[float], q: float) -> float:
     """The ``q`` quantile (0..1) of ``values`` (nearest rank)."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def database_url() -> str:
+    """The URL of the database Django is using now (the bench's scratch one)."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    return (
+        f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:"
+        f"{db['PORT'] or 5432}/{db['NAME']}"
+    )
+
+
+def run_scenarios(
+    base: str, scenarios: dict[str, list[str]], *, rate: float, seconds: float
+) -> None:
+    """Warm up, then load each scenario in turn and print a row of figures.
+
+    Prints p50, p99 and max in ms, errors, and each p99 over the first
+    scenario's (the run's baseline).
+
+    Args:
+        base: ``http://host:port`` of the server.
+        scenarios: ``{name: request paths}``, the baseline first.
+        rate: requests per second.
+        seconds: how long each scenario runs.
+    """
+    width = max(len(name) for name in scenarios) + 2
+    print(f"{rate:.0f} req/s for {seconds:.0f} s each")
+    print(
+        f"{'scenario':<{width}} {'p50':>8} {'p99':>8} {'max':>8} {'errors':>7} "
+        f"{'p99/base':>9}"
+    )
+    baseline = None
+    for name, paths in scenarios.items():
+        load(base, paths[:20], 10, 2)  # warm up the workers
+        lat, errors = load(base, paths, rate, seconds)
+        p99 = pct(lat, 0.99)
+        baseline = baseline or p99
+        print(
+            f"{name:<{width}} {statistics.median(lat):>6.1f}ms {p99:>6.1f}ms "
+            f"{max(lat):>6.1f}ms {errors:>7} {p99 / baseline:>8.1f}x",
+            flush=True,
+        )

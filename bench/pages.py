@@ -47,12 +47,11 @@ import django  # noqa: E402
 
 django.setup()
 
-from django.conf import settings  # noqa: E402
 from django.core.cache import cache  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import setup_databases, teardown_databases  # noqa: E402
-from loadgen import gunicorn, load, pct  # noqa: E402
+from loadgen import database_url, gunicorn, run_scenarios  # noqa: E402
 
 REDIS_CACHE = "redis://127.0.0.1:6379/9"
 THOUSAND = 1000
@@ -179,34 +178,14 @@ def main() -> None:
                 )
             ],
         }
-        db = settings.DATABASES["default"]
-        url = (
-            f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:"
-            f"{db['PORT'] or 5432}/{db['NAME']}"
-        )
         import redis
 
         redis.Redis.from_url(REDIS_CACHE).flushdb()
-        with gunicorn(url, workers=args.workers, REDIS_URL=REDIS_CACHE) as base:
-            print(
-                f"{args.rate:.0f} req/s for {args.seconds:.0f} s each, "
-                f"gunicorn {args.workers} workers, Redis cache"
-            )
-            print(
-                f"{'scenario':<26} {'p50':>8} {'p99':>8} {'max':>8} {'errors':>7} "
-                f"{'p99/base':>9}"
-            )
-            baseline = None
-            for name, paths in scenarios.items():
-                load(base, paths[:20], 10, 2)  # warm up the workers
-                lat, errors = load(base, paths, args.rate, args.seconds)
-                p99 = pct(lat, 0.99)
-                baseline = baseline or p99
-                print(
-                    f"{name:<26} {statistics.median(lat):>6.1f}ms {p99:>6.1f}ms "
-                    f"{max(lat):>6.1f}ms {errors:>7} {p99 / baseline:>8.1f}x",
-                    flush=True,
-                )
+        with gunicorn(
+            database_url(), workers=args.workers, REDIS_URL=REDIS_CACHE
+        ) as base:
+            print(f"gunicorn {args.workers} workers, Redis cache")
+            run_scenarios(base, scenarios, rate=args.rate, seconds=args.seconds)
     finally:
         teardown_databases(old, verbosity=0)
 

@@ -1,4 +1,5 @@
-"""Person identifiers: ORCID iD, OpenAlex author id, Semantic Scholar author id.
+"""Identifiers: ORCID iD, OpenAlex and Semantic Scholar author ids, ROR ids, arXiv
+categories.
 
 Each ``*_normalise`` takes what a curator, a user or a source typed (a bare id or a
 resolver URL) and returns the canonical bare form, or raises ``ValueError`` whose
@@ -22,6 +23,12 @@ OPENALEX_AUTHOR_RE = re.compile(
     r"(A[0-9]{4,12})$",
     re.IGNORECASE | re.ASCII,
 )
+# ROR ids: "0", six characters of Crockford base32 (no i, l, o, u), two check
+# digits. Source: ROR docs, "ROR identifier pattern".
+ROR_ID_RE = re.compile(r"0[a-hj-km-np-tv-z0-9]{6}[0-9]{2}", re.ASCII)
+# arXiv category names (``hep-th``, ``cs.LG``, ``cond-mat.str-el``), at most 40
+# characters (Paper.primary_category).
+ARXIV_CATEGORY = re.compile(r"[A-Za-z][A-Za-z.\-]{0,39}", re.ASCII)
 S2_AUTHOR_RE = re.compile(
     r"^(?:(?:https?://)?www\.semanticscholar\.org/author/(?:[^/]+/)?)?([0-9]{1,12})$",
     re.ASCII,

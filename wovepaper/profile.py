@@ -180,6 +180,20 @@ def paper_rows(papers: QuerySet[Paper], *, keep: int | None = None) -> list[dict
     return out
 
 
+def paper_rows_by_id(ids: list[int]) -> list[dict]:
+    """:func:`paper_rows` of the visible papers among ``ids``, in the order given.
+
+    Args:
+        ids: paper ids in display order (a ranked search page).
+
+    Returns:
+        Paper rows in the order of ``ids``; hidden or unknown ids are left out.
+    """
+    order = {pk: i for i, pk in enumerate(ids)}
+    rows = paper_rows(Paper.objects.filter(pk__in=ids, hidden=False))
+    return sorted(rows, key=lambda row: order[row["id"]])
+
+
 # Plain words for the matcher's features (curation.matching.features.Features).
 _FEATURE_WORDS = {
     "orcid": "the same ORCID iD",
@@ -583,3 +597,31 @@ def former_holders(researcher: Researcher) -> list[dict]:
         for pk, n in merged.most_common()
         if pk in live
     ]
+
+
+def institution_summary(institution: Institution) -> dict:
+    """What the institution page shows besides the institution itself.
+
+    Returns:
+        ``{"researchers": [Researcher with .papers] (live, most papers first, at
+        most 50), "recent": paper rows (:func:`paper_rows`, newest first, one
+        page), "paper_count": visible papers with an authorship there}``. Five
+        queries.
+    """
+    authorships = Authorship.objects.filter(
+        institutions=institution, paper__hidden=False
+    )
+    return {
+        "researchers": list(
+            Researcher.objects.live()
+            .filter(authorships__in=authorships)
+            .annotate(papers=Count("authorships__paper", distinct=True))
+            .order_by("-papers", "display_name")[:50]
+        ),
+        "recent": paper_rows(
+            Paper.objects.filter(pk__in=authorships.values("paper_id")).order_by(
+                "-published", "-id"
+            )[:PAGE_SIZE]
+        ),
+        "paper_count": authorships.values("paper_id").distinct().count(),
+    }

@@ -46,7 +46,7 @@ from django.db.models.functions import Cast, Coalesce
 
 from api.search import MAX_SEARCH_CHARS, MAX_SEARCH_TERMS
 from wovepaper.models import Authorship, Paper, Researcher
-from wovepaper.selectors import paper_list, papers_in_category
+from wovepaper.selectors import paper_by_identifier, paper_list, papers_in_category
 
 # Text search configuration of the stored vectors and of the queries: both sides
 # must stem alike, so the names are stemmed too (a name stored unstemmed under
@@ -125,6 +125,19 @@ def search_query_clean(query: str) -> str:
     return _OPERATOR_RUN.sub(
         lambda m: m.group(1).strip() + " ", " ".join(words)
     ).strip()
+
+
+def paper_named_by(query: str) -> Paper | None:
+    """The visible paper a search text names by arXiv id or DOI, or None.
+
+    ``2201.05500``, ``arXiv:hep-th/9901001v2``, ``10.1103/...``, ``doi:...`` or a
+    doi.org URL (:func:`wovepaper.selectors.paper_by_identifier`). Text with a
+    space, and a bare number (more likely a year than our id), name no paper.
+    """
+    text = query.strip()
+    if not text or len(text) > 300 or text.isdigit() or len(text.split()) > 1:
+        return None
+    return paper_by_identifier(text)
 
 
 def paper_search(

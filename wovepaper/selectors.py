@@ -10,7 +10,8 @@ from django.db import connection
 from django.db.models import Count, Prefetch, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 
-from wovepaper.models import Authorship, Follow, Paper, Researcher
+from wovepaper.identifiers import ROR_ID_RE
+from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
 
 
 def paper_list() -> QuerySet[Paper]:
@@ -30,9 +31,8 @@ def paper_list() -> QuerySet[Paper]:
     )
 
 
-# What a byline shows: the authorship's own fields and its researcher's name.
-BYLINE_FIELDS = (
-    "paper_id",
+# A byline slot's own fields, in the API's order.
+SLOT_FIELDS = (
     "position",
     "raw_name",
     "given_name",
@@ -41,6 +41,11 @@ BYLINE_FIELDS = (
     "is_collaboration",
     "orcid",
     "affiliations",
+)
+# What a byline shows: the slot's fields and its researcher's name.
+BYLINE_FIELDS = (
+    "paper_id",
+    *SLOT_FIELDS,
     "researcher__id",
     "researcher__display_name",
     "researcher__orcid",
@@ -78,51 +83,23 @@ def list_bylines(
     rows = (
         Authorship.objects.filter(paper_id__in=list(paper_ids), position__lte=limit + 1)
         .order_by("paper_id", "position")
-        .values_list(
-            "paper_id",
-            "position",
-            "raw_name",
-            "given_name",
-            "family_name",
-            "suffix",
-            "is_collaboration",
-            "orcid",
-            "affiliations",
-            "researcher_id",
-            "researcher__display_name",
-            "researcher__orcid",
-        )
+        .values(*BYLINE_FIELDS)
     )
-    for (
-        pid,
-        pos,
-        raw,
-        given,
-        family,
-        suffix,
-        collab,
-        orcid,
-        affs,
-        rid,
-        rname,
-        rorcid,
-    ) in rows:
-        slots, truncated = out.setdefault(pid, ([], False))
-        if pos > limit:
-            out[pid] = (slots, True)
+    for row in rows:
+        slots, truncated = out.setdefault(row["paper_id"], ([], False))
+        if row["position"] > limit:
+            out[row["paper_id"]] = (slots, True)
             continue
+        rid = row["researcher__id"]
         slots.append(
             {
-                "position": pos,
-                "raw_name": raw,
-                "given_name": given,
-                "family_name": family,
-                "suffix": suffix,
-                "is_collaboration": collab,
-                "orcid": orcid,
-                "affiliations": affs,
+                **{name: row[name] for name in SLOT_FIELDS},
                 "researcher": (
-                    {"id": rid, "display_name": rname, "orcid": rorcid}
+                    {
+                        "id": rid,
+                        "display_name": row["researcher__display_name"],
+                        "orcid": row["researcher__orcid"],
+                    }
                     if rid is not None
                     else None
                 ),
@@ -204,19 +181,10 @@ def followed_researchers(user) -> QuerySet[Researcher]:
 def feed_papers(user) -> QuerySet[Paper]:
     """Visible papers of the researchers a user follows, newest first.
 
-    Follows of a researcher merged away since count for its survivor.
+    Follows of a researcher merged away since count for its survivor; the
+    API's feed (category follows are the Following page's, not the feed's).
     """
-    followed = list(
-        Follow.objects.filter(user=user).values_list("researcher_id", flat=True)
-    )
-    survivors = researcher_survivors(followed)
-    ids = {survivors.get(pk, pk) for pk in followed}
-    return (
-        Paper.objects.filter(hidden=False, authorships__researcher_id__in=ids)
-        .distinct()
-        .annotate(sort_date=Coalesce("published", Value(UNDATED)))
-        .order_by("-sort_date", "-id")
-    )
+    return following_papers(user)
 
 
 def paper_by_identifier(value: str) -> Paper | None:
@@ -349,4 +317,46 @@ def following_papers(user, *, categories: Iterable[str] = ()) -> QuerySet[Paper]
         Paper.objects.filter(pk__in=ids)
         .annotate(sort_date=Coalesce("published", Value(UNDATED)))
         .order_by("-sort_date", "-id")
+    )
+
+
+def paper_byline(paper: Paper) -> list[Authorship]:
+    """Every byline slot of a paper in order, with researcher and institutions.
+
+    Returns:
+        Authorships by position; three queries whatever the byline's length.
+    """
+    return list(
+        Authorship.objects.filter(paper=paper)
+        .select_related("researcher")
+        .prefetch_related("institutions")
+        .order_by("position")
+    )
+
+
+def institution_by_ref(ref: str) -> Institution | None:
+    """An institution by ``<id>-<slug>``, our id, ROR id (bare or URL) or its name.
+
+    Args:
+        ref: what the URL holds after ``/institutions/``.
+
+    Returns:
+        The institution, trying in that order; None when nothing matches. The
+        name matches exactly, in any case, or as a slug.
+    """
+    head = ref.split("-", 1)[0]
+    if head.isascii() and head.isdigit() and len(head) < 18:
+        found = Institution.objects.filter(pk=int(head)).first()
+        if found:
+            return found
+    ror = ref.strip().rstrip("/").rsplit("/", 1)[-1].lower()
+    if ROR_ID_RE.fullmatch(ror):
+        found = Institution.objects.filter(ror_id=ror).first()
+        if found:
+            return found
+    name = " ".join(ref.split())[:500]
+    return (
+        Institution.objects.filter(Q(name__iexact=name) | Q(slug=name.lower()))
+        .order_by("pk")
+        .first()
     )

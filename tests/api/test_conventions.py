@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from tests.factories import AuthorshipFactory, PaperFactory, ResearcherFactory
@@ -13,7 +12,6 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def api():
-    cache.clear()
     return APIClient()
 
 

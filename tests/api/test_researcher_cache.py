@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from curation import edits
@@ -16,7 +15,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def api():
-    cache.clear()
     return APIClient()
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 from django.test import Client
 from lxml import html as lxml_html
 
@@ -16,11 +15,6 @@ from tests.factories import (
 from wovepaper.models import CategoryFollow, Follow
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    cache.clear()
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ link smuggled into Markdown); each answer is now a clear refusal or a safe page.
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 from lxml import etree
 from rest_framework.test import APIClient
 
@@ -20,11 +19,6 @@ from tests.factories import (
 from wovepaper.models import Follow
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    cache.clear()
 
 
 @pytest.mark.parametrize(

@@ -13,14 +13,6 @@ from wovepaper.models import Institution
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def empty_cache():
-    """llms.txt caches its counts; each test starts without them."""
-    cache.clear()
-    yield
-    cache.clear()
-
-
 def test_robots_names_the_sitemap_and_keeps_private_paths_out(client):
     response = client.get("/robots.txt")
     assert response.status_code == 200

@@ -6,7 +6,6 @@ import json
 import re
 
 import pytest
-from django.core.cache import cache
 from lxml import html as lxml_html
 
 from curation import edits, history, services
@@ -15,13 +14,6 @@ from tests.factories import AuthorshipFactory, PaperFactory, ResearcherFactory
 from wovepaper.models import Authorship, Institution, Paper, Researcher
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 
 from django.core.cache import cache
-from django.db.models import Count, Q
 from django.http import (
     Http404,
     HttpRequest,
@@ -28,7 +27,8 @@ from django.views.decorators.http import require_safe
 
 from wovepaper import profile, selectors
 from wovepaper.cache import researcher_key
-from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
+from wovepaper.identifiers import ARXIV_CATEGORY
+from wovepaper.models import Follow, Paper, Researcher
 from wovepaper.text import latex_to_text
 
 # Cached researcher page parts live at most this long (seconds) even without a
@@ -43,9 +43,6 @@ _PAPER_REF = re.compile(
     r"|[a-z]{1,10}(?:-[a-z]{1,10})?(?:\.[A-Za-z]{2})?/[0-9]{7}"
     r"|[0-9]{1,18})(?:v[1-9][0-9]{0,3})?(?:-(?P<slug>.*))?"
 )
-# arXiv category names (``hep-th``, ``cs.LG``, ``math-ph``); anything else is ignored.
-_CATEGORY = re.compile(r"[A-Za-z][A-Za-z.-]{0,39}")
-_ROR_ID = re.compile(r"0[a-hj-km-np-tv-z0-9]{6}[0-9]{2}")
 
 
 def _wants_markdown(request: HttpRequest) -> bool:
@@ -126,12 +123,7 @@ def paper_detail(request: HttpRequest, ref: str) -> HttpResponse:
     canonical = paper.get_absolute_url()
     if request.path != canonical:
         return _canonical(request, canonical)
-    byline = list(
-        Authorship.objects.filter(paper=paper)
-        .select_related("researcher")
-        .prefetch_related("institutions")
-        .order_by("position")
-    )
+    byline = selectors.paper_byline(paper)
     return _render(
         request,
         "paper",
@@ -218,7 +210,7 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
     if request.path != canonical:
         return _canonical(request, canonical)
     category = request.GET.get("category", "")
-    category = category if _CATEGORY.fullmatch(category) else ""
+    category = category if ARXIV_CATEGORY.fullmatch(category) else ""
     sort = request.GET.get("sort", "newest")
     sort = sort if sort in profile.SORTS else "newest"
     number = _page_number(request)
@@ -282,13 +274,13 @@ def researcher_network(request: HttpRequest, pk: int) -> HttpResponse:
     A merged-away researcher answers 301 to its survivor's network; cached like
     the page summary.
     """
-    found = _live_researcher(request, pk)
-    if isinstance(found, HttpResponse):
-        if found.status_code == 301:
-            survivor = selectors.researcher_survivor(pk)
-            return HttpResponsePermanentRedirect(
-                reverse("researcher-network", kwargs={"pk": survivor})
-            )
+    survivor = selectors.researcher_survivor(pk)
+    if survivor is not None:
+        return HttpResponsePermanentRedirect(
+            reverse("researcher-network", kwargs={"pk": survivor})
+        )
+    found = Researcher.objects.live().filter(pk=pk).first()
+    if found is None:
         raise Http404(f"researcher {pk} is not a live profile")
     network = cache.get_or_set(
         researcher_key(pk, "network"),
@@ -306,34 +298,18 @@ def institution_detail(request: HttpRequest, ref: str) -> HttpResponse:
     URL) or the institution's name (any case); all but the canonical form
     answer 301.
     """
-    institution = _institution_by_ref(ref)
+    institution = selectors.institution_by_ref(ref)
     if institution is None:
         raise Http404(f"no institution here is called {ref[:100]}")
     canonical = institution.get_absolute_url()
     if request.path != canonical:
         return _canonical(request, canonical)
-    authorships = Authorship.objects.filter(
-        institutions=institution, paper__hidden=False
-    )
-    researchers = (
-        Researcher.objects.live()
-        .filter(authorships__in=authorships)
-        .annotate(papers=Count("authorships__paper", distinct=True))
-        .order_by("-papers", "display_name")[:50]
-    )
-    recent = profile.paper_rows(
-        Paper.objects.filter(pk__in=authorships.values("paper_id")).order_by(
-            "-published", "-id"
-        )[: profile.PAGE_SIZE]
-    )
     return _render(
         request,
         "institution",
         {
             "institution": institution,
-            "researchers": list(researchers),
-            "recent": recent,
-            "paper_count": authorships.values("paper_id").distinct().count(),
+            **profile.institution_summary(institution),
             "canonical_url": request.build_absolute_uri(canonical),
             "json_ld": {
                 "@context": "https://schema.org",
@@ -348,26 +324,6 @@ def institution_detail(request: HttpRequest, ref: str) -> HttpResponse:
                 ),
             },
         },
-    )
-
-
-def _institution_by_ref(ref: str) -> Institution | None:
-    """An institution by ``<id>-<slug>``, id, ROR id or URL, or exact name."""
-    head = ref.split("-", 1)[0]
-    if head.isascii() and head.isdigit() and len(head) < 18:
-        found = Institution.objects.filter(pk=int(head)).first()
-        if found:
-            return found
-    ror = ref.strip().rstrip("/").rsplit("/", 1)[-1].lower()
-    if _ROR_ID.fullmatch(ror):
-        found = Institution.objects.filter(ror_id=ror).first()
-        if found:
-            return found
-    name = " ".join(ref.split())[:500]
-    return (
-        Institution.objects.filter(Q(name__iexact=name) | Q(slug=name.lower()))
-        .order_by("pk")
-        .first()
     )
 
 

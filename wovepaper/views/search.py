@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -11,14 +9,14 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
-from wovepaper.models import Paper
-from wovepaper.profile import paper_rows
+from wovepaper.identifiers import ARXIV_CATEGORY
+from wovepaper.profile import paper_rows_by_id
 from wovepaper.search import (
     SearchQueryError,
+    paper_named_by,
     researcher_search,
     search_results,
 )
-from wovepaper.selectors import paper_by_identifier
 
 PAGE_SIZE = 24
 # Researchers shown above the papers (first page only).
@@ -27,29 +25,8 @@ RESEARCHER_COUNT = 10
 CATEGORY_CHOICES = 20
 # arXiv categories: ``hep-th``, ``cond-mat.str-el``, ``cs.LG`` (at most 40 chars,
 # the length of Paper.primary_category).
-_CATEGORY_RE = re.compile(r"[A-Za-z][A-Za-z.\-]{0,39}")
 BAD_CATEGORY = "The category is not an arXiv category name (such as hep-th or cs.LG)."
 BAD_YEAR = "The year must be a number from 1 to 9999."
-
-
-# What a reader pastes to find one paper: an arXiv id (new or old style, with a
-# version or an ``arXiv:`` prefix) or a DOI (bare, ``doi:`` or a doi.org URL).
-_IDENTIFIER_RE = re.compile(
-    r"(?i:arxiv:)?(?:[0-9]{4}\.[0-9]{4,5}|[a-z-]{2,20}(?:\.[A-Z]{2})?/[0-9]{7})"
-    r"(?:v[0-9]{1,4})?"
-    r"|(?i:doi:|https?://(?:dx\.)?doi\.org/)?10\.[0-9]{4,9}/\S+"
-)
-
-
-def paper_by_identifier_text(query: str) -> Paper | None:
-    """The visible paper a search text names by arXiv id or DOI, or None.
-
-    A bare number is not taken as our id (it is more likely a year or a word).
-    """
-    text = query.strip()
-    if len(text) > 300 or not _IDENTIFIER_RE.fullmatch(text):
-        return None
-    return paper_by_identifier(text)
 
 
 def _with_other_variants(researchers: list) -> list:
@@ -67,7 +44,7 @@ def _filters(request: HttpRequest) -> tuple[str, int | None, list[str]]:
     """
     errors = []
     category = request.GET.get("category", "").strip()
-    if category and not _CATEGORY_RE.fullmatch(category):
+    if category and not ARXIV_CATEGORY.fullmatch(category):
         errors.append(BAD_CATEGORY)
         category = ""
     year_text = request.GET.get("year", "").strip()
@@ -139,7 +116,7 @@ def search(request: HttpRequest) -> HttpResponse:
         "categories": [(category, None)] if category else [],
     }
     if not errors and query.strip():
-        found = paper_by_identifier_text(query)
+        found = paper_named_by(query)
         if found is not None and not category and not year:
             return redirect(found.get_absolute_url())
         try:
@@ -155,11 +132,7 @@ def search(request: HttpRequest) -> HttpResponse:
             page = Paginator(range(result["count"]), PAGE_SIZE).get_page(
                 result["number"]
             )
-            order = {pk: i for i, pk in enumerate(result["ids"])}
-            papers = sorted(
-                paper_rows(Paper.objects.filter(pk__in=result["ids"], hidden=False)),
-                key=lambda row: order[row["id"]],
-            )
+            papers = paper_rows_by_id(result["ids"])
             context.update(
                 searched=True,
                 page=page,
