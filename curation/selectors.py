@@ -22,9 +22,11 @@ from django.db.models.functions import Abs, Coalesce
 
 from curation.matching import scoring
 from curation.matching.features import (
+    COAUTHOR_MAX_BYLINE,
     AuthorshipView,
     ProfileView,
     affiliation_tokens,
+    coauthor_keys_of,
     full_given_key,
     profile_of,
     rarities_from_counts,
@@ -71,9 +73,8 @@ def _paper_context(paper_ids: Iterable[int]) -> tuple[dict, dict]:
 
     Returns:
         ``({paper id: [(authorship id, name key)]}, {paper id: {categories,
-        published}})``. Large collaborations keep their names: the co-author
-        feature is capped in scoring (``scoring.COAUTHOR_CAP``), so a 3,000-author
-        byline counts as much as three shared co-authors, no more.
+        published}})``: every slot of each paper, its key "" when it has none
+        (:func:`curation.matching.features.coauthor_keys_of` reads them).
     """
     keys: dict[int, list[tuple[int, str]]] = defaultdict(list)
     papers: dict[int, dict] = {}
@@ -81,8 +82,7 @@ def _paper_context(paper_ids: Iterable[int]) -> tuple[dict, dict]:
         for pid, aid, key in Authorship.objects.filter(paper_id__in=chunk).values_list(
             "paper_id", "id", "name_key"
         ):
-            if key:
-                keys[pid].append((aid, key))
+            keys[pid].append((aid, key))
         papers.update(
             (p["id"], p)
             for p in Paper.objects.filter(id__in=chunk).values(
@@ -141,9 +141,7 @@ def authorship_views(
                 family=a.family_name,
                 block_key=a.block_key,
                 orcid=a.orcid,
-                coauthor_keys=frozenset(
-                    k for aid, k in keys[a.paper_id] if aid != a.id
-                ),
+                coauthor_keys=coauthor_keys_of(keys[a.paper_id], own=a.id),
                 categories=frozenset(paper.get("categories") or ()),
                 year=published.year if published else None,
                 affiliation_tokens=affiliation_tokens(a.affiliations or ()),
@@ -408,8 +406,9 @@ def proposal_queue(queryset: QuerySet[Proposal] | None = None) -> QuerySet[Propo
     )
 
 
-# Papers with more authors than this (collaborations) are not read name by name.
-DOSSIER_MAX_BYLINE = 100
+# Papers with more authors than this (collaborations) are not read name by name:
+# the bound under which the matcher counts co-authors at all.
+DOSSIER_MAX_BYLINE = COAUTHOR_MAX_BYLINE
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,32 @@ from dataclasses import dataclass, field
 
 from curation import names
 
+# Bylines longer than this are hyperauthorship (large collaborations): their
+# co-authors are not evidence about one person. Two papers of a 3,000-member
+# collaboration share hundreds of name keys whoever wrote them, and a cs.SE paper
+# shares one or two initial-level keys with such a byline by chance. Source: the
+# 100-author bound of hyperauthorship, Cronin (2001), "Hyperauthorship: a
+# postmodern perversion or evidence of a structural shift in scholarly
+# communication practices?", JASIST 52(7):558-569.
+COAUTHOR_MAX_BYLINE = 100
+
+
+def coauthor_keys_of(byline_keys: list[tuple[int, str]], *, own: int) -> frozenset[str]:
+    """The co-author name keys one authorship contributes to the co-author feature.
+
+    Args:
+        byline_keys: ``[(slot id, name key)]`` of every slot of the paper, in any
+            order, one per slot ("" keys included; they are dropped).
+        own: the slot id of the authorship itself (left out).
+
+    Returns:
+        The other slots' non-empty name keys; empty when the byline has more than
+        :data:`COAUTHOR_MAX_BYLINE` slots.
+    """
+    if len(byline_keys) > COAUTHOR_MAX_BYLINE:
+        return frozenset()
+    return frozenset(key for slot, key in byline_keys if slot != own and key)
+
 
 @dataclass(frozen=True)
 class AuthorshipView:
@@ -24,7 +50,8 @@ class AuthorshipView:
         block_key: see :func:`curation.names.block_key`.
         orcid: bare ORCID iD or "".
         coauthor_keys: name keys (:func:`curation.names.name_key`) of the other
-            authors of the same paper.
+            authors of the same paper; empty for a byline over
+            :data:`COAUTHOR_MAX_BYLINE` (see :func:`coauthor_keys_of`).
         categories: the paper's arXiv categories.
         year: publication year or None.
         affiliation_tokens: content words of the affiliation strings printed with

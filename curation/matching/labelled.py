@@ -23,6 +23,7 @@ from curation import names
 from curation.matching.features import (
     AuthorshipView,
     affiliation_tokens,
+    coauthor_keys_of,
     full_given_key,
     given_name_rarities,
 )
@@ -149,11 +150,13 @@ def _load_s2and(folder: Path) -> LabelledSet:
         given = " ".join(p for p in (info.get("first"), info.get("middle")) if p)
         family = info.get("last") or ""
         paper = papers.get(str(sig["paper_id"]), {})
-        coauthors = frozenset(
-            names.name_key(p.given, p.family)
-            for author in paper.get("authors", [])
-            if author.get("position") != info.get("position")
-            for p in [names.parse_name(author.get("author_name", ""))]
+        coauthors = coauthor_keys_of(
+            [
+                (author.get("position"), names.name_key(p.given, p.family))
+                for author in paper.get("authors", [])
+                for p in [names.parse_name(author.get("author_name", ""))]
+            ],
+            own=info.get("position"),
         )
         index = len(views)
         views.append(
