@@ -23,7 +23,9 @@ Prints p50, p99 and max in milliseconds, errors and the p99 ratio to the
 baseline. The load generator shares the 2 cores with the server, so the figures
 are an upper bound. Usage (about 6 minutes, 2 of them building):
 ``DATABASE_URL=postgres://postgres@127.0.0.1:5432/wovepaper_bench_pages
-.venv/bin/python bench/pages.py [--papers N] [--rate R] [--seconds S]``.
+.venv/bin/python bench/pages.py [--papers N] [--rate R] [--seconds S]
+[--only search] [--keep]``; ``--only`` runs the baseline and the scenarios whose
+name holds the text, ``--keep`` keeps the database and reuses it next time.
 """
 
 from __future__ import annotations
@@ -118,19 +120,32 @@ def main() -> None:
     # gunicorn's documented starting point is (2 x cores) + 1 workers; a page
     # spends about a third of its time waiting on PostgreSQL.
     parser.add_argument("--workers", type=int, default=5)
+    parser.add_argument(
+        "--only", default="", help="run only the scenarios whose name holds this"
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the database, and reuse it if built"
+    )
     args = parser.parse_args()
     if connection.vendor != "postgresql":
         sys.exit("bench/pages.py needs DATABASE_URL to name a PostgreSQL database")
     search_bench = _search_bench()
-    old = setup_databases(verbosity=0, interactive=False, keepdb=False)
+    old = setup_databases(verbosity=0, interactive=False, keepdb=args.keep)
     try:
+        from wovepaper.models import Paper, Researcher
+
         rng = random.Random(13)
         t0 = time.perf_counter()
         words = search_bench.word_pool()
-        search_bench.build(args.papers, args.researchers, words, rng)
-        prolific = add_prolific_researcher(rng)
-        print(f"built in {time.perf_counter() - t0:.0f} s")
-        from wovepaper.models import Paper, Researcher
+        built = Researcher.objects.filter(display_name="Bench Thousand").first()
+        if built is None:
+            search_bench.build(args.papers, args.researchers, words, rng)
+            prolific = add_prolific_researcher(rng)
+            print(f"built in {time.perf_counter() - t0:.0f} s")
+        else:
+            prolific = built.pk
+            print(f"reusing {Paper.objects.count()} papers")
+        rng = random.Random(17)
 
         r = Researcher.objects.get(pk=prolific)
         page = r.get_absolute_url()
@@ -178,6 +193,11 @@ def main() -> None:
                 )
             ],
         }
+        scenarios = {
+            name: paths
+            for index, (name, paths) in enumerate(scenarios.items())
+            if index == 0 or args.only in name
+        }
         import redis
 
         redis.Redis.from_url(REDIS_CACHE).flushdb()
@@ -187,7 +207,8 @@ def main() -> None:
             print(f"gunicorn {args.workers} workers, Redis cache")
             run_scenarios(base, scenarios, rate=args.rate, seconds=args.seconds)
     finally:
-        teardown_databases(old, verbosity=0)
+        if not args.keep:
+            teardown_databases(old, verbosity=0)
 
 
 if __name__ == "__main__":

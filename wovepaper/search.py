@@ -18,21 +18,29 @@ word must occur, case-insensitively, in the title, the abstract or an author's n
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date
 
 from django.contrib.postgres.lookups import TrigramWordSimilar
 from django.contrib.postgres.search import (
     SearchQuery,
     SearchRank,
+    SearchVectorField,
     TrigramWordSimilarity,
 )
 from django.core.cache import cache
-from django.db import connection
+from django.db import OperationalError, connection, transaction
 from django.db.models import (
     Count,
     Exists,
     F,
+    FloatField,
     Func,
     IntegerField,
     OuterRef,
@@ -46,7 +54,14 @@ from django.db.models.functions import Cast, Coalesce
 
 from api.search import MAX_SEARCH_CHARS, MAX_SEARCH_TERMS
 from wovepaper.models import Authorship, Paper, Researcher
-from wovepaper.selectors import paper_by_identifier, paper_list, papers_in_category
+from wovepaper.selectors import (
+    in_category,
+    paper_by_identifier,
+    paper_list,
+    papers_in_category,
+)
+
+logger = logging.getLogger(__name__)
 
 # Text search configuration of the stored vectors and of the queries: both sides
 # must stem alike, so the names are stemmed too (a name stored unstemmed under
@@ -167,35 +182,6 @@ def paper_search(
     return papers.annotate(rank=SearchRank(F("search_vector"), search)).order_by(
         "-rank", F("published").desc(nulls_last=True), "-id"
     )
-
-
-def paper_search_categories(
-    *, query: str, year: int | None = None
-) -> list[tuple[str, int]]:
-    """The primary categories of the papers a search finds, for a category filter.
-
-    Args:
-        query: the user's text, as for :func:`paper_search`.
-        year: the year filter, as for :func:`paper_search`.
-
-    Returns:
-        ``[(primary category, papers), ...]`` over every match (whatever its
-        category), most papers first, then by name; papers without a primary
-        category count under "". The counts add up to the number of papers
-        :func:`paper_search` finds without a category filter. One query.
-
-    Raises:
-        SearchQueryError: the query is out of bounds (see :func:`search_query_clean`).
-    """
-    papers, _ = _paper_matches(query=query, category=None, year=year)
-    rows = (
-        papers.order_by()
-        .values("primary_category")
-        .annotate(n=Count("pk"))
-        .order_by("-n", "primary_category")
-        .values_list("primary_category", "n")
-    )
-    return list(rows)
 
 
 def _paper_matches(
@@ -376,13 +362,227 @@ def search_vectors_refresh(*, paper_ids: Iterable[int]) -> int:
         return cursor.rowcount
 
 
-# How long the ranked head of a search is reused (seconds), and how many ranked
-# ids it keeps (10 pages of 24). Ranking a broad query reads every match (up to
-# ~29,000 of 100,000 papers, ~150 ms; bench/search.py); readers repeat queries
-# and page through them, so the head is computed once and pages are sliced from
-# it. A paper harvested meanwhile appears within this many seconds.
+# How long the ranked head of a search is reused (seconds). Readers repeat
+# queries and page through them, so the head is computed once and pages are
+# sliced from it. A paper harvested meanwhile appears within this many seconds.
 SEARCH_CACHE_SECONDS = 600
-CACHED_RESULTS = 240
+
+# The most matching papers one search reads, its sample. Reading a match costs
+# about 2.5 us (a paper row is about 3 KB: the abstract and the stored vector),
+# so a broad word matching 50,000 of 100,000 papers ("model") took 100-300 ms to
+# count, facet and rank exactly, which no worker can afford at 100 req/s on two
+# cores; any exact method reads every match (bench/search.py). Up to this many
+# matches a search is exact; past it, the total is PostgreSQL's estimate and the
+# listed papers are a ranked sample (see :func:`search_head`). Bounded totals
+# follow Elasticsearch's ``track_total_hits`` (exact up to 10,000, then a lower
+# bound; Elasticsearch reference, "Search your data", track total hits).
+SEARCH_SAMPLE = 2000
+
+# Longest a search's queries may run together (milliseconds); past it the
+# search is refused with :data:`SEARCH_TOO_SLOW` rather than hold a worker.
+SEARCH_TIMEOUT_MS = 3000
+SEARCH_TOO_SLOW = (
+    "This search took too long. Add words, a category or a year to narrow it."
+)
+
+
+class TitleVector(Func):
+    """The title's own search vector, as the index of migration 0006 has it.
+
+    ``to_tsvector('english', wovepaper_fold(left(title, 100000)))``: PostgreSQL
+    uses an expression index only for the same expression.
+    """
+
+    template = (
+        "to_tsvector('english'::regconfig, wovepaper_fold(left(%(expressions)s, "
+        "100000)))"
+    )
+    output_field = SearchVectorField()
+
+
+@dataclass(frozen=True)
+class _Match:
+    """One matching paper as the search head reads it (no text, no byline)."""
+
+    pk: int
+    primary_category: str
+    categories: list | None
+    published: date | None
+    rank: float
+
+
+def _matches(
+    papers: QuerySet[Paper],
+    search: SearchQuery | None,
+    *,
+    limit: int,
+    with_categories: bool = False,
+) -> list[_Match]:
+    """At most ``limit`` matches in storage order (PostgreSQL) or newest first.
+
+    Unordered on PostgreSQL so the scan stops after ``limit`` rows. The category
+    lists are read only when asked (``with_categories``): decoding 2,000 JSON
+    lists was a fifth of a broad search's time.
+    """
+    if search is None:  # SQLite: the fallback's newest-first order is kept
+        rank = Value(0.0, output_field=FloatField())
+    else:
+        papers = papers.order_by()
+        rank = SearchRank(F("search_vector"), search)
+    if with_categories:
+        rows = papers.annotate(match_rank=rank).values_list(
+            "pk", "primary_category", "categories", "published", "match_rank"
+        )
+        return [_Match(*row) for row in rows[:limit]]
+    rows = papers.annotate(match_rank=rank).values_list(
+        "pk", "primary_category", "published", "match_rank"
+    )
+    return [_Match(pk, primary, None, day, r) for pk, primary, day, r in rows[:limit]]
+
+
+def _ranked(matches: Iterable[_Match]) -> list[int]:
+    """Paper ids best first: rank, then newest (undated last), then newest id.
+
+    The order of :func:`paper_search`, applied in Python to a read sample.
+    """
+    return [
+        m.pk
+        for m in sorted(
+            matches,
+            key=lambda m: (
+                -m.rank,
+                m.published is None,
+                -(m.published.toordinal() if m.published else 0),
+                -m.pk,
+            ),
+        )
+    ]
+
+
+def _estimate(papers: QuerySet[Paper]) -> int:
+    """PostgreSQL's estimate of how many rows ``papers`` holds (planner rows)."""
+    plan = json.loads(papers.order_by().values("pk").explain(format="json"))
+    return int(plan[0]["Plan"]["Plan Rows"])
+
+
+def _two_figures(n: int) -> int:
+    """``n`` rounded to two significant figures (49,579 -> 50,000), for "about"."""
+    return int(round(n, 2 - len(str(n)))) if n >= 100 else n
+
+
+def search_head(*, query: str, category: str | None, year: int | None) -> dict:
+    """The whole ranked answer of a paper search, bounded by :data:`SEARCH_SAMPLE`.
+
+    At most :data:`SEARCH_SAMPLE` + 1 matches are read per query:
+
+    - **Exact** (at most :data:`SEARCH_SAMPLE` matches, most searches of two
+      words or more): every match ranked as :func:`paper_search` ranks them, the
+      exact total and the primary categories with counts. One query.
+    - **Broad** (more matches, a common word): the total is the planner's
+      estimate (at least :data:`SEARCH_SAMPLE` + 1, to two significant
+      figures); the listed papers are the
+      papers whose *title* matches (up to :data:`SEARCH_SAMPLE`, read through the
+      title index of migration 0006, ranked), then other matches of the sample,
+      ranked; the categories are those of the sample, commonest first, without
+      counts. Three or four queries.
+
+    On SQLite (the demo) a broad search counts exactly and lists the newest
+    :data:`SEARCH_SAMPLE`.
+
+    Args:
+        query: the cleaned search text (:func:`search_query_clean`), not blank.
+        category: keep papers carrying this category (as
+            :func:`wovepaper.selectors.in_category`); None or "" for all.
+        year: keep papers first published this year; None for all.
+
+    Returns:
+        ``{"ids": [paper id, best first] (at most SEARCH_SAMPLE), "count": papers
+        found (exact or estimated), "exact": bool, "categories": [(primary
+        category, papers or None)]}``; the categories are counted over every
+        match whatever the category filter, so the filter can be switched.
+
+    Raises:
+        SearchQueryError: the queries ran past :data:`SEARCH_TIMEOUT_MS`.
+    """
+    everything, search = _paper_matches(query=query, category=None, year=year)
+    try:
+        with transaction.atomic(), _statement_timeout(SEARCH_TIMEOUT_MS):
+            return _search_head(everything, search, category=category, year=year)
+    except OperationalError as exc:  # psycopg's QueryCanceled is one
+        logger.warning(
+            "search over its time budget",
+            extra={"query": query[:200], "error": type(exc).__name__},
+        )
+        raise SearchQueryError(SEARCH_TOO_SLOW) from exc
+
+
+def _search_head(
+    everything: QuerySet[Paper],
+    search: SearchQuery | None,
+    *,
+    category: str | None,
+    year: int | None,
+) -> dict:
+    """:func:`search_head` inside its transaction."""
+    sample = _matches(
+        everything, search, limit=SEARCH_SAMPLE + 1, with_categories=bool(category)
+    )
+    broad = len(sample) > SEARCH_SAMPLE
+    primaries = Counter(m.primary_category for m in sample)
+    if broad:
+        categories = [(name, None) for name, _ in primaries.most_common()]
+    else:
+        categories = sorted(primaries.items(), key=lambda item: (-item[1], item[0]))
+    chosen, chosen_matches = everything, sample
+    if category:
+        chosen = everything.filter(in_category(category))
+        chosen_matches = (
+            _matches(chosen, search, limit=SEARCH_SAMPLE + 1)
+            if broad
+            else [m for m in sample if category in m.categories]
+        )
+    if len(chosen_matches) <= SEARCH_SAMPLE:
+        return {
+            "ids": _ranked(chosen_matches),
+            "count": len(chosen_matches),
+            "exact": True,
+            "categories": categories,
+        }
+    if search is None:
+        return {
+            "ids": [m.pk for m in chosen_matches[:SEARCH_SAMPLE]],
+            "count": chosen.count(),
+            "exact": True,
+            "categories": categories,
+        }
+    titled = _matches(
+        chosen.alias(title_vector=TitleVector(F("title"))).filter(title_vector=search),
+        search,
+        limit=SEARCH_SAMPLE,
+    )
+    listed = _ranked(titled)
+    seen = set(listed)
+    listed += [pk for pk in _ranked(chosen_matches) if pk not in seen]
+    return {
+        "ids": listed[:SEARCH_SAMPLE],
+        "count": _two_figures(max(_estimate(chosen), SEARCH_SAMPLE + 1)),
+        "exact": False,
+        "categories": categories,
+    }
+
+
+@contextmanager
+def _statement_timeout(milliseconds: int) -> Iterator[None]:
+    """Cap each statement of the current transaction (PostgreSQL; else nothing).
+
+    ``SET LOCAL`` lasts until the transaction ends: :func:`search_head` opens
+    one of its own for it (inside a test's transaction, a savepoint: the cap
+    then lasts for the rest of that test).
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL statement_timeout = %s", [int(milliseconds)])
+    yield
 
 
 def search_results(
@@ -390,51 +590,46 @@ def search_results(
 ) -> dict:
     """One page of a paper search: ids in rank order, the total and the facets.
 
-    The first :data:`CACHED_RESULTS` ranked ids, the total and the primary
-    category counts of a (text, category, year) are cached for
-    :data:`SEARCH_CACHE_SECONDS`; pages past them are ranked on demand.
+    The head (:func:`search_head`) of a (text, category, year) is cached for
+    :data:`SEARCH_CACHE_SECONDS`; every page is sliced from it.
 
     Args:
         query: the user's text (see :func:`paper_search`).
         category: the category filter, or None / "".
         year: the year filter, or None.
-        number: 1-based page number (clamped to the pages there are).
+        number: 1-based page number (clamped to the pages listed).
         size: papers a page.
 
     Returns:
-        ``{"ids": [paper id] (this page, best first), "count": total,
-        "categories": [(primary category, papers)], "number": page shown}``.
+        ``{"ids": [paper id] (this page, best first), "count": papers found,
+        "exact": whether ``count`` is exact (else PostgreSQL's estimate),
+        "listed": how many papers the pages list (``count`` when exact, at most
+        :data:`SEARCH_SAMPLE`), "categories": [(primary category, papers or
+        None)], "number": page shown}``.
 
     Raises:
-        SearchQueryError: the query is out of bounds (see :func:`search_query_clean`).
+        SearchQueryError: the query is out of bounds (see :func:`search_query_clean`)
+            or took longer than :data:`SEARCH_TIMEOUT_MS`.
     """
     text = search_query_clean(query)
     digest = hashlib.sha256(f"{text}\x1f{category or ''}\x1f{year or ''}".encode())
-    key = f"search:{connection.vendor}:{digest.hexdigest()}"
+    key = f"search:v2:{connection.vendor}:{digest.hexdigest()}"
     head = cache.get(key)
     if head is None:
-        counts = paper_search_categories(query=text, year=year)
-        ranked = paper_search(query=text, category=category, year=year)
-        # Without a category filter the category counts add up to the matches:
-        # no second scan to count them.
-        count = sum(n for _, n in counts) if not category else ranked.count()
-        head = {
-            "count": count,
-            "categories": counts,
-            "ids": list(ranked.values_list("pk", flat=True)[:CACHED_RESULTS]),
-        }
+        if not text:
+            head = {"ids": [], "count": 0, "exact": True, "categories": []}
+        else:
+            head = search_head(query=text, category=category, year=year)
         cache.set(key, head, SEARCH_CACHE_SECONDS)
-    pages = max(1, -(-head["count"] // size))
+    listed = len(head["ids"])
+    pages = max(1, -(-listed // size))
     number = min(max(1, number), pages)
     start = (number - 1) * size
-    if start + size <= len(head["ids"]) or len(head["ids"]) >= head["count"]:
-        ids = head["ids"][start : start + size]
-    else:
-        ranked = paper_search(query=text, category=category, year=year)
-        ids = list(ranked.values_list("pk", flat=True)[start : start + size])
     return {
-        "ids": ids,
+        "ids": head["ids"][start : start + size],
         "count": head["count"],
+        "exact": head["exact"],
+        "listed": listed,
         "categories": head["categories"],
         "number": number,
     }

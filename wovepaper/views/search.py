@@ -68,7 +68,8 @@ def _category_choices(
     """The category filter's options: the results' commonest primary categories.
 
     Args:
-        counts: :func:`wovepaper.search.paper_search_categories` of the search.
+        counts: the ``categories`` of :func:`wovepaper.search.search_results`
+            (a count is None for a broad search).
         chosen: the category filter in force ("" for none).
 
     Returns:
@@ -76,9 +77,7 @@ def _category_choices(
         a chosen category not among them (a cross-list) is added with no count,
         so the select still shows it.
     """
-    choices: list[tuple[str, int | None]] = [(name, n) for name, n in counts if name][
-        :CATEGORY_CHOICES
-    ]
+    choices = [(name, n) for name, n in counts if name][:CATEGORY_CHOICES]
     if chosen and chosen not in {name for name, _ in choices}:
         choices.append((chosen, None))
     return choices
@@ -91,7 +90,9 @@ def search(request: HttpRequest) -> HttpResponse:
     Researchers whose name is like the text (first page only, at most
     :data:`RESEARCHER_COUNT`), then the matching papers, :data:`PAGE_SIZE` a page,
     best first, as :func:`wovepaper.profile.paper_rows` (short bylines); four
-    queries (five with a category filter) whatever the number of results. No
+    queries for a search of at most :data:`wovepaper.search.SEARCH_SAMPLE`
+    matches, up to seven for a broad one (estimated total, ranked sample;
+    :func:`wovepaper.search.search_head`). No
     text: the form alone. Text over the bounds of
     :func:`wovepaper.search.search_query_clean`, a malformed category or year: the
     form with the reason, HTTP 400.
@@ -129,13 +130,15 @@ def search(request: HttpRequest) -> HttpResponse:
                 size=PAGE_SIZE,
             )
             # The page object only carries the numbers; the rows come by id.
-            page = Paginator(range(result["count"]), PAGE_SIZE).get_page(
+            page = Paginator(range(result["listed"]), PAGE_SIZE).get_page(
                 result["number"]
             )
             papers = paper_rows_by_id(result["ids"])
             context.update(
                 searched=True,
                 page=page,
+                found=f"{result['count']:,}",
+                found_exact=result["exact"],
                 papers=papers,
                 researchers=_with_other_variants(
                     researcher_search(query=query, limit=RESEARCHER_COUNT)
