@@ -130,7 +130,14 @@ def main() -> None:
     if connection.vendor != "postgresql":
         sys.exit("bench/pages.py needs DATABASE_URL to name a PostgreSQL database")
     search_bench = _search_bench()
-    old = setup_databases(verbosity=0, interactive=False, keepdb=args.keep)
+    old = setup_databases(
+        verbosity=0,
+        interactive=False,
+        keepdb=args.keep,
+        # A kept database is reused as is: serialising 100k papers for test
+        # rollbacks (the default) would take many minutes.
+        serialized_aliases=set(),
+    )
     try:
         from wovepaper.models import Paper, Researcher
 

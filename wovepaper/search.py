@@ -10,6 +10,11 @@ so a typo or a missing accent still finds them. The vectors are written by
 :func:`search_vectors_refresh`, which the harvest upsert calls for every paper it
 creates or changes; migration 0005 filled the rows that existed before.
 
+A search reads at most :data:`SEARCH_SAMPLE` matching papers
+(:func:`search_head`): exact below that, an estimated total and a title-first
+ranked sample above it, so a broad word costs a bounded amount whatever the
+corpus size.
+
 On SQLite (the embedded demo) there is neither ``tsvector`` nor ``pg_trgm``: every
 word must occur, case-insensitively, in the title, the abstract or an author's name
 (papers, newest first) or in the name or a variant (researchers).
@@ -373,10 +378,13 @@ SEARCH_CACHE_SECONDS = 600
 # count, facet and rank exactly, which no worker can afford at 100 req/s on two
 # cores; any exact method reads every match (bench/search.py). Up to this many
 # matches a search is exact; past it, the total is PostgreSQL's estimate and the
-# listed papers are a ranked sample (see :func:`search_head`). Bounded totals
+# listed papers are a ranked sample (see :func:`search_head`). With 2,000 the
+# distinct-query load of bench/pages.py at 30 req/s gave p99 303 ms, with 1,000
+# 120 ms (the same run's baseline 6-8 ms); below 1,000 too many ordinary
+# two-word searches would lose their exact count. Bounded totals
 # follow Elasticsearch's ``track_total_hits`` (exact up to 10,000, then a lower
 # bound; Elasticsearch reference, "Search your data", track total hits).
-SEARCH_SAMPLE = 2000
+SEARCH_SAMPLE = 1000
 
 # Longest a search's queries may run together (milliseconds); past it the
 # search is refused with :data:`SEARCH_TOO_SLOW` rather than hold a worker.
@@ -421,7 +429,7 @@ def _matches(
     """At most ``limit`` matches in storage order (PostgreSQL) or newest first.
 
     Unordered on PostgreSQL so the scan stops after ``limit`` rows. The category
-    lists are read only when asked (``with_categories``): decoding 2,000 JSON
+    lists are read only when asked (``with_categories``): decoding 1,000 JSON
     lists was a fifth of a broad search's time.
     """
     if search is None:  # SQLite: the fallback's newest-first order is kept
