@@ -10,6 +10,7 @@ MOVED_MEANWHILE = (
 )
 LOCKED = "researcher {pk} is locked: automation may propose but not apply changes"
 ILLEGAL_TRANSITION = "proposal {pk} cannot go from {old} to {new}"
+MATCHING_BUSY = "another matching run holds the matching lock; try again when it ends"
 
 
 class CurationError(Exception):
@@ -30,6 +31,10 @@ class ProposalConflict(CurationError):
 
 class ResearcherLocked(CurationError):
     """Automation tried to change a locked researcher."""
+
+
+class MatchingBusy(CurationError):
+    """Another matching run holds the matching lock."""
 
 
 class IllegalTransition(CurationError):

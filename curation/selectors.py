@@ -346,6 +346,31 @@ def active_weights() -> scoring.Weights:
     )
 
 
+def pending_proven(block_keys: Iterable[str] | None) -> list[Proposal]:
+    """Pending identifier-proven proposals in these blocks, oldest first.
+
+    What a matching run's auto-apply policy applies: the ones it created, and
+    the ones an earlier run saved but did not get to apply (a worker killed
+    between saving and applying; their authorships are no longer matchable, so
+    no later run proposes them again). Few are ever pending: each run applies
+    them, and only a locked researcher or a clash keeps one waiting.
+
+    Args:
+        block_keys: block keys (a sub-block ``"key/sub"`` counts as ``key``);
+            None for every block.
+
+    Returns:
+        The proposals, by id. One query.
+    """
+    wanted = None if block_keys is None else {k.split("/", 1)[0] for k in block_keys}
+    found = Proposal.objects.filter(
+        status=Proposal.Status.PENDING, identifier_proven=True
+    ).order_by("pk")
+    return [
+        p for p in found if wanted is None or p.block_key.split("/", 1)[0] in wanted
+    ]
+
+
 def known_fingerprints(fingerprints: Iterable[str]) -> set[str]:
     """The fingerprints among these that are pending, rejected or reverted."""
     found: set[str] = set()

@@ -11,13 +11,15 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from curation import edits, names, selectors
@@ -26,10 +28,12 @@ from curation.exceptions import (
     CONFLICT,
     ILLEGAL_TRANSITION,
     LOCKED,
+    MATCHING_BUSY,
     NOT_PENDING,
     STALE,
     CurationError,
     IllegalTransition,
+    MatchingBusy,
     ProposalConflict,
     ProposalNotPending,
     ProposalStale,
@@ -406,9 +410,9 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
     for proposal in created:
         counts[f"proposed_{proposal.kind}"] += 1
     if settings.CURATION_AUTO_APPLY == "identifiers":
-        for proposal in created:
-            if not proposal.identifier_proven:
-                continue
+        # Not only those created now: a run killed between saving and applying
+        # left its proven proposals pending.
+        for proposal in selectors.pending_proven(block_keys):
             try:
                 proposal_apply(proposal=proposal, actor=None)
                 counts["auto_applied"] += 1
@@ -419,33 +423,66 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
     return dict(counts)
 
 
-def matching_lock_key(block_keys: list[str] | None) -> str:
-    """The cache key that guards matching of these blocks (None: every block)."""
-    scope = "all" if block_keys is None else "|".join(sorted(block_keys))
-    return "matching-lock:" + hashlib.sha256(scope.encode()).hexdigest()[:32]
+# The key of the PostgreSQL advisory lock every matching run takes ("wove" in
+# ASCII); advisory lock keys are the application's to choose (PostgreSQL docs,
+# 9.27.10 "Advisory Lock Functions").
+MATCHING_LOCK_KEY = 0x776F7665
+_CACHE_LOCK = "matching-lock"
+
+
+@contextmanager
+def matching_lock() -> Iterator[None]:
+    """Hold the matching lock for the block, or raise at once if another run has it.
+
+    On PostgreSQL a session-level advisory lock (``pg_try_advisory_lock``): it is
+    released on the way out, and also when the connection ends, so a worker killed
+    mid-run (kill -9, a lost machine) leaves no lock behind and the redelivered
+    task runs at once (PostgreSQL docs, 13.3.5 "Advisory Locks"). Elsewhere (the
+    SQLite demo, one process) a cache entry that expires after
+    ``CURATION_MATCHING_LOCK_SECONDS``.
+
+    One lock for every run, whatever its blocks: a nightly full run and a
+    harvest's run over a few blocks would otherwise both write those blocks'
+    proposals from stale snapshots.
+
+    Raises:
+        MatchingBusy: another run holds the lock (:data:`MATCHING_BUSY`).
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s)", [MATCHING_LOCK_KEY])
+            if not cursor.fetchone()[0]:
+                raise MatchingBusy(MATCHING_BUSY)
+        try:
+            yield
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [MATCHING_LOCK_KEY])
+        return
+    if not cache.add(_CACHE_LOCK, "1", timeout=settings.CURATION_MATCHING_LOCK_SECONDS):
+        raise MatchingBusy(MATCHING_BUSY)
+    try:
+        yield
+    finally:
+        cache.delete(_CACHE_LOCK)
 
 
 def matching_run_exclusive(*, block_keys: list[str] | None = None) -> dict[str, int]:
-    """:func:`matching_run`, but never two over the same blocks at once.
-
-    A cache lock (Redis in production) held for at most
-    ``CURATION_MATCHING_LOCK_SECONDS`` makes a second run over the same blocks
-    return at once; matching is idempotent, so the next run picks up whatever it
-    would have done.
+    """:func:`matching_run` under :func:`matching_lock`: never two runs at once.
 
     Args:
         block_keys: as for :func:`matching_run`.
 
     Returns:
-        The counts of :func:`matching_run`, or ``{"skipped": 1}``.
+        The counts of :func:`matching_run`.
+
+    Raises:
+        MatchingBusy: another run holds the lock; the caller tries again later
+            (the task retries after ``CURATION_MATCHING_RETRY_SECONDS``), since
+            that run's snapshot may predate the authorships this one was for.
     """
-    key = matching_lock_key(block_keys)
-    if not cache.add(key, "1", timeout=settings.CURATION_MATCHING_LOCK_SECONDS):
-        return {"skipped": 1}
-    try:
+    with matching_lock():
         return matching_run(block_keys=block_keys)
-    finally:
-        cache.delete(key)
 
 
 # --- deciding ------------------------------------------------------------

@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 
 from curation import services
+from curation.exceptions import MatchingBusy
 
 
-@shared_task(acks_late=True, name="curation.matching_run")
-def matching_run_task(block_keys: list[str] | None = None) -> dict[str, int]:
-    """Run matching (all blocks, or the given ones) unless a run on them is going.
+@shared_task(bind=True, acks_late=True, name="curation.matching_run", max_retries=None)
+def matching_run_task(self, block_keys: list[str] | None = None) -> dict[str, int]:
+    """Run matching (all blocks, or the given ones), one run at a time.
+
+    While another run holds the matching lock this one waits: it is retried after
+    ``CURATION_MATCHING_RETRY_SECONDS`` (without a bound: the lock always ends,
+    with its run or with its connection).
 
     Returns:
-        The service's counts, or ``{"skipped": 1}`` (see
-        :func:`curation.services.matching_run_exclusive`).
+        The counts of :func:`curation.services.matching_run`.
     """
-    return services.matching_run_exclusive(block_keys=block_keys)
+    try:
+        return services.matching_run_exclusive(block_keys=block_keys)
+    except MatchingBusy as exc:
+        raise self.retry(
+            exc=exc, countdown=settings.CURATION_MATCHING_RETRY_SECONDS
+        ) from exc
 
 
 @shared_task(acks_late=True, name="curation.notify_followers")

@@ -587,6 +587,7 @@ def harvest_arxiv_files(
     run: HarvestRun | None = None,
     progress: Callable[[int], None] | None = None,
     reparse: bool = False,
+    task_id: str = "",
 ) -> HarvestRun:
     """Harvest every arXiv file under ``root``; resumable from the run's cursor.
 
@@ -596,9 +597,14 @@ def harvest_arxiv_files(
 
     Args:
         root: folder or single file (see :func:`arxiv_files`).
-        run: a run to resume; a new run is opened when None.
+        run: a run to resume; when None, the run of ``task_id`` if there is one,
+            else a new run.
         progress: called with 1 after each file (for a progress bar).
         reparse: parse again payloads parsed before (see :func:`harvest_record`).
+        task_id: the Celery task doing this harvest ("" outside Celery). A task
+            handed out again after its worker died carries the same id: it
+            resumes the run the dead worker left (or, if that run finished before
+            the ack was lost, returns it unchanged).
 
     Returns:
         The finished HarvestRun with its counts.
@@ -606,9 +612,18 @@ def harvest_arxiv_files(
     root = root.resolve()
     files = arxiv_files(root)
     base = locator_base(root)
+    if run is None and task_id:
+        run = (
+            HarvestRun.objects.filter(source="arxiv", params__task=task_id)
+            .order_by("pk")
+            .first()
+        )
+        if run is not None and run.status == HarvestRun.Status.FINISHED:
+            return run
     if run is None:
+        params = {"root": str(root), "files": len(files)}
         run = harvest_run_start(
-            source="arxiv", params={"root": str(root), "files": len(files)}
+            source="arxiv", params={**params, "task": task_id} if task_id else params
         )
     start = int(run.cursor or 0)
     for index, path in enumerate(files[start:], start=start):

@@ -11,11 +11,14 @@ from django.db import transaction
 from harvest import selectors, services
 
 
-@shared_task(acks_late=True, name="harvest.arxiv_files")
+@shared_task(bind=True, acks_late=True, name="harvest.arxiv_files")
 def harvest_arxiv_files_task(
-    root: str, run_id: int | None = None, then_match: bool = True
+    self, root: str, run_id: int | None = None, then_match: bool = True
 ) -> dict[str, int | str]:
     """Harvest arXiv files under ``root`` (resuming run ``run_id`` if given).
+
+    Redelivered after its worker died, the task resumes its own run from the
+    cursor (the run records the task id; :func:`harvest.services.harvest_arxiv_files`).
 
     With ``then_match``, matching of the blocks this run touched is queued once the
     run has committed (incremental matching after each harvest).
@@ -29,7 +32,9 @@ def harvest_arxiv_files_task(
     from harvest.models import HarvestRun
 
     run = HarvestRun.objects.get(pk=run_id) if run_id else None
-    run = services.harvest_arxiv_files(root=Path(root), run=run)
+    run = services.harvest_arxiv_files(
+        root=Path(root), run=run, task_id=self.request.id or ""
+    )
     blocks = selectors.run_block_keys(run=run) if then_match else []
     matching_id = ""
     if blocks:

@@ -322,3 +322,23 @@ def test_split_is_stale_when_its_authorship_moved_meanwhile():
     rows[2].save()
     with pytest.raises(services.ProposalStale, match="left researcher"):
         services.proposal_apply(proposal=split, actor=UserFactory())
+
+
+def test_matching_run_applies_a_proven_proposal_an_interrupted_run_left_pending():
+    r = _researcher_with(_byline(("Jean-Pierre", "Serre", ORCID)), orcid=ORCID)
+    (row,) = _byline(("J.-P.", "Serre", ORCID), categories=("math.AG",))
+    # A run that saved its proposals and died before applying them.
+    with override_settings(CURATION_AUTO_APPLY="none"):
+        services.matching_run()
+    left = Proposal.objects.get(authorships=row)
+    assert left.status == "pending"
+    assert left.identifier_proven
+
+    counts = services.matching_run()
+
+    left.refresh_from_db()
+    row.refresh_from_db()
+    assert left.status == "applied"
+    assert row.researcher_id == r.pk
+    assert counts["auto_applied"] == 1
+    assert Proposal.objects.filter(authorships=row).count() == 1

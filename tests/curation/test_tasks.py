@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
+from celery.exceptions import Retry
 
+from curation.exceptions import MatchingBusy
 from curation.models import Proposal
-from curation.services import matching_lock_key
+from curation.services import MATCHING_LOCK_KEY, matching_run_exclusive
 from curation.tasks import matching_run_task
 from harvest.tasks import harvest_arxiv_files_task
 from tests.factories import AuthorshipFactory
@@ -36,16 +37,45 @@ def test_harvest_task_without_matching_queues_nothing(arxiv_dir):
     assert not Proposal.objects.exists()
 
 
-def test_matching_task_skips_while_another_run_holds_the_lock():
+@pytest.fixture
+def other_session_lock(db):
+    """Hold the matching lock from a second PostgreSQL session, as another worker."""
+    import psycopg
+    from django.db import connection
+
+    s = connection.settings_dict
+    other = psycopg.connect(
+        host=s["HOST"] or "127.0.0.1",
+        port=s["PORT"] or 5432,
+        user=s["USER"] or "postgres",
+        password=s["PASSWORD"] or None,
+        dbname=s["NAME"],
+        autocommit=True,
+    )
+    other.execute("SELECT pg_advisory_lock(%s)", [MATCHING_LOCK_KEY])
+    yield other
+    other.close()
+
+
+def test_matching_waits_while_another_session_holds_the_lock(other_session_lock):
     AuthorshipFactory()
-    key = matching_lock_key(None)
-    cache.add(key, "1", timeout=60)
-    try:
-        assert matching_run_task.delay().get() == {"skipped": 1}
-        assert not Proposal.objects.exists()
-    finally:
-        cache.delete(key)
+
+    with pytest.raises(MatchingBusy, match="another matching run holds"):
+        matching_run_exclusive()
+    # The task asks to be retried later (eager here, so the Retry surfaces).
+    with pytest.raises(Retry, match="Retry in 30s: MatchingBusy"):
+        matching_run_task.apply()
+    assert not Proposal.objects.exists()
+
+    other_session_lock.execute("SELECT pg_advisory_unlock(%s)", [MATCHING_LOCK_KEY])
     assert matching_run_task.delay().get()["proposed_new"] == 1
+
+
+def test_matching_lock_goes_with_the_connection_that_held_it(other_session_lock):
+    AuthorshipFactory()
+    other_session_lock.close()  # a killed worker's connection ends like this
+
+    assert matching_run_exclusive()["proposed_new"] == 1
 
 
 def test_beat_schedule_runs_full_matching_nightly():

@@ -198,6 +198,18 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A task taken by a worker that then dies (kill -9, a lost machine) is handed out
+# again by Redis once this many seconds have passed without its ack (kombu's Redis
+# transport, "visibility_timeout"). It must exceed the longest task
+# (CELERY_TASK_TIME_LIMIT), or a running task is handed to a second worker.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
+}
+# How long a matching run waits before trying again when another holds the
+# matching lock (seconds; curation.tasks.matching_run_task).
+CURATION_MATCHING_RETRY_SECONDS = int(
+    os.environ.get("CURATION_MATCHING_RETRY_SECONDS", "30")
+)
 # Separate queues so a long harvest never holds up matching or a follower's
 # notification: run a worker per queue (Procfile), or one worker on all of them
 # (``-Q harvest,matching,notifications,celery``; make run).
