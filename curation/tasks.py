@@ -7,15 +7,26 @@ from django.conf import settings
 
 from curation import services
 from curation.exceptions import MatchingBusy
+from wovepaper.celery import TRANSIENT
 
 
-@shared_task(bind=True, acks_late=True, name="curation.matching_run", max_retries=None)
+@shared_task(
+    bind=True,
+    acks_late=True,
+    name="curation.matching_run",
+    max_retries=None,
+    autoretry_for=TRANSIENT,
+    retry_backoff=2,
+    retry_backoff_max=300,
+)
 def matching_run_task(self, block_keys: list[str] | None = None) -> dict[str, int]:
     """Run matching (all blocks, or the given ones), one run at a time.
 
     While another run holds the matching lock this one waits: it is retried after
     ``CURATION_MATCHING_RETRY_SECONDS`` (without a bound: the lock always ends,
-    with its run or with its connection).
+    with its run or with its connection). A dropped database connection
+    (:data:`wovepaper.celery.TRANSIENT`) retries it with backoff (2 s doubling to
+    300 s); matching is idempotent.
 
     Returns:
         The counts of :func:`curation.services.matching_run`.

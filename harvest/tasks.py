@@ -9,16 +9,27 @@ from celery import shared_task
 from django.db import transaction
 
 from harvest import selectors, services
+from wovepaper.celery import TRANSIENT
 
 
-@shared_task(bind=True, acks_late=True, name="harvest.arxiv_files")
+@shared_task(
+    bind=True,
+    acks_late=True,
+    name="harvest.arxiv_files",
+    autoretry_for=TRANSIENT,
+    retry_backoff=2,
+    retry_backoff_max=300,
+    max_retries=8,
+)
 def harvest_arxiv_files_task(
     self, root: str, run_id: int | None = None, then_match: bool = True
 ) -> dict[str, int | str]:
     """Harvest arXiv files under ``root`` (resuming run ``run_id`` if given).
 
-    Redelivered after its worker died, the task resumes its own run from the
-    cursor (the run records the task id; :func:`harvest.services.harvest_arxiv_files`).
+    Redelivered after its worker died, or retried after the database connection
+    dropped (:data:`wovepaper.celery.TRANSIENT`; backoff 2 s doubling to 300 s,
+    8 tries), the task resumes its own run from the cursor (the run records the
+    task id; :func:`harvest.services.harvest_arxiv_files`).
 
     With ``then_match``, matching of the blocks this run touched is queued once the
     run has committed (incremental matching after each harvest).

@@ -1,5 +1,6 @@
 """Faults survived, with real processes: a worker killed with SIGKILL in the middle of
-a harvest and in the middle of a matching run, and two matching runs at once.
+a harvest and in the middle of a matching run, the database connection dropped in
+the middle of a harvest, and two matching runs at once.
 
 Each test runs the faulty course through real Celery workers over Redis on the real
 1,192 arXiv ``.abs`` files, then wipes the tables and runs the same work
@@ -13,6 +14,7 @@ import signal
 import time
 
 import pytest
+from django.db import connection
 
 from curation.models import Constraint, CurationEvent, Proposal
 from curation.services import matching_run
@@ -121,10 +123,42 @@ def test_worker_killed_mid_harvest_resumes_its_run_losing_and_doubling_nothing(
             stop_worker(second)
 
     run.refresh_from_db()
-    assert HarvestRun.objects.count() == 1  # the same run, resumed
     assert counts["run"] == run.pk
-    assert run.status == "finished"
     assert run.records_seen > seen_at_kill
+    _assert_as_uninterrupted(root, run)
+
+
+def test_database_connection_dropped_mid_harvest_the_task_retries_and_resumes(
+    arxiv_dir,
+):
+    root = arxiv_dir / "abs_files"
+    with broker_in_use():
+        worker = start_worker()
+        try:
+            sent = harvest_arxiv_files_task.apply_async(
+                args=[str(root)], kwargs={"then_match": False}
+            )
+            wait_for(lambda: RawRecord.objects.count() >= 300, worker, 180, every=0.1)
+            # Every other session on the test database: the worker's, mid-file.
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+                assert cursor.fetchone()[0] >= 1
+            counts = task_result(sent.id, worker, 300)
+        finally:
+            stop_worker(worker)
+
+    run = HarvestRun.objects.get()
+    assert counts["run"] == run.pk
+    _assert_as_uninterrupted(root, run)
+
+
+def _assert_as_uninterrupted(root, run: HarvestRun) -> None:
+    """The run finished alone, and equals an uninterrupted harvest row for row."""
+    assert HarvestRun.objects.count() == 1  # the same run, resumed
+    assert run.status == "finished"
     resumed, resumed_counts = _harvested(), _run_counts(run)
 
     Authorship.objects.all().delete()
