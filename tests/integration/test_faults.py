@@ -1,6 +1,7 @@
 """Faults survived, with real processes: a worker killed with SIGKILL in the middle of
 a harvest and in the middle of a matching run, the database connection dropped in
-the middle of a harvest, and two matching runs at once.
+the middle of a harvest, Redis restarted with tasks queued and running, and two
+matching runs at once.
 
 Each test runs the faulty course through real Celery workers over Redis on the real
 1,192 arXiv ``.abs`` files, then wipes the tables and runs the same work
@@ -11,9 +12,11 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 
 import pytest
+import redis
 from django.db import connection
 
 from curation.models import Constraint, CurationEvent, Proposal
@@ -227,3 +230,110 @@ def test_two_matching_runs_at_once_one_waits_and_nothing_is_doubled(arxiv_dir):
     _matching_wipe()
     matching_run()
     assert _proposed() == proposed
+
+
+class OwnRedis:
+    """A Redis server of the test's own on 127.0.0.1:6391, crashed and restarted.
+
+    With the append-only file on and fsynced on every write, as a production
+    broker must be: a Redis that keeps nothing on disk (the machine's own here)
+    loses every queued task when it restarts (Redis docs, "Redis persistence").
+    """
+
+    port = 6391
+
+    def __init__(self, folder) -> None:
+        self.folder = folder
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(  # noqa: S603 - fixed argv
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.folder),
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        client = redis.Redis.from_url(self.url)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if client.ping():
+                    return
+            except redis.ConnectionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    def crash(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            _kill(self.proc)
+
+    def restart(self) -> None:
+        self.crash()
+        self.start()
+
+
+@pytest.fixture
+def own_redis(tmp_path):
+    server = OwnRedis(tmp_path)
+    server.start()
+    yield server
+    server.crash()
+
+
+def test_tasks_queued_when_redis_restarts_all_run_once(own_redis, arxiv_dir):
+    folders = ("hepcrawl_oai", "arxivpy_2016_atom")
+    with broker_in_use(own_redis.url):
+        sent = [
+            harvest_arxiv_files_task.apply_async(
+                args=[str(arxiv_dir / folder)], kwargs={"then_match": False}
+            )
+            for folder in folders
+        ]
+        own_redis.restart()  # no worker has taken them yet
+        worker = start_worker(broker=own_redis.url)
+        try:
+            results = [task_result(s.id, worker, 120, own_redis.url) for s in sent]
+        finally:
+            stop_worker(worker)
+
+    runs = HarvestRun.objects.order_by("pk")
+    assert [r.status for r in runs] == ["finished", "finished"]
+    assert sorted(r["run"] for r in results) == [r.pk for r in runs]
+    assert Paper.objects.count() == sum(r["created"] for r in results) > 19
+
+
+def test_redis_restarted_mid_harvest_the_run_ends_as_uninterrupted(
+    own_redis, arxiv_dir
+):
+    root = arxiv_dir / "abs_files"
+    with broker_in_use(own_redis.url):
+        worker = start_worker(
+            broker=own_redis.url, CELERY_VISIBILITY_TIMEOUT=str(VISIBILITY)
+        )
+        try:
+            sent = harvest_arxiv_files_task.apply_async(
+                args=[str(root)], kwargs={"then_match": False}
+            )
+            wait_for(lambda: RawRecord.objects.count() >= 300, worker, 180, every=0.1)
+            own_redis.restart()
+            counts = task_result(sent.id, worker, 300, own_redis.url)
+        finally:
+            stop_worker(worker)
+
+    run = HarvestRun.objects.get()
+    assert counts["run"] == run.pk
+    _assert_as_uninterrupted(root, run)

@@ -37,15 +37,19 @@ def database_url() -> str:
     return f"postgres://{auth}@{host}:{port}/{s['NAME']}"
 
 
-def start_worker(**env_extra: str) -> subprocess.Popen:
-    """Start one worker process (solo pool) on every queue; ``env_extra`` adds env."""
+def start_worker(broker: str = BROKER, **env_extra: str) -> subprocess.Popen:
+    """Start one worker process (solo pool) on every queue; ``env_extra`` adds env.
+
+    Args:
+        broker: the Redis URL it takes tasks from and stores results in.
+    """
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "wovepaper.settings.base",
         "DATABASE_URL": database_url(),
-        "REDIS_URL": BROKER,
+        "REDIS_URL": broker,
         "CELERY_TASK_ALWAYS_EAGER": "0",
-        "CELERY_RESULT_BACKEND": BROKER,
+        "CELERY_RESULT_BACKEND": broker,
         **env_extra,
     }
     return subprocess.Popen(  # noqa: S603 - fixed argv, our own worker
@@ -84,11 +88,11 @@ def stop_worker(proc: subprocess.Popen) -> None:
 
 
 @contextmanager
-def broker_in_use() -> Iterator[None]:
-    """Send tasks over Redis db 15 (emptied first) instead of running them eagerly."""
-    redis.Redis.from_url(BROKER).flushdb()
+def broker_in_use(broker: str = BROKER) -> Iterator[None]:
+    """Send tasks over Redis (db 15, emptied first) instead of running them eagerly."""
+    redis.Redis.from_url(broker).flushdb()
     saved = {k: app.conf[k] for k in ("task_always_eager", "broker_url")}
-    _use_broker(task_always_eager=False, broker_url=BROKER)
+    _use_broker(task_always_eager=False, broker_url=broker)
     try:
         yield
     finally:
@@ -106,15 +110,23 @@ def _use_broker(**conf) -> None:
     kombu_pools.reset()
 
 
-def task_result(task_id: str, proc: subprocess.Popen, seconds: float = 90.0):
+def task_result(
+    task_id: str, proc: subprocess.Popen, seconds: float = 90.0, broker: str = BROKER
+):
     """Wait for a task's result in Redis; its return value (asserts SUCCESS)."""
-    backend = RedisBackend(app=app, url=BROKER)
-    wait_for(
-        lambda: backend.get_state(task_id) in {"SUCCESS", "FAILURE"}, proc, seconds
-    )
+    backend = RedisBackend(app=app, url=broker)
+    wait_for(lambda: _state(backend, task_id) in {"SUCCESS", "FAILURE"}, proc, seconds)
     meta = backend.get_task_meta(task_id)
     assert meta["status"] == "SUCCESS", meta
     return meta["result"]
+
+
+def _state(backend: RedisBackend, task_id: str) -> str:
+    """The task's state, or "" while Redis cannot be reached (being restarted)."""
+    try:
+        return backend.get_state(task_id)
+    except (redis.ConnectionError, OSError):
+        return ""
 
 
 def wait_for(
