@@ -44,6 +44,12 @@ ARXIV_SUFFIXES = (".abs", ".xml", ".json")
 _SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 # Paper.latest_version is a PositiveSmallIntegerField (PostgreSQL smallint).
 _MAX_VERSION = 32767
+# Longest title and abstract a record may carry (characters). arXiv takes at most
+# 1,920 characters of abstract (arXiv help, "Submission metadata"); Crossref's JATS
+# abstracts run longer but not near this. A record past it is junk or hostile (a
+# 10 MB abstract would be stored, rendered and indexed), so it is refused by name.
+MAX_TITLE_CHARS = 5_000
+MAX_ABSTRACT_CHARS = 100_000
 # Shifted positions while a byline is rewritten, so (paper, position) stays unique.
 _POSITION_SHIFT = 100_000
 
@@ -171,7 +177,9 @@ def _check_limits(record: PaperRecord) -> None:
 
     Raises:
         RecordError: an identifier, category or licence is longer than its
-            ``Paper`` column, or a version number is out of range. (Authorship
+            ``Paper`` column, the title or abstract is longer than
+            :data:`MAX_TITLE_CHARS` / :data:`MAX_ABSTRACT_CHARS`, or a version
+            number is out of range. (Authorship
             name fields are cut to their column instead: a long name is still a
             name.)
     """
@@ -189,6 +197,15 @@ def _check_limits(record: PaperRecord) -> None:
             raise RecordError(
                 f"{record.external_id}: {name} is {len(value)} characters long, "
                 f"at most {limit} fit"
+            )
+    for name, value, limit in (
+        ("title", record.title, MAX_TITLE_CHARS),
+        ("abstract", record.abstract, MAX_ABSTRACT_CHARS),
+    ):
+        if len(value) > limit:
+            raise RecordError(
+                f"{record.external_id}: {name} is {len(value):,} characters long, "
+                f"at most {limit:,} are taken"
             )
     for number in [record.version, *(v.version for v in record.versions)]:
         if not 1 <= number <= _MAX_VERSION:
