@@ -240,6 +240,11 @@ TOKEN_REFUSED = _invalid(
     {"non_field_errors": ["Unable to log in with provided credentials."]}
 )
 
+TOKEN_LOCKED = _problem(
+    429,
+    "Too many failed sign-ins for this username from your address; try again later.",
+)
+
 PROPOSAL_DECIDED = _problem(
     409,
     "proposal 1 is applied, not pending: it was decided already",

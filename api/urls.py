@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from django.urls import path
-from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
 from api.views import (
@@ -12,6 +11,7 @@ from api.views import (
     PaperViewSet,
     ProposalViewSet,
     ResearcherViewSet,
+    TokenObtainView,
 )
 
 router = DefaultRouter()
@@ -24,6 +24,6 @@ router.register("follows", FollowViewSet, basename="follow")
 router.register("feed", FeedViewSet, basename="feed")
 
 urlpatterns = [
-    path("token/", obtain_auth_token, name="api-token"),
+    path("token/", TokenObtainView.as_view(), name="api-token"),
     *router.urls,
 ]

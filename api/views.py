@@ -20,7 +20,9 @@ from drf_spectacular.utils import (
 )
 from rest_framework import permissions, serializers, viewsets
 from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
+from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -228,10 +230,37 @@ def _list_and_detail(
     }
 
 
-class ObtainAuthTokenSchema(OpenApiViewExtension):
-    """Documents ``POST /api/token/`` (DRF's ``obtain_auth_token``)."""
+LOGIN_LOCKED = (
+    "Too many failed sign-ins for this username from your address; try again later."
+)
 
-    target_class = "rest_framework.authtoken.views.ObtainAuthToken"
+
+class TokenObtainView(ObtainAuthToken):
+    """``POST /api/token/``: DRF's token exchange, answering a lockout with 429.
+
+    django-axes refuses a username+address after too many failures (settings,
+    ``AXES_*``) by failing ``authenticate``; it marks the DRF request, which its
+    middleware does not see, so the refusal would read as a wrong password (400).
+
+    Raises:
+        Throttled: the username+address is locked out (HTTP 429,
+            :data:`LOGIN_LOCKED`).
+    """
+
+    def post(self, request: Request, *args, **kwargs) -> Response:
+        """The token, or 400 for wrong credentials, or 429 when locked out."""
+        try:
+            return super().post(request, *args, **kwargs)
+        except ValidationError:
+            if getattr(request, "axes_locked_out", False):
+                raise Throttled(detail=LOGIN_LOCKED) from None
+            raise
+
+
+class ObtainAuthTokenSchema(OpenApiViewExtension):
+    """Documents ``POST /api/token/`` (:class:`TokenObtainView`)."""
+
+    target_class = "api.views.TokenObtainView"
     # Above drf-spectacular's own extension for this view, which only fixes it up.
     priority = 1
 
@@ -256,6 +285,12 @@ class ObtainAuthTokenSchema(OpenApiViewExtension):
                         400,
                         "The username or password is missing or wrong.",
                         ("Wrong password", examples.TOKEN_REFUSED),
+                    ),
+                    **_problem(
+                        429,
+                        "Too many failed sign-ins for this username from this "
+                        "address (10 by default); refused for 15 minutes.",
+                        ("Locked out", examples.TOKEN_LOCKED),
                     ),
                 },
                 examples=[

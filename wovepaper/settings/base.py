@@ -8,6 +8,7 @@ eagerly in-process, so the demo needs no servers. Production and tests set
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -56,6 +57,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "corsheaders",
+    "axes",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -76,7 +78,27 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it answers a locked-out login (see AXES_* below).
+    "axes.middleware.AxesMiddleware",
 ]
+
+# --- Login throttling (django-axes) -------------------------------------------------
+# Every login (the site's, the admin's, the API's token endpoint) goes through
+# django-axes first: after LOGIN_FAILURE_LIMIT failed attempts for one username from
+# one address, that pair is refused with 429 for LOGIN_COOLOFF_MINUTES (django-axes
+# docs, "Configuration"). Behind a proxy, set LOGIN_PROXY_COUNT to the number of
+# proxies in front so the client's address is read from X-Forwarded-For.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
+AXES_COOLOFF_TIME = timedelta(
+    minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15"))
+)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_IPWARE_PROXY_COUNT = int(os.environ.get("LOGIN_PROXY_COUNT", "0")) or None
 
 ROOT_URLCONF = "wovepaper.urls"
 WSGI_APPLICATION = "wovepaper.wsgi.application"
