@@ -76,7 +76,12 @@ def gunicorn(database_url: str, *, workers: int = 2, **env: str) -> Iterator[str
 
 
 def load(
-    base: str, paths: list[str], rate: float, seconds: float, threads: int = 24
+    base: str,
+    paths: list[str],
+    rate: float,
+    seconds: float,
+    threads: int = 24,
+    record: list | None = None,
 ) -> tuple[list[float], int]:
     """Open-loop load: request i is due at ``i / rate`` s, whatever came before.
 
@@ -90,6 +95,7 @@ def load(
         rate: requests per second.
         seconds: how long.
         threads: concurrent connections at most.
+        record: if given, ``(path, ms, ok)`` is appended for each request.
 
     Returns:
         (latencies in ms, one per request; number of errors: status >= 400 or
@@ -130,6 +136,8 @@ def load(
             with lock:
                 latencies.append(elapsed)
                 errors += not ok
+                if record is not None:
+                    record.append((chosen[i], elapsed, ok))
 
     pool = [threading.Thread(target=worker) for _ in range(threads)]
     for t in pool:

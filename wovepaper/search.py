@@ -386,8 +386,9 @@ SEARCH_CACHE_SECONDS = 600
 # bound; Elasticsearch reference, "Search your data", track total hits).
 SEARCH_SAMPLE = 1000
 
-# Longest a search's queries may run together (milliseconds); past it the
-# search is refused with :data:`SEARCH_TOO_SLOW` rather than hold a worker.
+# Longest one statement of a search may run (milliseconds, PostgreSQL's
+# statement_timeout); past it the search is refused with :data:`SEARCH_TOO_SLOW`
+# rather than hold a worker.
 SEARCH_TIMEOUT_MS = 3000
 SEARCH_TOO_SLOW = (
     "This search took too long. Add words, a category or a year to narrow it."
@@ -510,7 +511,7 @@ def search_head(*, query: str, category: str | None, year: int | None) -> dict:
         match whatever the category filter, so the filter can be switched.
 
     Raises:
-        SearchQueryError: the queries ran past :data:`SEARCH_TIMEOUT_MS`.
+        SearchQueryError: a query ran past :data:`SEARCH_TIMEOUT_MS`.
     """
     everything, search = _paper_matches(query=query, category=None, year=year)
     try:

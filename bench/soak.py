@@ -1,0 +1,235 @@
+"""Five minutes of mixed API and page traffic while a Celery worker harvests.
+
+The figure issue 8 asks for: the API and the public pages under an open-loop load
+(``--rate`` requests a second for ``--seconds``, 300 by default) on PostgreSQL with
+bench/pages.py's corpus (100,000 papers, 30,000 researchers), served by gunicorn
+(5 workers, Redis cache), while one real Celery worker (Redis broker, database 14)
+harvests the 1,192 real arXiv ``.abs`` files from ``WOVEPAPER_DATA_DIR`` into the
+same database, again and again, for as long as the load runs. The request mix:
+researcher and paper pages, search drawn with Zipf weights, API researcher detail,
+researcher papers and filtered paper lists.
+
+Prints p50, p99, max and errors per kind of request and overall, and how many
+harvest runs finished with how many records a second. The load generator, the
+server and the worker share the 2 cores. Usage (the database is bench/pages.py's;
+``--keep`` reuses it):
+``DATABASE_URL=postgres://postgres@127.0.0.1:5432/wovepaper_bp .venv/bin/python
+bench/soak.py --keep [--rate R] [--seconds S]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "wovepaper.settings.base")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.test.utils import setup_databases, teardown_databases  # noqa: E402
+from loadgen import database_url, gunicorn, load, pct  # noqa: E402
+
+BROKER = "redis://127.0.0.1:6379/14"
+CACHE = "redis://127.0.0.1:6379/9"
+
+
+def _urls(rng: random.Random, words: dict) -> dict[str, list[str]]:
+    """Request paths by kind, drawn from the database."""
+    from wovepaper.models import Paper, Researcher
+
+    researchers = list(
+        Researcher.objects.order_by("?").values_list("pk", "slug")[:3000]
+    )
+    papers = [
+        p.get_absolute_url()
+        for p in Paper.objects.order_by("?").only("arxiv_id", "slug")[:3000]
+    ]
+    queries = [
+        " ".join(rng.sample(words["title_words"], rng.choice((1, 2))))
+        for _ in range(500)
+    ]
+    return {
+        "researcher page": [
+            Researcher(pk=pk, slug=slug).get_absolute_url() for pk, slug in researchers
+        ],
+        "paper page": papers,
+        "search (Zipf)": [
+            f"/search/?{urlencode({'q': q})}"
+            for q in rng.choices(
+                queries, weights=[1 / k for k in range(1, 501)], k=3000
+            )
+        ],
+        "API researcher": [f"/api/researchers/{pk}/" for pk, _ in researchers],
+        "API researcher papers": [
+            f"/api/researchers/{pk}/papers/" for pk, _ in researchers
+        ],
+        "API paper list": [
+            f"/api/papers/?category={c}&published_from={y}-01-01"
+            for c in ("hep-th", "hep-ph", "gr-qc", "cs.LG")
+            for y in range(2000, 2024)
+        ],
+    }
+
+
+def _harvest_loop(stop: threading.Event, results: list) -> None:
+    """Send a harvest of the real .abs files, wait for it, again until ``stop``."""
+    from celery.result import AsyncResult
+
+    from harvest.tasks import harvest_arxiv_files_task
+    from wovepaper.celery import app
+
+    app.conf.update(task_always_eager=False, broker_url=BROKER, result_backend=BROKER)
+    root = str(Path(settings.WOVEPAPER_DATA_DIR) / "arxiv" / "abs_files")
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        sent = harvest_arxiv_files_task.apply_async(
+            args=[root], kwargs={"then_match": True}
+        )
+        result = AsyncResult(sent.id, app=app)
+        while not result.ready() and not stop.is_set():
+            time.sleep(0.5)
+        if result.ready():
+            counts = result.get(propagate=False)
+            results.append((time.perf_counter() - t0, counts))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rate", type=float, default=100.0)
+    parser.add_argument("--seconds", type=float, default=300.0)
+    parser.add_argument("--workers", type=int, default=5)
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    if connection.vendor != "postgresql":
+        sys.exit("bench/soak.py needs DATABASE_URL to name a PostgreSQL database")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_pages", ROOT / "bench/pages.py"
+    )
+    pages = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pages)
+    search_bench = pages._search_bench()
+
+    old = setup_databases(
+        verbosity=0, interactive=False, keepdb=args.keep, serialized_aliases=set()
+    )
+    try:
+        from wovepaper.models import Paper, Researcher
+
+        rng = random.Random(23)
+        words = search_bench.word_pool()
+        if not Researcher.objects.filter(display_name="Bench Thousand").exists():
+            search_bench.build(100_000, 30_000, words, rng)
+            pages.add_prolific_researcher(rng)
+        print(
+            f"{Paper.objects.count()} papers, {Researcher.objects.count()} researchers"
+        )
+        urls = _urls(rng, words)
+        kinds = {path: kind for kind, paths in urls.items() for path in paths}
+        mixed = [path for paths in urls.values() for path in paths]
+
+        import redis
+
+        redis.Redis.from_url(BROKER).flushdb()
+        redis.Redis.from_url(CACHE).flushdb()
+        worker = subprocess.Popen(  # noqa: S603 - fixed argv, our own worker
+            [
+                str(ROOT / ".venv/bin/celery"),
+                "-A",
+                "wovepaper",
+                "worker",
+                "--queues=harvest,matching,notifications,celery",
+                "--pool=solo",
+                "--loglevel=ERROR",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            cwd=ROOT,
+            env={
+                **os.environ,
+                "DATABASE_URL": database_url(),
+                "REDIS_URL": BROKER,
+                "CELERY_TASK_ALWAYS_EAGER": "0",
+                "CELERY_RESULT_BACKEND": BROKER,
+            },
+        )
+        stop = threading.Event()
+        harvests: list = []
+        harvester = threading.Thread(target=_harvest_loop, args=(stop, harvests))
+        try:
+            with gunicorn(
+                database_url(), workers=args.workers, REDIS_URL=CACHE
+            ) as base:
+                harvester.start()
+                time.sleep(5)  # the worker is harvesting before the load starts
+                t0 = time.perf_counter()
+                latencies, errors, by_kind = _timed_load(
+                    base, mixed, kinds, args.rate, args.seconds
+                )
+                wall = time.perf_counter() - t0
+        finally:
+            stop.set()
+            harvester.join(timeout=60)
+            worker.terminate()
+            worker.wait(timeout=60)
+        print(
+            f"{args.rate:.0f} req/s for {args.seconds:.0f} s ({wall:.0f} s wall), "
+            f"gunicorn {args.workers} workers, one Celery worker harvesting"
+        )
+        columns = ("requests", "p50", "p99", "max", "errors")
+        print(f"{'kind':<24} " + " ".join(f"{c:>9}" for c in columns))
+        for kind, (lat, err) in sorted(by_kind.items()):
+            print(
+                f"{kind:<24} {len(lat):>8} {statistics.median(lat):>6.1f}ms "
+                f"{pct(lat, 0.99):>7.1f}ms {max(lat):>7.1f}ms {err:>7}"
+            )
+        print(
+            f"{'all':<24} {len(latencies):>8} {statistics.median(latencies):>6.1f}ms "
+            f"{pct(latencies, 0.99):>7.1f}ms {max(latencies):>7.1f}ms {errors:>7}"
+        )
+        for seconds, counts in harvests:
+            print(
+                f"harvest run {counts.get('run')}: {counts.get('seen')} records in "
+                f"{seconds:.0f} s ({counts.get('seen', 0) / seconds:.0f} records/s), "
+                f"{counts.get('failed')} failed, created {counts.get('created')}, "
+                f"unchanged {counts.get('unchanged')}"
+            )
+    finally:
+        if not args.keep:
+            teardown_databases(old, verbosity=0)
+
+
+def _timed_load(base, mixed, kinds, rate, seconds):
+    """:func:`loadgen.load`, with each request's figures split by kind."""
+    record: list = []
+    latencies, errors = load(base, mixed, rate, seconds, record=record)
+    by_kind: dict[str, tuple[list[float], list[bool]]] = {}
+    for path, ms, ok in record:
+        lat, oks = by_kind.setdefault(kinds[path], ([], []))
+        lat.append(ms)
+        oks.append(ok)
+    return (
+        latencies,
+        errors,
+        {k: (lat, oks.count(False)) for k, (lat, oks) in by_kind.items()},
+    )
+
+
+if __name__ == "__main__":
+    main()
