@@ -35,7 +35,7 @@ def test_search_head_is_exact_up_to_the_sample(corpus, monkeypatch):
 
     head = _head("luttinger")
 
-    assert head["exact"] is True
+    assert head["count_is"] == "exact"
     assert head["count"] == len(ranked)
     assert head["ids"] == ranked  # the Python ranking is the SQL one
     counted = {}
@@ -55,8 +55,9 @@ def test_search_head_past_the_sample_lists_title_matches_first(corpus, monkeypat
 
     head = _head("luttinger")
 
-    assert head["exact"] is False
-    assert head["count"] >= len(matches)  # the planner's estimate, at least
+    # Fewer than COUNT_CAP by PostgreSQL's estimate: counted exactly.
+    assert head["count_is"] == "exact"
+    assert head["count"] == len(matches)
     assert len(head["ids"]) == len(matches) - 1
     assert head["ids"][: len(in_title)] == [
         pk for pk in (m.pk for m in matches) if pk in in_title
@@ -76,7 +77,7 @@ def test_search_head_category_filter_narrow_enough_is_exact(corpus, monkeypatch)
 
     head = _head("Maestro", category="cond-mat.str-el")
 
-    assert head["exact"] is True
+    assert head["count_is"] == "exact"
     assert head["ids"] == in_category
     assert head["count"] == len(in_category)
     # The category choices still come from every match (without counts: broad).
@@ -84,7 +85,25 @@ def test_search_head_category_filter_narrow_enough_is_exact(corpus, monkeypatch)
     assert all(n is None for _, n in head["categories"])
 
 
-def test_search_page_says_about_and_lists_the_sample(client, corpus, monkeypatch):
+def test_search_head_past_the_count_cap_says_about_or_more(corpus, monkeypatch):
+    matches = search.paper_search(query="Maestro").count()
+    monkeypatch.setattr(search, "SEARCH_SAMPLE", 5)
+    monkeypatch.setattr(search, "COUNT_CAP", 8)
+    assert matches > 8
+    with connection.cursor() as cursor:  # statistics for the planner's estimate
+        cursor.execute("ANALYZE wovepaper_paper")
+
+    about = _head("Maestro")
+    assert about["count_is"] == "about"  # the planner's estimate reaches the cap
+    assert about["count"] >= 8
+    # When the planner guesses low, the count stops at the cap: "more than".
+    monkeypatch.setattr(search, "_estimate", lambda papers: 0)
+    more = _head("Maestro")
+    assert (more["count_is"], more["count"]) == ("more", 8)
+    assert len(more["ids"]) == 5
+
+
+def test_search_page_says_how_many_are_listed(client, corpus, monkeypatch):
     matches = search.paper_search(query="Maestro").count()
     monkeypatch.setattr(search, "SEARCH_SAMPLE", 5)
 
@@ -92,12 +111,52 @@ def test_search_page_says_about_and_lists_the_sample(client, corpus, monkeypatch
 
     body = response.content.decode()
     assert response.status_code == 200
-    assert response.context["found_exact"] is False
+    assert response.context["found_all"] is False
     assert response.context["page"].paginator.count == 5
     assert len(response.context["papers"]) == 5
-    assert "About " in body
-    assert "the best 5 are listed" in body
+    assert f"{matches} papers found; 5 of them are listed" in body
     assert matches > 5
+
+
+@pytest.mark.parametrize(
+    ("typed", "cleaned"),
+    [
+        ("luttinger -(helium)", "luttinger -helium)"),  # websearch drops the ")"
+        ("luttinger -!helium", "luttinger -helium"),
+        ("luttinger \u2013helium", "luttinger -helium"),
+        ("luttinger \u2212\u2212\u2212helium", "luttinger -helium"),
+    ],
+)
+def test_exclusions_survive_operator_runs_and_unicode_dashes(corpus, typed, cleaned):
+    assert search.search_query_clean(typed) == cleaned
+    found = [p.pk for p in search.paper_search(query=typed)]
+    without = [p.pk for p in search.paper_search(query="luttinger -helium")]
+    assert found == without
+    assert 0 < len(without) < search.paper_search(query="luttinger").count()
+
+
+@pytest.mark.parametrize(
+    "text", ["\u2013" * 40 + " model", "model " + "-\u00ad" * 40, "\u2212" * 50]
+)
+def test_runs_of_unicode_dashes_are_no_server_error(client, corpus, text):
+    assert client.get("/search/", {"q": text}).status_code == 200
+
+
+def test_page_number_of_thousands_of_digits_is_the_last_page(client, corpus):
+    response = client.get("/search/", {"q": "Maestro", "page": "9" * 5000})
+    assert response.status_code == 200
+    page = response.context["page"]
+    assert page.number == page.paginator.num_pages
+
+
+def test_category_filter_reads_the_category_in_any_case(client, corpus):
+    spelled = client.get("/search/", {"q": "Maestro", "category": "cond-mat.str-el"})
+    shouted = client.get("/search/", {"q": "Maestro", "category": "COND-MAT.STR-EL"})
+    assert [p["id"] for p in shouted.context["papers"]] == [
+        p["id"] for p in spelled.context["papers"]
+    ]
+    assert spelled.context["papers"]
+    assert shouted.context["category"] == "cond-mat.str-el"
 
 
 def test_search_over_its_time_budget_is_refused_with_the_reason(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -17,6 +18,7 @@ from wovepaper.search import (
     researcher_search,
     search_results,
 )
+from wovepaper.selectors import category_canonical
 
 PAGE_SIZE = 24
 # Researchers shown above the papers (first page only).
@@ -47,6 +49,8 @@ def _filters(request: HttpRequest) -> tuple[str, int | None, list[str]]:
     if category and not ARXIV_CATEGORY.fullmatch(category):
         errors.append(BAD_CATEGORY)
         category = ""
+    elif category:
+        category = _as_papers_spell(category)
     year_text = request.GET.get("year", "").strip()
     year = None
     if year_text:
@@ -60,6 +64,25 @@ def _filters(request: HttpRequest) -> tuple[str, int | None, list[str]]:
         else:
             errors.append(BAD_YEAR)
     return category, year, errors
+
+
+# How long the spelling of a category is remembered (seconds).
+CATEGORY_SPELLING_SECONDS = 3600
+
+
+def _as_papers_spell(category: str) -> str:
+    """The category as the papers spell it (``cs.lg`` → ``cs.LG``), or as given.
+
+    arXiv category names are case-sensitive and unique whatever the case
+    (:func:`wovepaper.selectors.category_canonical`); the answer is cached,
+    since an unknown category costs a scan to rule out.
+    """
+    key = f"category-spelling:{category.lower()}"
+    spelled = cache.get(key)
+    if spelled is None:
+        spelled = category_canonical(category) or ""
+        cache.set(key, spelled, CATEGORY_SPELLING_SECONDS)
+    return spelled or category
 
 
 def _category_choices(
@@ -81,6 +104,14 @@ def _category_choices(
     if chosen and chosen not in {name for name, _ in choices}:
         choices.append((chosen, None))
     return choices
+
+
+def _page_number(text: str) -> int:
+    """A page number as typed: 1 unless ASCII digits; past 9 digits, "the last"."""
+    if not (text.isascii() and text.isdigit()):
+        return 1
+    # int() of a 4,301-digit string raises (Python's integer string limit).
+    return int(text) if len(text) <= 9 else 10**9
 
 
 @require_safe
@@ -126,7 +157,7 @@ def search(request: HttpRequest) -> HttpResponse:
                 query=query,
                 category=category,
                 year=year,
-                number=int(number) if number.isascii() and number.isdigit() else 1,
+                number=_page_number(number),
                 size=PAGE_SIZE,
             )
             # The page object only carries the numbers; the rows come by id.
@@ -138,7 +169,10 @@ def search(request: HttpRequest) -> HttpResponse:
                 searched=True,
                 page=page,
                 found=f"{result['count']:,}",
-                found_exact=result["exact"],
+                found_is=result["count_is"],
+                found_all=result["count_is"] == "exact"
+                and result["count"] == result["listed"],
+                listed=f"{result['listed']:,}",
                 papers=papers,
                 researchers=_with_other_variants(
                     researcher_search(query=query, limit=RESEARCHER_COUNT)
