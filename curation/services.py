@@ -432,7 +432,7 @@ _CACHE_LOCK = "matching-lock"
 
 @contextmanager
 def matching_lock() -> Iterator[None]:
-    """Hold the matching lock for the block, or raise at once if another run has it.
+    """Hold the matching lock for a run, or raise at once if another run has it.
 
     On PostgreSQL a session-level advisory lock (``pg_try_advisory_lock``): it is
     released on the way out, and also when the connection ends, so a worker killed

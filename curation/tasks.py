@@ -26,7 +26,7 @@ def matching_run_task(self, block_keys: list[str] | None = None) -> dict[str, in
     ``CURATION_MATCHING_RETRY_SECONDS`` (without a bound: the lock always ends,
     with its run or with its connection). A dropped database connection
     (:data:`wovepaper.celery.TRANSIENT`) retries it with backoff (2 s doubling to
-    300 s); matching is idempotent.
+    300 s, until the database answers); matching is idempotent.
 
     Returns:
         The counts of :func:`curation.services.matching_run`.
