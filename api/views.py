@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Prefetch, Value
 from django.db.models.functions import Coalesce
@@ -244,7 +245,7 @@ class TokenObtainView(ObtainAuthToken):
 
     Raises:
         Throttled: the username+address is locked out (HTTP 429,
-            :data:`LOGIN_LOCKED`).
+            :data:`LOGIN_LOCKED`, ``Retry-After`` the cool-off in seconds).
     """
 
     def post(self, request: Request, *args, **kwargs) -> Response:
@@ -253,7 +254,8 @@ class TokenObtainView(ObtainAuthToken):
             return super().post(request, *args, **kwargs)
         except ValidationError:
             if getattr(request, "axes_locked_out", False):
-                raise Throttled(detail=LOGIN_LOCKED) from None
+                wait = settings.AXES_COOLOFF_TIME.total_seconds()
+                raise Throttled(wait=wait, detail=LOGIN_LOCKED) from None
             raise
 
 

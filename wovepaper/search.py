@@ -231,7 +231,7 @@ def paper_search_fallback(papers: QuerySet[Paper], *, text: str) -> QuerySet[Pap
     """Papers where every word occurs in the title, the abstract or an author's name.
 
     The portable search (SQLite has no ``tsvector``): case-insensitive substrings,
-    web-search quotes dropped.
+    web-search quotes dropped; a ``-word`` excludes the papers holding it.
 
     Args:
         papers: the papers to search in (already filtered).
@@ -241,12 +241,14 @@ def paper_search_fallback(papers: QuerySet[Paper], *, text: str) -> QuerySet[Pap
         The matching papers, newest first (undated last), each once.
     """
     for word in text.replace('"', " ").split():
+        # "-word" excludes, as web search syntax has it on PostgreSQL.
+        excluded = word.startswith("-") and len(word) > 1
+        word = word[1:] if excluded else word
         named = Authorship.objects.filter(
             paper=OuterRef("pk"), raw_name__icontains=word
         )
-        papers = papers.filter(
-            Q(title__icontains=word) | Q(abstract__icontains=word) | Exists(named)
-        )
+        found = Q(title__icontains=word) | Q(abstract__icontains=word) | Exists(named)
+        papers = papers.exclude(found) if excluded else papers.filter(found)
     return papers.order_by(F("published").desc(nulls_last=True), "-id")
 
 

@@ -58,6 +58,10 @@ def test_guessing_passwords_locks_the_username_from_that_address(
     locked = _guess(client, url, password=PASSWORD, address="10.0.0.1")
 
     assert locked.status_code == 429
+    cooloff = int(settings.AXES_COOLOFF_TIME.total_seconds())
+    assert int(locked["Retry-After"]) == cooloff
+    if url != "/api/token/":
+        assert f"Try again in {cooloff // 60} minutes" in locked.content.decode()
     assert "_auth_user_id" not in client.session
     # Every refused attempt counts, the locked one with the right password too.
     assert AccessAttempt.objects.get(username="reader").failures_since_start > limit

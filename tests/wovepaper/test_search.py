@@ -360,6 +360,8 @@ def test_sqlite_fallback_path_searches_by_substring(monkeypatch, corpus):
     assert _ids(search.paper_search(query="maestro", year=2013)) == [
         k for k in newest_first if corpus[k].published.year == 2013
     ]
+    without = _ids(search.paper_search(query="maestro -pairbreaking"))
+    assert without == [k for k in newest_first if k != wanted]
     names = search.researcher_search(query="subir sachdev", limit=10)
     assert [r.display_name for r in names] == ["Subir Sachdev"]
     assert names[0].paper_count == 3

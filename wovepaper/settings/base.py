@@ -84,10 +84,12 @@ MIDDLEWARE = [
 
 # --- Login throttling (django-axes) -------------------------------------------------
 # Every login (the site's, the admin's, the API's token endpoint) goes through
-# django-axes first: after LOGIN_FAILURE_LIMIT failed attempts for one username from
-# one address, that pair is refused with 429 for LOGIN_COOLOFF_MINUTES (django-axes
-# docs, "Configuration"). Behind a proxy, set LOGIN_PROXY_COUNT to the number of
-# proxies in front so the client's address is read from X-Forwarded-For.
+# django-axes first: the LOGIN_FAILURE_LIMIT-th failed attempt for one username
+# from one address locks that pair, which is then refused with 429 and Retry-After
+# for LOGIN_COOLOFF_MINUTES (django-axes docs, "Configuration");
+# ``manage.py axes_reset_username NAME`` lifts it early. Behind a proxy, set
+# LOGIN_PROXY_COUNT to the number of proxies in front so the client's address is
+# read from X-Forwarded-For.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -98,6 +100,7 @@ AXES_COOLOFF_TIME = timedelta(
 )
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "wovepaper.views.accounts.locked_out"
 AXES_IPWARE_PROXY_COUNT = int(os.environ.get("LOGIN_PROXY_COUNT", "0")) or None
 
 ROOT_URLCONF = "wovepaper.urls"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.forms import UserCreationForm
 from django.http import HttpRequest, HttpResponse
@@ -63,3 +64,30 @@ def signup(request: HttpRequest) -> HttpResponse:
         {"form": form, "next": target},
         status=status,
     )
+
+
+def locked_out(
+    request: HttpRequest,
+    original_response: HttpResponse | None = None,
+    credentials: dict | None = None,
+) -> HttpResponse:
+    """The answer to a sign-in refused by django-axes (``AXES_LOCKOUT_CALLABLE``).
+
+    Args:
+        request: the refused sign-in (site or admin login form).
+        original_response: the view's own answer, unused.
+        credentials: what was typed, unused (never echoed).
+
+    Returns:
+        HTTP 429 with ``Retry-After`` (seconds, RFC 9110 10.2.3) and a page that
+        says how long to wait.
+    """
+    seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
+    response = render(
+        request,
+        "registration/locked_out.html",
+        {"minutes": max(1, seconds // 60)},
+        status=429,
+    )
+    response["Retry-After"] = str(seconds)
+    return response

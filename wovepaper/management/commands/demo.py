@@ -37,7 +37,10 @@ class Command(BaseCommand):
         started = time.monotonic()
         root = Path(options["data"] or settings.WOVEPAPER_DATA_DIR / "arxiv").resolve()
         if not root.exists():
-            raise CommandError(f"{root}: no such folder (set DATA=PATH)")
+            raise CommandError(
+                f"{root}: no such folder (set WOVEPAPER_DATA_DIR to the shared "
+                "data folder, or DATA=PATH for make demo)"
+            )
         self.stdout.write(f"harvesting {root} ...")
         # Rejected records are listed in the summary; no need to log each twice.
         logging.getLogger("harvest").setLevel(logging.ERROR)
