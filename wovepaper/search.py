@@ -227,6 +227,33 @@ def _paper_matches(
     return papers.defer("search_vector").filter(search_vector=search), search
 
 
+def only_common_words(query: str) -> bool:
+    """Whether PostgreSQL ignores every word of the text ("the of", "a").
+
+    The ``english`` configuration drops stop words; a text of nothing else
+    matches no paper (PostgreSQL docs, 12.6.6 "Simple Dictionary" and
+    ``numnode``). False on SQLite, whose substring search keeps every word.
+
+    Args:
+        query: the user's text.
+
+    Returns:
+        True when the text is not blank and leaves no word to search for.
+
+    Raises:
+        SearchQueryError: the query is out of bounds (see :func:`search_query_clean`).
+    """
+    text = search_query_clean(query)
+    if not text or connection.vendor != "postgresql":
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT numnode(websearch_to_tsquery(%s::regconfig, wovepaper_fold(%s)))",
+            [SEARCH_CONFIG, text],
+        )
+        return cursor.fetchone()[0] == 0
+
+
 def paper_search_fallback(papers: QuerySet[Paper], *, text: str) -> QuerySet[Paper]:
     """Papers where every word occurs in the title, the abstract or an author's name.
 

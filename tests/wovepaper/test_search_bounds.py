@@ -178,3 +178,12 @@ def test_search_over_its_time_budget_is_refused_with_the_reason(
     again = client.get("/search/", {"q": "Maestro"})
     assert again.status_code == 200
     assert again.context["papers"]
+
+
+def test_search_of_common_words_only_says_so(client, corpus):
+    response = client.get("/search/", {"q": "the of"})
+    assert response.context["found_all"] is True
+    assert "too common to search for" in response.content.decode()
+    other = client.get("/search/", {"q": "zzyzxqwv"}).content.decode()
+    assert "No paper matches" in other
+    assert "too common" not in other

@@ -14,6 +14,7 @@ from wovepaper.identifiers import ARXIV_CATEGORY
 from wovepaper.profile import paper_rows_by_id
 from wovepaper.search import (
     SearchQueryError,
+    only_common_words,
     paper_named_by,
     researcher_search,
     search_results,
@@ -173,6 +174,7 @@ def search(request: HttpRequest) -> HttpResponse:
                 found_all=result["count_is"] == "exact"
                 and result["count"] == result["listed"],
                 listed=f"{result['listed']:,}",
+                only_common_words=not result["count"] and only_common_words(query),
                 papers=papers,
                 researchers=_with_other_variants(
                     researcher_search(query=query, limit=RESEARCHER_COUNT)
