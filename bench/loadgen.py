@@ -18,6 +18,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PORT = 8765
+# The Redis database the served app caches in (production caches in Redis too).
+REDIS_CACHE = "redis://127.0.0.1:6379/9"
 
 
 @contextlib.contextmanager

@@ -53,9 +53,13 @@ from django.core.cache import cache  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import setup_databases, teardown_databases  # noqa: E402
-from loadgen import database_url, gunicorn, run_scenarios  # noqa: E402
+from loadgen import (  # noqa: E402
+    REDIS_CACHE,
+    database_url,
+    gunicorn,
+    run_scenarios,
+)
 
-REDIS_CACHE = "redis://127.0.0.1:6379/9"
 THOUSAND = 1000
 
 
@@ -97,6 +101,46 @@ def add_prolific_researcher(rng: random.Random) -> int:
     return r.pk
 
 
+def open_corpus(
+    *, keep: bool, papers: int = 100_000, researchers: int = 30_000
+) -> tuple[list, int, dict]:
+    """Set up the scratch database and fill it, or reuse it when kept and built.
+
+    The corpus is bench/search.py's (``papers`` papers, ``researchers``
+    researchers) plus :func:`add_prolific_researcher`'s; bench/soak.py reads the
+    same database.
+
+    Args:
+        keep: keep the database (``keepdb``) and reuse it if already built.
+
+    Returns:
+        ``(old database config for teardown_databases, the 1,000-paper
+        researcher's id, bench/search.py's word pool)``.
+    """
+    from wovepaper.models import Paper, Researcher
+
+    search_bench = _search_bench()
+    old = setup_databases(
+        verbosity=0,
+        interactive=False,
+        keepdb=keep,
+        # A kept database is reused as is: serialising 100k papers for test
+        # rollbacks (the default) would take many minutes.
+        serialized_aliases=set(),
+    )
+    words = search_bench.word_pool()
+    built = Researcher.objects.filter(display_name="Bench Thousand").first()
+    if built is not None:
+        print(f"reusing {Paper.objects.count()} papers")
+        return old, built.pk, words
+    t0 = time.perf_counter()
+    rng = random.Random(13)
+    search_bench.build(papers, researchers, words, rng)
+    prolific = add_prolific_researcher(rng)
+    print(f"built in {time.perf_counter() - t0:.0f} s")
+    return old, prolific, words
+
+
 def cold_page_ms(url: str, runs: int = 30) -> list[float]:
     """In-process server time of ``url`` with the cache cleared before each run."""
     client = Client(HTTP_HOST="127.0.0.1")
@@ -130,28 +174,12 @@ def main() -> None:
     if connection.vendor != "postgresql":
         sys.exit("bench/pages.py needs DATABASE_URL to name a PostgreSQL database")
     search_bench = _search_bench()
-    old = setup_databases(
-        verbosity=0,
-        interactive=False,
-        keepdb=args.keep,
-        # A kept database is reused as is: serialising 100k papers for test
-        # rollbacks (the default) would take many minutes.
-        serialized_aliases=set(),
+    old, prolific, words = open_corpus(
+        keep=args.keep, papers=args.papers, researchers=args.researchers
     )
     try:
         from wovepaper.models import Paper, Researcher
 
-        rng = random.Random(13)
-        t0 = time.perf_counter()
-        words = search_bench.word_pool()
-        built = Researcher.objects.filter(display_name="Bench Thousand").first()
-        if built is None:
-            search_bench.build(args.papers, args.researchers, words, rng)
-            prolific = add_prolific_researcher(rng)
-            print(f"built in {time.perf_counter() - t0:.0f} s")
-        else:
-            prolific = built.pk
-            print(f"reusing {Paper.objects.count()} papers")
         rng = random.Random(17)
 
         r = Researcher.objects.get(pk=prolific)

@@ -41,11 +41,10 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
-from django.test.utils import setup_databases, teardown_databases  # noqa: E402
-from loadgen import database_url, gunicorn, load, pct  # noqa: E402
+from django.test.utils import teardown_databases  # noqa: E402
+from loadgen import REDIS_CACHE, database_url, gunicorn, load, pct  # noqa: E402
 
 BROKER = "redis://127.0.0.1:6379/14"
-CACHE = "redis://127.0.0.1:6379/9"
 
 
 def _urls(rng: random.Random, words: dict) -> dict[str, list[str]]:
@@ -120,23 +119,16 @@ def main() -> None:
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
-        "bench_pages", ROOT / "bench/pages.py"
+        "bench_pages", ROOT / "bench" / "pages.py"
     )
     pages = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(pages)
-    search_bench = pages._search_bench()
 
-    old = setup_databases(
-        verbosity=0, interactive=False, keepdb=args.keep, serialized_aliases=set()
-    )
+    old, _, words = pages.open_corpus(keep=args.keep)
     try:
         from wovepaper.models import Paper, Researcher
 
         rng = random.Random(23)
-        words = search_bench.word_pool()
-        if not Researcher.objects.filter(display_name="Bench Thousand").exists():
-            search_bench.build(100_000, 30_000, words, rng)
-            pages.add_prolific_researcher(rng)
         print(
             f"{Paper.objects.count()} papers, {Researcher.objects.count()} researchers"
         )
@@ -147,7 +139,7 @@ def main() -> None:
         import redis
 
         redis.Redis.from_url(BROKER).flushdb()
-        redis.Redis.from_url(CACHE).flushdb()
+        redis.Redis.from_url(REDIS_CACHE).flushdb()
         worker = subprocess.Popen(  # noqa: S603 - fixed argv, our own worker
             [
                 str(ROOT / ".venv/bin/celery"),
@@ -174,7 +166,7 @@ def main() -> None:
         harvester = threading.Thread(target=_harvest_loop, args=(stop, harvests))
         try:
             with gunicorn(
-                database_url(), workers=args.workers, REDIS_URL=CACHE
+                database_url(), workers=args.workers, REDIS_URL=REDIS_CACHE
             ) as base:
                 harvester.start()
                 time.sleep(5)  # the worker is harvesting before the load starts

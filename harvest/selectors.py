@@ -26,3 +26,16 @@ def run_block_keys(*, run: HarvestRun) -> list[str]:
             .values_list("block_key", flat=True)
         )
     )
+
+
+def run_of_task(*, source: str, task_id: str) -> HarvestRun | None:
+    """The run a Celery task opened (its id in ``params["task"]``), or None.
+
+    A task handed out again after its worker died carries the same id, so it
+    finds the run to resume (:func:`harvest.services.harvest_arxiv_files`).
+    """
+    return (
+        HarvestRun.objects.filter(source=source, params__task=task_id)
+        .order_by("pk")
+        .first()
+    )

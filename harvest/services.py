@@ -21,6 +21,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from curation import names
+from harvest import selectors
 from harvest.models import HarvestRun, RawRecord
 from harvest.records import (
     AuthorRecord,
@@ -630,11 +631,7 @@ def harvest_arxiv_files(
     files = arxiv_files(root)
     base = locator_base(root)
     if run is None and task_id:
-        run = (
-            HarvestRun.objects.filter(source="arxiv", params__task=task_id)
-            .order_by("pk")
-            .first()
-        )
+        run = selectors.run_of_task(source="arxiv", task_id=task_id)
         if run is not None and run.status == HarvestRun.Status.FINISHED:
             return run
     if run is None:

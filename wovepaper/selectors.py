@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 from datetime import date
 
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import Count, Prefetch, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
@@ -287,6 +288,29 @@ def category_canonical(category: str) -> str | None:
         .values_list("primary_category", flat=True)
         .first()
     )
+
+
+# How long a category's spelling is remembered (seconds).
+CATEGORY_SPELLING_SECONDS = 3600
+
+
+def category_spelled(category: str) -> str:
+    """:func:`category_canonical`, cached, falling back to the category as given.
+
+    For a filter read on every request (search): an unknown category costs a scan
+    to rule out, so each spelling's answer is kept for
+    :data:`CATEGORY_SPELLING_SECONDS`.
+
+    Returns:
+        The category as the papers spell it (``cs.lg`` → ``cs.LG``), or
+        ``category`` unchanged when no visible paper carries it.
+    """
+    key = f"category-spelling:{category.lower()}"
+    spelled = cache.get(key)
+    if spelled is None:
+        spelled = category_canonical(category) or ""
+        cache.set(key, spelled, CATEGORY_SPELLING_SECONDS)
+    return spelled or category
 
 
 def category_exists(category: str) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -19,7 +18,7 @@ from wovepaper.search import (
     researcher_search,
     search_results,
 )
-from wovepaper.selectors import category_canonical
+from wovepaper.selectors import category_spelled
 
 PAGE_SIZE = 24
 # Researchers shown above the papers (first page only).
@@ -51,7 +50,7 @@ def _filters(request: HttpRequest) -> tuple[str, int | None, list[str]]:
         errors.append(BAD_CATEGORY)
         category = ""
     elif category:
-        category = _as_papers_spell(category)
+        category = category_spelled(category)
     year_text = request.GET.get("year", "").strip()
     year = None
     if year_text:
@@ -65,25 +64,6 @@ def _filters(request: HttpRequest) -> tuple[str, int | None, list[str]]:
         else:
             errors.append(BAD_YEAR)
     return category, year, errors
-
-
-# How long the spelling of a category is remembered (seconds).
-CATEGORY_SPELLING_SECONDS = 3600
-
-
-def _as_papers_spell(category: str) -> str:
-    """The category as the papers spell it (``cs.lg`` → ``cs.LG``), or as given.
-
-    arXiv category names are case-sensitive and unique whatever the case
-    (:func:`wovepaper.selectors.category_canonical`); the answer is cached,
-    since an unknown category costs a scan to rule out.
-    """
-    key = f"category-spelling:{category.lower()}"
-    spelled = cache.get(key)
-    if spelled is None:
-        spelled = category_canonical(category) or ""
-        cache.set(key, spelled, CATEGORY_SPELLING_SECONDS)
-    return spelled or category
 
 
 def _category_choices(
