@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from harvest.models import HarvestRun
 from wovepaper.models import Authorship
 
@@ -39,3 +41,32 @@ def run_of_task(*, source: str, task_id: str) -> HarvestRun | None:
         .order_by("pk")
         .first()
     )
+
+
+def oai_next_from(*, base_url: str, metadata_prefix: str, set_spec: str) -> date | None:
+    """Where an incremental OAI-PMH harvest starts: the last finished run's ``until``.
+
+    That day is asked again (``from`` is inclusive): records changed later on that
+    day, after the run, are not missed, and the ones seen are not parsed again.
+
+    Args:
+        base_url, metadata_prefix, set_spec: the list harvested (a different set
+            or format is a different list).
+
+    Returns:
+        The ``until`` date of the latest finished run of that list, or None when
+        there is none.
+    """
+    run = (
+        HarvestRun.objects.filter(
+            source="arxiv",
+            status=HarvestRun.Status.FINISHED,
+            params__mode="oai",
+            params__base_url=base_url,
+            params__metadata_prefix=metadata_prefix,
+            params__set=set_spec,
+        )
+        .order_by("-params__until", "-pk")
+        .first()
+    )
+    return date.fromisoformat(run.params["until"]) if run else None

@@ -8,11 +8,12 @@ goes on. Upserting the same record twice changes nothing.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -33,6 +34,7 @@ from harvest.records import (
     clean_text,
     file_locator,
 )
+from harvest.sources.polite_http import PoliteClient
 from wovepaper.models import Authorship, Paper
 from wovepaper.search import search_vectors_refresh
 
@@ -684,4 +686,176 @@ def harvest_arxiv_files(
             run.save()
         if progress:
             progress(1)
+    return harvest_run_finish(run=run)
+
+
+def oai_windows(from_date: date, until_date: date, days: int) -> list[list[str]]:
+    """Cut a date range into windows of ``days`` days, newest first.
+
+    Args:
+        from_date, until_date: the range, both days included (OAI-PMH ``from`` and
+            ``until`` are inclusive at day granularity).
+        days: window length in days (>= 1).
+
+    Returns:
+        ``[[from, until], ...]`` as ISO dates, the window holding ``until_date``
+        first; the oldest window may be shorter. Empty when ``from_date`` is after
+        ``until_date``.
+    """
+    windows = []
+    end = until_date
+    while end >= from_date:
+        start = max(from_date, end - timedelta(days=days - 1))
+        windows.append([start.isoformat(), end.isoformat()])
+        end = start - timedelta(days=1)
+    return windows
+
+
+def _oai_cursor(run: HarvestRun) -> tuple[int, str]:
+    if not run.cursor:
+        return 0, ""
+    state = json.loads(run.cursor)
+    return int(state["window"]), str(state.get("token", ""))
+
+
+def harvest_arxiv_oai(
+    *,
+    from_date: date | None = None,
+    until_date: date | None = None,
+    set_spec: str = "",
+    metadata_prefix: str = "arXiv",
+    base_url: str = "",
+    run: HarvestRun | None = None,
+    task_id: str = "",
+    client: PoliteClient | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> HarvestRun:
+    """Harvest arXiv's OAI-PMH ``ListRecords``: incremental, newest first, resumable.
+
+    The range is cut into windows (:data:`settings.HARVEST_OAI_WINDOW_DAYS` days),
+    harvested newest window first, each window page by page along its
+    resumptionTokens. Each page's records, the run's counts and the cursor
+    (``{"window": i, "token": t}``: the next page to ask for) commit in one
+    transaction, so a run killed at any moment resumes at the first page whose
+    records did not all land, losing and duplicating nothing.
+
+    An expired token on resuming (``badResumptionToken``) restarts that window from
+    its first page (idempotent: stored payloads are not parsed again). When the
+    source stays unavailable past the retry budget, refuses the request, or loops
+    its tokens, the run ends ``failed`` with the reason and keeps its cursor;
+    resuming it (``run=``) carries on from there.
+
+    Args:
+        from_date: first datestamp day asked; None continues from the ``until``
+            day of the last finished run with the same URL, format and set, or
+            :data:`settings.HARVEST_OAI_FIRST_DAYS` days before ``until_date``.
+        until_date: last datestamp day asked; None for today (UTC).
+        set_spec: an OAI set (``"cs"``, ``"physics:hep-th"``), "" for all.
+        metadata_prefix: ``"arXiv"`` or ``"oai_dc"``.
+        base_url: the OAI-PMH endpoint; "" for ``settings.ARXIV_OAI_URL``.
+        run: a run to resume (its own parameters are used; the others are ignored).
+        task_id: the Celery task doing this harvest ("" outside Celery); a task
+            redelivered after its worker died resumes its run.
+        client: the HTTP client; None for a :class:`PoliteClient` with arXiv's
+            politeness (one request every 3 s).
+        progress: called with the number of records of each page.
+
+    Returns:
+        The run, ``finished``, or ``failed`` with its ``error``.
+
+    Source: OAI-PMH 2.0 sections 3.5 (flow control) and 4.5 (ListRecords); arXiv
+    OAI-PMH (``https://export.arxiv.org/oai2``): the datestamp is the record's last
+    metadata change, not its publication date.
+    """
+    from harvest.sources import arxiv_oai
+    from harvest.sources.oai_pmh import OaiBadToken, oai_pages
+    from harvest.sources.polite_http import SourceError
+
+    if run is None and task_id:
+        run = selectors.run_of_task(source="arxiv", task_id=task_id)
+        if run is not None and run.status == HarvestRun.Status.FINISHED:
+            return run
+    if run is None:
+        base_url = base_url or settings.ARXIV_OAI_URL
+        until_date = until_date or timezone.now().date()
+        if from_date is None:
+            from_date = selectors.oai_next_from(
+                base_url=base_url, metadata_prefix=metadata_prefix, set_spec=set_spec
+            ) or until_date - timedelta(days=settings.HARVEST_OAI_FIRST_DAYS)
+        params = {
+            "mode": "oai",
+            "base_url": base_url,
+            "metadata_prefix": metadata_prefix,
+            "set": set_spec,
+            "from": from_date.isoformat(),
+            "until": until_date.isoformat(),
+            "windows": oai_windows(
+                from_date, until_date, settings.HARVEST_OAI_WINDOW_DAYS
+            ),
+            "pages": 0,
+        }
+        run = harvest_run_start(
+            source="arxiv", params={**params, "task": task_id} if task_id else params
+        )
+    elif run.status != HarvestRun.Status.RUNNING:
+        run.status = HarvestRun.Status.RUNNING
+        run.error = ""
+        run.finished_at = None
+        run.save(update_fields=["status", "error", "finished_at"])
+    p = run.params
+    own_client = client is None
+    client = client or PoliteClient("arxiv")
+    window, token = _oai_cursor(run)
+    try:
+        while window < len(p["windows"]):
+            start, end = p["windows"][window]
+            try:
+                for page in oai_pages(
+                    client,
+                    p["base_url"],
+                    metadata_prefix=p["metadata_prefix"],
+                    from_date=start,
+                    until_date=end,
+                    set_spec=p["set"],
+                    token=token,
+                ):
+                    with transaction.atomic():
+                        count = 0
+                        for item in arxiv_oai.split_oai_xml(page.body, page.url):
+                            count += 1
+                            harvest_record(
+                                run=run,
+                                source="arxiv",
+                                item=item,
+                                parse=arxiv_oai.parse_oai_record,
+                            )
+                        p["pages"] = p.get("pages", 0) + 1
+                        done = not page.token
+                        run.cursor = json.dumps(
+                            {"window": window + done, "token": page.token}
+                        )
+                        run.save()
+                    if progress:
+                        progress(count)
+            except OaiBadToken as exc:
+                if not token:
+                    raise
+                logger.warning(
+                    "%s; window %s..%s starts again",
+                    exc,
+                    start,
+                    end,
+                    extra={"harvest_run": run.pk},
+                )
+                token = ""
+                continue
+            window, token = _oai_cursor(run)
+    except SourceError as exc:
+        logger.error(
+            "harvest run %s failed: %s", run.pk, exc, extra={"harvest_run": run.pk}
+        )
+        return harvest_run_finish(run=run, error=str(exc))
+    finally:
+        if own_client:
+            client.close()
     return harvest_run_finish(run=run)

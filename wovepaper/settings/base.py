@@ -327,6 +327,26 @@ SPECTACULAR_SETTINGS = {
 WOVEPAPER_DATA_DIR = Path(
     os.environ.get("WOVEPAPER_DATA_DIR", BASE_DIR.parent / "shared" / "data")
 )
+# --- live harvesting ------------------------------------------------------------------
+# The contact address in every harvest request's User-Agent (Crossref's polite pool and
+# arXiv's terms of use ask for one).
+HARVEST_CONTACT_EMAIL = os.environ.get("HARVEST_CONTACT_EMAIL", "")
+ARXIV_OAI_URL = os.environ.get("ARXIV_OAI_URL", "https://export.arxiv.org/oai2")
+# A live OAI-PMH harvest is cut into windows of this many days, newest first; a first
+# harvest with no --from reaches back this many days.
+HARVEST_OAI_WINDOW_DAYS = int(os.environ.get("HARVEST_OAI_WINDOW_DAYS", "7"))
+HARVEST_OAI_FIRST_DAYS = int(os.environ.get("HARVEST_OAI_FIRST_DAYS", "7"))
+# How hard each source may be asked (harvest.sources.polite_http.Politeness: seconds
+# between requests, timeout, tries, backoff, longest Retry-After waited out).
+# arXiv: "no more than 1 request every 3 seconds" (arXiv API terms of use).
+HARVEST_POLITENESS = {
+    "arxiv": {
+        "min_interval": float(os.environ.get("HARVEST_ARXIV_INTERVAL", "3")),
+        "timeout": 60.0,
+        "max_tries": 6,
+        "max_wait": 600.0,
+    },
+}
 # Auto-apply policy: "identifiers" applies only proposals proven by a shared identifier
 # (ORCID, Semantic Scholar or OpenAlex author id) with compatible names; "none" leaves
 # every proposal to a curator.

@@ -1,0 +1,291 @@
+"""HTTP for every live source: a rate limit, timeouts, retries honouring Retry-After.
+
+One :class:`PoliteClient` per source and process. Before each request it waits until
+the source's minimum interval since the previous request has passed (arXiv asks for
+one request every 3 seconds). A request that fails in a way that may pass is tried
+again after a wait:
+
+* HTTP 429 and 5xx (500, 502, 503, 504): the wait is the response's ``Retry-After``
+  (delay-seconds or an HTTP-date, RFC 9110 section 10.2.3), capped at
+  ``max_wait``; without one, exponential backoff with jitter
+  (``backoff_base * 2**n`` seconds, capped at ``backoff_max``).
+* a timeout (connect, read: a server that hangs), a refused or dropped connection,
+  a body cut short (fewer bytes than its Content-Length, or a chunked body that
+  stops), and a body the caller's ``check`` finds unusable (truncated XML or JSON
+  with a correct length): the same backoff.
+
+After ``max_tries`` attempts the request raises :class:`SourceUnavailable` naming the
+URL, the number of tries and the last problem; the harvest run fails with that reason
+and resumes from its cursor later. Any other 4xx raises :class:`SourceRefused` at
+once (asking again would get the same answer).
+
+The User-Agent names wovepaper and a contact address (``HARVEST_CONTACT_EMAIL``), as
+Crossref's polite pool and arXiv's terms of use ask.
+
+Sources: arXiv API terms of use ("no more than 1 request every 3 seconds"); Crossref
+REST API etiquette (``mailto`` in the User-Agent, back off on 429); RFC 9110
+section 10.2.3 (Retry-After).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
+import httpx
+import tenacity
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+# Statuses that say "later": too many requests, and the server-side failures a
+# retry can outlive (RFC 9110 section 15.6; 501 and 505 will not change).
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+class SourceError(Exception):
+    """A live source could not give what was asked; the message names URL and reason."""
+
+
+class SourceUnavailable(SourceError):
+    """The retry budget ran out (timeouts, 429/5xx, cut bodies): try again later."""
+
+
+class SourceRefused(SourceError):
+    """The source refused the request (4xx other than 429): retrying is useless."""
+
+
+class UnusableBody(Exception):
+    """Raised by a ``check`` callable: the body arrived but cannot be read (cut short).
+
+    The request is retried like a timeout.
+    """
+
+
+@dataclass(frozen=True)
+class Politeness:
+    """How hard one source may be asked.
+
+    Attributes:
+        min_interval: seconds between the starts of two requests (>= 0).
+        timeout: seconds to connect, and seconds between two bytes of the answer.
+        max_tries: attempts per request before :class:`SourceUnavailable` (>= 1).
+        backoff_base: first backoff wait in seconds, doubled each try.
+        backoff_max: longest backoff wait in seconds.
+        max_wait: longest wait a ``Retry-After`` may impose, seconds; a longer one
+            is cut to this (a server asking for an hour fails the request instead:
+            see :attr:`give_up_after`).
+        give_up_after: a ``Retry-After`` above this many seconds is not waited
+            out: the request fails at once and the run resumes later.
+    """
+
+    min_interval: float = 1.0
+    timeout: float = 30.0
+    max_tries: int = 6
+    backoff_base: float = 2.0
+    backoff_max: float = 120.0
+    max_wait: float = 300.0
+    give_up_after: float = 3600.0
+
+    @classmethod
+    def of(cls, source: str) -> Politeness:
+        """The politeness of ``source`` from ``settings.HARVEST_POLITENESS``.
+
+        Args:
+            source: ``"arxiv"``, ``"crossref"``, ...
+
+        Returns:
+            The settings' values for that source over these defaults.
+        """
+        return cls(**settings.HARVEST_POLITENESS.get(source, {}))
+
+
+class _Retryable(Exception):
+    """One attempt failed in a way that may pass; ``wait``: the server's ask or None."""
+
+    def __init__(self, reason: str, wait: float | None = None) -> None:
+        super().__init__(reason)
+        self.wait = wait
+
+
+def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
+    """Read a ``Retry-After`` header: delay-seconds or an HTTP-date.
+
+    Args:
+        value: the header's value (``"10"``, ``"Wed, 21 Oct 2015 07:28:00 GMT"``),
+            or None when absent.
+        now: the current time (aware UTC) for an HTTP-date; None for now.
+
+    Returns:
+        Seconds to wait (>= 0; a date in the past gives 0), or None when the header
+        is absent or unreadable. Source: RFC 9110 section 10.2.3.
+    """
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def user_agent() -> str:
+    """The User-Agent of every harvest request, with the contact address if set."""
+    contact = settings.HARVEST_CONTACT_EMAIL
+    base = f"wovepaper/0.1 (+{settings.SITE_URL}"
+    return f"{base}; mailto:{contact})" if contact else f"{base})"
+
+
+class PoliteClient:
+    """GET requests to one source, rate-limited and retried (see the module docstring).
+
+    Args:
+        source: the source's name, for messages and :meth:`Politeness.of`.
+        politeness: overrides the settings' politeness.
+        headers: extra request headers (an API key).
+        sleep: waits the given seconds; tests pass a recorder instead of
+            :func:`time.sleep`.
+        transport: an httpx transport (tests may pass one); None for the network.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        *,
+        politeness: Politeness | None = None,
+        headers: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.source = source
+        self.politeness = politeness or Politeness.of(source)
+        self._sleep = sleep
+        self._last_start: float | None = None
+        self.requests = 0
+        timeout = httpx.Timeout(self.politeness.timeout)
+        self._http = httpx.Client(
+            timeout=timeout,
+            headers={"User-Agent": user_agent(), **(headers or {})},
+            follow_redirects=True,
+            transport=transport,
+        )
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    def __enter__(self) -> PoliteClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def get(
+        self,
+        url: str,
+        params: Mapping[str, str] | None = None,
+        *,
+        check: Callable[[httpx.Response], None] | None = None,
+    ) -> httpx.Response:
+        """GET ``url`` with ``params``, politely, until it answers usefully.
+
+        Args:
+            url: absolute URL.
+            params: query parameters.
+            check: called with a 2xx response; raises :class:`UnusableBody` when the
+                body cannot be read (the request is then retried).
+
+        Returns:
+            The 2xx response, its body read.
+
+        Raises:
+            SourceUnavailable: ``max_tries`` attempts failed (the message gives the
+                last reason), or the server asked to wait past ``give_up_after``.
+            SourceRefused: a 4xx other than 429.
+        """
+        p = self.politeness
+        backoff = tenacity.wait_exponential_jitter(
+            multiplier=p.backoff_base, max=p.backoff_max, jitter=p.backoff_base
+        )
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            if isinstance(exc, _Retryable) and exc.wait is not None:
+                return min(exc.wait, p.max_wait)
+            return backoff(state)
+
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(p.max_tries),
+            wait=wait,
+            retry=tenacity.retry_if_exception_type(_Retryable),
+            sleep=self._sleep,
+            before_sleep=lambda state: logger.warning(
+                "%s: %s; retrying in %.1f s",
+                self.source,
+                state.outcome.exception(),
+                state.upcoming_sleep,
+                extra={"source": self.source, "url": url},
+            ),
+            reraise=True,
+        )
+        try:
+            return retrying(self._attempt, url, params, check)
+        except _Retryable as exc:
+            raise SourceUnavailable(
+                f"{self.source}: {url} failed {p.max_tries} times; last: {exc}"
+            ) from exc
+
+    def _pace(self) -> None:
+        if self._last_start is not None:
+            gap = self._last_start + self.politeness.min_interval - time.monotonic()
+            if gap > 0:
+                self._sleep(gap)
+        self._last_start = time.monotonic()
+
+    def _attempt(
+        self,
+        url: str,
+        params: Mapping[str, str] | None,
+        check: Callable[[httpx.Response], None] | None,
+    ) -> httpx.Response:
+        self._pace()
+        self.requests += 1
+        try:
+            response = self._http.get(url, params=params)
+        except httpx.TimeoutException as exc:
+            raise _Retryable(f"timed out ({type(exc).__name__})") from exc
+        except httpx.TransportError as exc:
+            # Refused or dropped connections, and bodies cut short
+            # (RemoteProtocolError: "peer closed connection without sending
+            # complete message body").
+            raise _Retryable(f"{type(exc).__name__}: {exc}") from exc
+        status = response.status_code
+        if status in RETRY_STATUSES:
+            asked = retry_after_seconds(response.headers.get("Retry-After"))
+            if asked is not None and asked > self.politeness.give_up_after:
+                raise SourceUnavailable(
+                    f"{self.source}: {response.url} answered {status} asking to "
+                    f"retry after {asked:.0f} s; resume later"
+                )
+            where = f" (Retry-After {asked:.0f} s)" if asked is not None else ""
+            raise _Retryable(f"HTTP {status}{where}", wait=asked)
+        if status >= 400:
+            raise SourceRefused(
+                f"{self.source}: {response.url} answered HTTP {status}: "
+                f"{response.text[:300]}"
+            )
+        if check is not None:
+            try:
+                check(response)
+            except UnusableBody as exc:
+                raise _Retryable(f"unusable body: {exc}") from exc
+        return response

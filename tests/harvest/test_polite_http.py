@@ -1,0 +1,206 @@
+"""The polite HTTP client against a local server: rate limit, Retry-After, backoff.
+
+Waits go through a recorder instead of ``time.sleep`` where the figure is the point
+(the real arXiv 503 asks for 10 s); the pacing and timeout tests wait for real.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+
+import httpx
+import pytest
+from pytest_httpserver import HTTPServer
+from werkzeug import Response
+
+from harvest.sources.polite_http import (
+    PoliteClient,
+    Politeness,
+    SourceRefused,
+    SourceUnavailable,
+    UnusableBody,
+    retry_after_seconds,
+    user_agent,
+)
+from tests.harvest.replay import expect_exchange, nock_exchanges
+
+ARXIV_503 = "oai_pmh_nock/oaipmh-listrecords---should-list-identifiers-from-arxiv.json"
+QUICK = Politeness(min_interval=0, timeout=5, max_tries=4, backoff_base=1)
+
+
+@pytest.fixture
+def server():
+    http = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+    http.start()
+    yield http
+    http.clear()
+    if http.is_running():
+        http.stop()
+
+
+def test_retry_after_seconds_reads_delay_seconds_and_http_date():
+    now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    assert retry_after_seconds("10") == 10.0
+    assert retry_after_seconds(" 0 ") == 0.0
+    later = format_datetime(now + timedelta(seconds=90), usegmt=True)
+    assert retry_after_seconds(later, now=now) == 90.0
+    earlier = format_datetime(now - timedelta(seconds=90), usegmt=True)
+    assert retry_after_seconds(earlier, now=now) == 0.0
+    assert retry_after_seconds(None) is None
+    assert retry_after_seconds("soon") is None
+
+
+def test_real_arxiv_503_retry_after_is_waited_out_then_the_page_read(server, arxiv_dir):
+    exchanges = nock_exchanges(arxiv_dir / ARXIV_503)
+    assert [e["status"] for e in exchanges] == [503, 200]
+    for exchange in exchanges:
+        expect_exchange(server, exchange)
+    waits: list[float] = []
+    with PoliteClient("arxiv", politeness=QUICK, sleep=waits.append) as client:
+        response = client.get(
+            server.url_for("/oai2"),
+            {
+                "metadataPrefix": "arXiv",
+                "from": "2015-01-01",
+                "until": "2015-01-03",
+                "verb": "ListRecords",
+            },
+        )
+    assert response.status_code == 200
+    assert "oai:arXiv.org:1412.8544" in response.text
+    assert waits == [10.0]  # the recorded "Retry-After: 10", not a backoff guess
+    assert client.requests == 2
+    server.check_assertions()
+
+
+def test_429_storm_without_retry_after_backs_off_exponentially(server):
+    for _ in range(3):
+        server.expect_ordered_request("/works").respond_with_data("slow", status=429)
+    server.expect_ordered_request("/works").respond_with_data("{}", status=200)
+    waits: list[float] = []
+    politeness = Politeness(min_interval=0, max_tries=5, backoff_base=2)
+    with PoliteClient("crossref", politeness=politeness, sleep=waits.append) as client:
+        assert client.get(server.url_for("/works")).text == "{}"
+    assert len(waits) == 3
+    # 2 * 2**n seconds, plus up to 2 s of jitter.
+    for n, wait in enumerate(waits):
+        assert 2 * 2**n <= wait <= 2 * 2**n + 2
+
+
+def test_retry_after_as_http_date_is_honoured(server):
+    when = datetime.now(UTC) + timedelta(seconds=30)
+    server.expect_ordered_request("/x").respond_with_data(
+        "busy", status=503, headers={"Retry-After": format_datetime(when, usegmt=True)}
+    )
+    server.expect_ordered_request("/x").respond_with_data("ok")
+    waits: list[float] = []
+    with PoliteClient("arxiv", politeness=QUICK, sleep=waits.append) as client:
+        assert client.get(server.url_for("/x")).text == "ok"
+    assert len(waits) == 1
+    assert 27 <= waits[0] <= 30
+
+
+def test_endless_503_fails_after_the_budget_naming_url_and_reason(server):
+    server.expect_request("/oai2").respond_with_data(
+        "down", status=503, headers={"Retry-After": "5"}
+    )
+    waits: list[float] = []
+    client = PoliteClient("arxiv", politeness=QUICK, sleep=waits.append)
+    with pytest.raises(
+        SourceUnavailable, match=r"/oai2 failed 4 times; last: HTTP 503"
+    ):
+        client.get(server.url_for("/oai2"))
+    assert waits == [5.0, 5.0, 5.0]
+    assert client.requests == 4
+
+
+def test_retry_after_past_the_give_up_limit_fails_at_once(server):
+    server.expect_request("/x").respond_with_data(
+        "later", status=503, headers={"Retry-After": "86400"}
+    )
+    client = PoliteClient("arxiv", politeness=QUICK, sleep=lambda s: None)
+    with pytest.raises(SourceUnavailable, match="retry after 86400 s; resume later"):
+        client.get(server.url_for("/x"))
+    assert client.requests == 1
+
+
+def test_other_4xx_is_refused_without_retry(server):
+    server.expect_request("/works/10.1/nope").respond_with_data(
+        "Resource not found.", status=404
+    )
+    client = PoliteClient("crossref", politeness=QUICK, sleep=lambda s: None)
+    with pytest.raises(SourceRefused, match="HTTP 404: Resource not found."):
+        client.get(server.url_for("/works/10.1/nope"))
+    assert client.requests == 1
+
+
+def test_a_hanging_server_times_out_and_the_next_try_is_served(server):
+    def hang(request):
+        time.sleep(2.0)
+        return Response("late")
+
+    server.expect_ordered_request("/x").respond_with_handler(hang)
+    server.expect_ordered_request("/x").respond_with_data("ok")
+    politeness = Politeness(min_interval=0, timeout=0.5, max_tries=3, backoff_base=0.1)
+    started = time.monotonic()
+    with PoliteClient("arxiv", politeness=politeness) as client:
+        assert client.get(server.url_for("/x")).text == "ok"
+    assert time.monotonic() - started < 1.8  # did not wait for the hung answer
+    assert client.requests == 2
+
+
+def test_a_body_cut_short_is_fetched_again(server):
+    def cut(request):
+        response = Response("<OAI-PMH>half", content_type="text/xml")
+        response.headers["Content-Length"] = "5000"
+        return response
+
+    server.expect_ordered_request("/x").respond_with_handler(cut)
+    server.expect_ordered_request("/x").respond_with_data("<OAI-PMH>whole</OAI-PMH>")
+    with PoliteClient("arxiv", politeness=QUICK, sleep=lambda s: None) as client:
+        assert client.get(server.url_for("/x")).text.endswith("</OAI-PMH>")
+    assert client.requests == 2
+
+
+def test_a_body_the_check_finds_unusable_is_fetched_again(server):
+    server.expect_ordered_request("/x").respond_with_data('{"message": {"items": [')
+    server.expect_ordered_request("/x").respond_with_data('{"message": {"items": []}}')
+
+    def whole_json(response: httpx.Response) -> None:
+        try:
+            response.json()
+        except ValueError as exc:
+            raise UnusableBody(f"not whole JSON: {exc}") from exc
+
+    with PoliteClient("crossref", politeness=QUICK, sleep=lambda s: None) as client:
+        response = client.get(server.url_for("/x"), check=whole_json)
+    assert response.json() == {"message": {"items": []}}
+    assert client.requests == 2
+
+
+def test_requests_are_paced_by_the_minimum_interval(server):
+    arrivals: list[float] = []
+
+    def stamp(request):
+        arrivals.append(time.monotonic())
+        return Response("ok")
+
+    server.expect_request("/x").respond_with_handler(stamp)
+    with PoliteClient("arxiv", politeness=Politeness(min_interval=0.4)) as client:
+        for _ in range(3):
+            client.get(server.url_for("/x"))
+    gaps = [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
+    assert len(gaps) == 2
+    assert all(gap >= 0.39 for gap in gaps), gaps
+
+
+def test_user_agent_names_the_contact_address(server, settings):
+    settings.HARVEST_CONTACT_EMAIL = "harvest@example.org"
+    server.expect_request("/x").respond_with_data("ok")
+    with PoliteClient("crossref", politeness=QUICK) as client:
+        client.get(server.url_for("/x"))
+    request, _ = server.log[0]
+    assert request.headers["User-Agent"] == user_agent()
+    assert "mailto:harvest@example.org" in request.headers["User-Agent"]
