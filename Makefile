@@ -39,10 +39,11 @@ run: install
 	createdb -h 127.0.0.1 -U postgres wovepaper 2>/dev/null || true
 	$(PY) manage.py migrate --verbosity 0
 	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py schedule_ensure
 	@echo "web on http://$(HOST)/ (health: /healthz); worker on harvest, matching, notifications; beat"
 	trap 'kill $$(jobs -p) 2>/dev/null; wait' INT TERM EXIT; \
 	$(VENV)/bin/celery -A wovepaper worker --queues=harvest,matching,notifications,celery --loglevel=INFO & \
-	$(VENV)/bin/celery -A wovepaper beat --loglevel=INFO --schedule=var/celerybeat-schedule & \
+	$(VENV)/bin/celery -A wovepaper beat --loglevel=INFO & \
 	BIND=$(HOST) $(VENV)/bin/gunicorn -c gunicorn.conf.py
 
 ## The whole test suite against the real PostgreSQL on 127.0.0.1:5432.

@@ -1,15 +1,22 @@
-"""Harvest runs and raw records in the admin, read-only."""
+"""Harvest runs and raw records in the admin: read-only, with resume and re-run."""
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
+from harvest import services
 from harvest.models import HarvestRun, RawRecord
 from wovepaper.admin import ReadOnlyAdmin
+
+PERM = "harvest.operate_harvestrun"
 
 
 @admin.register(HarvestRun)
 class HarvestRunAdmin(ReadOnlyAdmin):
+    """Runs with their counts and errors; an operator resumes or re-runs them."""
+
     list_display = (
         "id",
         "source",
@@ -21,8 +28,40 @@ class HarvestRunAdmin(ReadOnlyAdmin):
         "papers_updated",
         "papers_unchanged",
         "records_failed",
+        "error",
     )
     list_filter = ("source", "status")
+    actions = ["resume_selected", "repeat_selected"]
+
+    def has_operate_permission(self, request: HttpRequest) -> bool:
+        """Whether the user may resume and re-run (``harvest.operate_harvestrun``)."""
+        return request.user.has_perm(PERM)
+
+    def _each(self, request, queryset: QuerySet, service, verb: str) -> None:
+        done, skipped = 0, []
+        for run in queryset.order_by("pk"):
+            try:
+                service(run=run)
+                done += 1
+            except services.HarvestRunRefused as exc:
+                skipped.append(str(exc))
+        text = f"{done} {verb}, {len(skipped)} skipped"
+        if skipped:
+            text += " (" + "; ".join(skipped[:10]) + ")"
+        self.message_user(
+            request, text, messages.WARNING if skipped else messages.SUCCESS
+        )
+
+    @admin.action(
+        description="Resume selected failed runs from their cursor",
+        permissions=["operate"],
+    )
+    def resume_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._each(request, queryset, services.harvest_run_resume, "queued to resume")
+
+    @admin.action(description="Re-run selected runs afresh", permissions=["operate"])
+    def repeat_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._each(request, queryset, services.harvest_run_repeat, "queued again")
 
 
 @admin.register(RawRecord)

@@ -37,6 +37,7 @@ class HarvestRun(models.Model):
 
     class Meta:
         ordering = ["-started_at", "-id"]
+        permissions = [("operate_harvestrun", "Can resume and re-run harvest runs")]
 
     def __str__(self) -> str:
         return f"{self.source} run #{self.pk} ({self.status})"

@@ -859,3 +859,76 @@ def harvest_arxiv_oai(
         if own_client:
             client.close()
     return harvest_run_finish(run=run)
+
+
+class HarvestRunRefused(Exception):
+    """A resume or re-run asked of a run in the wrong state; the message says why."""
+
+
+RUN_NOT_FAILED = "run #{run} is {status}: only a failed run can be resumed"
+RUN_STILL_RUNNING = "run #{run} is still running: re-run it once it has ended"
+RUN_UNKNOWN_KIND = "run #{run} has no parameters to harvest again"
+
+
+def _run_task(run: HarvestRun, *, resume: bool):
+    """The task signature that harvests ``run`` again (resuming it, or afresh)."""
+    from harvest.tasks import harvest_arxiv_files_task, harvest_arxiv_oai_task
+
+    p = run.params
+    if p.get("mode") == "oai":
+        if resume:
+            return harvest_arxiv_oai_task.s(run_id=run.pk)
+        return harvest_arxiv_oai_task.s(
+            from_date=p["from"],
+            until_date=p["until"],
+            set_spec=p["set"],
+            metadata_prefix=p["metadata_prefix"],
+            base_url=p["base_url"],
+        )
+    if "root" in p:
+        return harvest_arxiv_files_task.s(
+            root=p["root"], run_id=run.pk if resume else None
+        )
+    raise HarvestRunRefused(RUN_UNKNOWN_KIND.format(run=run.pk))
+
+
+@transaction.atomic
+def harvest_run_resume(*, run: HarvestRun) -> HarvestRun:
+    """Queue a failed run to carry on from its cursor.
+
+    The status moves ``failed`` -> ``running`` by compare-and-swap, so two operators
+    clicking at once queue it once.
+
+    Args:
+        run: a failed run (files or OAI-PMH).
+
+    Returns:
+        The run, now ``running``; its task is queued when the transaction commits.
+
+    Raises:
+        HarvestRunRefused: the run is not failed, or holds no parameters to resume.
+    """
+    signature = _run_task(run, resume=True)
+    changed = HarvestRun.objects.filter(
+        pk=run.pk, status=HarvestRun.Status.FAILED
+    ).update(status=HarvestRun.Status.RUNNING, error="", finished_at=None)
+    if not changed:
+        run.refresh_from_db()
+        raise HarvestRunRefused(RUN_NOT_FAILED.format(run=run.pk, status=run.status))
+    transaction.on_commit(signature.delay)
+    run.refresh_from_db()
+    return run
+
+
+def harvest_run_repeat(*, run: HarvestRun) -> None:
+    """Queue a new run asking what ``run`` asked (same folder, or same dates and set).
+
+    Args:
+        run: a finished or failed run.
+
+    Raises:
+        HarvestRunRefused: the run is still running, or holds no parameters.
+    """
+    if run.status == HarvestRun.Status.RUNNING:
+        raise HarvestRunRefused(RUN_STILL_RUNNING.format(run=run.pk))
+    _run_task(run, resume=False).delay()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 from pathlib import Path
 
@@ -9,43 +10,29 @@ from celery import shared_task
 from django.db import transaction
 
 from harvest import selectors, services
+from harvest.models import HarvestRun
 from wovepaper.celery import TRANSIENT
 
+# Redelivered after its worker died, or retried after the database connection
+# dropped (wovepaper.celery.TRANSIENT; backoff 2 s doubling to 300 s, 8 tries).
+_RETRIED = {
+    "bind": True,
+    "acks_late": True,
+    "autoretry_for": TRANSIENT,
+    "retry_backoff": 2,
+    "retry_backoff_max": 300,
+    "max_retries": 8,
+}
 
-@shared_task(
-    bind=True,
-    acks_late=True,
-    name="harvest.arxiv_files",
-    autoretry_for=TRANSIENT,
-    retry_backoff=2,
-    retry_backoff_max=300,
-    max_retries=8,
-)
-def harvest_arxiv_files_task(
-    self, root: str, run_id: int | None = None, then_match: bool = True
-) -> dict[str, int | str]:
-    """Harvest arXiv files under ``root`` (resuming run ``run_id`` if given).
 
-    Redelivered after its worker died, or retried after the database connection
-    dropped (:data:`wovepaper.celery.TRANSIENT`; backoff 2 s doubling to 300 s,
-    8 tries), the task resumes its own run from the cursor (the run records the
-    task id; :func:`harvest.services.harvest_arxiv_files`).
+def _counts(run: HarvestRun, then_match: bool) -> dict[str, int | str]:
+    """The run's counts, after queueing matching of the blocks it touched.
 
-    With ``then_match``, matching of the blocks this run touched is queued once the
-    run has committed (incremental matching after each harvest).
-
-    Returns:
-        The run's counts: ``run``, ``seen``, ``created``, ``updated``, ``unchanged``,
-        ``failed``, ``blocks_queued`` (blocks sent to matching) and
-        ``matching_task`` (the queued matching task's id, or "").
+    Matching is queued once the run has committed (incremental matching after
+    each harvest), unless ``then_match`` is false.
     """
     from curation.tasks import matching_run_task
-    from harvest.models import HarvestRun
 
-    run = HarvestRun.objects.get(pk=run_id) if run_id else None
-    run = services.harvest_arxiv_files(
-        root=Path(root), run=run, task_id=self.request.id or ""
-    )
     blocks = selectors.run_block_keys(run=run) if then_match else []
     matching_id = ""
     if blocks:
@@ -57,6 +44,7 @@ def harvest_arxiv_files_task(
         )
     return {
         "run": run.pk,
+        "status": run.status,
         "seen": run.records_seen,
         "created": run.papers_created,
         "updated": run.papers_updated,
@@ -65,3 +53,66 @@ def harvest_arxiv_files_task(
         "blocks_queued": len(blocks),
         "matching_task": matching_id,
     }
+
+
+@shared_task(name="harvest.arxiv_files", **_RETRIED)
+def harvest_arxiv_files_task(
+    self, root: str, run_id: int | None = None, then_match: bool = True
+) -> dict[str, int | str]:
+    """Harvest arXiv files under ``root`` (resuming run ``run_id`` if given).
+
+    A redelivered or retried task resumes its own run from the cursor (the run
+    records the task id; :func:`harvest.services.harvest_arxiv_files`).
+
+    Returns:
+        The run's counts (see :func:`_counts`): ``run``, ``status``, ``seen``,
+        ``created``, ``updated``, ``unchanged``, ``failed``, ``blocks_queued``,
+        ``matching_task`` (the queued matching task's id, or "").
+    """
+    run = HarvestRun.objects.get(pk=run_id) if run_id else None
+    run = services.harvest_arxiv_files(
+        root=Path(root), run=run, task_id=self.request.id or ""
+    )
+    return _counts(run, then_match)
+
+
+@shared_task(name="harvest.arxiv_oai", **_RETRIED)
+def harvest_arxiv_oai_task(
+    self,
+    from_date: str = "",
+    until_date: str = "",
+    set_spec: str = "",
+    metadata_prefix: str = "arXiv",
+    base_url: str = "",
+    run_id: int | None = None,
+    then_match: bool = True,
+) -> dict[str, int | str]:
+    """Harvest arXiv's OAI-PMH endpoint (``settings.ARXIV_OAI_URL``).
+
+    With no dates (the beat schedule), the run is incremental: from the last
+    finished run's ``until`` to today. With ``run_id`` it resumes that run. A
+    source unavailable past its retry budget ends the run ``failed`` with the
+    reason (not a task error); the next run, or a resume, picks it up.
+
+    Args:
+        from_date, until_date: ISO dates (``"2026-11-29"``), "" for the defaults.
+        set_spec: an OAI set (``"cs"``), "" for all of arXiv.
+        metadata_prefix: ``"arXiv"`` or ``"oai_dc"``.
+        base_url: the OAI-PMH endpoint, "" for ``settings.ARXIV_OAI_URL``.
+        run_id: a run to resume.
+        then_match: queue matching of the touched blocks afterwards.
+
+    Returns:
+        The run's counts (see :func:`_counts`).
+    """
+    run = HarvestRun.objects.get(pk=run_id) if run_id else None
+    run = services.harvest_arxiv_oai(
+        from_date=dt.date.fromisoformat(from_date) if from_date else None,
+        until_date=dt.date.fromisoformat(until_date) if until_date else None,
+        set_spec=set_spec,
+        metadata_prefix=metadata_prefix,
+        base_url=base_url,
+        run=run,
+        task_id=self.request.id or "",
+    )
+    return _counts(run, then_match)

@@ -44,3 +44,20 @@ def _empty_cache():
     from django.core.cache import cache
 
     cache.clear()
+
+
+@pytest.fixture
+def server():
+    """A threaded HTTP server on 127.0.0.1 (pytest-httpserver) standing in for a source.
+
+    Threaded, so a client that timed out and asks again is served while an earlier
+    answer still hangs.
+    """
+    from pytest_httpserver import HTTPServer
+
+    http = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+    http.start()
+    yield http
+    http.clear()
+    if http.is_running():
+        http.stop()

@@ -11,7 +11,6 @@ from curation.services import MATCHING_LOCK_KEY, matching_run_exclusive
 from curation.tasks import matching_run_task
 from harvest.tasks import harvest_arxiv_files_task
 from tests.factories import AuthorshipFactory
-from wovepaper.celery import app
 
 pytestmark = pytest.mark.django_db
 
@@ -76,10 +75,3 @@ def test_matching_lock_goes_with_the_connection_that_held_it(other_session_lock)
     other_session_lock.close()  # a killed worker's connection ends like this
 
     assert matching_run_exclusive()["proposed_new"] == 1
-
-
-def test_beat_schedule_runs_full_matching_nightly():
-    entry = app.conf.beat_schedule["matching-all-blocks"]
-    assert entry["task"] == "curation.matching_run"
-    assert entry["task"] in app.tasks
-    assert entry["schedule"].hour == {3}

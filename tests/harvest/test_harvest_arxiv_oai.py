@@ -48,16 +48,6 @@ def oai_error(code: str, text: str) -> str:
 
 
 @pytest.fixture
-def server():
-    http = HTTPServer(host="127.0.0.1", port=0, threaded=True)
-    http.start()
-    yield http
-    http.clear()
-    if http.is_running():
-        http.stop()
-
-
-@pytest.fixture
 def waits() -> list[float]:
     return []
 

@@ -12,7 +12,6 @@ from email.utils import format_datetime
 
 import httpx
 import pytest
-from pytest_httpserver import HTTPServer
 from werkzeug import Response
 
 from harvest.sources.polite_http import (
@@ -28,16 +27,6 @@ from tests.harvest.replay import expect_exchange, nock_exchanges
 
 ARXIV_503 = "oai_pmh_nock/oaipmh-listrecords---should-list-identifiers-from-arxiv.json"
 QUICK = Politeness(min_interval=0, timeout=5, max_tries=4, backoff_base=1)
-
-
-@pytest.fixture
-def server():
-    http = HTTPServer(host="127.0.0.1", port=0, threaded=True)
-    http.start()
-    yield http
-    http.clear()
-    if http.is_running():
-        http.stop()
 
 
 def test_retry_after_seconds_reads_delay_seconds_and_http_date():

@@ -16,7 +16,6 @@ from tests.factories import (
     UserFactory,
 )
 from tests.wovepaper.test_feeds import curated_corpus
-from wovepaper.celery import app
 from wovepaper.digest import digest_send
 from wovepaper.models import (
     CategoryFollow,
@@ -269,11 +268,3 @@ def test_task_defaults_to_yesterday_utc(mailoutbox):
     day = DigestDelivery.objects.get().day
     assert digest_send_task.delay(day.isoformat()).get()["sent"] == 0
     assert len(mailoutbox) == 1
-
-
-def test_beat_sends_the_digest_daily_at_six_utc():
-    entry = app.conf.beat_schedule["digest-daily"]
-    assert entry["task"] == "wovepaper.digest_send"
-    assert entry["task"] in app.tasks
-    assert entry["schedule"].hour == {6}
-    assert entry["schedule"].minute == {0}

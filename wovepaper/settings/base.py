@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_celery_beat",
     "wovepaper",
     "harvest",
     "curation",
@@ -247,14 +248,25 @@ CELERY_TASK_ROUTES = {
 }
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "1800"))
 CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "1900"))
-# A full matching pass every night (re-clusters pending work in every block); each
-# harvest also queues matching of the blocks it touched.
-CELERY_BEAT_SCHEDULE = {
+# The periodic tasks, as first installed: `manage.py schedule_ensure` writes each into
+# django-celery-beat's tables if it is not there yet (`--reset` restores these), and
+# beat reads the tables (CELERY_BEAT_SCHEDULER), so an operator edits a schedule in the
+# admin (Periodic tasks) without a deploy. Times are UTC (Celery's default timezone).
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+PERIODIC_TASKS = {
+    # arXiv announces new papers at 20:00 US Eastern (01:00 UTC, 00:00 in summer);
+    # the OAI-PMH datestamps are set then. Incremental from the last finished run.
+    "harvest-arxiv-daily": {
+        "task": "harvest.arxiv_oai",
+        "schedule": crontab(hour=2, minute=0),
+    },
+    # A full matching pass every night (re-clusters pending work in every block); each
+    # harvest also queues matching of the blocks it touched.
     "matching-all-blocks": {
         "task": "curation.matching_run",
         "schedule": crontab(hour=3, minute=15),
     },
-    # Yesterday's new papers to their followers (UTC: Celery's default timezone).
+    # Yesterday's new papers to their followers.
     "digest-daily": {
         "task": "wovepaper.digest_send",
         "schedule": crontab(hour=6, minute=0),

@@ -15,6 +15,9 @@ from .base import REST_FRAMEWORK  # noqa: E402
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = True
+# Tests never reach the internet: a live source not pointed at a local server gets
+# "connection refused" from loopback instead.
+ARXIV_OAI_URL = "http://127.0.0.1:9/oai2"
 REST_FRAMEWORK = {
     **REST_FRAMEWORK,
     "DEFAULT_THROTTLE_RATES": {"anon": "100000/minute", "user": "100000/minute"},

@@ -1,7 +1,8 @@
-"""``manage.py harvest arxiv --file PATH | --dir PATH [--resume RUN_ID]``."""
+"""``manage.py harvest arxiv``: live OAI-PMH, ``--file``/``--dir``, or ``--resume``."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -13,22 +14,46 @@ from harvest.models import HarvestRun, RawRecord
 SOURCES = ("arxiv",)
 
 
-class Command(BaseCommand):
-    """Harvest records from files, with a progress bar.
+def _day(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError as exc:
+        raise CommandError(f"{text!r} is not a date (YYYY-MM-DD)") from exc
 
-    Prints the run's counts and each rejected record with its reason.
+
+class Command(BaseCommand):
+    """Harvest a source live or from files, with a progress bar.
+
+    Without ``--file``/``--dir`` the live OAI-PMH endpoint (``ARXIV_OAI_URL``) is
+    harvested, from ``--from`` (default: where the last finished run of the same
+    list ended) to ``--until`` (default: today). Prints the run's counts, each
+    rejected record with its reason, and the run's error if it failed.
     """
 
-    help = "Harvest a source from files: harvest arxiv --dir ../shared/data/arxiv"
+    help = (
+        "Harvest arXiv live (harvest arxiv [--from 2026-11-01] [--set cs]) or from "
+        "files (harvest arxiv --dir ../shared/data/arxiv)"
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("source", choices=SOURCES)
-        where = parser.add_mutually_exclusive_group(required=True)
+        where = parser.add_mutually_exclusive_group()
         where.add_argument("--file", type=Path, help="one .abs, OAI-PMH .xml or .json")
         where.add_argument("--dir", type=Path, help="a folder, searched recursively")
         where.add_argument(
             "--resume", type=int, metavar="RUN_ID", help="resume a run from its cursor"
         )
+        live = parser.add_argument_group("live OAI-PMH harvest")
+        live.add_argument("--from", dest="from_date", type=_day, metavar="DATE")
+        live.add_argument("--until", dest="until_date", type=_day, metavar="DATE")
+        live.add_argument("--set", dest="set_spec", default="", help="e.g. cs")
+        live.add_argument(
+            "--format",
+            dest="metadata_prefix",
+            default="arXiv",
+            choices=("arXiv", "oai_dc"),
+        )
+        live.add_argument("--url", default="", help="OAI-PMH endpoint (ARXIV_OAI_URL)")
         parser.add_argument("--no-progress", action="store_true")
         parser.add_argument(
             "--reparse",
@@ -42,23 +67,14 @@ class Command(BaseCommand):
             run = HarvestRun.objects.filter(pk=options["resume"]).first()
             if run is None:
                 raise CommandError(f"no harvest run {options['resume']}")
-            root = Path(run.params["root"])
+            if run.status == HarvestRun.Status.FINISHED:
+                raise CommandError(f"run #{run.pk} has finished: nothing to resume")
+        if (run and run.params.get("mode") == "oai") or (
+            run is None and not (options["file"] or options["dir"])
+        ):
+            run = self._live(run, options)
         else:
-            root = options["file"] or options["dir"]
-        if not root.exists():
-            raise CommandError(f"{root}: no such file or folder")
-        files = services.arxiv_files(root)
-        with tqdm(
-            total=len(files),
-            unit="file",
-            disable=options["no_progress"],
-            desc=f"harvest {options['source']}",
-        ) as bar:
-            if run is not None:
-                bar.update(int(run.cursor or 0))
-            run = services.harvest_arxiv_files(
-                root=root, run=run, progress=bar.update, reparse=options["reparse"]
-            )
+            run = self._files(run, options)
         self.stdout.write(
             f"run #{run.pk}: {run.records_seen} records, {run.papers_created} created, "
             f"{run.papers_updated} updated, {run.papers_unchanged} unchanged, "
@@ -70,3 +86,47 @@ class Command(BaseCommand):
             self.stdout.write(f"  rejected {raw.external_id}: {raw.error}")
         for skipped in run.files_skipped:
             self.stdout.write(f"  skipped {skipped['reason']}")
+        if run.status == HarvestRun.Status.FAILED:
+            raise CommandError(
+                f"run #{run.pk} failed: {run.error}\n"
+                f"resume it later: manage.py harvest arxiv --resume {run.pk}"
+            )
+
+    def _live(self, run: HarvestRun | None, options) -> HarvestRun:
+        if (
+            options["from_date"]
+            and options["until_date"]
+            and options["from_date"] > options["until_date"]
+        ):
+            raise CommandError("--from is after --until")
+        with tqdm(
+            unit="record",
+            disable=options["no_progress"],
+            desc=f"harvest {options['source']} (OAI-PMH)",
+        ) as bar:
+            return services.harvest_arxiv_oai(
+                from_date=options["from_date"],
+                until_date=options["until_date"],
+                set_spec=options["set_spec"],
+                metadata_prefix=options["metadata_prefix"],
+                base_url=options["url"],
+                run=run,
+                progress=bar.update,
+            )
+
+    def _files(self, run: HarvestRun | None, options) -> HarvestRun:
+        root = Path(run.params["root"]) if run else options["file"] or options["dir"]
+        if not root.exists():
+            raise CommandError(f"{root}: no such file or folder")
+        files = services.arxiv_files(root)
+        with tqdm(
+            total=len(files),
+            unit="file",
+            disable=options["no_progress"],
+            desc=f"harvest {options['source']}",
+        ) as bar:
+            if run is not None:
+                bar.update(int(run.cursor or 0))
+            return services.harvest_arxiv_files(
+                root=root, run=run, progress=bar.update, reparse=options["reparse"]
+            )

@@ -1,0 +1,201 @@
+"""Operating live harvests: the command, the admin's resume and re-run, the task.
+
+A local server on 127.0.0.1 answers with arXiv's real 2015 ListRecords page (the
+recorded nock exchange); the arXiv politeness is lowered so nothing waits for real.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.core.management import CommandError, call_command
+from django.utils import timezone
+from pytest_httpserver import HTTPServer
+
+from harvest import services
+from harvest.models import HarvestRun
+from harvest.tasks import harvest_arxiv_oai_task
+from tests.harvest.replay import nock_exchanges, split_path
+from wovepaper.models import Paper
+
+pytestmark = pytest.mark.django_db
+
+LIST_2015 = "oai_pmh_nock/oaipmh-listrecords---should-list-identifiers-from-arxiv.json"
+CHANGELIST = "/admin/harvest/harvestrun/"
+
+
+@pytest.fixture(autouse=True)
+def _quick(settings):
+    settings.HARVEST_POLITENESS = {
+        "arxiv": {"min_interval": 0, "max_tries": 2, "backoff_base": 0.01}
+    }
+
+
+@pytest.fixture
+def exchange(arxiv_dir) -> dict:
+    return nock_exchanges(arxiv_dir / LIST_2015)[1]
+
+
+def answer_2015(server: HTTPServer, exchange: dict) -> None:
+    path, query = split_path(exchange["path"])
+    server.expect_ordered_request(path, query_string=query).respond_with_data(
+        exchange["response"], content_type="text/xml"
+    )
+
+
+def failed_run(server: HTTPServer) -> HarvestRun:
+    server.expect_request("/oai2").respond_with_data("down", status=503)
+    run = services.harvest_arxiv_oai(
+        from_date=dt.date(2015, 1, 1),
+        until_date=dt.date(2015, 1, 3),
+        base_url=server.url_for("/oai2"),
+    )
+    assert run.status == HarvestRun.Status.FAILED
+    server.clear()
+    return run
+
+
+def harvest_2015_command(server: HTTPServer) -> None:
+    call_command(
+        "harvest",
+        "arxiv",
+        "--from",
+        "2015-01-01",
+        "--until",
+        "2015-01-03",
+        "--url",
+        server.url_for("/oai2"),
+        "--no-progress",
+    )
+
+
+def test_command_harvests_live_between_dates(server, exchange, capsys):
+    answer_2015(server, exchange)
+    harvest_2015_command(server)
+    out = capsys.readouterr().out
+    assert "2 records, 2 created, 0 updated, 0 unchanged, 0 failed" in out
+    assert set(Paper.objects.values_list("arxiv_id", flat=True)) == {
+        "1412.8544",
+        "hep-th/9504118",
+    }
+
+
+def test_command_says_how_to_resume_a_failed_run_and_resume_finishes_it(
+    server, exchange, capsys
+):
+    server.expect_request("/oai2").respond_with_data("down", status=503)
+    with pytest.raises(CommandError, match=r"failed 2 times; last: HTTP 503") as caught:
+        harvest_2015_command(server)
+    run = HarvestRun.objects.get()
+    assert f"manage.py harvest arxiv --resume {run.pk}" in str(caught.value)
+    server.clear()
+    answer_2015(server, exchange)
+    call_command("harvest", "arxiv", "--resume", str(run.pk), "--no-progress")
+    run.refresh_from_db()
+    assert run.status == HarvestRun.Status.FINISHED
+    assert Paper.objects.count() == 2
+    with pytest.raises(CommandError, match="has finished: nothing to resume"):
+        call_command("harvest", "arxiv", "--resume", str(run.pk), "--no-progress")
+
+
+def test_command_refuses_a_bad_date():
+    with pytest.raises(CommandError, match="'2015-13-01' is not a date"):
+        call_command("harvest", "arxiv", "--from", "2015-13-01", "--no-progress")
+
+
+def test_task_without_dates_is_incremental(server, exchange, settings):
+    settings.ARXIV_OAI_URL = server.url_for("/oai2")
+    answer_2015(server, exchange)
+    first = harvest_arxiv_oai_task.delay(
+        from_date="2015-01-01", until_date="2015-01-03", then_match=False
+    ).get()
+    assert (first["status"], first["created"]) == ("finished", 2)
+    # As the beat schedule sends it: no dates, so from the last run's until to today.
+    today = timezone.now().date()
+    settings.HARVEST_OAI_WINDOW_DAYS = 100_000  # one window, so one request
+    server.clear()
+    server.expect_ordered_request(
+        "/oai2",
+        query_string={
+            "verb": "ListRecords",
+            "metadataPrefix": "arXiv",
+            "from": "2015-01-03",
+            "until": today.isoformat(),
+        },
+    ).respond_with_data(exchange["response"], content_type="text/xml")
+    second = harvest_arxiv_oai_task.delay(then_match=False).get()
+    server.check_assertions()
+    assert (second["status"], second["created"], second["unchanged"]) == (
+        "finished",
+        0,
+        2,
+    )
+
+
+def test_admin_resume_queues_a_failed_run_once_and_it_finishes(
+    server, exchange, admin_client, django_capture_on_commit_callbacks
+):
+    run = failed_run(server)
+    answer_2015(server, exchange)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            CHANGELIST,
+            {"action": "resume_selected", ACTION_CHECKBOX_NAME: [run.pk]},
+            follow=True,
+        )
+    assert "1 queued to resume, 0 skipped" in response.content.decode()
+    run.refresh_from_db()
+    assert run.status == HarvestRun.Status.FINISHED
+    assert Paper.objects.count() == 2
+    # A finished run is not resumed again.
+    response = admin_client.post(
+        CHANGELIST,
+        {"action": "resume_selected", ACTION_CHECKBOX_NAME: [run.pk]},
+        follow=True,
+    )
+    assert (
+        f"0 queued to resume, 1 skipped (run #{run.pk} is finished: only a failed run "
+        "can be resumed)" in response.content.decode()
+    )
+
+
+def test_admin_rerun_asks_the_same_list_again(
+    server, exchange, admin_client, django_capture_on_commit_callbacks
+):
+    run = failed_run(server)
+    answer_2015(server, exchange)
+    response = admin_client.post(
+        CHANGELIST,
+        {"action": "repeat_selected", ACTION_CHECKBOX_NAME: [run.pk]},
+        follow=True,
+    )
+    assert "1 queued again, 0 skipped" in response.content.decode()
+    newest = HarvestRun.objects.order_by("-pk").first()
+    assert newest.pk != run.pk
+    assert newest.status == HarvestRun.Status.FINISHED
+    assert (newest.params["from"], newest.params["until"]) == (
+        "2015-01-01",
+        "2015-01-03",
+    )
+
+
+def test_admin_actions_need_the_operate_permission(server, client):
+    run = failed_run(server)
+    user = get_user_model().objects.create_user("staff", password="pw", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_harvestrun"))
+    client.force_login(user)
+    page = client.get(CHANGELIST).content.decode()
+    assert "resume_selected" not in page
+    client.post(
+        CHANGELIST, {"action": "resume_selected", ACTION_CHECKBOX_NAME: [run.pk]}
+    )
+    run.refresh_from_db()
+    assert run.status == HarvestRun.Status.FAILED
+    user.user_permissions.add(Permission.objects.get(codename="operate_harvestrun"))
+    user = get_user_model().objects.get(pk=user.pk)
+    client.force_login(user)
+    assert "resume_selected" in client.get(CHANGELIST).content.decode()
