@@ -718,6 +718,22 @@ def _strip_particles(words: list[str]) -> list[str]:
     return words[index:]
 
 
+def family_core(family: str) -> str:
+    """A family name's core for aligning one byline with another source's.
+
+    Folded, leading particles dropped, words joined: ``"van der Velde"``,
+    ``"Der Velde"`` and ``"Velde"`` all give ``"velde"`` (one source mis-splits a
+    particle into the given name).
+
+    Args:
+        family: family name as printed.
+
+    Returns:
+        The core ("" for an empty name).
+    """
+    return _family_core(family)
+
+
 def _family_core(family: str) -> str:
     """Fold a family name, drop leading particles and join the words.
 

@@ -71,6 +71,10 @@ class PaperRecord:
         categories: arXiv categories, primary first.
         deleted: the source says the record is deleted (OAI ``status="deleted"``).
         withdrawn: the latest version withdraws the paper.
+        published_precision: how much of ``published`` the source gave: ``"day"``,
+            ``"month"`` or ``"year"`` (Crossref ``[[2019]]`` is 2019-01-01, "year").
+        cited_by_count: citations the source counts (Crossref
+            ``is-referenced-by-count``), or None.
     """
 
     source: str
@@ -92,6 +96,8 @@ class PaperRecord:
     license: str = ""
     deleted: bool = False
     withdrawn: bool = False
+    published_precision: str = "day"
+    cited_by_count: int | None = None
 
     @property
     def primary_category(self) -> str:

@@ -43,15 +43,17 @@ def run_of_task(*, source: str, task_id: str) -> HarvestRun | None:
     )
 
 
-def oai_next_from(*, base_url: str, metadata_prefix: str, set_spec: str) -> date | None:
-    """Where an incremental OAI-PMH harvest starts: the last finished run's ``until``.
+def live_next_from(*, source: str, mode: str, **same: str) -> date | None:
+    """Where an incremental live harvest starts: the last finished run's ``until``.
 
     That day is asked again (``from`` is inclusive): records changed later on that
     day, after the run, are not missed, and the ones seen are not parsed again.
 
     Args:
-        base_url, metadata_prefix, set_spec: the list harvested (a different set
-            or format is a different list).
+        source: ``"arxiv"``, ``"crossref"``.
+        mode: the run's ``params["mode"]`` (``"oai"``, ``"crossref"``).
+        same: parameters that make a different list when they differ
+            (``base_url``, ``metadata_prefix``, ``set``).
 
     Returns:
         The ``until`` date of the latest finished run of that list, or None when
@@ -59,12 +61,10 @@ def oai_next_from(*, base_url: str, metadata_prefix: str, set_spec: str) -> date
     """
     run = (
         HarvestRun.objects.filter(
-            source="arxiv",
+            source=source,
             status=HarvestRun.Status.FINISHED,
-            params__mode="oai",
-            params__base_url=base_url,
-            params__metadata_prefix=metadata_prefix,
-            params__set=set_spec,
+            params__mode=mode,
+            **{f"params__{key}": value for key, value in same.items()},
         )
         .order_by("-params__until", "-pk")
         .first()

@@ -12,6 +12,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
@@ -53,6 +54,14 @@ _MAX_VERSION = 32767
 # 10 MB abstract would be stored, rendered and indexed), so it is refused by name.
 MAX_TITLE_CHARS = 5_000
 MAX_ABSTRACT_CHARS = 100_000
+# Which source's text a paper shows (title, abstract, categories, dates, byline): the
+# highest ranked that has described it. arXiv's metadata is what the authors wrote and
+# keep up to date, version by version; Crossref's is the publisher's deposit of the
+# version of record. A lower-ranked source never replaces that text: it fills what the
+# paper lacks (DOI, journal reference, licence, publication date) and adds its evidence
+# (ORCID, affiliations) to the byline slots it aligns with. Citation counts: the
+# highest any source reports (each source misses some citations).
+SOURCE_PRECEDENCE = {"arxiv": 20, "crossref": 10}
 # Shifted positions while a byline is rewritten, so (paper, position) stays unique.
 _POSITION_SHIFT = 100_000
 
@@ -221,19 +230,21 @@ def _check_limits(record: PaperRecord) -> None:
 def _find_paper(record: PaperRecord) -> Paper | None:
     """The paper a record describes: by arXiv id, else by DOI.
 
-    A DOI finds a paper only when that paper has no other arXiv id: two arXiv
-    records that print one DOI (an erratum, a mistake) stay two papers.
+    A record with an arXiv id finds by DOI only a paper with no other arXiv id:
+    two arXiv records that print one DOI (an erratum, a mistake) stay two papers.
+    A record without one (Crossref) finds the paper holding its DOI.
     """
     if record.arxiv_id:
         paper = Paper.objects.filter(arxiv_id=record.arxiv_id).first()
         if paper:
             return paper
     if record.doi:
-        return (
-            Paper.objects.filter(doi=record.doi)
-            .filter(Q(arxiv_id__isnull=True) | Q(arxiv_id=record.arxiv_id or None))
-            .first()
-        )
+        papers = Paper.objects.filter(doi=record.doi)
+        if record.arxiv_id:
+            papers = papers.filter(
+                Q(arxiv_id__isnull=True) | Q(arxiv_id=record.arxiv_id)
+            )
+        return papers.first()
     return None
 
 
@@ -283,8 +294,11 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
         paper = Paper(
             arxiv_id=record.arxiv_id or None,
             published=record.published,
+            published_precision=record.published_precision,
             versions=_merge_versions([], record),
             source_hash=record_hash,
+            text_source=record.source,
+            cited_by_count=record.cited_by_count,
             **_paper_fields(record),
         )
         if _doi_free(record.doi, None):
@@ -302,10 +316,16 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
         return UpsertResult(paper, "created")
 
     before = _snapshot(paper)
+    _take_citations(paper, record)
+    rank = SOURCE_PRECEDENCE.get(record.source, 0)
+    shown = SOURCE_PRECEDENCE.get(paper.text_source, 0)
+    if rank < shown:
+        return _paper_enrich(paper=paper, record=record, before=before)
     paper.versions = _merge_versions(paper.versions, record)
     if record.published and (not paper.published or record.published < paper.published):
         paper.published = record.published
-    newer = _freshness(
+        paper.published_precision = record.published_precision
+    newer = rank > shown or _freshness(
         record.updated,
         record.published,
         record.version,
@@ -318,10 +338,16 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
         paper.source_datestamp,
         paper.source_hash,
     )
+    takeover = rank > shown
+    evidence = _byline_evidence(paper) if takeover else []
     if newer:
         for name, value in _paper_fields(record).items():
-            setattr(paper, name, value)
+            # A source taking over keeps what the one before filled and it lacks,
+            # so arriving first or second ends in the same paper.
+            if not (takeover and name in _FILLED and not value):
+                setattr(paper, name, value)
         paper.source_hash = record_hash
+        paper.text_source = record.source
         if paper.hidden:
             paper.hidden = False
         if record.doi and not paper.doi and _doi_free(record.doi, paper.pk):
@@ -330,11 +356,121 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
         # Found by DOI (a record from another source came first): take the id.
         paper.arxiv_id = record.arxiv_id
     byline_changed = newer and _byline_sync(paper=paper, authors=record.authors)
+    if evidence:
+        byline_changed = _byline_enrich(paper=paper, authors=evidence) or byline_changed
     if _snapshot(paper) == before and not byline_changed:
         return UpsertResult(paper, "unchanged")
     paper.save()
     search_vectors_refresh(paper_ids=[paper.pk])
     return UpsertResult(paper, "updated")
+
+
+# What a lower-ranked source may fill on a paper (see _paper_enrich).
+_FILLED = ("journal_ref", "license")
+
+
+def _byline_evidence(paper: Paper) -> list[AuthorRecord]:
+    """The paper's byline as records, to carry its ORCIDs and affiliations over
+    when a higher-ranked source replaces the byline."""
+    return [
+        AuthorRecord(
+            raw_name=a.raw_name,
+            given_name=a.given_name,
+            family_name=a.family_name,
+            affiliations=tuple(a.affiliations),
+            orcid=a.orcid,
+            is_collaboration=a.is_collaboration,
+        )
+        for a in paper.authorships.order_by("position")
+    ]
+
+
+def _take_citations(paper: Paper, record: PaperRecord) -> None:
+    if record.cited_by_count is not None and (
+        paper.cited_by_count is None or record.cited_by_count > paper.cited_by_count
+    ):
+        paper.cited_by_count = record.cited_by_count
+
+
+def _paper_enrich(*, paper: Paper, record: PaperRecord, before: dict) -> UpsertResult:
+    """Add what a lower-ranked source knows to a paper another source shows.
+
+    Fills the DOI (when no other paper holds it), journal reference, licence and
+    publication date when the paper has none, and adds ORCID iDs and affiliations
+    to the byline slots the record's authors align with
+    (:func:`_byline_enrich`). Never changes the title, abstract or byline slots.
+
+    Returns:
+        ``"updated"`` when anything was added, else ``"unchanged"``.
+    """
+    if record.doi and not paper.doi and _doi_free(record.doi, paper.pk):
+        paper.doi = record.doi
+    for name in _FILLED:
+        if getattr(record, name) and not getattr(paper, name):
+            setattr(paper, name, getattr(record, name))
+    if record.published and not paper.published:
+        paper.published = record.published
+        paper.published_precision = record.published_precision
+    enriched = _byline_enrich(paper=paper, authors=record.authors)
+    if _snapshot(paper) == before and not enriched:
+        return UpsertResult(paper, "unchanged")
+    paper.save()
+    return UpsertResult(paper, "updated")
+
+
+def _aligned_slot(
+    slots: list[Authorship], index: int, author: AuthorRecord
+) -> Authorship | None:
+    """The person slot of ``slots`` that printed ``author`` (``index``: 0-based).
+
+    Same family-name core (particles aside: ``"Der Velde"`` is ``"van der
+    Velde"``) and compatible given names; of several, the one nearest the
+    author's position. None when no slot fits: the record's byline differs (a
+    collaboration list, an author the other source lacks) and nothing is forced.
+    """
+    core = names.family_core(author.family_name)
+    if not core:
+        return None
+    fitting = [
+        s
+        for s in slots
+        if not s.is_collaboration
+        and names.family_core(s.family_name) == core
+        and names.given_names_compatible(s.given_name, author.given_name)
+    ]
+    return min(fitting, key=lambda s: abs(s.position - 1 - index), default=None)
+
+
+def _byline_enrich(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
+    """Add a lower-ranked source's ORCID iDs and affiliations to aligned slots.
+
+    A slot keeps what it has: an ORCID already there is not replaced (a
+    conflict is for a curator, see :func:`curation.selectors.orcid_conflicts`),
+    nor are affiliations. No slot is added, moved or removed.
+
+    Returns:
+        Whether any slot changed.
+    """
+    slots = list(paper.authorships.order_by("position"))
+    changed = False
+    for index, author in enumerate(authors):
+        if author.is_collaboration:
+            continue
+        slot = _aligned_slot(slots, index, author)
+        if slot is None:
+            continue
+        slots.remove(slot)
+        fields = []
+        if author.orcid and not slot.orcid:
+            slot.orcid = author.orcid
+            fields.append("orcid")
+        if author.affiliations and not slot.affiliations:
+            slot.affiliations = list(author.affiliations)
+            fields.append("affiliations")
+        if fields:
+            slot.save(update_fields=[*fields, "modified"])
+            changed = True
+    return changed
 
 
 def _snapshot(paper: Paper) -> dict:
@@ -601,22 +737,60 @@ def harvest_record(
     return result.outcome
 
 
-def harvest_arxiv_files(
+def crossref_files(root: Path) -> list[Path]:
+    """Every saved Crossref answer (``.json``) under ``root``, or ``root``; sorted."""
+    if root.is_file():
+        return [root]
+    return sorted(p for p in root.rglob("*.json") if p.is_file())
+
+
+def crossref_reader_for(path: Path) -> FileReader:
+    """The reader of a saved Crossref ``/works`` answer (any ``.json``).
+
+    Raises:
+        RecordError: the file is not ``.json``.
+    """
+    from harvest.sources import crossref
+
+    if path.suffix != ".json":
+        raise RecordError(f"{path}: not a saved Crossref answer (.json)")
+    return FileReader(
+        split=crossref.read_crossref_file, parse=crossref.parse_crossref_work
+    )
+
+
+# How each source's files are found and read.
+FILE_SOURCES: dict[
+    str, tuple[Callable[[Path], list[Path]], Callable[[Path], FileReader]]
+] = {
+    "arxiv": (arxiv_files, arxiv_reader_for),
+    "crossref": (crossref_files, crossref_reader_for),
+}
+
+
+def harvest_arxiv_files(**kwargs) -> HarvestRun:
+    """:func:`harvest_files` of arXiv files (``.abs``, OAI-PMH and Atom)."""
+    return harvest_files(source="arxiv", **kwargs)
+
+
+def harvest_files(
     *,
+    source: str,
     root: Path,
     run: HarvestRun | None = None,
     progress: Callable[[int], None] | None = None,
     reparse: bool = False,
     task_id: str = "",
 ) -> HarvestRun:
-    """Harvest every arXiv file under ``root``; resumable from the run's cursor.
+    """Harvest every file of ``source`` under ``root``; resumable from the run's cursor.
 
     The cursor is the number of files completed, saved with the counts after every
     file, so a run killed mid-way resumes at the first unfinished file (records of a
     file half-done are upserted again, which is idempotent).
 
     Args:
-        root: folder or single file (see :func:`arxiv_files`).
+        source: a key of :data:`FILE_SOURCES` (``"arxiv"``, ``"crossref"``).
+        root: folder or single file (see :func:`arxiv_files`, :func:`crossref_files`).
         run: a run to resume; when None, the run of ``task_id`` if there is one,
             else a new run.
         progress: called with 1 after each file (for a progress bar).
@@ -630,21 +804,22 @@ def harvest_arxiv_files(
         The finished HarvestRun with its counts.
     """
     root = root.resolve()
-    files = arxiv_files(root)
+    find, reader_for = FILE_SOURCES[source]
+    files = find(root)
     base = locator_base(root)
     if run is None and task_id:
-        run = selectors.run_of_task(source="arxiv", task_id=task_id)
+        run = selectors.run_of_task(source=source, task_id=task_id)
         if run is not None and run.status == HarvestRun.Status.FINISHED:
             return run
     if run is None:
         params = {"root": str(root), "files": len(files)}
         run = harvest_run_start(
-            source="arxiv", params={**params, "task": task_id} if task_id else params
+            source=source, params={**params, "task": task_id} if task_id else params
         )
     start = int(run.cursor or 0)
     for index, path in enumerate(files[start:], start=start):
         try:
-            reader = arxiv_reader_for(path)
+            reader = reader_for(path)
         except RecordError as exc:
             logger.warning("%s", exc, extra={"harvest_run": run.pk, "file": str(path)})
             name = file_locator(path, base)
@@ -671,7 +846,7 @@ def harvest_arxiv_files(
                 found += 1
                 harvest_record(
                     run=run,
-                    source="arxiv",
+                    source=source,
                     item=item,
                     parse=reader.parse,
                     reparse=reparse,
@@ -711,11 +886,144 @@ def oai_windows(from_date: date, until_date: date, days: int) -> list[list[str]]
     return windows
 
 
-def _oai_cursor(run: HarvestRun) -> tuple[int, str]:
+@dataclass(frozen=True)
+class LivePage:
+    """One page of a live list, as the windowed walk stores it.
+
+    Attributes:
+        items: the page's raw records.
+        next: where the next page of the window is asked from (an OAI-PMH
+            resumptionToken, a Crossref cursor); "" when the window is complete.
+    """
+
+    items: list[RawItem]
+    next: str
+
+
+# fetch(start, end, position): the pages of one window from a position ("" for its
+# first page), as an iterator of LivePage.
+PageFetcher = Callable[[str, str, str], Iterator[LivePage]]
+
+
+def _client(
+    client: PoliteClient | None, source: str
+) -> AbstractContextManager[PoliteClient]:
+    """The caller's client (left open), or a new one for ``source`` (closed after)."""
+    return nullcontext(client) if client is not None else PoliteClient(source)
+
+
+def _window_cursor(run: HarvestRun) -> tuple[int, str]:
     if not run.cursor:
         return 0, ""
     state = json.loads(run.cursor)
-    return int(state["window"]), str(state.get("token", ""))
+    return int(state["window"]), str(state.get("position", ""))
+
+
+def _live_run(
+    *, source: str, params: dict, run: HarvestRun | None, task_id: str
+) -> HarvestRun:
+    """The run to carry on: ``run``, the task's own run, or a new one."""
+    if run is None and task_id:
+        run = selectors.run_of_task(source=source, task_id=task_id)
+    if run is None:
+        return harvest_run_start(
+            source=source, params={**params, "task": task_id} if task_id else params
+        )
+    if run.status == HarvestRun.Status.FAILED:
+        run.status = HarvestRun.Status.RUNNING
+        run.error = ""
+        run.finished_at = None
+        run.save(update_fields=["status", "error", "finished_at"])
+    return run
+
+
+def _walk_windows(
+    *,
+    run: HarvestRun,
+    parse: RecordParser,
+    fetch: PageFetcher,
+    restartable: type[Exception] | tuple[type[Exception], ...],
+    progress: Callable[[int], None] | None,
+) -> HarvestRun:
+    """Harvest every window of a live run, newest first, page by page.
+
+    Each page's records, the run's counts and the cursor (``{"window": i,
+    "position": p}``: the next page to ask for) commit in one transaction, so a run
+    killed at any moment resumes at the first page whose records did not all land,
+    losing and duplicating nothing. A position the source no longer knows
+    (``restartable`` raised while resuming from it) restarts that window from its
+    first page: stored payloads are not parsed again, so this costs requests only.
+
+    Returns:
+        The run, finished; or failed with the reason when the source stays
+        unavailable past its retry budget or refuses the request
+        (:class:`~harvest.sources.polite_http.SourceError`). The cursor is kept.
+    """
+    from harvest.sources.polite_http import SourceError
+
+    windows = run.params["windows"]
+    window, position = _window_cursor(run)
+    try:
+        while window < len(windows):
+            start, end = windows[window]
+            try:
+                for page in fetch(start, end, position):
+                    with transaction.atomic():
+                        for item in page.items:
+                            harvest_record(
+                                run=run, source=run.source, item=item, parse=parse
+                            )
+                        run.params["pages"] = run.params.get("pages", 0) + 1
+                        done = not page.next
+                        run.cursor = json.dumps(
+                            {"window": window + done, "position": page.next}
+                        )
+                        run.save()
+                    if progress:
+                        progress(len(page.items))
+            except restartable as exc:
+                if not position:
+                    raise
+                logger.warning(
+                    "%s; window %s..%s starts again",
+                    exc,
+                    start,
+                    end,
+                    extra={"harvest_run": run.pk},
+                )
+                position = ""
+                continue
+            window, position = _window_cursor(run)
+    except SourceError as exc:
+        logger.error(
+            "harvest run %s failed: %s", run.pk, exc, extra={"harvest_run": run.pk}
+        )
+        return harvest_run_finish(run=run, error=str(exc))
+    return harvest_run_finish(run=run)
+
+
+def _range_params(
+    *, source: str, mode: str, from_date: date | None, until_date: date | None, **same
+) -> dict:
+    """A live run's parameters: its list, dates and windows (newest first).
+
+    With no ``from_date`` the run continues from the ``until`` day of the last
+    finished run of the same list, or reaches back
+    :data:`settings.HARVEST_FIRST_DAYS` days.
+    """
+    until_date = until_date or timezone.now().date()
+    if from_date is None:
+        from_date = selectors.live_next_from(
+            source=source, mode=mode, **same
+        ) or until_date - timedelta(days=settings.HARVEST_FIRST_DAYS)
+    return {
+        "mode": mode,
+        **same,
+        "from": from_date.isoformat(),
+        "until": until_date.isoformat(),
+        "windows": oai_windows(from_date, until_date, settings.HARVEST_WINDOW_DAYS),
+        "pages": 0,
+    }
 
 
 def harvest_arxiv_oai(
@@ -732,30 +1040,26 @@ def harvest_arxiv_oai(
 ) -> HarvestRun:
     """Harvest arXiv's OAI-PMH ``ListRecords``: incremental, newest first, resumable.
 
-    The range is cut into windows (:data:`settings.HARVEST_OAI_WINDOW_DAYS` days),
-    harvested newest window first, each window page by page along its
-    resumptionTokens. Each page's records, the run's counts and the cursor
-    (``{"window": i, "token": t}``: the next page to ask for) commit in one
-    transaction, so a run killed at any moment resumes at the first page whose
-    records did not all land, losing and duplicating nothing.
-
-    An expired token on resuming (``badResumptionToken``) restarts that window from
-    its first page (idempotent: stored payloads are not parsed again). When the
-    source stays unavailable past the retry budget, refuses the request, or loops
-    its tokens, the run ends ``failed`` with the reason and keeps its cursor;
-    resuming it (``run=``) carries on from there.
+    The range is cut into windows of :data:`settings.HARVEST_WINDOW_DAYS` days,
+    harvested newest window first, each along its resumptionTokens, each page
+    committed with the token that follows it (:func:`_walk_windows`). An expired
+    token on resuming (``badResumptionToken``) restarts that window. A source
+    unavailable past the retry budget, a refused request or a token that loops
+    ends the run ``failed`` with the reason; resuming it (``run=``) carries on.
 
     Args:
         from_date: first datestamp day asked; None continues from the ``until``
-            day of the last finished run with the same URL, format and set, or
-            :data:`settings.HARVEST_OAI_FIRST_DAYS` days before ``until_date``.
+            day of the last finished run with the same URL, format and set (that
+            day is asked again: ``from`` is inclusive), or
+            :data:`settings.HARVEST_FIRST_DAYS` days before ``until_date``.
         until_date: last datestamp day asked; None for today (UTC).
         set_spec: an OAI set (``"cs"``, ``"physics:hep-th"``), "" for all.
         metadata_prefix: ``"arXiv"`` or ``"oai_dc"``.
         base_url: the OAI-PMH endpoint; "" for ``settings.ARXIV_OAI_URL``.
         run: a run to resume (its own parameters are used; the others are ignored).
         task_id: the Celery task doing this harvest ("" outside Celery); a task
-            redelivered after its worker died resumes its run.
+            redelivered after its worker died resumes its run (or, if that run
+            finished before the ack was lost, returns it unchanged).
         client: the HTTP client; None for a :class:`PoliteClient` with arXiv's
             politeness (one request every 3 s).
         progress: called with the number of records of each page.
@@ -769,96 +1073,129 @@ def harvest_arxiv_oai(
     """
     from harvest.sources import arxiv_oai
     from harvest.sources.oai_pmh import OaiBadToken, oai_pages
-    from harvest.sources.polite_http import SourceError
 
-    if run is None and task_id:
-        run = selectors.run_of_task(source="arxiv", task_id=task_id)
-        if run is not None and run.status == HarvestRun.Status.FINISHED:
-            return run
-    if run is None:
-        base_url = base_url or settings.ARXIV_OAI_URL
-        until_date = until_date or timezone.now().date()
-        if from_date is None:
-            from_date = selectors.oai_next_from(
-                base_url=base_url, metadata_prefix=metadata_prefix, set_spec=set_spec
-            ) or until_date - timedelta(days=settings.HARVEST_OAI_FIRST_DAYS)
-        params = {
-            "mode": "oai",
-            "base_url": base_url,
-            "metadata_prefix": metadata_prefix,
-            "set": set_spec,
-            "from": from_date.isoformat(),
-            "until": until_date.isoformat(),
-            "windows": oai_windows(
-                from_date, until_date, settings.HARVEST_OAI_WINDOW_DAYS
-            ),
-            "pages": 0,
-        }
-        run = harvest_run_start(
-            source="arxiv", params={**params, "task": task_id} if task_id else params
+    params = (
+        run.params
+        if run
+        else _range_params(
+            source="arxiv",
+            mode="oai",
+            from_date=from_date,
+            until_date=until_date,
+            base_url=base_url or settings.ARXIV_OAI_URL,
+            metadata_prefix=metadata_prefix,
+            set=set_spec,
         )
-    elif run.status != HarvestRun.Status.RUNNING:
-        run.status = HarvestRun.Status.RUNNING
-        run.error = ""
-        run.finished_at = None
-        run.save(update_fields=["status", "error", "finished_at"])
+    )
+    run = _live_run(source="arxiv", params=params, run=run, task_id=task_id)
+    if run.status == HarvestRun.Status.FINISHED:
+        return run
     p = run.params
-    own_client = client is None
-    client = client or PoliteClient("arxiv")
-    window, token = _oai_cursor(run)
-    try:
-        while window < len(p["windows"]):
-            start, end = p["windows"][window]
-            try:
-                for page in oai_pages(
-                    client,
-                    p["base_url"],
-                    metadata_prefix=p["metadata_prefix"],
-                    from_date=start,
-                    until_date=end,
-                    set_spec=p["set"],
-                    token=token,
-                ):
-                    with transaction.atomic():
-                        count = 0
-                        for item in arxiv_oai.split_oai_xml(page.body, page.url):
-                            count += 1
-                            harvest_record(
-                                run=run,
-                                source="arxiv",
-                                item=item,
-                                parse=arxiv_oai.parse_oai_record,
-                            )
-                        p["pages"] = p.get("pages", 0) + 1
-                        done = not page.token
-                        run.cursor = json.dumps(
-                            {"window": window + done, "token": page.token}
-                        )
-                        run.save()
-                    if progress:
-                        progress(count)
-            except OaiBadToken as exc:
-                if not token:
-                    raise
-                logger.warning(
-                    "%s; window %s..%s starts again",
-                    exc,
-                    start,
-                    end,
-                    extra={"harvest_run": run.pk},
-                )
-                token = ""
-                continue
-            window, token = _oai_cursor(run)
-    except SourceError as exc:
-        logger.error(
-            "harvest run %s failed: %s", run.pk, exc, extra={"harvest_run": run.pk}
+
+    def fetch(start: str, end: str, token: str) -> Iterator[LivePage]:
+        for page in oai_pages(
+            http,
+            p["base_url"],
+            metadata_prefix=p["metadata_prefix"],
+            from_date=start,
+            until_date=end,
+            set_spec=p["set"],
+            token=token,
+        ):
+            yield LivePage(
+                list(arxiv_oai.split_oai_xml(page.body, page.url)), page.token
+            )
+
+    with _client(client, "arxiv") as http:
+        return _walk_windows(
+            run=run,
+            parse=arxiv_oai.parse_oai_record,
+            fetch=fetch,
+            restartable=OaiBadToken,
+            progress=progress,
         )
-        return harvest_run_finish(run=run, error=str(exc))
-    finally:
-        if own_client:
-            client.close()
-    return harvest_run_finish(run=run)
+
+
+def harvest_crossref(
+    *,
+    from_date: date | None = None,
+    until_date: date | None = None,
+    base_url: str = "",
+    run: HarvestRun | None = None,
+    task_id: str = "",
+    client: PoliteClient | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> HarvestRun:
+    """Harvest Crossref ``/works`` indexed between two days: newest first, resumable.
+
+    Works are asked by ``from-index-date``/``until-index-date`` (the day Crossref
+    last indexed the work, so an updated deposit comes again), one window of
+    :data:`settings.HARVEST_WINDOW_DAYS` days at a time, newest first, each walked
+    with deep-paging cursors (``cursor=*``, 1,000 rows) until an empty page; each
+    page commits with the cursor that follows it (:func:`_walk_windows`). Crossref
+    cursors expire after five idle minutes, so resuming a run from a refused cursor
+    restarts that window.
+
+    Args:
+        from_date: first index day; None continues from the ``until`` day of the
+            last finished Crossref run, or :data:`settings.HARVEST_FIRST_DAYS`
+            days before ``until_date``.
+        until_date: last index day; None for today (UTC).
+        base_url: ``/works`` endpoint; "" for ``settings.CROSSREF_WORKS_URL``.
+        run: a run to resume.
+        task_id: the Celery task doing this harvest ("" outside Celery).
+        client: the HTTP client; None for Crossref's politeness (polite pool with
+            ``HARVEST_CONTACT_EMAIL``).
+        progress: called with the number of works of each page.
+
+    Returns:
+        The run, ``finished``, or ``failed`` with its ``error``.
+
+    Source: Crossref REST API documentation, "Deep paging with cursors" and the
+    ``from-index-date``/``until-index-date`` filters.
+    """
+    from harvest.sources import crossref
+    from harvest.sources.polite_http import SourceRefused
+
+    params = (
+        run.params
+        if run
+        else _range_params(
+            source="crossref",
+            mode="crossref",
+            from_date=from_date,
+            until_date=until_date,
+            base_url=base_url or settings.CROSSREF_WORKS_URL,
+        )
+    )
+    run = _live_run(
+        source="crossref",
+        params=params,
+        run=run,
+        task_id=task_id,
+    )
+    if run.status == HarvestRun.Status.FINISHED:
+        return run
+    p = run.params
+
+    def fetch(start: str, end: str, cursor: str) -> Iterator[LivePage]:
+        for page in crossref.crossref_pages(
+            http,
+            p["base_url"],
+            filters={"from-index-date": start, "until-index-date": end},
+            cursor=cursor or "*",
+        ):
+            items = list(crossref.split_works_page(page))
+            yield LivePage(items, page.next_cursor if items else "")
+
+    with _client(client, "crossref") as http:
+        return _walk_windows(
+            run=run,
+            parse=crossref.parse_crossref_work,
+            fetch=fetch,
+            restartable=SourceRefused,
+            progress=progress,
+        )
 
 
 class HarvestRunRefused(Exception):
@@ -872,22 +1209,25 @@ RUN_UNKNOWN_KIND = "run #{run} has no parameters to harvest again"
 
 def _run_task(run: HarvestRun, *, resume: bool):
     """The task signature that harvests ``run`` again (resuming it, or afresh)."""
-    from harvest.tasks import harvest_arxiv_files_task, harvest_arxiv_oai_task
+    from harvest.tasks import (
+        harvest_arxiv_oai_task,
+        harvest_crossref_task,
+        harvest_files_task,
+    )
 
     p = run.params
-    if p.get("mode") == "oai":
+    if p.get("mode") in ("oai", "crossref"):
+        task = harvest_arxiv_oai_task if p["mode"] == "oai" else harvest_crossref_task
         if resume:
-            return harvest_arxiv_oai_task.s(run_id=run.pk)
-        return harvest_arxiv_oai_task.s(
-            from_date=p["from"],
-            until_date=p["until"],
-            set_spec=p["set"],
-            metadata_prefix=p["metadata_prefix"],
-            base_url=p["base_url"],
-        )
+            return task.s(run_id=run.pk)
+        asked = {"from_date": p["from"], "until_date": p["until"]}
+        asked["base_url"] = p["base_url"]
+        if p["mode"] == "oai":
+            asked |= {"set_spec": p["set"], "metadata_prefix": p["metadata_prefix"]}
+        return task.s(**asked)
     if "root" in p:
-        return harvest_arxiv_files_task.s(
-            root=p["root"], run_id=run.pk if resume else None
+        return harvest_files_task.s(
+            source=run.source, root=p["root"], run_id=run.pk if resume else None
         )
     raise HarvestRunRefused(RUN_UNKNOWN_KIND.format(run=run.pk))
 

@@ -116,3 +116,55 @@ def harvest_arxiv_oai_task(
         task_id=self.request.id or "",
     )
     return _counts(run, then_match)
+
+
+@shared_task(name="harvest.files", **_RETRIED)
+def harvest_files_task(
+    self, source: str, root: str, run_id: int | None = None, then_match: bool = True
+) -> dict[str, int | str]:
+    """Harvest ``source``'s files under ``root`` (:func:`services.harvest_files`).
+
+    Args:
+        source: ``"arxiv"`` or ``"crossref"``.
+        root: a folder or a file.
+        run_id: a run to resume.
+        then_match: queue matching of the touched blocks afterwards.
+
+    Returns:
+        The run's counts (see :func:`_counts`).
+    """
+    run = HarvestRun.objects.get(pk=run_id) if run_id else None
+    run = services.harvest_files(
+        source=source, root=Path(root), run=run, task_id=self.request.id or ""
+    )
+    return _counts(run, then_match)
+
+
+@shared_task(name="harvest.crossref", **_RETRIED)
+def harvest_crossref_task(
+    self,
+    from_date: str = "",
+    until_date: str = "",
+    base_url: str = "",
+    run_id: int | None = None,
+    then_match: bool = True,
+) -> dict[str, int | str]:
+    """Harvest Crossref works indexed between two days (``CROSSREF_WORKS_URL``).
+
+    With no dates (the beat schedule) the run is incremental, from the last
+    finished run's ``until`` to today; with ``run_id`` it resumes that run. A
+    source unavailable past its retry budget ends the run ``failed`` with the
+    reason (:func:`harvest.services.harvest_crossref`).
+
+    Returns:
+        The run's counts (see :func:`_counts`).
+    """
+    run = HarvestRun.objects.get(pk=run_id) if run_id else None
+    run = services.harvest_crossref(
+        from_date=dt.date.fromisoformat(from_date) if from_date else None,
+        until_date=dt.date.fromisoformat(until_date) if until_date else None,
+        base_url=base_url,
+        run=run,
+        task_id=self.request.id or "",
+    )
+    return _counts(run, then_match)

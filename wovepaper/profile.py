@@ -105,7 +105,8 @@ def paper_rows(papers: QuerySet[Paper], *, keep: int | None = None) -> list[dict
             :data:`BYLINE_SHOWN`.
 
     Returns:
-        ``[{"id", "url", "title", "published", "primary_category", "categories",
+        ``[{"id", "url", "title", "published", "published_precision",
+        "published_shown", "primary_category", "categories",
         "cited_by_count", "arxiv_id", "doi", "author_count", "byline":
         [{"position", "name", "researcher_id", "researcher_url"}], "more": n,
         "own_authorship": id | None}]``. Two queries.
@@ -126,6 +127,7 @@ def paper_rows(papers: QuerySet[Paper], *, keep: int | None = None) -> list[dict
             "slug",
             "title",
             "published",
+            "published_precision",
             "primary_category",
             "categories",
             "cited_by_count",
@@ -172,6 +174,10 @@ def paper_rows(papers: QuerySet[Paper], *, keep: int | None = None) -> list[dict
             {
                 **{k: v for k, v in row.items() if k != "slug"},
                 "url": f"/papers/{key}-{row['slug'] or 'paper'}",
+                "published_shown": Paper(
+                    published=row["published"],
+                    published_precision=row["published_precision"],
+                ).published_shown,
                 "byline": byline,
                 "more": max(0, row["author_count"] - len(byline)),
                 "own_authorship": own if keep is not None else None,

@@ -29,8 +29,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import httpx
-
 from harvest.records import RecordError
 from harvest.sources.polite_http import (
     PoliteClient,
@@ -169,13 +167,11 @@ def oai_pages(
             params |= {"from": from_date} if from_date else {}
             params |= {"until": until_date} if until_date else {}
             params |= {"set": set_spec} if set_spec else {}
-        holder: list[OaiPage] = []
-
-        def check(response: httpx.Response, holder: list[OaiPage] = holder) -> None:
-            holder.append(oai_page_read(response.text, str(response.url)))
-
-        client.get(base_url, params, check=check)
-        page = holder[-1]
+        page = client.fetch(
+            base_url,
+            params,
+            read=lambda response: oai_page_read(response.text, str(response.url)),
+        )
         yield page
         if not page.token:
             return

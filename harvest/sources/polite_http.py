@@ -11,7 +11,7 @@ again after a wait:
   (``backoff_base * 2**n`` seconds, capped at ``backoff_max``).
 * a timeout (connect, read: a server that hangs), a refused or dropped connection,
   a body cut short (fewer bytes than its Content-Length, or a chunked body that
-  stops), and a body the caller's ``check`` finds unusable (truncated XML or JSON
+  stops), and a body the caller's ``read`` finds unusable (truncated XML or JSON
   with a correct length): the same backoff.
 
 After ``max_tries`` attempts the request raises :class:`SourceUnavailable` naming the
@@ -35,12 +35,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from typing import TypeVar
 
 import httpx
 import tenacity
 from django.conf import settings
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 # Statuses that say "later": too many requests, and the server-side failures a
 # retry can outlive (RFC 9110 section 15.6; 501 and 505 will not change).
@@ -60,7 +63,7 @@ class SourceRefused(SourceError):
 
 
 class UnusableBody(Exception):
-    """Raised by a ``check`` callable: the body arrived but cannot be read (cut short).
+    """Raised by a ``read`` callable: the body arrived but cannot be read (cut short).
 
     The request is retried like a timeout.
     """
@@ -189,28 +192,34 @@ class PoliteClient:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def get(
+    def get(self, url: str, params: Mapping[str, str] | None = None) -> httpx.Response:
+        """GET ``url`` politely until it answers with a 2xx (see :meth:`fetch`)."""
+        return self.fetch(url, params, read=lambda response: response)
+
+    def fetch(
         self,
         url: str,
-        params: Mapping[str, str] | None = None,
+        params: Mapping[str, str] | None,
         *,
-        check: Callable[[httpx.Response], None] | None = None,
-    ) -> httpx.Response:
+        read: Callable[[httpx.Response], T],
+    ) -> T:
         """GET ``url`` with ``params``, politely, until it answers usefully.
 
         Args:
             url: absolute URL.
             params: query parameters.
-            check: called with a 2xx response; raises :class:`UnusableBody` when the
-                body cannot be read (the request is then retried).
+            read: turns a 2xx response into what the caller wants (a parsed page);
+                raises :class:`UnusableBody` when the body cannot be read (cut
+                short), and the request is then tried again.
 
         Returns:
-            The 2xx response, its body read.
+            What ``read`` returned.
 
         Raises:
             SourceUnavailable: ``max_tries`` attempts failed (the message gives the
                 last reason), or the server asked to wait past ``give_up_after``.
             SourceRefused: a 4xx other than 429.
+            Any error of ``read`` other than UnusableBody, as raised.
         """
         p = self.politeness
         backoff = tenacity.wait_exponential_jitter(
@@ -238,7 +247,7 @@ class PoliteClient:
             reraise=True,
         )
         try:
-            return retrying(self._attempt, url, params, check)
+            return retrying(self._attempt, url, params, read)
         except _Retryable as exc:
             raise SourceUnavailable(
                 f"{self.source}: {url} failed {p.max_tries} times; last: {exc}"
@@ -255,8 +264,8 @@ class PoliteClient:
         self,
         url: str,
         params: Mapping[str, str] | None,
-        check: Callable[[httpx.Response], None] | None,
-    ) -> httpx.Response:
+        read: Callable[[httpx.Response], T],
+    ) -> T:
         self._pace()
         self.requests += 1
         try:
@@ -283,9 +292,7 @@ class PoliteClient:
                 f"{self.source}: {response.url} answered HTTP {status}: "
                 f"{response.text[:300]}"
             )
-        if check is not None:
-            try:
-                check(response)
-            except UnusableBody as exc:
-                raise _Retryable(f"unusable body: {exc}") from exc
-        return response
+        try:
+            return read(response)
+        except UnusableBody as exc:
+            raise _Retryable(f"unusable body: {exc}") from exc

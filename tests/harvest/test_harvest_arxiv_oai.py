@@ -131,7 +131,7 @@ def test_live_harvest_waits_out_the_real_503_and_lands_the_page(
         ids_in(page_2015)
     )
     assert (run.records_seen, run.papers_created, run.records_failed) == (2, 2, 0)
-    assert json.loads(run.cursor) == {"window": 1, "token": ""}
+    assert json.loads(run.cursor) == {"window": 1, "position": ""}
     assert run.params["windows"] == [["2015-01-01", "2015-01-03"]]
     paper = Paper.objects.get(arxiv_id="1412.8544")
     assert paper.source_datestamp == dt.date(2015, 1, 3)
@@ -148,7 +148,7 @@ def test_a_run_that_failed_mid_list_resumes_from_its_token_losing_nothing(
     server.check_assertions()
     assert run.status == HarvestRun.Status.FAILED
     assert "failed 3 times; last: HTTP 503" in run.error
-    assert json.loads(run.cursor) == {"window": 0, "token": TOKEN_2024}
+    assert json.loads(run.cursor) == {"window": 0, "position": TOKEN_2024}
     assert Paper.objects.count() == 5
 
     # Later the source answers: the run asks for the token's page, not the first.
@@ -200,7 +200,7 @@ def test_an_expired_token_on_resume_restarts_the_window(
             "pages": 0,
         },
     )
-    run.cursor = json.dumps({"window": 0, "token": "expired-token"})
+    run.cursor = json.dumps({"window": 0, "position": "expired-token"})
     run.save()
     expect_token(server, "expired-token").respond_with_data(
         oai_error("badResumptionToken", "The value of resumptionToken is invalid"),
@@ -221,7 +221,7 @@ def test_an_expired_token_on_resume_restarts_the_window(
 def test_windows_are_asked_newest_first_and_no_records_match_is_an_empty_window(
     server, client, page_2015, settings
 ):
-    settings.HARVEST_OAI_WINDOW_DAYS = 5
+    settings.HARVEST_WINDOW_DAYS = 5
     server.expect_ordered_request(
         "/oai2",
         query_string={
@@ -251,7 +251,7 @@ def test_windows_are_asked_newest_first_and_no_records_match_is_an_empty_window(
     server.check_assertions()
     assert run.status == HarvestRun.Status.FINISHED, run.error
     assert run.papers_created == 2
-    assert json.loads(run.cursor) == {"window": 2, "token": ""}
+    assert json.loads(run.cursor) == {"window": 2, "position": ""}
 
 
 def test_the_next_run_continues_from_the_last_finished_until(
@@ -267,12 +267,14 @@ def test_the_next_run_continues_from_the_last_finished_until(
         client=client,
     )
     assert first.status == HarvestRun.Status.FINISHED
-    assert selectors.oai_next_from(
-        base_url=base, metadata_prefix="arXiv", set_spec=""
+    assert selectors.live_next_from(
+        source="arxiv", mode="oai", base_url=base, metadata_prefix="arXiv", set=""
     ) == dt.date(2015, 1, 3)
     # Another set is another list: it has no past.
     assert (
-        selectors.oai_next_from(base_url=base, metadata_prefix="arXiv", set_spec="cs")
+        selectors.live_next_from(
+            source="arxiv", mode="oai", base_url=base, metadata_prefix="arXiv", set="cs"
+        )
         is None
     )
     server.expect_ordered_request(

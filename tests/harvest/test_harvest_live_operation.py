@@ -116,7 +116,7 @@ def test_task_without_dates_is_incremental(server, exchange, settings):
     assert (first["status"], first["created"]) == ("finished", 2)
     # As the beat schedule sends it: no dates, so from the last run's until to today.
     today = timezone.now().date()
-    settings.HARVEST_OAI_WINDOW_DAYS = 100_000  # one window, so one request
+    settings.HARVEST_WINDOW_DAYS = 100_000  # one window, so one request
     server.clear()
     server.expect_ordered_request(
         "/oai2",

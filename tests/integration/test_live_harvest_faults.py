@@ -96,7 +96,7 @@ def test_worker_killed_waiting_for_page_two_resumes_from_the_token(server, arxiv
             release.set()
         run = HarvestRun.objects.get()
         assert run.status == "running"
-        assert json.loads(run.cursor) == {"window": 0, "token": TOKEN}
+        assert json.loads(run.cursor) == {"window": 0, "position": TOKEN}
         assert Paper.objects.count() == 5
 
         time.sleep(VISIBILITY + 1)

@@ -26,6 +26,13 @@ class Paper(models.Model):
     published = models.DateField(
         null=True, blank=True, help_text="Date of the first version."
     )
+    published_precision = models.CharField(
+        max_length=5,
+        choices=[("day", "day"), ("month", "month"), ("year", "year")],
+        default="day",
+        help_text="How much of the published date the source gave (Crossref "
+        "date-parts may stop at the month or the year).",
+    )
     updated = models.DateField(
         null=True, blank=True, help_text="Date of the latest version."
     )
@@ -46,6 +53,12 @@ class Paper(models.Model):
         null=True,
         blank=True,
         help_text="Source datestamp of the record whose text is shown.",
+    )
+    text_source = models.CharField(
+        max_length=16,
+        default="arxiv",
+        help_text="The source whose title, abstract and byline are shown "
+        "(harvest.services.SOURCE_PRECEDENCE).",
     )
     source_hash = models.CharField(
         max_length=64,
@@ -83,6 +96,15 @@ class Paper(models.Model):
         return reverse(
             "paper", kwargs={"ref": f"{self.url_key}-{self.slug or 'paper'}"}
         )
+
+    @property
+    def published_shown(self) -> str:
+        """The published date to its known precision: ``2019``, ``2019-03`` or
+        ``2019-03-05``; "" when undated."""
+        if self.published is None:
+            return ""
+        width = {"year": 4, "month": 7}.get(self.published_precision, 10)
+        return self.published.isoformat()[:width]
 
     @property
     def url_key(self) -> str:

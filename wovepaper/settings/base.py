@@ -344,10 +344,13 @@ WOVEPAPER_DATA_DIR = Path(
 # arXiv's terms of use ask for one).
 HARVEST_CONTACT_EMAIL = os.environ.get("HARVEST_CONTACT_EMAIL", "")
 ARXIV_OAI_URL = os.environ.get("ARXIV_OAI_URL", "https://export.arxiv.org/oai2")
-# A live OAI-PMH harvest is cut into windows of this many days, newest first; a first
-# harvest with no --from reaches back this many days.
-HARVEST_OAI_WINDOW_DAYS = int(os.environ.get("HARVEST_OAI_WINDOW_DAYS", "7"))
-HARVEST_OAI_FIRST_DAYS = int(os.environ.get("HARVEST_OAI_FIRST_DAYS", "7"))
+CROSSREF_WORKS_URL = os.environ.get(
+    "CROSSREF_WORKS_URL", "https://api.crossref.org/works"
+)
+# A live harvest is cut into windows of this many days, newest first; a first harvest
+# with no --from reaches back this many days.
+HARVEST_WINDOW_DAYS = int(os.environ.get("HARVEST_WINDOW_DAYS", "7"))
+HARVEST_FIRST_DAYS = int(os.environ.get("HARVEST_FIRST_DAYS", "7"))
 # How hard each source may be asked (harvest.sources.polite_http.Politeness: seconds
 # between requests, timeout, tries, backoff, longest Retry-After waited out).
 # arXiv: "no more than 1 request every 3 seconds" (arXiv API terms of use).
@@ -357,6 +360,13 @@ HARVEST_POLITENESS = {
         "timeout": 60.0,
         "max_tries": 6,
         "max_wait": 600.0,
+    },
+    # Crossref: 10 requests/s in the polite pool (a mailto given), 5 in the public
+    # one (Crossref REST API docs, "Rate limits", 2025).
+    "crossref": {
+        "min_interval": 0.1 if HARVEST_CONTACT_EMAIL else 0.2,
+        "timeout": 60.0,
+        "max_tries": 6,
     },
 }
 # Auto-apply policy: "identifiers" applies only proposals proven by a shared identifier

@@ -18,6 +18,7 @@ CELERY_TASK_ALWAYS_EAGER = True
 # Tests never reach the internet: a live source not pointed at a local server gets
 # "connection refused" from loopback instead.
 ARXIV_OAI_URL = "http://127.0.0.1:9/oai2"
+CROSSREF_WORKS_URL = "http://127.0.0.1:9/works"
 REST_FRAMEWORK = {
     **REST_FRAMEWORK,
     "DEFAULT_THROTTLE_RATES": {"anon": "100000/minute", "user": "100000/minute"},

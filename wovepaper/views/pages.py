@@ -158,7 +158,7 @@ def _paper_json_ld(request: HttpRequest, paper: Paper, byline: list) -> dict:
         "keywords": paper.categories,
     }
     if paper.published:
-        data["datePublished"] = paper.published.isoformat()
+        data["datePublished"] = paper.published_shown
     identifiers = []
     if paper.arxiv_id:
         identifiers.append(f"arXiv:{paper.arxiv_id}")

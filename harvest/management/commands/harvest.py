@@ -11,7 +11,7 @@ from tqdm import tqdm
 from harvest import services
 from harvest.models import HarvestRun, RawRecord
 
-SOURCES = ("arxiv",)
+SOURCES = ("arxiv", "crossref")
 
 
 def _day(text: str) -> dt.date:
@@ -24,15 +24,17 @@ def _day(text: str) -> dt.date:
 class Command(BaseCommand):
     """Harvest a source live or from files, with a progress bar.
 
-    Without ``--file``/``--dir`` the live OAI-PMH endpoint (``ARXIV_OAI_URL``) is
-    harvested, from ``--from`` (default: where the last finished run of the same
-    list ended) to ``--until`` (default: today). Prints the run's counts, each
-    rejected record with its reason, and the run's error if it failed.
+    Without ``--file``/``--dir`` the live source is harvested (arXiv's OAI-PMH
+    endpoint ``ARXIV_OAI_URL``, Crossref's ``CROSSREF_WORKS_URL``), from ``--from``
+    (default: where the last finished run of the same list ended) to ``--until``
+    (default: today): datestamps for arXiv, index dates for Crossref. Prints the
+    run's counts, each rejected record with its reason, and the run's error if it
+    failed.
     """
 
     help = (
-        "Harvest arXiv live (harvest arxiv [--from 2026-11-01] [--set cs]) or from "
-        "files (harvest arxiv --dir ../shared/data/arxiv)"
+        "Harvest live (harvest arxiv [--from 2026-11-01] [--set cs]; harvest "
+        "crossref --from 2026-11-29) or from files (harvest arxiv --dir PATH)"
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -43,17 +45,19 @@ class Command(BaseCommand):
         where.add_argument(
             "--resume", type=int, metavar="RUN_ID", help="resume a run from its cursor"
         )
-        live = parser.add_argument_group("live OAI-PMH harvest")
+        live = parser.add_argument_group("live harvest")
         live.add_argument("--from", dest="from_date", type=_day, metavar="DATE")
         live.add_argument("--until", dest="until_date", type=_day, metavar="DATE")
-        live.add_argument("--set", dest="set_spec", default="", help="e.g. cs")
+        live.add_argument("--set", dest="set_spec", default="", help="arXiv: e.g. cs")
         live.add_argument(
             "--format",
             dest="metadata_prefix",
             default="arXiv",
             choices=("arXiv", "oai_dc"),
         )
-        live.add_argument("--url", default="", help="OAI-PMH endpoint (ARXIV_OAI_URL)")
+        live.add_argument(
+            "--url", default="", help="endpoint (ARXIV_OAI_URL, CROSSREF_WORKS_URL)"
+        )
         parser.add_argument("--no-progress", action="store_true")
         parser.add_argument(
             "--reparse",
@@ -69,7 +73,9 @@ class Command(BaseCommand):
                 raise CommandError(f"no harvest run {options['resume']}")
             if run.status == HarvestRun.Status.FINISHED:
                 raise CommandError(f"run #{run.pk} has finished: nothing to resume")
-        if (run and run.params.get("mode") == "oai") or (
+        if run is not None and run.source != options["source"]:
+            raise CommandError(f"run #{run.pk} is a {run.source} run")
+        if (run and run.params.get("mode")) or (
             run is None and not (options["file"] or options["dir"])
         ):
             run = self._live(run, options)
@@ -99,11 +105,23 @@ class Command(BaseCommand):
             and options["from_date"] > options["until_date"]
         ):
             raise CommandError("--from is after --until")
+        if options["source"] != "arxiv" and (
+            options["set_spec"] or options["metadata_prefix"] != "arXiv"
+        ):
+            raise CommandError("--set and --format are arXiv's")
         with tqdm(
             unit="record",
             disable=options["no_progress"],
-            desc=f"harvest {options['source']} (OAI-PMH)",
+            desc=f"harvest {options['source']} (live)",
         ) as bar:
+            if options["source"] == "crossref":
+                return services.harvest_crossref(
+                    from_date=options["from_date"],
+                    until_date=options["until_date"],
+                    base_url=options["url"],
+                    run=run,
+                    progress=bar.update,
+                )
             return services.harvest_arxiv_oai(
                 from_date=options["from_date"],
                 until_date=options["until_date"],
@@ -118,7 +136,7 @@ class Command(BaseCommand):
         root = Path(run.params["root"]) if run else options["file"] or options["dir"]
         if not root.exists():
             raise CommandError(f"{root}: no such file or folder")
-        files = services.arxiv_files(root)
+        files = services.FILE_SOURCES[options["source"]][0](root)
         with tqdm(
             total=len(files),
             unit="file",
@@ -127,6 +145,10 @@ class Command(BaseCommand):
         ) as bar:
             if run is not None:
                 bar.update(int(run.cursor or 0))
-            return services.harvest_arxiv_files(
-                root=root, run=run, progress=bar.update, reparse=options["reparse"]
+            return services.harvest_files(
+                source=options["source"],
+                root=root,
+                run=run,
+                progress=bar.update,
+                reparse=options["reparse"],
             )
