@@ -24,6 +24,23 @@ class NotARecordFile(RecordError):
 
 
 @dataclass(frozen=True)
+class InstitutionRecord:
+    """An institution a source ties a byline slot to.
+
+    Attributes:
+        ror_id: bare ROR id (``05dxps055``).
+        name: the source's display name.
+        country_code: ISO 3166-1 alpha-2 or "".
+        types: ROR / OpenAlex types (``("education",)``).
+    """
+
+    ror_id: str
+    name: str
+    country_code: str = ""
+    types: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class AuthorRecord:
     """One byline slot as a source printed it.
 
@@ -36,6 +53,8 @@ class AuthorRecord:
         affiliations: raw affiliation strings, in source order.
         orcid: bare ORCID iD ``0000-0002-1825-0097`` or "".
         is_collaboration: a collaboration or consortium, not a person.
+        openalex_author_id: OpenAlex author id (``A5023888391``) or "".
+        institutions: institutions the source ties the slot to (with ROR ids).
     """
 
     raw_name: str
@@ -45,6 +64,8 @@ class AuthorRecord:
     affiliations: tuple[str, ...] = ()
     orcid: str = ""
     is_collaboration: bool = False
+    openalex_author_id: str = ""
+    institutions: tuple[InstitutionRecord, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -74,7 +95,8 @@ class PaperRecord:
         published_precision: how much of ``published`` the source gave: ``"day"``,
             ``"month"`` or ``"year"`` (Crossref ``[[2019]]`` is 2019-01-01, "year").
         cited_by_count: citations the source counts (Crossref
-            ``is-referenced-by-count``), or None.
+            ``is-referenced-by-count``, OpenAlex ``cited_by_count``), or None.
+        openalex_id: the OpenAlex work id (``W2741809807``) or "".
     """
 
     source: str
@@ -98,6 +120,7 @@ class PaperRecord:
     withdrawn: bool = False
     published_precision: str = "day"
     cited_by_count: int | None = None
+    openalex_id: str = ""
 
     @property
     def primary_category(self) -> str:

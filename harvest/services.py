@@ -13,9 +13,10 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, DataError, IntegrityError, transaction
@@ -27,6 +28,7 @@ from harvest import selectors
 from harvest.models import HarvestRun, RawRecord
 from harvest.records import (
     AuthorRecord,
+    InstitutionRecord,
     NotARecordFile,
     PaperRecord,
     RawItem,
@@ -36,7 +38,7 @@ from harvest.records import (
     file_locator,
 )
 from harvest.sources.polite_http import PoliteClient
-from wovepaper.models import Authorship, Paper
+from wovepaper.models import Authorship, Institution, Paper
 from wovepaper.search import search_vectors_refresh
 
 logger = logging.getLogger(__name__)
@@ -57,11 +59,13 @@ MAX_ABSTRACT_CHARS = 100_000
 # Which source's text a paper shows (title, abstract, categories, dates, byline): the
 # highest ranked that has described it. arXiv's metadata is what the authors wrote and
 # keep up to date, version by version; Crossref's is the publisher's deposit of the
-# version of record. A lower-ranked source never replaces that text: it fills what the
-# paper lacks (DOI, journal reference, licence, publication date) and adds its evidence
-# (ORCID, affiliations) to the byline slots it aligns with. Citation counts: the
-# highest any source reports (each source misses some citations).
-SOURCE_PRECEDENCE = {"arxiv": 20, "crossref": 10}
+# version of record; OpenAlex's is derived from both (and MAG), with its own name and
+# affiliation parsing. A lower-ranked source never replaces that text: it fills what
+# the paper lacks (DOI, OpenAlex id, journal reference, licence, publication date) and
+# adds its evidence (ORCID, affiliations, OpenAlex author ids, ROR institutions) to the
+# byline slots it aligns with. Citation counts: the highest any source reports (each
+# source misses some citations).
+SOURCE_PRECEDENCE = {"arxiv": 20, "crossref": 10, "openalex": 5}
 # Shifted positions while a byline is rewritten, so (paper, position) stays unique.
 _POSITION_SHIFT = 100_000
 
@@ -238,6 +242,10 @@ def _find_paper(record: PaperRecord) -> Paper | None:
         paper = Paper.objects.filter(arxiv_id=record.arxiv_id).first()
         if paper:
             return paper
+    if record.openalex_id:
+        paper = Paper.objects.filter(openalex_id=record.openalex_id).first()
+        if paper:
+            return paper
     if record.doi:
         papers = Paper.objects.filter(doi=record.doi)
         if record.arxiv_id:
@@ -301,6 +309,7 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
             cited_by_count=record.cited_by_count,
             **_paper_fields(record),
         )
+        _take_openalex_id(paper, record)
         if _doi_free(record.doi, None):
             paper.doi = record.doi
         elif record.doi:
@@ -312,11 +321,13 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
             )
         paper.save()
         _byline_sync(paper=paper, authors=record.authors)
+        _institutions_link(paper=paper, authors=record.authors)
         search_vectors_refresh(paper_ids=[paper.pk])
         return UpsertResult(paper, "created")
 
     before = _snapshot(paper)
     _take_citations(paper, record)
+    _take_openalex_id(paper, record)
     rank = SOURCE_PRECEDENCE.get(record.source, 0)
     shown = SOURCE_PRECEDENCE.get(paper.text_source, 0)
     if rank < shown:
@@ -338,13 +349,11 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
         paper.source_datestamp,
         paper.source_hash,
     )
-    takeover = rank > shown
-    evidence = _byline_evidence(paper) if takeover else []
     if newer:
         for name, value in _paper_fields(record).items():
-            # A source taking over keeps what the one before filled and it lacks,
-            # so arriving first or second ends in the same paper.
-            if not (takeover and name in _FILLED and not value):
+            # What a record lacks among the fields other sources fill stays, so
+            # the order of arrival and re-harvests end in the same paper.
+            if not (name in _FILLED and not value):
                 setattr(paper, name, value)
         paper.source_hash = record_hash
         paper.text_source = record.source
@@ -355,9 +364,15 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
     if record.arxiv_id and not paper.arxiv_id:
         # Found by DOI (a record from another source came first): take the id.
         paper.arxiv_id = record.arxiv_id
-    byline_changed = newer and _byline_sync(paper=paper, authors=record.authors)
-    if evidence:
-        byline_changed = _byline_enrich(paper=paper, authors=evidence) or byline_changed
+    byline_changed = False
+    if newer:
+        # What other sources added to the slots (ORCID iDs, OpenAlex author ids,
+        # affiliations, institutions) stays with the slots this record keeps.
+        authors = _with_evidence(record.authors, _byline_evidence(paper))
+        byline_changed = _byline_sync(paper=paper, authors=authors)
+        byline_changed = _institutions_link(paper=paper, authors=authors) or (
+            byline_changed
+        )
     if _snapshot(paper) == before and not byline_changed:
         return UpsertResult(paper, "unchanged")
     paper.save()
@@ -370,8 +385,7 @@ _FILLED = ("journal_ref", "license")
 
 
 def _byline_evidence(paper: Paper) -> list[AuthorRecord]:
-    """The paper's byline as records, to carry its ORCIDs and affiliations over
-    when a higher-ranked source replaces the byline."""
+    """The paper's stored byline as records, with each slot's evidence."""
     return [
         AuthorRecord(
             raw_name=a.raw_name,
@@ -380,9 +394,110 @@ def _byline_evidence(paper: Paper) -> list[AuthorRecord]:
             affiliations=tuple(a.affiliations),
             orcid=a.orcid,
             is_collaboration=a.is_collaboration,
+            openalex_author_id=a.openalex_author_id,
+            institutions=tuple(
+                InstitutionRecord(
+                    ror_id=i.ror_id,
+                    name=i.name,
+                    country_code=i.country_code,
+                    types=tuple(i.types),
+                )
+                for i in a.institutions.all()
+                if i.ror_id
+            ),
         )
-        for a in paper.authorships.order_by("position")
+        for a in paper.authorships.order_by("position").prefetch_related("institutions")
     ]
+
+
+def _with_evidence(
+    authors: list[AuthorRecord], previous: list[AuthorRecord]
+) -> list[AuthorRecord]:
+    """A new byline whose slots keep the evidence of the stored slots they align
+    with (:func:`_aligned_slot`) where the new record has none of that kind.
+
+    Args:
+        authors: the byline of the record being applied, in order.
+        previous: the stored byline (:func:`_byline_evidence`), in order.
+
+    Returns:
+        ``authors`` with ORCID iDs, OpenAlex author ids, affiliations and
+        institutions filled from the aligned stored slots.
+    """
+    pool = [(position, a) for position, a in enumerate(previous, start=1)]
+    out = []
+    for index, author in enumerate(authors):
+        found = None if author.is_collaboration else _aligned_slot(pool, index, author)
+        if found is None:
+            out.append(author)
+            continue
+        pool.remove(found)
+        old = found[1]
+        out.append(
+            replace(
+                author,
+                orcid=author.orcid or old.orcid,
+                openalex_author_id=author.openalex_author_id or old.openalex_author_id,
+                affiliations=author.affiliations or old.affiliations,
+                institutions=author.institutions or old.institutions,
+            )
+        )
+    return out
+
+
+def _take_openalex_id(paper: Paper, record: PaperRecord) -> None:
+    if (
+        record.openalex_id
+        and not paper.openalex_id
+        and not Paper.objects.filter(openalex_id=record.openalex_id)
+        .exclude(pk=paper.pk)
+        .exists()
+    ):
+        paper.openalex_id = record.openalex_id
+
+
+def _institution_rows(records: Iterable[InstitutionRecord]) -> list[Institution]:
+    """The Institution of each record, created by ROR id when new (name, country,
+    types as the source gave them; ROR records refine them later)."""
+    rows = []
+    for record in records:
+        row, _ = Institution.objects.get_or_create(
+            ror_id=record.ror_id,
+            defaults={
+                "name": clean_text(record.name)[:500],
+                "country_code": record.country_code,
+                "types": list(record.types),
+            },
+        )
+        rows.append(row)
+    return rows
+
+
+def _institutions_link(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
+    """Tie each slot to the institutions its record names (added, never removed).
+
+    Returns:
+        Whether any link was added.
+    """
+    if not any(a.institutions for a in authors):
+        return False
+    slots = {a.position: a for a in paper.authorships.all()}
+    added = False
+    for position, author in enumerate(authors, start=1):
+        slot = slots.get(position)
+        if slot is not None and author.institutions:
+            added = _slot_institutions_add(slot, author.institutions) or added
+    return added
+
+
+def _slot_institutions_add(
+    slot: Authorship, institutions: tuple[InstitutionRecord, ...]
+) -> bool:
+    have = set(slot.institutions.values_list("ror_id", flat=True))
+    new = [i for i in institutions if i.ror_id not in have]
+    if new:
+        slot.institutions.add(*_institution_rows(new))
+    return bool(new)
 
 
 def _take_citations(paper: Paper, record: PaperRecord) -> None:
@@ -418,10 +533,19 @@ def _paper_enrich(*, paper: Paper, record: PaperRecord, before: dict) -> UpsertR
     return UpsertResult(paper, "updated")
 
 
-def _aligned_slot(
-    slots: list[Authorship], index: int, author: AuthorRecord
-) -> Authorship | None:
+def _aligned_slot(slots: list[tuple[int, Any]], index: int, author: AuthorRecord):
     """The person slot of ``slots`` that printed ``author`` (``index``: 0-based).
+
+    Args:
+        slots: ``(position, slot)`` pairs, 1-based positions; a slot is an
+            Authorship or an AuthorRecord (``family_name``, ``given_name``,
+            ``is_collaboration``).
+        index: the author's 0-based place in its own byline.
+        author: the record's author.
+
+    Returns:
+        The fitting ``(position, slot)`` pair, or None.
+
 
     Same family-name core (particles aside: ``"Der Velde"`` is ``"van der
     Velde"``) and compatible given names; of several, the one nearest the
@@ -432,13 +556,13 @@ def _aligned_slot(
     if not core:
         return None
     fitting = [
-        s
-        for s in slots
+        (position, s)
+        for position, s in slots
         if not s.is_collaboration
         and names.family_core(s.family_name) == core
         and names.given_names_compatible(s.given_name, author.given_name)
     ]
-    return min(fitting, key=lambda s: abs(s.position - 1 - index), default=None)
+    return min(fitting, key=lambda pair: abs(pair[0] - 1 - index), default=None)
 
 
 def _byline_enrich(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
@@ -451,15 +575,16 @@ def _byline_enrich(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
     Returns:
         Whether any slot changed.
     """
-    slots = list(paper.authorships.order_by("position"))
+    slots = [(a.position, a) for a in paper.authorships.order_by("position")]
     changed = False
     for index, author in enumerate(authors):
         if author.is_collaboration:
             continue
-        slot = _aligned_slot(slots, index, author)
-        if slot is None:
+        found = _aligned_slot(slots, index, author)
+        if found is None:
             continue
-        slots.remove(slot)
+        slots.remove(found)
+        slot = found[1]
         fields = []
         if author.orcid and not slot.orcid:
             slot.orcid = author.orcid
@@ -467,9 +592,14 @@ def _byline_enrich(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
         if author.affiliations and not slot.affiliations:
             slot.affiliations = list(author.affiliations)
             fields.append("affiliations")
+        if author.openalex_author_id and not slot.openalex_author_id:
+            slot.openalex_author_id = author.openalex_author_id
+            fields.append("openalex_author_id")
         if fields:
             slot.save(update_fields=[*fields, "modified"])
             changed = True
+        if author.institutions:
+            changed = _slot_institutions_add(slot, author.institutions) or changed
     return changed
 
 
@@ -498,6 +628,7 @@ def _authorship_fields(author: AuthorRecord) -> dict:
         "block_key": block_key[:200],
         "is_collaboration": author.is_collaboration,
         "orcid": author.orcid,
+        "openalex_author_id": author.openalex_author_id,
         "affiliations": list(author.affiliations),
     }
 
@@ -738,7 +869,8 @@ def harvest_record(
 
 
 def crossref_files(root: Path) -> list[Path]:
-    """Every saved Crossref answer (``.json``) under ``root``, or ``root``; sorted."""
+    """Every ``.json`` file under ``root`` (or ``root`` itself), sorted: the saved
+    answers of the JSON sources (Crossref, OpenAlex)."""
     if root.is_file():
         return [root]
     return sorted(p for p in root.rglob("*.json") if p.is_file())
@@ -759,12 +891,29 @@ def crossref_reader_for(path: Path) -> FileReader:
     )
 
 
+def openalex_reader_for(path: Path) -> FileReader:
+    """The reader of a saved OpenAlex answer (``.json``: a list page, one work, or
+    an array of works, such as the 2022 snapshot extract).
+
+    Raises:
+        RecordError: the file is not ``.json``.
+    """
+    from harvest.sources import openalex
+
+    if path.suffix != ".json":
+        raise RecordError(f"{path}: not a saved OpenAlex answer (.json)")
+    return FileReader(
+        split=openalex.read_openalex_file, parse=openalex.parse_openalex_work
+    )
+
+
 # How each source's files are found and read.
 FILE_SOURCES: dict[
     str, tuple[Callable[[Path], list[Path]], Callable[[Path], FileReader]]
 ] = {
     "arxiv": (arxiv_files, arxiv_reader_for),
     "crossref": (crossref_files, crossref_reader_for),
+    "openalex": (crossref_files, openalex_reader_for),
 }
 
 
@@ -1155,43 +1304,81 @@ def harvest_crossref(
     ``from-index-date``/``until-index-date`` filters.
     """
     from harvest.sources import crossref
+
+    def pages(http: PoliteClient, url: str, start: str, end: str, cursor: str):
+        return crossref.crossref_pages(
+            http,
+            url,
+            filters={"from-index-date": start, "until-index-date": end},
+            cursor=cursor or "*",
+        )
+
+    return _harvest_works_by_date(
+        source="crossref",
+        default_url=settings.CROSSREF_WORKS_URL,
+        pages=pages,
+        split=crossref.split_works_page,
+        parse=crossref.parse_crossref_work,
+        from_date=from_date,
+        until_date=until_date,
+        base_url=base_url,
+        run=run,
+        task_id=task_id,
+        client=client,
+        progress=progress,
+    )
+
+
+def _harvest_works_by_date(
+    *,
+    source: str,
+    default_url: str,
+    pages: Callable[[PoliteClient, str, str, str, str], Iterator[Any]],
+    split: Callable[[Any], Iterator[RawItem]],
+    parse: RecordParser,
+    from_date: date | None,
+    until_date: date | None,
+    base_url: str,
+    run: HarvestRun | None,
+    task_id: str,
+    client: PoliteClient | None,
+    progress: Callable[[int], None] | None,
+) -> HarvestRun:
+    """A live harvest of a JSON ``/works`` API walked by date windows and cursors.
+
+    ``pages(http, url, start, end, cursor)`` walks one window from a cursor ("" for
+    the first page); each page's ``next_cursor`` is saved with its records. A
+    cursor the source refuses on resuming restarts its window (cursors expire).
+
+    Returns:
+        The run, ``finished``, or ``failed`` with its ``error``.
+    """
     from harvest.sources.polite_http import SourceRefused
 
     params = (
         run.params
         if run
         else _range_params(
-            source="crossref",
-            mode="crossref",
+            source=source,
+            mode=source,
             from_date=from_date,
             until_date=until_date,
-            base_url=base_url or settings.CROSSREF_WORKS_URL,
+            base_url=base_url or default_url,
         )
     )
-    run = _live_run(
-        source="crossref",
-        params=params,
-        run=run,
-        task_id=task_id,
-    )
+    run = _live_run(source=source, params=params, run=run, task_id=task_id)
     if run.status == HarvestRun.Status.FINISHED:
         return run
-    p = run.params
 
     def fetch(start: str, end: str, cursor: str) -> Iterator[LivePage]:
-        for page in crossref.crossref_pages(
-            http,
-            p["base_url"],
-            filters={"from-index-date": start, "until-index-date": end},
-            cursor=cursor or "*",
-        ):
-            items = list(crossref.split_works_page(page))
+        for page in pages(http, run.params["base_url"], start, end, cursor):
+            items = list(split(page))
             yield LivePage(items, page.next_cursor if items else "")
 
-    with _client(client, "crossref") as http:
+    with _client(client, source) as http:
         return _walk_windows(
             run=run,
-            parse=crossref.parse_crossref_work,
+            parse=parse,
             fetch=fetch,
             restartable=SourceRefused,
             progress=progress,
@@ -1213,11 +1400,17 @@ def _run_task(run: HarvestRun, *, resume: bool):
         harvest_arxiv_oai_task,
         harvest_crossref_task,
         harvest_files_task,
+        harvest_openalex_task,
     )
 
     p = run.params
-    if p.get("mode") in ("oai", "crossref"):
-        task = harvest_arxiv_oai_task if p["mode"] == "oai" else harvest_crossref_task
+    live = {
+        "oai": harvest_arxiv_oai_task,
+        "crossref": harvest_crossref_task,
+        "openalex": harvest_openalex_task,
+    }
+    if p.get("mode") in live:
+        task = live[p["mode"]]
         if resume:
             return task.s(run_id=run.pk)
         asked = {"from_date": p["from"], "until_date": p["until"]}
@@ -1272,3 +1465,65 @@ def harvest_run_repeat(*, run: HarvestRun) -> None:
     if run.status == HarvestRun.Status.RUNNING:
         raise HarvestRunRefused(RUN_STILL_RUNNING.format(run=run.pk))
     _run_task(run, resume=False).delay()
+
+
+def harvest_openalex(
+    *,
+    from_date: date | None = None,
+    until_date: date | None = None,
+    base_url: str = "",
+    run: HarvestRun | None = None,
+    task_id: str = "",
+    client: PoliteClient | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> HarvestRun:
+    """Harvest OpenAlex works updated between two days: newest first, resumable.
+
+    Works are asked with ``from_updated_date``/``to_updated_date`` (with an API
+    key, ``OPENALEX_API_KEY``), a window of :data:`settings.HARVEST_WINDOW_DAYS`
+    days at a time, newest first, each walked with cursors (200 works a page);
+    works whose authorships OpenAlex truncated are fetched whole. Each page
+    commits with the cursor after it (:func:`_walk_windows`); a refused cursor on
+    resuming restarts its window.
+
+    Args:
+        from_date: first update day; None continues from the last finished
+            OpenAlex run's ``until``, or :data:`settings.HARVEST_FIRST_DAYS` back.
+        until_date: last update day; None for today (UTC).
+        base_url: ``/works`` endpoint; "" for ``settings.OPENALEX_WORKS_URL``.
+        run: a run to resume.
+        task_id: the Celery task doing this harvest ("" outside Celery).
+        client: the HTTP client; None for OpenAlex's politeness.
+        progress: called with the number of works of each page.
+
+    Returns:
+        The run, ``finished``, or ``failed`` with its ``error``.
+
+    Source: OpenAlex docs, "Paging" (cursor) and "Filter works"
+    (``from_updated_date``, ``to_updated_date``).
+    """
+    from harvest.sources import openalex
+
+    def pages(http: PoliteClient, url: str, start: str, end: str, cursor: str):
+        return openalex.openalex_pages(
+            http,
+            url,
+            filters={"from_updated_date": start, "to_updated_date": end},
+            cursor=cursor or "*",
+            api_key=settings.OPENALEX_API_KEY,
+        )
+
+    return _harvest_works_by_date(
+        source="openalex",
+        default_url=settings.OPENALEX_WORKS_URL,
+        pages=pages,
+        split=openalex.split_works_page,
+        parse=openalex.parse_openalex_work,
+        from_date=from_date,
+        until_date=until_date,
+        base_url=base_url,
+        run=run,
+        task_id=task_id,
+        client=client,
+        progress=progress,
+    )

@@ -55,6 +55,19 @@ def _counts(run: HarvestRun, then_match: bool) -> dict[str, int | str]:
     }
 
 
+def _live(
+    task, harvest, from_date: str, until_date: str, run_id: int | None, **asked
+) -> HarvestRun:
+    """Run a live harvest service for a task: ISO dates parsed, a run resumed by id."""
+    return harvest(
+        from_date=dt.date.fromisoformat(from_date) if from_date else None,
+        until_date=dt.date.fromisoformat(until_date) if until_date else None,
+        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
+        task_id=task.request.id or "",
+        **asked,
+    )
+
+
 @shared_task(name="harvest.arxiv_files", **_RETRIED)
 def harvest_arxiv_files_task(
     self, root: str, run_id: int | None = None, then_match: bool = True
@@ -105,15 +118,15 @@ def harvest_arxiv_oai_task(
     Returns:
         The run's counts (see :func:`_counts`).
     """
-    run = HarvestRun.objects.get(pk=run_id) if run_id else None
-    run = services.harvest_arxiv_oai(
-        from_date=dt.date.fromisoformat(from_date) if from_date else None,
-        until_date=dt.date.fromisoformat(until_date) if until_date else None,
+    run = _live(
+        self,
+        services.harvest_arxiv_oai,
+        from_date,
+        until_date,
+        run_id,
         set_spec=set_spec,
         metadata_prefix=metadata_prefix,
         base_url=base_url,
-        run=run,
-        task_id=self.request.id or "",
     )
     return _counts(run, then_match)
 
@@ -159,12 +172,40 @@ def harvest_crossref_task(
     Returns:
         The run's counts (see :func:`_counts`).
     """
-    run = HarvestRun.objects.get(pk=run_id) if run_id else None
-    run = services.harvest_crossref(
-        from_date=dt.date.fromisoformat(from_date) if from_date else None,
-        until_date=dt.date.fromisoformat(until_date) if until_date else None,
+    run = _live(
+        self,
+        services.harvest_crossref,
+        from_date,
+        until_date,
+        run_id,
         base_url=base_url,
-        run=run,
-        task_id=self.request.id or "",
+    )
+    return _counts(run, then_match)
+
+
+@shared_task(name="harvest.openalex", **_RETRIED)
+def harvest_openalex_task(
+    self,
+    from_date: str = "",
+    until_date: str = "",
+    base_url: str = "",
+    run_id: int | None = None,
+    then_match: bool = True,
+) -> dict[str, int | str]:
+    """Harvest OpenAlex works updated between two days (``OPENALEX_WORKS_URL``).
+
+    With no dates the run is incremental; with ``run_id`` it resumes that run
+    (:func:`harvest.services.harvest_openalex`).
+
+    Returns:
+        The run's counts (see :func:`_counts`).
+    """
+    run = _live(
+        self,
+        services.harvest_openalex,
+        from_date,
+        until_date,
+        run_id,
+        base_url=base_url,
     )
     return _counts(run, then_match)

@@ -39,13 +39,12 @@ from lxml import html as lxml_html
 from curation.names import is_collaboration, parse_name
 from harvest.records import (
     AuthorRecord,
-    NotARecordFile,
     PaperRecord,
     RawItem,
     RecordError,
-    file_locator,
 )
 from harvest.sources.polite_http import PoliteClient, SourceRefused, UnusableBody
+from harvest.sources.saved_answers import saved_answer_items
 from wovepaper.identifiers import orcid_normalise
 
 SOURCE = "crossref"
@@ -250,14 +249,7 @@ def read_crossref_file(path: Path, root: Path | None = None) -> Iterator[RawItem
         RecordError: (while iterating) the file is not JSON.
         NotARecordFile: JSON that holds no works (an error body, a funder list).
     """
-    locator = file_locator(path, root)
-    try:
-        page = works_page_read(path.read_text(errors="surrogateescape"), locator)
-    except UnusableBody as exc:
-        raise RecordError(f"{locator}: not JSON: {exc}") from exc
-    except SourceRefused as exc:
-        raise NotARecordFile(str(exc)) from exc
-    yield from split_works_page(page)
+    yield from saved_answer_items(path, root, works_page_read, split_works_page)
 
 
 def parse_crossref_work(item: RawItem) -> PaperRecord:

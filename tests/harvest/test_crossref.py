@@ -1,10 +1,8 @@
-"""Crossref: the parser on the real recorded answers, cursor paging against a local
-server replaying them, and one paper across arXiv and Crossref.
+"""Crossref: the parser on the real recorded answers, and cursor paging against a
+local server replaying them.
 
 The recorded answers are habanero's real api.crossref.org exchanges (decoded, read in
-place). The cross-source test pairs the real arXiv record 0704.0932 with a Crossref
-answer for its DOI written here (tests/fixtures/crossref/kang_2007_work.json): the
-real data holds no work seen by both services.
+place). One paper across sources is tests/harvest/test_cross_source.py.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ from harvest.sources.crossref import (
     read_crossref_file,
 )
 from harvest.sources.polite_http import PoliteClient, Politeness
-from wovepaper.models import Authorship, Paper
+from wovepaper.models import Paper
 
 DECODED = Path(settings.WOVEPAPER_DATA_DIR) / "crossref" / "habanero_decoded"
 KANG = (
@@ -268,40 +266,3 @@ def test_live_crossref_run_resumes_with_a_fresh_cursor_when_its_cursor_expired(
     assert set(Paper.objects.values_list("doi", flat=True)) <= dois
     assert RawRecord.objects.count() == len(dois)
     assert run.papers_unchanged == 20  # the first page again: stored, not re-parsed
-
-
-@pytest.mark.django_db
-@pytest.mark.parametrize("order", ["arxiv first", "crossref first"])
-def test_one_paper_across_arxiv_and_crossref_whatever_comes_first(arxiv_dir, order):
-    steps = [
-        lambda: services.harvest_files(source="arxiv", root=arxiv_dir / KANG_ABS),
-        lambda: services.harvest_files(source="crossref", root=KANG),
-    ]
-    for step in steps if order == "arxiv first" else steps[::-1]:
-        run = step()
-        assert run.records_failed == 0
-    paper = Paper.objects.get()
-    assert paper.arxiv_id == "0704.0932"
-    assert paper.doi == "10.1111/j.1365-2966.2007.12311.x"
-    # arXiv's text is shown; Crossref adds what arXiv lacks.
-    assert paper.text_source == "arxiv"
-    assert paper.title.startswith("On the Origin of the Dichotomy of Early-Type")
-    assert paper.journal_ref == (
-        "Monthly Notices of the Royal Astronomical Society 381(1), 389-400 (2007)"
-    )
-    assert paper.cited_by_count == 52
-    assert paper.published.isoformat() == "2007-04-06"
-    slots = list(Authorship.objects.order_by("position"))
-    assert [a.raw_name for a in slots] == [
-        "Xi Kang",
-        "Frank C. van den Bosch",
-        "Anna Pasquali",
-    ]
-    # The mis-split "Frank C. van den" + "Bosch" is the same slot, not a fourth.
-    assert [a.orcid for a in slots] == [
-        "0000-0003-1234-5674",
-        "0000-0001-5555-4447",
-        "0000-0002-1825-0097",
-    ]
-    # arXiv gives every slot "(MPIA)": its own affiliations are kept.
-    assert [a.affiliations for a in slots] == [["MPIA"]] * 3

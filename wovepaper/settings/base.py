@@ -347,6 +347,10 @@ ARXIV_OAI_URL = os.environ.get("ARXIV_OAI_URL", "https://export.arxiv.org/oai2")
 CROSSREF_WORKS_URL = os.environ.get(
     "CROSSREF_WORKS_URL", "https://api.crossref.org/works"
 )
+OPENALEX_WORKS_URL = os.environ.get(
+    "OPENALEX_WORKS_URL", "https://api.openalex.org/works"
+)
+OPENALEX_API_KEY = os.environ.get("OPENALEX_API_KEY", "")
 # A live harvest is cut into windows of this many days, newest first; a first harvest
 # with no --from reaches back this many days.
 HARVEST_WINDOW_DAYS = int(os.environ.get("HARVEST_WINDOW_DAYS", "7"))
@@ -368,6 +372,8 @@ HARVEST_POLITENESS = {
         "timeout": 60.0,
         "max_tries": 6,
     },
+    # OpenAlex: at most 10 requests a second (OpenAlex docs, "Rate limits").
+    "openalex": {"min_interval": 0.1, "timeout": 60.0, "max_tries": 6},
 }
 # Auto-apply policy: "identifiers" applies only proposals proven by a shared identifier
 # (ORCID, Semantic Scholar or OpenAlex author id) with compatible names; "none" leaves

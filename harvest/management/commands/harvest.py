@@ -11,7 +11,7 @@ from tqdm import tqdm
 from harvest import services
 from harvest.models import HarvestRun, RawRecord
 
-SOURCES = ("arxiv", "crossref")
+SOURCES = ("arxiv", "crossref", "openalex")
 
 
 def _day(text: str) -> dt.date:
@@ -25,11 +25,11 @@ class Command(BaseCommand):
     """Harvest a source live or from files, with a progress bar.
 
     Without ``--file``/``--dir`` the live source is harvested (arXiv's OAI-PMH
-    endpoint ``ARXIV_OAI_URL``, Crossref's ``CROSSREF_WORKS_URL``), from ``--from``
-    (default: where the last finished run of the same list ended) to ``--until``
-    (default: today): datestamps for arXiv, index dates for Crossref. Prints the
-    run's counts, each rejected record with its reason, and the run's error if it
-    failed.
+    endpoint, Crossref's and OpenAlex's ``/works``), from ``--from`` (default:
+    where the last finished run of the same list ended) to ``--until`` (default:
+    today): datestamps for arXiv, index dates for Crossref, update dates for
+    OpenAlex. Prints the run's counts, each rejected record with its reason, and
+    the run's error if it failed.
     """
 
     help = (
@@ -114,8 +114,13 @@ class Command(BaseCommand):
             disable=options["no_progress"],
             desc=f"harvest {options['source']} (live)",
         ) as bar:
-            if options["source"] == "crossref":
-                return services.harvest_crossref(
+            if options["source"] in ("crossref", "openalex"):
+                harvest = (
+                    services.harvest_crossref
+                    if options["source"] == "crossref"
+                    else services.harvest_openalex
+                )
+                return harvest(
                     from_date=options["from_date"],
                     until_date=options["until_date"],
                     base_url=options["url"],

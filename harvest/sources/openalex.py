@@ -1,0 +1,379 @@
+"""OpenAlex works: parse into PaperRecords, page with cursors (no ORM).
+
+Both schemas in the recorded data parse: the current one (2024-: ``authorships[]``
+with ``raw_author_name``, ``raw_affiliation_strings``, ``institutions[].ror``,
+``primary_location.source``) and the 2022 legacy one (``host_venue``, a single
+``raw_affiliation_string``, no ``raw_author_name``).
+
+Rules, from the OpenAlex documentation (docs.openalex.org: "Work object",
+"Authorship object", "Paging", "Authentication") or seen in the recorded data:
+
+* ids are URLs (``https://openalex.org/W2741809807``); the bare id is stored.
+* ``abstract_inverted_index`` maps each word to its positions; the abstract is
+  rebuilt word by word.
+* ``is_authors_truncated`` means the list holds only the first 100 authorships: the
+  live harvest fetches the single work to get all of them; a saved list with a
+  truncated work refuses that work by name (its byline would be wrong).
+* ``publication_date`` gives the day; without it ``publication_year`` the year.
+* An author's name is ``raw_author_name`` (as printed) where given, else
+  ``author.display_name``.
+* Cursor paging: ``cursor=*``, then ``meta.next_cursor`` until it is null; the API
+  key (``OPENALEX_API_KEY``) goes in the ``api_key`` parameter.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from curation.names import is_collaboration, parse_name
+from harvest.records import (
+    AuthorRecord,
+    InstitutionRecord,
+    PaperRecord,
+    RawItem,
+    RecordError,
+)
+from harvest.sources.crossref import arxiv_id_of_doi, doi_normalise
+from harvest.sources.polite_http import PoliteClient, SourceRefused, UnusableBody
+from harvest.sources.saved_answers import saved_answer_items
+from wovepaper.identifiers import ROR_ID_RE, orcid_normalise
+
+SOURCE = "openalex"
+_WORK_ID_RE = re.compile(r"^(?:https?://openalex\.org/)?(W\d{2,15})$", re.IGNORECASE)
+_AUTHOR_ID_RE = re.compile(r"^(?:https?://openalex\.org/)?(A\d{2,15})$", re.IGNORECASE)
+# An arXiv landing page among a work's locations (new- and old-style ids).
+_ARXIV_URL_RE = re.compile(
+    r"arxiv\.org/(?:abs|pdf)/((?:\d{4}\.\d{4,5})|(?:[a-z\-]+(?:\.[A-Z]{2})?/\d{7}))",
+    re.IGNORECASE,
+)
+
+
+def work_id(value: object) -> str:
+    """``W2741809807`` from an OpenAlex work id or URL; "" when it is not one."""
+    match = _WORK_ID_RE.match(value.strip()) if isinstance(value, str) else None
+    return match.group(1).upper() if match else ""
+
+
+def rebuild_abstract(index: object) -> str:
+    """The abstract from ``abstract_inverted_index`` (``{word: [positions]}``).
+
+    Returns:
+        The words in position order joined by spaces; "" for null or a malformed
+        index.
+    """
+    if not isinstance(index, dict):
+        return ""
+    placed: dict[int, str] = {}
+    for word, positions in index.items():
+        if not isinstance(positions, list):
+            return ""
+        for position in positions:
+            if isinstance(position, int) and 0 <= position < 1_000_000:
+                placed[position] = word
+    return " ".join(placed[p] for p in sorted(placed))
+
+
+@dataclass(frozen=True)
+class WorksPage:
+    """One ``/works`` answer: its works, and the next page's cursor ("" at the end)."""
+
+    url: str
+    items: list
+    next_cursor: str
+
+
+def works_page_read(body: str, url: str) -> WorksPage:
+    """Read a ``/works`` list answer, a single work, or a JSON array of works.
+
+    Raises:
+        UnusableBody: the body is not whole JSON (cut short in transit).
+        SourceRefused: JSON that holds no works (an error answer).
+    """
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise UnusableBody(f"{url}: not whole JSON ({exc})") from exc
+    if isinstance(data, list):
+        return WorksPage(url, data, "")
+    if not isinstance(data, dict):
+        raise SourceRefused(f"{url}: answer is not a JSON object")
+    if work_id(data.get("id")):
+        return WorksPage(url, [data], "")
+    results = data.get("results")
+    if not isinstance(results, list):
+        message = data.get("message") or data.get("error") or str(data)[:300]
+        raise SourceRefused(f"{url}: not a list of works: {message}")
+    meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
+    return WorksPage(url, results, str(meta.get("next_cursor") or ""))
+
+
+def split_works_page(page: WorksPage) -> Iterator[RawItem]:
+    """One RawItem per work: payload the work as canonical JSON, id ``W...``."""
+    for index, work in enumerate(page.items):
+        locator = f"{page.url}#work-{index}"
+        wid = work_id(work.get("id")) if isinstance(work, dict) else ""
+        yield RawItem(
+            external_id=wid or locator,
+            payload=json.dumps(work, ensure_ascii=False, sort_keys=True),
+            locator=locator,
+        )
+
+
+def read_openalex_file(path: Path, root: Path | None = None) -> Iterator[RawItem]:
+    """Cut a saved OpenAlex answer (``.json``: a list page, one work, or an array of
+    works) into one RawItem per work.
+
+    Raises:
+        RecordError: (while iterating) the file is not JSON.
+        NotARecordFile: JSON holding no works (an author, an institution ...).
+    """
+    yield from saved_answer_items(path, root, works_page_read, split_works_page)
+
+
+def parse_openalex_work(item: RawItem) -> PaperRecord:
+    """Parse one OpenAlex work (current or 2022 schema) into a PaperRecord.
+
+    Returns:
+        ``source="openalex"``, ``external_id`` and ``openalex_id`` the bare ``W``
+        id, DOI, arXiv id (arXiv's DOI, or an arxiv.org location), title, rebuilt
+        abstract, byline with ORCID iDs, OpenAlex author ids, raw affiliations and
+        ROR institutions, publication date with its precision, ``datestamp`` the
+        work's ``updated_date``, journal reference and citation count.
+
+    Raises:
+        RecordError: not a JSON object, no work id, no title, a truncated
+            authorship list (``is_authors_truncated``), or an authorship that is
+            not an object.
+
+    Source: OpenAlex Work object ``id``, ``doi``, ``display_name``,
+    ``publication_date``, ``publication_year``, ``authorships[]``,
+    ``primary_location.source.display_name`` (2022: ``host_venue.display_name``),
+    ``locations[].landing_page_url``, ``biblio``, ``cited_by_count``,
+    ``updated_date``, ``is_authors_truncated``.
+    """
+    try:
+        work = json.loads(item.payload)
+    except (ValueError, RecursionError) as exc:
+        raise RecordError(f"{item.locator}: not JSON: {exc}") from exc
+    if not isinstance(work, dict):
+        raise RecordError(f"{item.locator}: a work must be a JSON object")
+    wid = work_id(work.get("id"))
+    if not wid:
+        raise RecordError(f"{item.locator}: work without an OpenAlex id")
+    if work.get("is_authors_truncated"):
+        raise RecordError(
+            f"{wid}: authorships truncated by OpenAlex; the single work "
+            f"(/works/{wid}) holds them all"
+        )
+    title = _text(work.get("display_name")) or _text(work.get("title"))
+    if not title:
+        raise RecordError(f"{wid}: work without a title")
+    doi = doi_normalise(work["doi"]) if isinstance(work.get("doi"), str) else ""
+    authorships = work.get("authorships")
+    published, precision = _published(work)
+    count = work.get("cited_by_count")
+    return PaperRecord(
+        source=SOURCE,
+        external_id=wid,
+        openalex_id=wid,
+        title=title,
+        authors=[_author(a, wid) for a in authorships if a is not None]
+        if isinstance(authorships, list)
+        else [],
+        arxiv_id=arxiv_id_of_doi(doi) or _arxiv_location(work),
+        doi=doi,
+        abstract=rebuild_abstract(work.get("abstract_inverted_index")),
+        published=published,
+        published_precision=precision,
+        datestamp=_day(work.get("updated_date")),
+        journal_ref=_journal_ref(work),
+        cited_by_count=count if isinstance(count, int) and count >= 0 else None,
+    )
+
+
+def openalex_pages(
+    client: PoliteClient,
+    base_url: str,
+    *,
+    filters: Mapping[str, str],
+    cursor: str = "*",
+    api_key: str = "",
+    per_page: int = 200,
+) -> Iterator[WorksPage]:
+    """Walk a filtered ``/works`` list with cursors; works whose authorships were
+    truncated are fetched whole (``/works/{id}``) and put in their place.
+
+    Args:
+        client: OpenAlex's polite client.
+        base_url: ``https://api.openalex.org/works``.
+        filters: e.g. ``{"from_updated_date": "2026-11-01"}``.
+        cursor: ``"*"`` or a ``next_cursor`` to continue from.
+        api_key: OpenAlex API key ("" for none).
+        per_page: works per page (at most 200).
+
+    Returns:
+        Pages in order; the last one has no ``next_cursor``.
+
+    Raises:
+        SourceRefused, SourceUnavailable: see :meth:`PoliteClient.fetch`.
+    """
+    key = {"api_key": api_key} if api_key else {}
+    while True:
+        params = {
+            "filter": ",".join(f"{k}:{v}" for k, v in filters.items()),
+            "cursor": cursor,
+            "per-page": str(per_page),
+            **key,
+        }
+        page = client.fetch(
+            base_url,
+            params,
+            read=lambda response: works_page_read(response.text, str(response.url)),
+        )
+        whole = [
+            _whole_work(client, base_url, work, key)
+            if isinstance(work, dict) and work.get("is_authors_truncated")
+            else work
+            for work in page.items
+        ]
+        yield WorksPage(page.url, whole, page.next_cursor)
+        if not page.items or not page.next_cursor:
+            return
+        cursor = page.next_cursor
+
+
+# Private helpers.
+
+
+def _whole_work(
+    client: PoliteClient, base_url: str, work: dict, key: dict[str, str]
+) -> dict:
+    wid = work_id(work.get("id"))
+    single = client.fetch(
+        f"{base_url.rstrip('/')}/{wid}",
+        key,
+        read=lambda response: works_page_read(response.text, str(response.url)),
+    )
+    return single.items[0] if single.items else work
+
+
+def _text(value: object) -> str:
+    return " ".join(value.split()) if isinstance(value, str) else ""
+
+
+def _day(value: object) -> date | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return date.fromisoformat(value[:10])
+    except ValueError:
+        return None
+
+
+def _published(work: dict) -> tuple[date | None, str]:
+    day = _day(work.get("publication_date"))
+    if day:
+        return day, "day"
+    year = work.get("publication_year")
+    if isinstance(year, int) and 1 <= year <= 9999:
+        return date(year, 1, 1), "year"
+    return None, "day"
+
+
+def _arxiv_location(work: dict) -> str:
+    locations = work.get("locations")
+    for location in locations if isinstance(locations, list) else []:
+        url = location.get("landing_page_url") if isinstance(location, dict) else None
+        match = _ARXIV_URL_RE.search(url) if isinstance(url, str) else None
+        if match:
+            return match.group(1)
+    return ""
+
+
+def _journal_ref(work: dict) -> str:
+    location = work.get("primary_location")
+    source = location.get("source") if isinstance(location, dict) else None
+    if not isinstance(source, dict):
+        source = work.get("host_venue")  # the 2022 schema
+    name = _text(source.get("display_name")) if isinstance(source, dict) else ""
+    if not name:
+        return ""
+    biblio = work.get("biblio") if isinstance(work.get("biblio"), dict) else {}
+    volume, issue = _text(biblio.get("volume")), _text(biblio.get("issue"))
+    first, last = _text(biblio.get("first_page")), _text(biblio.get("last_page"))
+    ref = name + (f" {volume}" if volume else "") + (f"({issue})" if issue else "")
+    if first:
+        ref += f", {first}" + (f"-{last}" if last and last != first else "")
+    year = work.get("publication_year")
+    return ref + (f" ({year})" if isinstance(year, int) else "")
+
+
+def _institution(entry: object) -> InstitutionRecord | None:
+    if not isinstance(entry, dict):
+        return None
+    ror = entry.get("ror")
+    match = ROR_ID_RE.search(ror) if isinstance(ror, str) else None
+    name = _text(entry.get("display_name"))
+    if not (match and name):
+        return None
+    country = _text(entry.get("country_code")).upper()
+    kind = _text(entry.get("type"))
+    return InstitutionRecord(
+        ror_id=match.group(0),
+        name=name,
+        country_code=country if len(country) == 2 else "",
+        types=(kind,) if kind else (),
+    )
+
+
+def _author(authorship: object, wid: str) -> AuthorRecord:
+    if not isinstance(authorship, dict):
+        raise RecordError(f"{wid}: an authorship is not a JSON object")
+    author = (
+        authorship.get("author") if isinstance(authorship.get("author"), dict) else {}
+    )
+    raw = _text(authorship.get("raw_author_name")) or _text(author.get("display_name"))
+    if not raw:
+        raise RecordError(f"{wid}: an authorship has no name")
+    strings = authorship.get("raw_affiliation_strings")
+    if isinstance(strings, list):
+        affiliations = tuple(_text(s) for s in strings if _text(s))
+    else:  # the 2022 schema: one string
+        one = _text(authorship.get("raw_affiliation_string"))
+        affiliations = (one,) if one else ()
+    institutions = tuple(
+        i
+        for i in (_institution(e) for e in authorship.get("institutions") or [])
+        if i is not None
+    )
+    aid = author.get("id")
+    match = _AUTHOR_ID_RE.match(aid.strip()) if isinstance(aid, str) else None
+    orcid = ""
+    if isinstance(author.get("orcid"), str):
+        try:
+            orcid = orcid_normalise(author["orcid"])
+        except ValueError:
+            orcid = ""
+    if is_collaboration(raw):
+        return AuthorRecord(
+            raw_name=raw,
+            affiliations=affiliations,
+            is_collaboration=True,
+            institutions=institutions,
+        )
+    name = parse_name(raw)
+    return AuthorRecord(
+        raw_name=raw,
+        given_name=name.given,
+        family_name=name.family or raw,
+        suffix=name.suffix,
+        affiliations=affiliations,
+        orcid=orcid,
+        openalex_author_id=match.group(1).upper() if match else "",
+        institutions=institutions,
+    )

@@ -1,0 +1,138 @@
+"""OpenAlex: the parser on the real recorded works (current and 2022 schemas), and
+cursor paging against a local server, with a truncated byline fetched whole."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from harvest.records import NotARecordFile, RawItem, RecordError
+from harvest.sources.openalex import (
+    openalex_pages,
+    parse_openalex_work,
+    read_openalex_file,
+    rebuild_abstract,
+)
+from harvest.sources.polite_http import PoliteClient, Politeness
+
+DATA = Path(settings.WOVEPAPER_DATA_DIR) / "openalex"
+QUICK = Politeness(min_interval=0, timeout=5, max_tries=2, backoff_base=0.01)
+
+
+def parsed(path: Path) -> list:
+    return [parse_openalex_work(item) for item in read_openalex_file(path)]
+
+
+def test_current_schema_work_with_orcids_author_ids_and_ror_institutions():
+    [work] = parsed(DATA / "openalex_python_entities" / "W2741809807.json")
+    assert (work.openalex_id, work.doi) == ("W2741809807", "10.7717/peerj.4375")
+    assert work.title.startswith("The state of OA: a large-scale analysis")
+    assert work.abstract.startswith("Despite growing interest in Open Access (OA)")
+    assert work.journal_ref == "PeerJ 6, e4375 (2018)"
+    assert (work.published.isoformat(), work.published_precision) == (
+        "2018-02-13",
+        "day",
+    )
+    assert work.cited_by_count == 962
+    assert len(work.authors) == 9
+    first = work.authors[0]
+    assert (first.given_name, first.family_name) == ("Heather", "Piwowar")
+    assert (first.orcid, first.openalex_author_id) == (
+        "0000-0003-1613-5981",
+        "A5048491430",
+    )
+    assert first.affiliations == ("Impactstory, Sanford, NC, USA",)
+    assert [i.ror_id for i in first.institutions] == ["05ppvf150"]
+
+
+def test_the_2022_schema_parses_every_work_with_its_glued_affiliations():
+    works = parsed(DATA / "diophila_tu9_works_2022" / "tu9_works_diophila_2022.json")
+    assert len(works) == 410
+    authors = [a for w in works for a in w.authors]
+    assert len(authors) == 4702  # SOURCES.md: 4,702 authorships
+    assert sum(1 for a in authors if a.orcid) == 1211
+    assert sum(1 for a in authors if a.institutions) <= 4241
+    # The legacy single affiliation string, glued as OpenAlex gave it.
+    assert any(
+        a.affiliations == ("Technische Universität BerlinGermany",) for a in authors
+    )
+    assert {w.journal_ref != "" for w in works} == {True, False}
+
+
+def test_a_search_page_parses_and_non_work_files_are_skipped():
+    works = parsed(DATA / "peneira_works_page" / "works_search_page1.json")
+    assert len(works) == 49
+    assert sum(len(w.authors) for w in works) == 164
+    assert sum(1 for w in works for a in w.authors if a.orcid) == 120
+    with pytest.raises(NotARecordFile, match="not a list of works"):
+        list(read_openalex_file(DATA / "openalex_python_entities" / "A5023888391.json"))
+
+
+def test_abstract_is_rebuilt_from_the_inverted_index():
+    assert rebuild_abstract({"b": [1], "a": [0, 2]}) == "a b a"
+    assert rebuild_abstract(None) == ""
+    assert rebuild_abstract({"a": "zero"}) == ""
+
+
+def test_a_truncated_byline_in_a_saved_list_is_refused_by_name():
+    work = json.loads(
+        (DATA / "openalex_python_entities" / "W2741809807.json").read_text()
+    )
+    work["is_authors_truncated"] = True
+    with pytest.raises(RecordError, match="W2741809807: authorships truncated"):
+        parse_openalex_work(RawItem("W2741809807", json.dumps(work), "x"))
+
+
+@pytest.mark.parametrize(
+    ("payload", "problem"),
+    [
+        ("[]", "a work must be a JSON object"),
+        ('{"display_name": "x"}', "work without an OpenAlex id"),
+        ('{"id": "W1", "display_name": "x"}', "work without an OpenAlex id"),
+        ('{"id": "https://openalex.org/W12", "display_name": " "}', "without a title"),
+        ('{"id": "W12", "display_name": "x", "authorships": [1]}', "not a JSON object"),
+    ],
+)
+def test_broken_works_are_refused_naming_the_problem(payload, problem):
+    with pytest.raises(RecordError, match=problem):
+        parse_openalex_work(RawItem("x", payload, "test#work-0"))
+
+
+def test_cursor_paging_fetches_a_truncated_work_whole(server):
+    page = json.loads(
+        (DATA / "peneira_works_page" / "works_search_page1.json").read_text()
+    )
+    whole = copy.deepcopy(page["results"][3])
+    wid = whole["id"].rsplit("/", 1)[1]
+    cut = page["results"][3]
+    cut["is_authors_truncated"] = True
+    cut["authorships"] = cut["authorships"][:1]
+    first = {**page, "meta": {**page["meta"], "next_cursor": "IlsxNjA5M"}}
+    last = {"meta": {"count": 49, "next_cursor": None}, "results": []}
+    asked = {"filter": "from_updated_date:2026-11-01", "per-page": "200"}
+    server.expect_ordered_request(
+        "/works", query_string={**asked, "cursor": "*", "api_key": "k"}
+    ).respond_with_json(first)
+    server.expect_ordered_request(
+        f"/works/{wid}", query_string={"api_key": "k"}
+    ).respond_with_json(whole)
+    server.expect_ordered_request(
+        "/works", query_string={**asked, "cursor": "IlsxNjA5M", "api_key": "k"}
+    ).respond_with_json(last)
+    with PoliteClient("openalex", politeness=QUICK) as client:
+        pages = list(
+            openalex_pages(
+                client,
+                server.url_for("/works"),
+                filters={"from_updated_date": "2026-11-01"},
+                api_key="k",
+            )
+        )
+    server.check_assertions()
+    assert [len(p.items) for p in pages] == [49, 0]
+    assert pages[0].items[3] == whole
+    assert len(whole["authorships"]) > 1
