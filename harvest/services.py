@@ -40,6 +40,7 @@ from harvest.records import (
 from harvest.sources.polite_http import PoliteClient
 from wovepaper.models import Authorship, Institution, Paper
 from wovepaper.search import search_vectors_refresh
+from wovepaper.text import slug_for
 
 logger = logging.getLogger(__name__)
 
@@ -802,70 +803,238 @@ def locator_base(root: Path) -> Path | None:
     return data_dir if root.resolve().is_relative_to(data_dir) else None
 
 
-def harvest_record(
+# Records a batch holds before it is written (one transaction, a handful of queries
+# for all its new papers). bench/ingest.py: 500 is past the knee of papers/s.
+BATCH_RECORDS = 500
+
+
+def raw_records_store(
+    *, run: HarvestRun, source: str, items: list[RawItem]
+) -> list[RawRecord]:
+    """Keep a batch of raw records before parsing (:func:`raw_record_store` in bulk).
+
+    One query finds the payloads stored before, one inserts the new ones, one moves
+    the old ones' ``last_run``. Two harvests inserting the same payload at once
+    fall back to one row at a time.
+
+    Args:
+        run: the run that fetched them.
+        source: source name.
+        items: the raw records, in order.
+
+    Returns:
+        The RawRecord of each item, in the items' order (the same row for the same
+        payload twice).
+    """
+    keyed = []
+    for item in items:
+        payload = _SURROGATE_RE.sub("\ufffd", item.payload.replace("\x00", "\ufffd"))
+        external_id = clean_text(item.external_id)[:500]
+        keyed.append((external_id, content_hash(payload), payload, item))
+    found = {
+        (r.external_id, r.content_hash): r
+        for r in RawRecord.objects.filter(
+            source=source,
+            external_id__in={k[0] for k in keyed},
+            content_hash__in={k[1] for k in keyed},
+        )
+    }
+    old = [r.pk for r in found.values()]
+    new: dict[tuple[str, str], RawRecord] = {}
+    for external_id, digest, payload, item in keyed:
+        key = (external_id, digest)
+        if key not in found and key not in new:
+            new[key] = RawRecord(
+                source=source,
+                external_id=external_id,
+                content_hash=digest,
+                payload=payload,
+                locator=clean_text(item.locator)[:1000],
+                first_run=run,
+                last_run=run,
+            )
+    try:
+        with transaction.atomic():
+            RawRecord.objects.bulk_create(list(new.values()))
+    except IntegrityError:
+        return [raw_record_store(run=run, source=source, item=k[3]) for k in keyed]
+    if old:
+        RawRecord.objects.filter(pk__in=old).update(last_run=run)
+    found.update(new)
+    return [found[(k[0], k[1])] for k in keyed]
+
+
+def _parsed(item: RawItem, parse: RecordParser) -> PaperRecord:
+    """Parse one item; a parser bug is a RecordError naming it, not a crash."""
+    if item.problem:
+        raise RecordError(item.problem)
+    try:
+        return parse(item)
+    except RecordError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a parser bug costs one record only
+        raise RecordError(
+            f"unexpected parser error {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _record_failed(
+    run: HarvestRun, source: str, item: RawItem, raw: RawRecord, exc: Exception
+) -> None:
+    message = str(exc) if item.locator in str(exc) else f"{item.locator}: {exc}"
+    logger.warning(
+        "harvest %s record failed: %s",
+        source,
+        message,
+        extra={
+            "harvest_run": run.pk,
+            "source": source,
+            "record": item.locator,
+            "raw_record": raw.pk,
+        },
+    )
+    _mark(raw, error=message)
+    run.records_failed += 1
+
+
+def _fresh(records: list[tuple[RawItem, RawRecord, PaperRecord]]) -> tuple[list, list]:
+    """Split parsed records into those that make new papers and the rest.
+
+    A record is fresh when no stored paper holds its arXiv id, DOI or OpenAlex id
+    and no earlier record of the batch names the same work (the later ones are
+    upserted one by one after the batch's papers exist, so they find them).
+    """
+    ids = {
+        "arxiv_id": {r.arxiv_id for _, _, r in records if r.arxiv_id},
+        "doi": {r.doi for _, _, r in records if r.doi},
+        "openalex_id": {r.openalex_id for _, _, r in records if r.openalex_id},
+    }
+    taken = {
+        name: set(
+            Paper.objects.filter(**{f"{name}__in": values}).values_list(name, flat=True)
+        )
+        if values
+        else set()
+        for name, values in ids.items()
+    }
+    fresh, rest = [], []
+    for entry in records:
+        record = entry[2]
+        keys = {name: getattr(record, name) for name in taken if getattr(record, name)}
+        if record.deleted or any(v in taken[n] for n, v in keys.items()):
+            rest.append(entry)
+            continue
+        for name, value in keys.items():
+            taken[name].add(value)
+        fresh.append(entry)
+    return fresh, rest
+
+
+def _papers_bulk_create(records: list[tuple[RawItem, RawRecord, PaperRecord]]) -> None:
+    """Create the papers and bylines of fresh records: three queries for all.
+
+    Raises:
+        IntegrityError, DataError: a row the database refuses (the caller then
+            upserts the records one by one).
+    """
+    papers = [
+        Paper(
+            arxiv_id=record.arxiv_id or None,
+            doi=record.doi or None,
+            openalex_id=record.openalex_id or None,
+            published=record.published,
+            published_precision=record.published_precision,
+            versions=_merge_versions([], record),
+            source_hash=raw.content_hash,
+            text_source=record.source,
+            cited_by_count=record.cited_by_count,
+            slug=slug_for(record.title, fallback="paper"),
+            **_paper_fields(record),
+        )
+        for _, raw, record in records
+    ]
+    Paper.objects.bulk_create(papers)
+    Authorship.objects.bulk_create(
+        Authorship(paper=paper, position=position, **_authorship_fields(author))
+        for paper, (_, _, record) in zip(papers, records, strict=True)
+        for position, author in enumerate(record.authors, start=1)
+    )
+    for paper, (_, _, record) in zip(papers, records, strict=True):
+        _institutions_link(paper=paper, authors=record.authors)
+    search_vectors_refresh(paper_ids=[p.pk for p in papers])
+
+
+def harvest_batch(
     *,
     run: HarvestRun,
     source: str,
-    item: RawItem,
+    items: list[RawItem],
     parse: RecordParser,
     reparse: bool = False,
-) -> str:
-    """Store, parse and upsert one raw record; a failure is recorded, never raised.
+) -> None:
+    """Store, parse and upsert a batch of raw records, as :func:`harvest_record`
+    does one by one, with new papers written in bulk.
 
-    A payload already stored and parsed is not parsed again (it would change
-    nothing: the upsert is idempotent), unless ``reparse`` asks for it, e.g. after a
-    parser fix.
+    Records of works not stored yet become papers with a few queries for the
+    whole batch; the others (updates, deletions, works named twice in the batch)
+    go through :func:`paper_upsert` one by one. A failure costs its record only: it
+    is marked with its error and counted. Call inside a transaction (the caller
+    commits the batch with the run's cursor).
 
     Args:
         run: the current run; its counters are incremented (not saved).
         source: source name.
-        item: the raw record.
-        parse: the parser for this kind of record.
-        reparse: parse and upsert even a payload parsed before.
+        items: the raw records, in source order.
+        parse: the parser for these records.
+        reparse: parse and upsert even payloads parsed before.
 
-    Returns:
-        ``"created"``, ``"updated"``, ``"unchanged"`` or ``"failed"``. Database
-        errors other than integrity and data errors (a lost connection) are raised:
-        they are transient, and the run resumes from its cursor.
+    Raises:
+        DatabaseError: other than integrity and data errors (a lost connection):
+            transient, the run resumes from its cursor.
     """
-    raw = raw_record_store(run=run, source=source, item=item)
-    run.records_seen += 1
-    if raw.status == RawRecord.Status.PARSED and not reparse:
-        run.papers_unchanged += 1
-        return "unchanged"
-    try:
-        if item.problem:
-            raise RecordError(item.problem)
+    raws = raw_records_store(run=run, source=source, items=items)
+    run.records_seen += len(items)
+    parsed = []
+    seen_raw: set[int] = set()
+    for item, raw in zip(items, raws, strict=True):
+        if (
+            raw.status == RawRecord.Status.PARSED and not reparse
+        ) or raw.pk in seen_raw:
+            run.papers_unchanged += 1
+            continue
+        seen_raw.add(raw.pk)
         try:
-            record = parse(item)
-        except RecordError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a parser bug costs one record only
-            raise RecordError(
-                f"unexpected parser error {type(exc).__name__}: {exc}"
-            ) from exc
-        with transaction.atomic():
-            result = paper_upsert(record=record, record_hash=raw.content_hash)
-    except (RecordError, IntegrityError, DataError) as exc:
-        message = str(exc) if item.locator in str(exc) else f"{item.locator}: {exc}"
-        logger.warning(
-            "harvest %s record failed: %s",
-            source,
-            message,
-            extra={
-                "harvest_run": run.pk,
-                "source": source,
-                "record": item.locator,
-                "raw_record": raw.pk,
-            },
-        )
-        _mark(raw, error=message)
-        run.records_failed += 1
-        return "failed"
-    _mark(raw)
-    counter = f"papers_{result.outcome}"
-    setattr(run, counter, getattr(run, counter) + 1)
-    return result.outcome
+            record = clean_record(_parsed(item, parse))
+            if not (record.arxiv_id or record.doi):
+                raise RecordError(f"{record.external_id}: no arXiv id and no DOI")
+            _check_limits(record)
+        except RecordError as exc:
+            _record_failed(run, source, item, raw, exc)
+            continue
+        parsed.append((item, raw, record))
+    fresh, rest = _fresh(parsed)
+    if fresh:
+        try:
+            with transaction.atomic():
+                _papers_bulk_create(fresh)
+        except (IntegrityError, DataError):
+            rest = fresh + rest
+        else:
+            RawRecord.objects.filter(pk__in=[raw.pk for _, raw, _ in fresh]).update(
+                status=RawRecord.Status.PARSED, error=""
+            )
+            run.papers_created += len(fresh)
+    order = {id(entry): index for index, entry in enumerate(parsed)}
+    for item, raw, record in sorted(rest, key=lambda entry: order[id(entry)]):
+        try:
+            with transaction.atomic():
+                result = paper_upsert(record=record, record_hash=raw.content_hash)
+        except (RecordError, IntegrityError, DataError) as exc:
+            _record_failed(run, source, item, raw, exc)
+            continue
+        _mark(raw)
+        counter = f"papers_{result.outcome}"
+        setattr(run, counter, getattr(run, counter) + 1)
 
 
 def crossref_files(root: Path) -> list[Path]:
@@ -966,50 +1135,56 @@ def harvest_files(
             source=source, params={**params, "task": task_id} if task_id else params
         )
     start = int(run.cursor or 0)
+    # Files are read into batches of about BATCH_RECORDS records sharing a parser;
+    # each batch, the run's counts and the cursor (files done) commit together, so
+    # a killed run resumes at the first file of the batch that did not land.
+    batch: list[RawItem] = []
+    batch_parse: RecordParser | None = None
+    done, files_in_batch = start, 0
+
+    def flush() -> None:
+        nonlocal batch, batch_parse, files_in_batch
+        with transaction.atomic():
+            if batch:
+                harvest_batch(
+                    run=run,
+                    source=source,
+                    items=batch,
+                    parse=batch_parse,
+                    reparse=reparse,
+                )
+            run.cursor = str(done)
+            run.save()
+        if progress:
+            progress(files_in_batch)
+        batch, batch_parse, files_in_batch = [], None, 0
+
     for index, path in enumerate(files[start:], start=start):
+        name = file_locator(path, base)
         try:
             reader = reader_for(path)
         except RecordError as exc:
             logger.warning("%s", exc, extra={"harvest_run": run.pk, "file": str(path)})
-            name = file_locator(path, base)
-            with transaction.atomic():
-                run.files_skipped = [
-                    *run.files_skipped,
-                    {
-                        "file": name,
-                        "reason": f"{name}: {str(exc).removeprefix(f'{path}: ')}",
-                    },
-                ]
-                run.cursor = str(index + 1)
-                run.save()
-            if progress:
-                progress(1)
+            reason = f"{name}: {str(exc).removeprefix(f'{path}: ')}"
+            run.files_skipped = [*run.files_skipped, {"file": name, "reason": reason}]
+            done, files_in_batch = index + 1, files_in_batch + 1
             continue
-        # One transaction per file (per page, for a live source): its records, the
-        # run's counts and the cursor commit together, so a killed run resumes at
-        # the first file whose records did not all land.
-        with transaction.atomic():
-            found = 0
-            skipped_before = len(run.files_skipped)
-            for item in _file_items(path, base, reader, run):
-                found += 1
-                harvest_record(
-                    run=run,
-                    source=source,
-                    item=item,
-                    parse=reader.parse,
-                    reparse=reparse,
-                )
-            if not found and len(run.files_skipped) == skipped_before:
-                name = file_locator(path, base)
-                run.files_skipped = [
-                    *run.files_skipped,
-                    {"file": name, "reason": f"{name}: no records in it"},
-                ]
-            run.cursor = str(index + 1)
-            run.save()
-        if progress:
-            progress(1)
+        skipped_before = len(run.files_skipped)
+        items = list(_file_items(path, base, reader, run))
+        if not items and len(run.files_skipped) == skipped_before:
+            run.files_skipped = [
+                *run.files_skipped,
+                {"file": name, "reason": f"{name}: no records in it"},
+            ]
+        if batch and reader.parse is not batch_parse:
+            flush()
+        batch += items
+        batch_parse = reader.parse
+        done, files_in_batch = index + 1, files_in_batch + 1
+        if len(batch) >= BATCH_RECORDS:
+            flush()
+    if files_in_batch:
+        flush()
     return harvest_run_finish(run=run)
 
 
@@ -1118,10 +1293,9 @@ def _walk_windows(
             try:
                 for page in fetch(start, end, position):
                     with transaction.atomic():
-                        for item in page.items:
-                            harvest_record(
-                                run=run, source=run.source, item=item, parse=parse
-                            )
+                        harvest_batch(
+                            run=run, source=run.source, items=page.items, parse=parse
+                        )
                         run.params["pages"] = run.params.get("pages", 0) + 1
                         done = not page.next
                         run.cursor = json.dumps(
