@@ -1077,12 +1077,102 @@ def openalex_reader_for(path: Path) -> FileReader:
 
 
 # How each source's files are found and read.
-FILE_SOURCES: dict[
-    str, tuple[Callable[[Path], list[Path]], Callable[[Path], FileReader]]
-] = {
-    "arxiv": (arxiv_files, arxiv_reader_for),
-    "crossref": (crossref_files, crossref_reader_for),
-    "openalex": (crossref_files, openalex_reader_for),
+@dataclass(frozen=True)
+class FileSource:
+    """How a source's files are found, read and written.
+
+    Attributes:
+        find: ``root -> files`` in harvest order.
+        reader_for: ``file -> FileReader`` (raises RecordError for a file it
+            cannot read).
+        write: writes a batch of raw records (:func:`harvest_batch` for papers,
+            :func:`institutions_batch` for ROR).
+    """
+
+    find: Callable[[Path], list[Path]]
+    reader_for: Callable[[Path], FileReader]
+    write: Callable[..., None]
+
+
+def ror_reader_for(path: Path) -> FileReader:
+    """The reader of a saved ROR file (``.json``: records, one record, or an
+    API / Elasticsearch answer).
+
+    Raises:
+        RecordError: the file is not ``.json``.
+    """
+    from harvest.sources import ror
+
+    if path.suffix != ".json":
+        raise RecordError(f"{path}: not a saved ROR answer (.json)")
+    return FileReader(split=ror.read_ror_file, parse=ror.parse_ror_record)
+
+
+def institution_upsert(*, record) -> str:
+    """Create or update the Institution of one ROR record (ROR is authoritative).
+
+    Args:
+        record: a :class:`harvest.sources.ror.OrganisationRecord`.
+
+    Returns:
+        ``"created"``, ``"updated"`` or ``"unchanged"``.
+    """
+    fields = {
+        "name": clean_text(record.name)[:500],
+        "aliases": [clean_text(a) for a in record.aliases],
+        "country_code": record.country_code,
+        "types": list(record.types),
+        "relationships": [dict(r) for r in record.relationships],
+        "status": record.status[:16],
+    }
+    row = Institution.objects.filter(ror_id=record.ror_id).first()
+    if row is None:
+        Institution.objects.create(ror_id=record.ror_id, **fields)
+        return "created"
+    if all(getattr(row, k) == v for k, v in fields.items()):
+        return "unchanged"
+    for key, value in fields.items():
+        setattr(row, key, value)
+    row.save()
+    return "updated"
+
+
+def institutions_batch(
+    *,
+    run: HarvestRun,
+    source: str,
+    items: list[RawItem],
+    parse: RecordParser,
+    reparse: bool = False,
+) -> None:
+    """Store, parse and upsert a batch of ROR records into Institutions.
+
+    The run's ``papers_*`` counters count institutions for a ROR run. A failure
+    costs its record only (marked and counted).
+    """
+    raws = raw_records_store(run=run, source=source, items=items)
+    run.records_seen += len(items)
+    for item, raw in zip(items, raws, strict=True):
+        if raw.status == RawRecord.Status.PARSED and not reparse:
+            run.papers_unchanged += 1
+            continue
+        try:
+            with transaction.atomic():
+                outcome = institution_upsert(record=_parsed(item, parse))
+        except (RecordError, IntegrityError, DataError) as exc:
+            _record_failed(run, source, item, raw, exc)
+            continue
+        _mark(raw)
+        counter = f"papers_{outcome}"
+        setattr(run, counter, getattr(run, counter) + 1)
+
+
+# How each source's files are found, read and written.
+FILE_SOURCES: dict[str, FileSource] = {
+    "arxiv": FileSource(arxiv_files, arxiv_reader_for, harvest_batch),
+    "crossref": FileSource(crossref_files, crossref_reader_for, harvest_batch),
+    "openalex": FileSource(crossref_files, openalex_reader_for, harvest_batch),
+    "ror": FileSource(crossref_files, ror_reader_for, institutions_batch),
 }
 
 
@@ -1122,8 +1212,8 @@ def harvest_files(
         The finished HarvestRun with its counts.
     """
     root = root.resolve()
-    find, reader_for = FILE_SOURCES[source]
-    files = find(root)
+    kind = FILE_SOURCES[source]
+    files = kind.find(root)
     base = locator_base(root)
     if run is None and task_id:
         run = selectors.run_of_task(source=source, task_id=task_id)
@@ -1146,7 +1236,7 @@ def harvest_files(
         nonlocal batch, batch_parse, files_in_batch
         with transaction.atomic():
             if batch:
-                harvest_batch(
+                kind.write(
                     run=run,
                     source=source,
                     items=batch,
@@ -1162,7 +1252,7 @@ def harvest_files(
     for index, path in enumerate(files[start:], start=start):
         name = file_locator(path, base)
         try:
-            reader = reader_for(path)
+            reader = kind.reader_for(path)
         except RecordError as exc:
             logger.warning("%s", exc, extra={"harvest_run": run.pk, "file": str(path)})
             reason = f"{name}: {str(exc).removeprefix(f'{path}: ')}"

@@ -24,6 +24,17 @@ class Institution(models.Model):
     aliases = models.JSONField(default=list, blank=True)
     country_code = models.CharField(max_length=2, blank=True)
     types = models.JSONField(default=list, blank=True)
+    relationships = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='ROR relationships: [{"type": "parent"|"child"|"related"|...,'
+        ' "ror_id": ..., "label": ...}].',
+    )
+    status = models.CharField(
+        max_length=16,
+        default="active",
+        help_text="ROR status: active, inactive, withdrawn.",
+    )
     slug = models.SlugField(max_length=120, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     modified = models.DateTimeField(auto_now=True)

@@ -11,7 +11,7 @@ from tqdm import tqdm
 from harvest import services
 from harvest.models import HarvestRun, RawRecord
 
-SOURCES = ("arxiv", "crossref", "openalex")
+SOURCES = ("arxiv", "crossref", "openalex", "ror")
 
 
 def _day(text: str) -> dt.date:
@@ -75,9 +75,15 @@ class Command(BaseCommand):
                 raise CommandError(f"run #{run.pk} has finished: nothing to resume")
         if run is not None and run.source != options["source"]:
             raise CommandError(f"run #{run.pk} is a {run.source} run")
-        if (run and run.params.get("mode")) or (
+        live = (run and run.params.get("mode")) or (
             run is None and not (options["file"] or options["dir"])
-        ):
+        )
+        if live and options["source"] == "ror":
+            raise CommandError(
+                "ror is harvested from files (the ROR data dump or saved API "
+                "answers): --file PATH or --dir PATH"
+            )
+        if live:
             run = self._live(run, options)
         else:
             run = self._files(run, options)
@@ -141,7 +147,7 @@ class Command(BaseCommand):
         root = Path(run.params["root"]) if run else options["file"] or options["dir"]
         if not root.exists():
             raise CommandError(f"{root}: no such file or folder")
-        files = services.FILE_SOURCES[options["source"]][0](root)
+        files = services.FILE_SOURCES[options["source"]].find(root)
         with tqdm(
             total=len(files),
             unit="file",
