@@ -37,6 +37,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "wovepaper.settings.base")
+# As in production: with DEBUG on, Django keeps the text of the last 9,000 queries,
+# and a batch insert's text is megabytes.
+os.environ["DEBUG"] = "0"
 
 import django  # noqa: E402
 

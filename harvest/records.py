@@ -55,6 +55,7 @@ class AuthorRecord:
         is_collaboration: a collaboration or consortium, not a person.
         openalex_author_id: OpenAlex author id (``A5023888391``) or "".
         institutions: institutions the source ties the slot to (with ROR ids).
+        s2_author_id: Semantic Scholar author id (``"2262347"``) or "".
     """
 
     raw_name: str
@@ -66,6 +67,7 @@ class AuthorRecord:
     is_collaboration: bool = False
     openalex_author_id: str = ""
     institutions: tuple[InstitutionRecord, ...] = ()
+    s2_author_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ class PaperRecord:
         cited_by_count: citations the source counts (Crossref
             ``is-referenced-by-count``, OpenAlex ``cited_by_count``), or None.
         openalex_id: the OpenAlex work id (``W2741809807``) or "".
+        s2_id: the Semantic Scholar paperId (40 hex characters) or "".
     """
 
     source: str
@@ -121,6 +124,7 @@ class PaperRecord:
     published_precision: str = "day"
     cited_by_count: int | None = None
     openalex_id: str = ""
+    s2_id: str = ""
 
     @property
     def primary_category(self) -> str:

@@ -38,6 +38,7 @@ from harvest.records import (
     file_locator,
 )
 from harvest.sources.polite_http import PoliteClient
+from harvest.sources.saved_answers import saved_answer_items
 from wovepaper.models import Authorship, Institution, Paper
 from wovepaper.search import search_vectors_refresh
 from wovepaper.text import slug_for
@@ -60,15 +61,22 @@ MAX_ABSTRACT_CHARS = 100_000
 # Which source's text a paper shows (title, abstract, categories, dates, byline): the
 # highest ranked that has described it. arXiv's metadata is what the authors wrote and
 # keep up to date, version by version; Crossref's is the publisher's deposit of the
-# version of record; OpenAlex's is derived from both (and MAG), with its own name and
-# affiliation parsing. A lower-ranked source never replaces that text: it fills what
-# the paper lacks (DOI, OpenAlex id, journal reference, licence, publication date) and
-# adds its evidence (ORCID, affiliations, OpenAlex author ids, ROR institutions) to the
-# byline slots it aligns with. Citation counts: the highest any source reports (each
-# source misses some citations).
-SOURCE_PRECEDENCE = {"arxiv": 20, "crossref": 10, "openalex": 5}
+# version of record; OpenAlex's and Semantic Scholar's are derived from both, with
+# their own name and affiliation parsing. A lower-ranked source never replaces that
+# text: it fills what the paper lacks (DOI, OpenAlex and S2 ids, journal reference,
+# licence, publication date) and adds its evidence (ORCID, affiliations, OpenAlex and
+# S2 author ids, ROR institutions) to the byline slots it aligns with. Citation
+# counts: the highest any source reports (each source misses some citations).
+SOURCE_PRECEDENCE = {"arxiv": 20, "crossref": 10, "openalex": 5, "semanticscholar": 3}
 # Shifted positions while a byline is rewritten, so (paper, position) stays unique.
 _POSITION_SHIFT = 100_000
+
+
+NO_WORK_ID = "no arXiv id, DOI, OpenAlex id or Semantic Scholar id"
+
+
+def _has_work_id(record: PaperRecord) -> bool:
+    return bool(record.arxiv_id or record.doi or record.openalex_id or record.s2_id)
 
 
 @dataclass(frozen=True)
@@ -243,8 +251,9 @@ def _find_paper(record: PaperRecord) -> Paper | None:
         paper = Paper.objects.filter(arxiv_id=record.arxiv_id).first()
         if paper:
             return paper
-    if record.openalex_id:
-        paper = Paper.objects.filter(openalex_id=record.openalex_id).first()
+    for name in ("openalex_id", "s2_id"):
+        value = getattr(record, name)
+        paper = Paper.objects.filter(**{name: value}).first() if value else None
         if paper:
             return paper
     if record.doi:
@@ -272,7 +281,7 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
     taken twice (logged; the arXiv id still unifies the record).
 
     Args:
-        record: the parsed record; needs ``arxiv_id`` or ``doi``.
+        record: the parsed record; needs an arXiv id, DOI, OpenAlex or S2 id.
         record_hash: SHA-256 of the raw payload, the last tie-breaker between two
             records of the same version and dates (see :func:`_freshness`).
 
@@ -280,11 +289,11 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
         UpsertResult with the paper and ``"created"``, ``"updated"`` or ``"unchanged"``.
 
     Raises:
-        RecordError: the record has neither an arXiv id nor a DOI, or a deleted record
-            names a paper we never had.
+        RecordError: the record has no arXiv id, DOI, OpenAlex id or S2 id, or a
+            deleted record names a paper we never had.
     """
-    if not (record.arxiv_id or record.doi):
-        raise RecordError(f"{record.external_id}: no arXiv id and no DOI")
+    if not _has_work_id(record):
+        raise RecordError(f"{record.external_id}: {NO_WORK_ID}")
     record = clean_record(record)
     _check_limits(record)
     paper = _find_paper(record)
@@ -310,7 +319,7 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
             cited_by_count=record.cited_by_count,
             **_paper_fields(record),
         )
-        _take_openalex_id(paper, record)
+        _take_source_ids(paper, record)
         if _doi_free(record.doi, None):
             paper.doi = record.doi
         elif record.doi:
@@ -328,7 +337,7 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
 
     before = _snapshot(paper)
     _take_citations(paper, record)
-    _take_openalex_id(paper, record)
+    _take_source_ids(paper, record)
     rank = SOURCE_PRECEDENCE.get(record.source, 0)
     shown = SOURCE_PRECEDENCE.get(paper.text_source, 0)
     if rank < shown:
@@ -396,6 +405,7 @@ def _byline_evidence(paper: Paper) -> list[AuthorRecord]:
             orcid=a.orcid,
             is_collaboration=a.is_collaboration,
             openalex_author_id=a.openalex_author_id,
+            s2_author_id=a.s2_author_id,
             institutions=tuple(
                 InstitutionRecord(
                     ror_id=i.ror_id,
@@ -439,6 +449,7 @@ def _with_evidence(
                 author,
                 orcid=author.orcid or old.orcid,
                 openalex_author_id=author.openalex_author_id or old.openalex_author_id,
+                s2_author_id=author.s2_author_id or old.s2_author_id,
                 affiliations=author.affiliations or old.affiliations,
                 institutions=author.institutions or old.institutions,
             )
@@ -446,15 +457,16 @@ def _with_evidence(
     return out
 
 
-def _take_openalex_id(paper: Paper, record: PaperRecord) -> None:
-    if (
-        record.openalex_id
-        and not paper.openalex_id
-        and not Paper.objects.filter(openalex_id=record.openalex_id)
-        .exclude(pk=paper.pk)
-        .exists()
-    ):
-        paper.openalex_id = record.openalex_id
+def _take_source_ids(paper: Paper, record: PaperRecord) -> None:
+    """Give the paper the record's OpenAlex and S2 ids it lacks (when free)."""
+    for name in ("openalex_id", "s2_id"):
+        value = getattr(record, name)
+        if (
+            value
+            and not getattr(paper, name)
+            and not Paper.objects.filter(**{name: value}).exclude(pk=paper.pk).exists()
+        ):
+            setattr(paper, name, value)
 
 
 def _institution_rows(records: Iterable[InstitutionRecord]) -> list[Institution]:
@@ -593,9 +605,10 @@ def _byline_enrich(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
         if author.affiliations and not slot.affiliations:
             slot.affiliations = list(author.affiliations)
             fields.append("affiliations")
-        if author.openalex_author_id and not slot.openalex_author_id:
-            slot.openalex_author_id = author.openalex_author_id
-            fields.append("openalex_author_id")
+        for name in ("openalex_author_id", "s2_author_id"):
+            if getattr(author, name) and not getattr(slot, name):
+                setattr(slot, name, getattr(author, name))
+                fields.append(name)
         if fields:
             slot.save(update_fields=[*fields, "modified"])
             changed = True
@@ -630,6 +643,7 @@ def _authorship_fields(author: AuthorRecord) -> dict:
         "is_collaboration": author.is_collaboration,
         "orcid": author.orcid,
         "openalex_author_id": author.openalex_author_id,
+        "s2_author_id": author.s2_author_id,
         "affiliations": list(author.affiliations),
     }
 
@@ -908,6 +922,7 @@ def _fresh(records: list[tuple[RawItem, RawRecord, PaperRecord]]) -> tuple[list,
         "arxiv_id": {r.arxiv_id for _, _, r in records if r.arxiv_id},
         "doi": {r.doi for _, _, r in records if r.doi},
         "openalex_id": {r.openalex_id for _, _, r in records if r.openalex_id},
+        "s2_id": {r.s2_id for _, _, r in records if r.s2_id},
     }
     taken = {
         name: set(
@@ -942,6 +957,7 @@ def _papers_bulk_create(records: list[tuple[RawItem, RawRecord, PaperRecord]]) -
             arxiv_id=record.arxiv_id or None,
             doi=record.doi or None,
             openalex_id=record.openalex_id or None,
+            s2_id=record.s2_id or None,
             published=record.published,
             published_precision=record.published_precision,
             versions=_merge_versions([], record),
@@ -1005,8 +1021,8 @@ def harvest_batch(
         seen_raw.add(raw.pk)
         try:
             record = clean_record(_parsed(item, parse))
-            if not (record.arxiv_id or record.doi):
-                raise RecordError(f"{record.external_id}: no arXiv id and no DOI")
+            if not _has_work_id(record):
+                raise RecordError(f"{record.external_id}: {NO_WORK_ID}")
             _check_limits(record)
         except RecordError as exc:
             _record_failed(run, source, item, raw, exc)
@@ -1167,12 +1183,32 @@ def institutions_batch(
         setattr(run, counter, getattr(run, counter) + 1)
 
 
+def s2_reader_for(path: Path) -> FileReader:
+    """The reader of a saved Semantic Scholar answer (``.json``: a paper, a batch
+    answer with nulls, or a list of papers).
+
+    Raises:
+        RecordError: the file is not ``.json``.
+    """
+    from harvest.sources import semanticscholar as s2
+
+    if path.suffix != ".json":
+        raise RecordError(f"{path}: not a saved Semantic Scholar answer (.json)")
+    return FileReader(
+        split=lambda p, root: saved_answer_items(
+            p, root, s2.s2_page_read, s2.split_s2_page
+        ),
+        parse=s2.parse_s2_paper,
+    )
+
+
 # How each source's files are found, read and written.
 FILE_SOURCES: dict[str, FileSource] = {
     "arxiv": FileSource(arxiv_files, arxiv_reader_for, harvest_batch),
     "crossref": FileSource(crossref_files, crossref_reader_for, harvest_batch),
     "openalex": FileSource(crossref_files, openalex_reader_for, harvest_batch),
     "ror": FileSource(crossref_files, ror_reader_for, institutions_batch),
+    "semanticscholar": FileSource(crossref_files, s2_reader_for, harvest_batch),
 }
 
 
@@ -1665,9 +1701,14 @@ def _run_task(run: HarvestRun, *, resume: bool):
         harvest_crossref_task,
         harvest_files_task,
         harvest_openalex_task,
+        harvest_s2_backfill_task,
     )
 
     p = run.params
+    if p.get("mode") == "s2-backfill":
+        if resume:
+            return harvest_s2_backfill_task.s(run_id=run.pk)
+        return harvest_s2_backfill_task.s(limit=p["limit"], base_url=p["base_url"])
     live = {
         "oai": harvest_arxiv_oai_task,
         "crossref": harvest_crossref_task,
@@ -1791,3 +1832,96 @@ def harvest_openalex(
         client=client,
         progress=progress,
     )
+
+
+def harvest_s2_backfill(
+    *,
+    limit: int | None = None,
+    base_url: str = "",
+    run: HarvestRun | None = None,
+    task_id: str = "",
+    client: PoliteClient | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> HarvestRun:
+    """Look up in Semantic Scholar the papers that have no S2 id yet, newest first.
+
+    Papers with an arXiv id or a DOI and no ``s2_id`` are asked 500 at a time
+    (``POST /paper/batch`` with ``ARXIV:<id>`` or ``DOI:<doi>``); each answer is
+    stored and upserted like any record (S2 ranks last: it fills the S2 paper id,
+    S2 author ids on aligned slots, citation counts). Unknown ids answer ``null``
+    and are passed over. The cursor is the lowest paper id handled, committed with
+    each batch, so a killed run resumes below it.
+
+    Args:
+        limit: most papers to look up; None for all.
+        base_url: Graph API root; "" for ``settings.S2_API_URL``.
+        run: a run to resume.
+        task_id: the Celery task doing this harvest ("" outside Celery).
+        client: the HTTP client; None for S2's politeness (``S2_API_KEY`` sent as
+            ``x-api-key``).
+        progress: called with the number of papers asked in each batch.
+
+    Returns:
+        The run, ``finished``, or ``failed`` with its ``error``.
+
+    Source: Semantic Scholar Graph API, "Get details for multiple papers at once"
+    (``/paper/batch``: at most 500 ids, ``null`` for an unknown one).
+    """
+    from harvest.sources import semanticscholar as s2
+    from harvest.sources.polite_http import SourceError
+
+    params = (
+        run.params
+        if run
+        else {
+            "mode": "s2-backfill",
+            "base_url": base_url or settings.S2_API_URL,
+            "limit": limit,
+        }
+    )
+    run = _live_run(source="semanticscholar", params=params, run=run, task_id=task_id)
+    if run.status == HarvestRun.Status.FINISHED:
+        return run
+    key = {"x-api-key": settings.S2_API_KEY} if settings.S2_API_KEY else None
+    asked = run.params.get("asked", 0)
+    own = client is None
+    http = client or PoliteClient("semanticscholar", headers=key)
+    try:
+        while run.params["limit"] is None or asked < run.params["limit"]:
+            wanted = Paper.objects.filter(s2_id__isnull=True).filter(
+                Q(arxiv_id__isnull=False) | Q(doi__isnull=False)
+            )
+            if run.cursor:
+                wanted = wanted.filter(pk__lt=int(run.cursor))
+            room = s2.BATCH_MAX
+            if run.params["limit"] is not None:
+                room = min(room, run.params["limit"] - asked)
+            papers = list(
+                wanted.order_by("-pk").values_list("pk", "arxiv_id", "doi")[:room]
+            )
+            if not papers:
+                break
+            ids = [f"ARXIV:{a}" if a else f"DOI:{d}" for _, a, d in papers]
+            page = s2.s2_papers_batch(http, run.params["base_url"], ids)
+            with transaction.atomic():
+                harvest_batch(
+                    run=run,
+                    source="semanticscholar",
+                    items=list(s2.split_s2_page(page)),
+                    parse=s2.parse_s2_paper,
+                )
+                asked += len(papers)
+                run.params["asked"] = asked
+                run.cursor = str(min(pk for pk, _, _ in papers))
+                run.save()
+            if progress:
+                progress(len(papers))
+    except SourceError as exc:
+        logger.error(
+            "harvest run %s failed: %s", run.pk, exc, extra={"harvest_run": run.pk}
+        )
+        return harvest_run_finish(run=run, error=str(exc))
+    finally:
+        if own:
+            http.close()
+    return harvest_run_finish(run=run)

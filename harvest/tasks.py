@@ -209,3 +209,26 @@ def harvest_openalex_task(
         base_url=base_url,
     )
     return _counts(run, then_match)
+
+
+@shared_task(name="harvest.s2_backfill", **_RETRIED)
+def harvest_s2_backfill_task(
+    self,
+    limit: int | None = None,
+    base_url: str = "",
+    run_id: int | None = None,
+    then_match: bool = True,
+) -> dict[str, int | str]:
+    """Look up in Semantic Scholar the papers without an S2 id
+    (:func:`harvest.services.harvest_s2_backfill`).
+
+    Returns:
+        The run's counts (see :func:`_counts`).
+    """
+    run = services.harvest_s2_backfill(
+        limit=limit,
+        base_url=base_url,
+        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
+        task_id=self.request.id or "",
+    )
+    return _counts(run, then_match)

@@ -202,12 +202,15 @@ class PoliteClient:
         params: Mapping[str, str] | None,
         *,
         read: Callable[[httpx.Response], T],
+        json_body: object = None,
     ) -> T:
-        """GET ``url`` with ``params``, politely, until it answers usefully.
+        """GET ``url`` with ``params`` (POST ``json_body`` when given), politely,
+        until it answers usefully.
 
         Args:
             url: absolute URL.
             params: query parameters.
+            json_body: a JSON body to POST (a batch lookup), or None to GET.
             read: turns a 2xx response into what the caller wants (a parsed page);
                 raises :class:`UnusableBody` when the body cannot be read (cut
                 short), and the request is then tried again.
@@ -247,7 +250,7 @@ class PoliteClient:
             reraise=True,
         )
         try:
-            return retrying(self._attempt, url, params, read)
+            return retrying(self._attempt, url, params, read, json_body)
         except _Retryable as exc:
             raise SourceUnavailable(
                 f"{self.source}: {url} failed {p.max_tries} times; last: {exc}"
@@ -265,11 +268,15 @@ class PoliteClient:
         url: str,
         params: Mapping[str, str] | None,
         read: Callable[[httpx.Response], T],
+        json_body: object = None,
     ) -> T:
         self._pace()
         self.requests += 1
         try:
-            response = self._http.get(url, params=params)
+            if json_body is None:
+                response = self._http.get(url, params=params)
+            else:
+                response = self._http.post(url, params=params, json=json_body)
         except httpx.TimeoutException as exc:
             raise _Retryable(f"timed out ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:

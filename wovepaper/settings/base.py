@@ -351,6 +351,8 @@ OPENALEX_WORKS_URL = os.environ.get(
     "OPENALEX_WORKS_URL", "https://api.openalex.org/works"
 )
 OPENALEX_API_KEY = os.environ.get("OPENALEX_API_KEY", "")
+S2_API_URL = os.environ.get("S2_API_URL", "https://api.semanticscholar.org/graph/v1")
+S2_API_KEY = os.environ.get("S2_API_KEY", "")
 # A live harvest is cut into windows of this many days, newest first; a first harvest
 # with no --from reaches back this many days.
 HARVEST_WINDOW_DAYS = int(os.environ.get("HARVEST_WINDOW_DAYS", "7"))
@@ -374,6 +376,9 @@ HARVEST_POLITENESS = {
     },
     # OpenAlex: at most 10 requests a second (OpenAlex docs, "Rate limits").
     "openalex": {"min_interval": 0.1, "timeout": 60.0, "max_tries": 6},
+    # Semantic Scholar: 1 request a second with an API key (S2 API docs, "Rate
+    # limits"); the shared pool answers 429 without Retry-After when busy.
+    "semanticscholar": {"min_interval": 1.0, "timeout": 60.0, "max_tries": 8},
 }
 # Auto-apply policy: "identifiers" applies only proposals proven by a shared identifier
 # (ORCID, Semantic Scholar or OpenAlex author id) with compatible names; "none" leaves

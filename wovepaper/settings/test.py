@@ -20,6 +20,7 @@ CELERY_TASK_ALWAYS_EAGER = True
 ARXIV_OAI_URL = "http://127.0.0.1:9/oai2"
 CROSSREF_WORKS_URL = "http://127.0.0.1:9/works"
 OPENALEX_WORKS_URL = "http://127.0.0.1:9/openalex/works"
+S2_API_URL = "http://127.0.0.1:9/graph/v1"
 REST_FRAMEWORK = {
     **REST_FRAMEWORK,
     "DEFAULT_THROTTLE_RATES": {"anon": "100000/minute", "user": "100000/minute"},

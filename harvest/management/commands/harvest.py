@@ -11,7 +11,7 @@ from tqdm import tqdm
 from harvest import services
 from harvest.models import HarvestRun, RawRecord
 
-SOURCES = ("arxiv", "crossref", "openalex", "ror")
+SOURCES = ("arxiv", "crossref", "openalex", "ror", "semanticscholar")
 
 
 def _day(text: str) -> dt.date:
@@ -56,6 +56,12 @@ class Command(BaseCommand):
             choices=("arXiv", "oai_dc"),
         )
         live.add_argument(
+            "--limit",
+            type=int,
+            default=None,
+            help="semanticscholar: most papers to look up",
+        )
+        live.add_argument(
             "--url", default="", help="endpoint (ARXIV_OAI_URL, CROSSREF_WORKS_URL)"
         )
         parser.add_argument("--no-progress", action="store_true")
@@ -78,12 +84,14 @@ class Command(BaseCommand):
         live = (run and run.params.get("mode")) or (
             run is None and not (options["file"] or options["dir"])
         )
-        if live and options["source"] == "ror":
+        if live and options["source"] == "semanticscholar":
+            run = self._s2(run, options)
+        elif live and options["source"] == "ror":
             raise CommandError(
                 "ror is harvested from files (the ROR data dump or saved API "
                 "answers): --file PATH or --dir PATH"
             )
-        if live:
+        elif live:
             run = self._live(run, options)
         else:
             run = self._files(run, options)
@@ -101,7 +109,20 @@ class Command(BaseCommand):
         if run.status == HarvestRun.Status.FAILED:
             raise CommandError(
                 f"run #{run.pk} failed: {run.error}\n"
-                f"resume it later: manage.py harvest arxiv --resume {run.pk}"
+                f"resume it later: manage.py harvest {run.source} --resume {run.pk}"
+            )
+
+    def _s2(self, run: HarvestRun | None, options) -> HarvestRun:
+        with tqdm(
+            unit="paper",
+            disable=options["no_progress"],
+            desc="look up papers in Semantic Scholar",
+        ) as bar:
+            return services.harvest_s2_backfill(
+                limit=options["limit"],
+                base_url=options["url"],
+                run=run,
+                progress=bar.update,
             )
 
     def _live(self, run: HarvestRun | None, options) -> HarvestRun:

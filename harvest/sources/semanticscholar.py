@@ -1,0 +1,246 @@
+"""Semantic Scholar Graph API papers: parse into PaperRecords, batch lookups (no ORM).
+
+Answers read: a single paper, a batch answer (a JSON array with ``null`` where an
+id is unknown), a list (``{"data": [...]}`` of search, bulk search and author
+papers) and a bulk-search page with its continuation ``token``.
+
+Rules, from the Semantic Scholar Academic Graph API documentation
+(api.semanticscholar.org/api-docs/graph) or seen in the recorded answers:
+
+* ``POST /paper/batch`` takes up to 500 ids (``DOI:...``, ``ARXIV:...``,
+  ``CorpusId:...`` or a paperId) and answers one entry per id, ``null`` when
+  unknown.
+* ``/paper/search/bulk`` pages with ``token`` until it is absent.
+* The API key goes in the ``x-api-key`` header (``S2_API_KEY``); without one the
+  shared pool answers 429 without ``Retry-After`` under load: the polite client
+  backs off exponentially.
+* ``externalIds`` holds ``DOI`` and ``ArXiv``; ``authors[].authorId`` is the S2
+  author id; ``publicationDate`` the day, else ``year``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import date
+
+from curation.names import is_collaboration, parse_name
+from harvest.records import AuthorRecord, PaperRecord, RawItem, RecordError
+from harvest.sources.crossref import doi_normalise
+from harvest.sources.polite_http import PoliteClient, SourceRefused, UnusableBody
+
+SOURCE = "semanticscholar"
+# The fields a harvest asks for (Graph API "fields" parameter).
+PAPER_FIELDS = (
+    "paperId,externalIds,title,abstract,year,publicationDate,venue,journal,"
+    "citationCount,authors"
+)
+BATCH_MAX = 500
+
+
+@dataclass(frozen=True)
+class S2Page:
+    """One answer: its papers (``None`` for an unknown id of a batch) and the
+    bulk-search continuation token ("" at the end)."""
+
+    url: str
+    items: list
+    token: str
+
+
+def s2_page_read(body: str, url: str) -> S2Page:
+    """Read a Graph API answer holding papers.
+
+    Raises:
+        UnusableBody: not whole JSON (cut short).
+        SourceRefused: an error answer (``{"error": ...}`` or ``{"message": ...}``).
+    """
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise UnusableBody(f"{url}: not whole JSON ({exc})") from exc
+    if isinstance(data, list) and _holds_papers(data):
+        return S2Page(url, data, "")
+    if not isinstance(data, dict):
+        raise SourceRefused(f"{url}: no papers in the answer")
+    if isinstance(data.get("data"), list) and (
+        _holds_papers(data["data"]) or not data["data"]
+    ):
+        return S2Page(url, data["data"], str(data.get("token") or ""))
+    if data.get("paperId"):
+        return S2Page(url, [data], "")
+    problem = data.get("error") or data.get("message") or str(data)[:200]
+    raise SourceRefused(f"{url}: no papers: {problem}")
+
+
+def split_s2_page(page: S2Page) -> Iterator[RawItem]:
+    """One RawItem per paper; the ``null`` entries of a batch are left out."""
+    for index, paper in enumerate(page.items):
+        if paper is None:
+            continue
+        locator = f"{page.url}#paper-{index}"
+        pid = paper.get("paperId") if isinstance(paper, dict) else None
+        yield RawItem(
+            external_id=pid if isinstance(pid, str) and pid else locator,
+            payload=json.dumps(paper, ensure_ascii=False, sort_keys=True),
+            locator=locator,
+        )
+
+
+def parse_s2_paper(item: RawItem) -> PaperRecord:
+    """Parse one Graph API paper into a PaperRecord.
+
+    Returns:
+        ``source="semanticscholar"``, ``s2_id`` the paperId, DOI and arXiv id from
+        ``externalIds``, title, abstract, byline with S2 author ids, publication
+        date (day, else year), venue as journal reference, citation count.
+
+    Raises:
+        RecordError: not a JSON object, no paperId, or no title.
+
+    Source: Graph API paper ``paperId``, ``externalIds.DOI``,
+    ``externalIds.ArXiv``, ``title``, ``abstract``, ``publicationDate``, ``year``,
+    ``venue``, ``journal.name``, ``citationCount``, ``authors[].{authorId, name}``.
+    """
+    try:
+        paper = json.loads(item.payload)
+    except (ValueError, RecursionError) as exc:
+        raise RecordError(f"{item.locator}: not JSON: {exc}") from exc
+    if not isinstance(paper, dict):
+        raise RecordError(f"{item.locator}: a paper must be a JSON object")
+    pid = paper.get("paperId")
+    if not isinstance(pid, str) or not pid.strip():
+        raise RecordError(f"{item.locator}: paper without a paperId")
+    title = _text(paper.get("title"))
+    if not title:
+        raise RecordError(f"s2:{pid}: paper without a title")
+    ids = paper.get("externalIds") if isinstance(paper.get("externalIds"), dict) else {}
+    doi = doi_normalise(ids["DOI"]) if isinstance(ids.get("DOI"), str) else ""
+    arxiv = _text(ids.get("ArXiv")) if isinstance(ids.get("ArXiv"), str) else ""
+    published, precision = _published(paper)
+    count = paper.get("citationCount")
+    authors = paper.get("authors") if isinstance(paper.get("authors"), list) else []
+    return PaperRecord(
+        source=SOURCE,
+        external_id=pid,
+        s2_id=pid,
+        title=title,
+        authors=[a for a in (_author(x) for x in authors) if a is not None],
+        arxiv_id=arxiv,
+        doi=doi,
+        abstract=_text(paper.get("abstract")),
+        published=published,
+        published_precision=precision,
+        journal_ref=_journal(paper),
+        cited_by_count=count if isinstance(count, int) and count >= 0 else None,
+    )
+
+
+def s2_papers_batch(
+    client: PoliteClient, base_url: str, ids: list[str], *, api_key: str = ""
+) -> S2Page:
+    """Look up to :data:`BATCH_MAX` papers at once (``POST /paper/batch``).
+
+    Args:
+        client: Semantic Scholar's polite client.
+        base_url: ``https://api.semanticscholar.org/graph/v1``.
+        ids: ``["DOI:10.1/x", "ARXIV:2401.00001", ...]``.
+        api_key: sent as ``x-api-key`` when given.
+
+    Returns:
+        The answer: one entry per id, in order, ``None`` where unknown.
+
+    Raises:
+        ValueError: more than :data:`BATCH_MAX` ids.
+        SourceRefused, SourceUnavailable: see :meth:`PoliteClient.fetch`.
+    """
+    if len(ids) > BATCH_MAX:
+        raise ValueError(f"{len(ids)} ids: a batch takes at most {BATCH_MAX}")
+    return client.fetch(
+        f"{base_url.rstrip('/')}/paper/batch",
+        {"fields": PAPER_FIELDS},
+        read=lambda response: s2_page_read(response.text, str(response.url)),
+        json_body={"ids": ids},
+    )
+
+
+def s2_bulk_pages(
+    client: PoliteClient, base_url: str, *, query: str, params: Mapping[str, str]
+) -> Iterator[S2Page]:
+    """Walk ``/paper/search/bulk`` along its continuation tokens.
+
+    Returns:
+        Pages in order; the last one has no token.
+    """
+    token = ""
+    while True:
+        asked = {"query": query, "fields": PAPER_FIELDS, **params}
+        if token:
+            asked["token"] = token
+        page = client.fetch(
+            f"{base_url.rstrip('/')}/paper/search/bulk",
+            asked,
+            read=lambda response: s2_page_read(response.text, str(response.url)),
+        )
+        yield page
+        if not page.token or not page.items:
+            return
+        token = page.token
+
+
+# Private helpers.
+
+
+def _holds_papers(entries: list) -> bool:
+    """Whether a list answer is one of papers (not of authors or citations): some
+    entry is a paper, or every entry is a batch's ``null``."""
+    return any(isinstance(e, dict) and "paperId" in e for e in entries) or (
+        bool(entries) and all(e is None for e in entries)
+    )
+
+
+def _text(value: object) -> str:
+    return " ".join(value.split()) if isinstance(value, str) else ""
+
+
+def _published(paper: dict) -> tuple[date | None, str]:
+    text = paper.get("publicationDate")
+    if isinstance(text, str):
+        try:
+            return date.fromisoformat(text[:10]), "day"
+        except ValueError:
+            pass
+    year = paper.get("year")
+    if isinstance(year, int) and 1 <= year <= 9999:
+        return date(year, 1, 1), "year"
+    return None, "day"
+
+
+def _journal(paper: dict) -> str:
+    journal = paper.get("journal") if isinstance(paper.get("journal"), dict) else {}
+    name = _text(journal.get("name")) or _text(paper.get("venue"))
+    if not name:
+        return ""
+    volume, pages = _text(journal.get("volume")), _text(journal.get("pages"))
+    return name + (f" {volume}" if volume else "") + (f", {pages}" if pages else "")
+
+
+def _author(author: object) -> AuthorRecord | None:
+    if not isinstance(author, dict):
+        return None
+    name = _text(author.get("name"))
+    if not name:
+        return None
+    aid = author.get("authorId")
+    s2 = aid if isinstance(aid, str) and aid.isdigit() else ""
+    if is_collaboration(name):
+        return AuthorRecord(raw_name=name, is_collaboration=True)
+    parsed = parse_name(name)
+    return AuthorRecord(
+        raw_name=name,
+        given_name=parsed.given,
+        family_name=parsed.family or name,
+        suffix=parsed.suffix,
+        s2_author_id=s2,
+    )

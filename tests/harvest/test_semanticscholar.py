@@ -1,0 +1,142 @@
+"""Semantic Scholar: the parser on the real recorded answers, the batch lookup with
+its nulls and bulk-search tokens against a local server, and the S2 backfill."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from harvest import services
+from harvest.models import HarvestRun
+from harvest.records import RawItem, RecordError
+from harvest.sources.polite_http import PoliteClient, Politeness
+from harvest.sources.semanticscholar import (
+    PAPER_FIELDS,
+    parse_s2_paper,
+    s2_bulk_pages,
+    s2_page_read,
+    split_s2_page,
+)
+from tests.factories import PaperFactory
+from wovepaper.models import Paper
+
+S2 = Path(settings.WOVEPAPER_DATA_DIR) / "semanticscholar" / "semanticscholar_py"
+BATCH = S2 / "decoded" / "test_get_papers_return_not_found__0.json"
+QUICK = Politeness(min_interval=0, timeout=5, max_tries=3, backoff_base=0.01)
+
+
+def test_a_full_paper_with_external_ids_and_author_ids():
+    page = s2_page_read((S2 / "json" / "Paper.json").read_text(), "Paper.json")
+    [paper] = [parse_s2_paper(i) for i in split_s2_page(page)]
+    assert paper.s2_id == "2d5673caa9e6af3a7b82a43f19ee920992db07ad"
+    assert paper.doi == "10.1093/mind/lix.236.433"
+    assert paper.title == "Computing Machinery and Intelligence"
+    assert (paper.published.isoformat(), paper.published_precision) == (
+        "1950-10-01",
+        "day",
+    )
+    assert paper.cited_by_count == 10059
+    [turing] = paper.authors
+    assert (turing.family_name, turing.s2_author_id) == ("Turing", "2262347")
+
+
+def test_a_batch_answer_keeps_its_nulls_out():
+    page = s2_page_read(BATCH.read_text(), "batch")
+    assert page.items[0] is None
+    papers = [parse_s2_paper(i) for i in split_s2_page(page)]
+    assert [p.doi for p in papers] == [
+        "10.2139/ssrn.288970",
+        "10.2139/ssrn.2250500",
+        "10.1257/rct.1355",
+    ]
+    assert papers[2].published_precision == "year"  # no publicationDate, year 2023
+
+
+@pytest.mark.parametrize(
+    ("payload", "problem"),
+    [
+        ("[]", "must be a JSON object"),
+        ('{"title": "x"}', "without a paperId"),
+        ('{"paperId": "abc", "title": null}', "without a title"),
+    ],
+)
+def test_broken_papers_are_refused_naming_the_problem(payload, problem):
+    with pytest.raises(RecordError, match=problem):
+        parse_s2_paper(RawItem("x", payload, "test#paper-0"))
+
+
+def test_bulk_search_follows_its_token_to_the_end(server):
+    first = json.loads(
+        (
+            S2 / "decoded" / "test_search_paper_bulk_retrieval_next_page__0.json"
+        ).read_text()
+    )
+    second = json.loads(
+        (
+            S2 / "decoded" / "test_search_paper_bulk_retrieval_next_page__1.json"
+        ).read_text()
+    )
+    last = {**second, "token": None}
+    asked = {"query": "kubernetes", "fields": PAPER_FIELDS, "year": "2020-"}
+    server.expect_ordered_request(
+        "/graph/v1/paper/search/bulk", query_string=asked
+    ).respond_with_json(first)
+    server.expect_ordered_request(
+        "/graph/v1/paper/search/bulk", query_string={**asked, "token": first["token"]}
+    ).respond_with_json(last)
+    with PoliteClient("semanticscholar", politeness=QUICK) as client:
+        pages = list(
+            s2_bulk_pages(
+                client,
+                server.url_for("/graph/v1"),
+                query="kubernetes",
+                params={"year": "2020-"},
+            )
+        )
+    server.check_assertions()
+    assert [len(p.items) for p in pages] == [1000, 1000]
+
+
+@pytest.mark.django_db
+def test_backfill_asks_in_batches_and_fills_s2_ids_past_429s(server, settings):
+    settings.HARVEST_POLITENESS = {
+        "semanticscholar": {"min_interval": 0, "max_tries": 4, "backoff_base": 0.01}
+    }
+    settings.S2_API_KEY = "test-key"
+    dois = ["10.2139/ssrn.288970", "10.2139/ssrn.2250500", "10.1257/rct.1355"]
+    papers = [PaperFactory(doi=doi, arxiv_id=None) for doi in dois]
+    unknown = PaperFactory(arxiv_id="2401.99999", doi=None)
+    asked_ids = [f"ARXIV:{unknown.arxiv_id}"] + [f"DOI:{p.doi}" for p in papers[::-1]]
+    answer = json.loads(BATCH.read_text())  # null first, then the three papers
+    path = "/graph/v1/paper/batch"
+    # The shared pool's 429 carries no Retry-After: backed off, then answered.
+    server.expect_ordered_request(path, method="POST").respond_with_data(
+        "Too Many Requests", status=429
+    )
+    server.expect_ordered_request(
+        path,
+        method="POST",
+        query_string={"fields": PAPER_FIELDS},
+        json={"ids": asked_ids},
+        headers={"x-api-key": "test-key"},
+    ).respond_with_json([answer[0], *answer[1:][::-1]])
+    run = services.harvest_s2_backfill(base_url=server.url_for("/graph/v1"))
+    server.check_assertions()
+    assert run.status == HarvestRun.Status.FINISHED, run.error
+    assert run.papers_updated == 3
+    for paper, item in zip(papers, answer[1:], strict=True):
+        paper.refresh_from_db()
+        assert paper.s2_id == item["paperId"]
+        assert paper.cited_by_count == item["citationCount"]
+    assert Paper.objects.get(pk=unknown.pk).s2_id is None
+    # A second run asks only for the paper S2 did not know.
+    server.clear()
+    server.expect_ordered_request(
+        path, method="POST", json={"ids": [f"ARXIV:{unknown.arxiv_id}"]}
+    ).respond_with_json([None])
+    again = services.harvest_s2_backfill(base_url=server.url_for("/graph/v1"))
+    server.check_assertions()
+    assert (again.status, again.params["asked"]) == ("finished", 1)
