@@ -1569,6 +1569,7 @@ def harvest_crossref(
     *,
     from_date: date | None = None,
     until_date: date | None = None,
+    extra_filter: str = "",
     base_url: str = "",
     run: HarvestRun | None = None,
     task_id: str = "",
@@ -1590,6 +1591,8 @@ def harvest_crossref(
             last finished Crossref run, or :data:`settings.HARVEST_FIRST_DAYS`
             days before ``until_date``.
         until_date: last index day; None for today (UTC).
+        extra_filter: more Crossref filters, ``"type:journal-article,prefix:10.1103"``
+            (a different filter is a different list for incremental runs).
         base_url: ``/works`` endpoint; "" for ``settings.CROSSREF_WORKS_URL``.
         run: a run to resume.
         task_id: the Celery task doing this harvest ("" outside Celery).
@@ -1605,11 +1608,11 @@ def harvest_crossref(
     """
     from harvest.sources import crossref
 
-    def pages(http: PoliteClient, url: str, start: str, end: str, cursor: str):
+    def pages(http: PoliteClient, url: str, start: str, end: str, cursor: str, more):
         return crossref.crossref_pages(
             http,
             url,
-            filters={"from-index-date": start, "until-index-date": end},
+            filters={"from-index-date": start, "until-index-date": end, **more},
             cursor=cursor or "*",
         )
 
@@ -1621,6 +1624,7 @@ def harvest_crossref(
         parse=crossref.parse_crossref_work,
         from_date=from_date,
         until_date=until_date,
+        extra_filter=extra_filter,
         base_url=base_url,
         run=run,
         task_id=task_id,
@@ -1629,15 +1633,34 @@ def harvest_crossref(
     )
 
 
+def filters_parse(text: str) -> dict[str, str]:
+    """``"type:journal-article,prefix:10.1103"`` as ``{"type": "journal-article",
+    "prefix": "10.1103"}`` (Crossref and OpenAlex filter syntax).
+
+    Raises:
+        ValueError: a part without ``name:value``.
+    """
+    out = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        name, sep, value = part.partition(":")
+        if not (sep and name.strip() and value.strip()):
+            raise ValueError(f"filter {part!r} is not name:value")
+        out[name.strip()] = value.strip()
+    return out
+
+
 def _harvest_works_by_date(
     *,
     source: str,
     default_url: str,
-    pages: Callable[[PoliteClient, str, str, str, str], Iterator[Any]],
+    pages: Callable[..., Iterator[Any]],
     split: Callable[[Any], Iterator[RawItem]],
     parse: RecordParser,
     from_date: date | None,
     until_date: date | None,
+    extra_filter: str,
     base_url: str,
     run: HarvestRun | None,
     task_id: str,
@@ -1646,8 +1669,10 @@ def _harvest_works_by_date(
 ) -> HarvestRun:
     """A live harvest of a JSON ``/works`` API walked by date windows and cursors.
 
-    ``pages(http, url, start, end, cursor)`` walks one window from a cursor ("" for
-    the first page); each page's ``next_cursor`` is saved with its records. A
+    ``pages(http, url, start, end, cursor, more)`` walks one window from a cursor
+    ("" for the first page) with the extra filters ``more`` (``{"type":
+    "journal-article"}``, from ``extra_filter``); each page's ``next_cursor`` is
+    saved with its records. A
     cursor the source refuses on resuming restarts its window (cursors expire).
 
     Returns:
@@ -1664,14 +1689,16 @@ def _harvest_works_by_date(
             from_date=from_date,
             until_date=until_date,
             base_url=base_url or default_url,
+            filter=extra_filter,
         )
     )
     run = _live_run(source=source, params=params, run=run, task_id=task_id)
+    more = filters_parse(run.params.get("filter", ""))
     if run.status == HarvestRun.Status.FINISHED:
         return run
 
     def fetch(start: str, end: str, cursor: str) -> Iterator[LivePage]:
-        for page in pages(http, run.params["base_url"], start, end, cursor):
+        for page in pages(http, run.params["base_url"], start, end, cursor, more):
             items = list(split(page))
             yield LivePage(items, page.next_cursor if items else "")
 
@@ -1720,6 +1747,8 @@ def _run_task(run: HarvestRun, *, resume: bool):
             return task.s(run_id=run.pk)
         asked = {"from_date": p["from"], "until_date": p["until"]}
         asked["base_url"] = p["base_url"]
+        if p.get("filter"):
+            asked["extra_filter"] = p["filter"]
         if p["mode"] == "oai":
             asked |= {"set_spec": p["set"], "metadata_prefix": p["metadata_prefix"]}
         return task.s(**asked)
@@ -1776,6 +1805,7 @@ def harvest_openalex(
     *,
     from_date: date | None = None,
     until_date: date | None = None,
+    extra_filter: str = "",
     base_url: str = "",
     run: HarvestRun | None = None,
     task_id: str = "",
@@ -1795,6 +1825,7 @@ def harvest_openalex(
         from_date: first update day; None continues from the last finished
             OpenAlex run's ``until``, or :data:`settings.HARVEST_FIRST_DAYS` back.
         until_date: last update day; None for today (UTC).
+        extra_filter: more OpenAlex filters, ``"type:article,language:en"``.
         base_url: ``/works`` endpoint; "" for ``settings.OPENALEX_WORKS_URL``.
         run: a run to resume.
         task_id: the Celery task doing this harvest ("" outside Celery).
@@ -1809,11 +1840,11 @@ def harvest_openalex(
     """
     from harvest.sources import openalex
 
-    def pages(http: PoliteClient, url: str, start: str, end: str, cursor: str):
+    def pages(http: PoliteClient, url: str, start: str, end: str, cursor: str, more):
         return openalex.openalex_pages(
             http,
             url,
-            filters={"from_updated_date": start, "to_updated_date": end},
+            filters={"from_updated_date": start, "to_updated_date": end, **more},
             cursor=cursor or "*",
             api_key=settings.OPENALEX_API_KEY,
         )
@@ -1826,6 +1857,7 @@ def harvest_openalex(
         parse=openalex.parse_openalex_work,
         from_date=from_date,
         until_date=until_date,
+        extra_filter=extra_filter,
         base_url=base_url,
         run=run,
         task_id=task_id,

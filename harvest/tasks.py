@@ -158,6 +158,7 @@ def harvest_crossref_task(
     self,
     from_date: str = "",
     until_date: str = "",
+    extra_filter: str = "",
     base_url: str = "",
     run_id: int | None = None,
     then_match: bool = True,
@@ -167,7 +168,8 @@ def harvest_crossref_task(
     With no dates (the beat schedule) the run is incremental, from the last
     finished run's ``until`` to today; with ``run_id`` it resumes that run. A
     source unavailable past its retry budget ends the run ``failed`` with the
-    reason (:func:`harvest.services.harvest_crossref`).
+    reason (:func:`harvest.services.harvest_crossref`). ``extra_filter`` narrows
+    the list (``"type:journal-article,prefix:10.1103"``).
 
     Returns:
         The run's counts (see :func:`_counts`).
@@ -178,6 +180,7 @@ def harvest_crossref_task(
         from_date,
         until_date,
         run_id,
+        extra_filter=extra_filter,
         base_url=base_url,
     )
     return _counts(run, then_match)
@@ -188,6 +191,7 @@ def harvest_openalex_task(
     self,
     from_date: str = "",
     until_date: str = "",
+    extra_filter: str = "",
     base_url: str = "",
     run_id: int | None = None,
     then_match: bool = True,
@@ -206,6 +210,7 @@ def harvest_openalex_task(
         from_date,
         until_date,
         run_id,
+        extra_filter=extra_filter,
         base_url=base_url,
     )
     return _counts(run, then_match)

@@ -266,3 +266,48 @@ def test_live_crossref_run_resumes_with_a_fresh_cursor_when_its_cursor_expired(
     assert set(Paper.objects.values_list("doi", flat=True)) <= dois
     assert RawRecord.objects.count() == len(dois)
     assert run.papers_unchanged == 20  # the first page again: stored, not re-parsed
+
+
+@pytest.mark.django_db
+def test_an_extra_filter_narrows_the_list_and_makes_it_a_list_of_its_own(server):
+    empty = json.loads(
+        (
+            DECODED / "test-prefixes__test_prefixes_mixed_ids_works_warn__2.json"
+        ).read_text()
+    )
+    asked = {
+        "rows": "1000",
+        "cursor": "*",
+        "filter": "from-index-date:2026-11-01,until-index-date:2026-11-07,"
+        "type:journal-article,prefix:10.1103",
+    }
+    server.expect_ordered_request("/works", query_string=asked).respond_with_json(empty)
+    import datetime as dt
+
+    with PoliteClient("crossref", politeness=QUICK) as client:
+        run = services.harvest_crossref(
+            from_date=dt.date(2026, 11, 1),
+            until_date=dt.date(2026, 11, 7),
+            extra_filter="type:journal-article, prefix:10.1103",
+            base_url=server.url_for("/works"),
+            client=client,
+        )
+    server.check_assertions()
+    assert run.status == HarvestRun.Status.FINISHED, run.error
+    from harvest import selectors
+
+    base = server.url_for("/works")
+    assert selectors.live_next_from(
+        source="crossref",
+        mode="crossref",
+        base_url=base,
+        filter="type:journal-article, prefix:10.1103",
+    ) == dt.date(2026, 11, 7)
+    assert (
+        selectors.live_next_from(
+            source="crossref", mode="crossref", base_url=base, filter=""
+        )
+        is None
+    )
+    with pytest.raises(ValueError, match="'prefix' is not name:value"):
+        services.filters_parse("type:x,prefix")

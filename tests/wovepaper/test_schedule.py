@@ -17,9 +17,9 @@ def schedule_of(name: str) -> tuple[str, str, str, bool]:
     return task.task, task.crontab.hour, task.crontab.minute, task.enabled
 
 
-def test_schedule_ensure_installs_harvest_matching_and_digest(capsys):
+def test_schedule_ensure_installs_harvests_matching_and_digest(capsys):
     call_command("schedule_ensure")
-    assert "3 created, 0 reset, 0 kept" in capsys.readouterr().out
+    assert "6 created, 0 reset, 0 kept" in capsys.readouterr().out
     assert schedule_of("harvest-arxiv-daily") == ("harvest.arxiv_oai", "2", "0", True)
     assert schedule_of("matching-all-blocks") == (
         "curation.matching_run",
@@ -28,6 +28,14 @@ def test_schedule_ensure_installs_harvest_matching_and_digest(capsys):
         True,
     )
     assert schedule_of("digest-daily") == ("wovepaper.digest_send", "6", "0", True)
+    # Whole-source harvests wait for an operator's filter.
+    assert schedule_of("harvest-crossref-daily") == (
+        "harvest.crossref",
+        "2",
+        "30",
+        False,
+    )
+    assert schedule_of("harvest-s2-daily")[3] is False
     app.loader.import_default_modules()  # what a worker does when it starts
     for task in PeriodicTask.objects.all():
         assert task.task in app.tasks
@@ -40,11 +48,11 @@ def test_an_operators_change_survives_and_reset_restores_the_default(capsys):
     task.enabled = False
     task.save()
     call_command("schedule_ensure")
-    assert "0 created, 0 reset, 3 kept" in capsys.readouterr().out
+    assert "0 created, 0 reset, 6 kept" in capsys.readouterr().out
     assert schedule_of("harvest-arxiv-daily")[3] is False
     call_command("schedule_ensure", "--reset")
     assert schedule_of("harvest-arxiv-daily")[3] is True
-    assert PeriodicTask.objects.count() == 3
+    assert PeriodicTask.objects.count() == 6
 
 
 def test_beat_reads_the_tables_not_a_file():

@@ -260,6 +260,25 @@ PERIODIC_TASKS = {
         "task": "harvest.arxiv_oai",
         "schedule": crontab(hour=2, minute=0),
     },
+    # Installed disabled: all of Crossref's or OpenAlex's daily changes are millions
+    # of works. An operator sets kwargs {"extra_filter": "..."} in the admin (a
+    # prefix, a type, a field) and enables them. The S2 lookup wants S2_API_KEY.
+    "harvest-crossref-daily": {
+        "task": "harvest.crossref",
+        "schedule": crontab(hour=2, minute=30),
+        "enabled": False,
+    },
+    "harvest-openalex-daily": {
+        "task": "harvest.openalex",
+        "schedule": crontab(hour=2, minute=45),
+        "enabled": False,
+    },
+    "harvest-s2-daily": {
+        "task": "harvest.s2_backfill",
+        "schedule": crontab(hour=4, minute=0),
+        "kwargs": {"limit": 50_000},
+        "enabled": False,
+    },
     # A full matching pass every night (re-clusters pending work in every block); each
     # harvest also queues matching of the blocks it touched.
     "matching-all-blocks": {

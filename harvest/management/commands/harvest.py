@@ -56,6 +56,12 @@ class Command(BaseCommand):
             choices=("arXiv", "oai_dc"),
         )
         live.add_argument(
+            "--filter",
+            dest="extra_filter",
+            default="",
+            help="crossref/openalex: more filters, e.g. type:journal-article",
+        )
+        live.add_argument(
             "--limit",
             type=int,
             default=None,
@@ -136,6 +142,8 @@ class Command(BaseCommand):
             options["set_spec"] or options["metadata_prefix"] != "arXiv"
         ):
             raise CommandError("--set and --format are arXiv's")
+        if options["source"] == "arxiv" and options["extra_filter"]:
+            raise CommandError("--filter is Crossref's and OpenAlex's (arXiv: --set)")
         with tqdm(
             unit="record",
             disable=options["no_progress"],
@@ -147,9 +155,14 @@ class Command(BaseCommand):
                     if options["source"] == "crossref"
                     else services.harvest_openalex
                 )
+                try:
+                    services.filters_parse(options["extra_filter"])
+                except ValueError as exc:
+                    raise CommandError(str(exc)) from exc
                 return harvest(
                     from_date=options["from_date"],
                     until_date=options["until_date"],
+                    extra_filter=options["extra_filter"],
                     base_url=options["url"],
                     run=run,
                     progress=bar.update,

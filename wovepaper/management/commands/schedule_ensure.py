@@ -38,7 +38,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--reset",
             action="store_true",
-            help="restore every task's default schedule and enable it",
+            help="restore every task's default schedule, arguments and state",
         )
 
     @transaction.atomic
@@ -53,7 +53,7 @@ class Command(BaseCommand):
                 "crontab": _crontab_row(schedule),
                 "interval": None,
                 "kwargs": json.dumps(entry.get("kwargs", {})),
-                "enabled": True,
+                "enabled": entry.get("enabled", True),
             }
             task = PeriodicTask.objects.filter(name=name).first()
             if task is None:
