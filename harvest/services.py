@@ -1724,6 +1724,7 @@ RUN_UNKNOWN_KIND = "run #{run} has no parameters to harvest again"
 def _run_task(run: HarvestRun, *, resume: bool):
     """The task signature that harvests ``run`` again (resuming it, or afresh)."""
     from harvest.tasks import (
+        harvest_arxiv_ids_task,
         harvest_arxiv_oai_task,
         harvest_crossref_task,
         harvest_files_task,
@@ -1732,6 +1733,10 @@ def _run_task(run: HarvestRun, *, resume: bool):
     )
 
     p = run.params
+    if p.get("mode") == "arxiv-api":
+        if resume:
+            return harvest_arxiv_ids_task.s(run_id=run.pk)
+        return harvest_arxiv_ids_task.s(ids=p["ids"], base_url=p["base_url"])
     if p.get("mode") == "s2-backfill":
         if resume:
             return harvest_s2_backfill_task.s(run_id=run.pk)
@@ -1957,3 +1962,83 @@ def harvest_s2_backfill(
         if own:
             http.close()
     return harvest_run_finish(run=run)
+
+
+def harvest_arxiv_ids(
+    *,
+    ids: list[str] | None = None,
+    base_url: str = "",
+    run: HarvestRun | None = None,
+    task_id: str = "",
+    client: PoliteClient | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> HarvestRun:
+    """Fetch some arXiv papers by id from the arXiv API (to backfill or refresh them).
+
+    The ids are asked 100 a page (``id_list``, paged by ``start``); each page's
+    entries and the next ``start`` commit together, so a killed run resumes at the
+    next page. An id the API does not know is absent from the answer (counted in
+    ``params["missing"]``); a malformed id is an API error (HTTP 400) and the run
+    fails naming it.
+
+    Args:
+        ids: arXiv ids, new or old style, with or without version.
+        base_url: the API; "" for ``settings.ARXIV_API_URL``.
+        run: a run to resume.
+        task_id: the Celery task doing this harvest ("" outside Celery).
+        client: the HTTP client; None for arXiv's politeness.
+        progress: called with the number of entries of each page.
+
+    Returns:
+        The run, ``finished``, or ``failed`` with its ``error``.
+
+    Source: arXiv API user manual (``/api/query?id_list=...&start=&max_results=``).
+    """
+    from harvest.sources import arxiv_atom
+    from harvest.sources.polite_http import SourceError
+
+    params = (
+        run.params
+        if run
+        else {
+            "mode": "arxiv-api",
+            "base_url": base_url or settings.ARXIV_API_URL,
+            "ids": list(ids or []),
+            "pages": 0,
+        }
+    )
+    run = _live_run(source="arxiv", params=params, run=run, task_id=task_id)
+    if run.status == HarvestRun.Status.FINISHED:
+        return run
+    p = run.params
+    try:
+        with _client(client, "arxiv") as http:
+            for page in arxiv_api_pages_of(http, p, int(run.cursor or 0)):
+                with transaction.atomic():
+                    harvest_batch(
+                        run=run,
+                        source="arxiv",
+                        items=page.items,
+                        parse=arxiv_atom.parse_atom_entry,
+                    )
+                    p["pages"] = p.get("pages", 0) + 1
+                    p["missing"] = max(0, len(p["ids"]) - page.total)
+                    run.cursor = str(page.start + len(page.items))
+                    run.save()
+                if progress:
+                    progress(len(page.items))
+    except SourceError as exc:
+        logger.error(
+            "harvest run %s failed: %s", run.pk, exc, extra={"harvest_run": run.pk}
+        )
+        return harvest_run_finish(run=run, error=str(exc))
+    return harvest_run_finish(run=run)
+
+
+def arxiv_api_pages_of(http: PoliteClient, params: dict, start: int):
+    """The arXiv API pages of a run's id list, from ``start``."""
+    from harvest.sources.arxiv_atom import arxiv_api_pages
+
+    if not params["ids"]:
+        return iter(())
+    return arxiv_api_pages(http, params["base_url"], id_list=params["ids"], start=start)

@@ -237,3 +237,26 @@ def harvest_s2_backfill_task(
         task_id=self.request.id or "",
     )
     return _counts(run, then_match)
+
+
+@shared_task(name="harvest.arxiv_ids", **_RETRIED)
+def harvest_arxiv_ids_task(
+    self,
+    ids: list[str] | None = None,
+    base_url: str = "",
+    run_id: int | None = None,
+    then_match: bool = True,
+) -> dict[str, int | str]:
+    """Fetch arXiv papers by id from the arXiv API
+    (:func:`harvest.services.harvest_arxiv_ids`).
+
+    Returns:
+        The run's counts (see :func:`_counts`).
+    """
+    run = services.harvest_arxiv_ids(
+        ids=ids,
+        base_url=base_url,
+        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
+        task_id=self.request.id or "",
+    )
+    return _counts(run, then_match)

@@ -31,7 +31,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from lxml import etree
@@ -59,6 +61,7 @@ from harvest.sources.arxiv_abs import (
     person_author,
     split_arxiv_id,
 )
+from harvest.sources.polite_http import PoliteClient, SourceRefused, UnusableBody
 from harvest.sources.safe_xml import (
     MalformedXML,
     parse_xml,
@@ -217,6 +220,96 @@ def split_atom_feed(
             payload=etree.tostring(entry, encoding="unicode"),
             locator=item_locator,
         )
+
+
+@dataclass(frozen=True)
+class AtomPage:
+    """One arXiv API answer: its entries as raw records, the query's
+    ``opensearch:totalResults`` and the ``start`` it was asked from."""
+
+    url: str
+    items: list[RawItem]
+    total: int
+    start: int
+
+
+_TOTAL_RE = re.compile(r"<(?:\w+:)?totalResults[^>]*>\s*(\d+)\s*<")
+
+
+def atom_page_read(body: str, url: str, status: int, start: int) -> AtomPage:
+    """Read one live arXiv API answer.
+
+    Raises:
+        UnusableBody: the feed is cut short (no closing ``</feed>``), or a page
+            is empty although ``start`` is below ``totalResults`` (the API
+            sometimes answers so under load: asking again gets the entries).
+        SourceRefused: an API error (HTTP 400 and an error entry: its summary is
+            the message), or an answer that is not a feed.
+
+    Source: arXiv API user manual, "Paging" and "Errors".
+    """
+    if "</feed>" not in body[-4096:]:
+        raise UnusableBody(f"{url}: feed cut short (no closing </feed>)")
+    try:
+        items = list(split_atom_feed(body, url, status=status))
+    except RecordError as exc:
+        raise SourceRefused(str(exc)) from exc
+    match = _TOTAL_RE.search(body)
+    total = int(match.group(1)) if match else len(items)
+    if not items and start < total:
+        raise UnusableBody(
+            f"{url}: empty page at start={start} before totalResults={total}"
+        )
+    return AtomPage(url, items, total, start)
+
+
+def _live_page(response, *, start: int) -> AtomPage:
+    return atom_page_read(response.text, str(response.url), response.status_code, start)
+
+
+def arxiv_api_pages(
+    client: PoliteClient,
+    base_url: str,
+    *,
+    id_list: list[str] | tuple[str, ...] = (),
+    search_query: str = "",
+    start: int = 0,
+    max_results: int = 100,
+) -> Iterator[AtomPage]:
+    """Page through an arXiv API query by ``start``/``max_results``.
+
+    Args:
+        client: arXiv's polite client (one request every 3 s).
+        base_url: ``https://export.arxiv.org/api/query``.
+        id_list: arXiv ids, with or without version.
+        search_query: an API query (``au:del_maestro``), "" with ``id_list``.
+        start: the first result to ask for (resume from a run's cursor).
+        max_results: entries a page.
+
+    Returns:
+        Pages in order, until ``totalResults`` is reached or a page is empty.
+
+    Raises:
+        SourceRefused, SourceUnavailable: see :func:`atom_page_read` and
+            :meth:`PoliteClient.fetch`.
+    """
+    while True:
+        params = {
+            "search_query": search_query,
+            "id_list": ",".join(id_list),
+            "start": str(start),
+            "max_results": str(max_results),
+        }
+        page = client.fetch(
+            base_url,
+            params,
+            read=partial(_live_page, start=start),
+            accept=frozenset({400}),
+        )
+        yield page
+        start += len(page.items)
+        if not page.items or start >= page.total:
+            return
 
 
 def parse_atom_entry(item: RawItem) -> PaperRecord:

@@ -203,6 +203,7 @@ class PoliteClient:
         *,
         read: Callable[[httpx.Response], T],
         json_body: object = None,
+        accept: frozenset[int] = frozenset(),
     ) -> T:
         """GET ``url`` with ``params`` (POST ``json_body`` when given), politely,
         until it answers usefully.
@@ -211,6 +212,8 @@ class PoliteClient:
             url: absolute URL.
             params: query parameters.
             json_body: a JSON body to POST (a batch lookup), or None to GET.
+            accept: 4xx statuses handed to ``read`` instead of refused (the arXiv
+                API answers a bad query with HTTP 400 and an Atom error feed).
             read: turns a 2xx response into what the caller wants (a parsed page);
                 raises :class:`UnusableBody` when the body cannot be read (cut
                 short), and the request is then tried again.
@@ -250,7 +253,7 @@ class PoliteClient:
             reraise=True,
         )
         try:
-            return retrying(self._attempt, url, params, read, json_body)
+            return retrying(self._attempt, url, params, read, json_body, accept)
         except _Retryable as exc:
             raise SourceUnavailable(
                 f"{self.source}: {url} failed {p.max_tries} times; last: {exc}"
@@ -269,6 +272,7 @@ class PoliteClient:
         params: Mapping[str, str] | None,
         read: Callable[[httpx.Response], T],
         json_body: object = None,
+        accept: frozenset[int] = frozenset(),
     ) -> T:
         self._pace()
         self.requests += 1
@@ -294,7 +298,7 @@ class PoliteClient:
                 )
             where = f" (Retry-After {asked:.0f} s)" if asked is not None else ""
             raise _Retryable(f"HTTP {status}{where}", wait=asked)
-        if status >= 400:
+        if status >= 400 and status not in accept:
             raise SourceRefused(
                 f"{self.source}: {response.url} answered HTTP {status}: "
                 f"{response.text[:300]}"

@@ -363,6 +363,7 @@ WOVEPAPER_DATA_DIR = Path(
 # arXiv's terms of use ask for one).
 HARVEST_CONTACT_EMAIL = os.environ.get("HARVEST_CONTACT_EMAIL", "")
 ARXIV_OAI_URL = os.environ.get("ARXIV_OAI_URL", "https://export.arxiv.org/oai2")
+ARXIV_API_URL = os.environ.get("ARXIV_API_URL", "https://export.arxiv.org/api/query")
 CROSSREF_WORKS_URL = os.environ.get(
     "CROSSREF_WORKS_URL", "https://api.crossref.org/works"
 )

@@ -18,6 +18,7 @@ CELERY_TASK_ALWAYS_EAGER = True
 # Tests never reach the internet: a live source not pointed at a local server gets
 # "connection refused" from loopback instead.
 ARXIV_OAI_URL = "http://127.0.0.1:9/oai2"
+ARXIV_API_URL = "http://127.0.0.1:9/api/query"
 CROSSREF_WORKS_URL = "http://127.0.0.1:9/works"
 OPENALEX_WORKS_URL = "http://127.0.0.1:9/openalex/works"
 S2_API_URL = "http://127.0.0.1:9/graph/v1"

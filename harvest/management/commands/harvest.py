@@ -56,6 +56,11 @@ class Command(BaseCommand):
             choices=("arXiv", "oai_dc"),
         )
         live.add_argument(
+            "--ids",
+            default="",
+            help="arxiv: fetch these ids from the arXiv API (comma-separated)",
+        )
+        live.add_argument(
             "--filter",
             dest="extra_filter",
             default="",
@@ -90,7 +95,17 @@ class Command(BaseCommand):
         live = (run and run.params.get("mode")) or (
             run is None and not (options["file"] or options["dir"])
         )
-        if live and options["source"] == "semanticscholar":
+        if options["ids"] and options["source"] != "arxiv":
+            raise CommandError("--ids is arXiv's")
+        if (live and options["ids"]) or (run and run.params.get("mode") == "arxiv-api"):
+            with tqdm(unit="paper", disable=options["no_progress"]) as bar:
+                run = services.harvest_arxiv_ids(
+                    ids=[i.strip() for i in options["ids"].split(",") if i.strip()],
+                    base_url=options["url"],
+                    run=run,
+                    progress=bar.update,
+                )
+        elif live and options["source"] == "semanticscholar":
             run = self._s2(run, options)
         elif live and options["source"] == "ror":
             raise CommandError(
