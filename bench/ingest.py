@@ -94,11 +94,12 @@ def one_size(size: int, batch: int) -> dict:
     from django.core.management import call_command
 
     from harvest import services
+    from harvest.services import files
     from wovepaper.models import Authorship, Paper
 
     call_command("migrate", verbosity=0)
     call_command("flush", interactive=False, verbosity=0)
-    services.BATCH_RECORDS = batch
+    files.BATCH_RECORDS = batch
     with tempfile.TemporaryDirectory(prefix="wovepaper-ingest-") as tmp:
         folder = Path(tmp)
         from django.conf import settings

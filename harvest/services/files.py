@@ -1,0 +1,336 @@
+"""Harvesting from files: found, read in batches, resumable file by file."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db import DatabaseError, transaction
+
+from harvest import selectors
+from harvest.models import HarvestRun
+from harvest.records import (
+    NotARecordFile,
+    RawItem,
+    RecordError,
+    file_locator,
+)
+from harvest.services.batches import harvest_batch, institutions_batch
+from harvest.services.raw import FileReader, RecordParser
+from harvest.services.runs import harvest_run_finish, harvest_run_start
+from harvest.sources.saved_answers import saved_answer_items
+
+logger = logging.getLogger(__name__)
+
+
+# Where a file's name decides how it is read. Source: arXiv's .abs files
+# (arxiv-browse), OAI-PMH XML responses, arXiv API Atom feeds, and recorded HTTP
+# exchanges of both (JSON).
+ARXIV_SUFFIXES = (".abs", ".xml", ".json")
+
+
+def arxiv_reader_for(path: Path) -> FileReader:
+    """The reader for an arXiv file by its suffix.
+
+    Args:
+        path: an ``.abs`` file, an OAI-PMH ``.xml`` response, a recorded OAI-PMH
+            exchange ``.json``, or an arXiv API Atom feed (``.xml``, or a recorded
+            ``.json`` response).
+
+    Returns:
+        FileReader with the split and parse functions.
+
+    Raises:
+        RecordError: the suffix is not one we read.
+    """
+    from harvest.sources import arxiv_abs, arxiv_atom, arxiv_oai
+
+    if path.suffix in {".xml", ".json"} and arxiv_atom.is_atom_file(path):
+        return FileReader(
+            split=arxiv_atom.read_atom_file, parse=arxiv_atom.parse_atom_entry
+        )
+    if path.suffix == ".abs":
+        return FileReader(
+            split=lambda p, root: iter([arxiv_abs.read_abs_file(p, root)]),
+            parse=arxiv_abs.parse_abs,
+        )
+    if path.suffix in {".xml", ".json"}:
+        return FileReader(
+            split=arxiv_oai.read_oai_file, parse=arxiv_oai.parse_oai_record
+        )
+    raise RecordError(
+        f"{path}: not an arXiv .abs file, OAI-PMH or Atom .xml, or recorded .json"
+    )
+
+
+def arxiv_files(root: Path) -> list[Path]:
+    """Every arXiv file under ``root`` (or ``root`` itself), sorted, oldest id first.
+
+    Args:
+        root: a folder (searched recursively) or a single file.
+
+    Returns:
+        Sorted paths with a suffix in :data:`ARXIV_SUFFIXES`; ``.abs`` version files
+        under ``orig/`` come before the current ones so versions arrive in order.
+    """
+    if root.is_file():
+        return [root]
+    return sorted(
+        (p for p in root.rglob("*") if p.is_file() and p.suffix in ARXIV_SUFFIXES),
+        key=lambda p: (p.suffix != ".abs", "orig" not in p.parts, str(p)),
+    )
+
+
+def _file_items(
+    path: Path, root: Path | None, reader: FileReader, run: HarvestRun
+) -> Iterable[RawItem]:
+    try:
+        yield from reader.split(path, root)
+    except NotARecordFile as exc:
+        logger.info("skipped %s", exc)
+        run.files_skipped = [
+            *run.files_skipped,
+            {"file": file_locator(path, root), "reason": str(exc)},
+        ]
+    except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
+        if isinstance(exc, DatabaseError):
+            raise
+        if not isinstance(exc, RecordError):
+            exc = RecordError(
+                f"{file_locator(path, root)}: unreadable file "
+                f"({type(exc).__name__}: {str(exc)[:200]})"
+            )
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        yield RawItem(
+            external_id=f"file:{file_locator(path, root)}",
+            payload=text,
+            locator=file_locator(path, root),
+            problem=str(exc),
+        )
+
+
+def locator_base(root: Path) -> Path | None:
+    """The folder locators are relative to, so a file has one name whatever was asked.
+
+    Files under ``WOVEPAPER_DATA_DIR`` are named from there
+    (``arxiv/abs_files/ftp/.../0509037.abs``); files elsewhere by their absolute
+    path, so harvesting a file alone or its folder names it the same.
+
+    Args:
+        root: the folder or file being harvested.
+
+    Returns:
+        ``WOVEPAPER_DATA_DIR`` (absolute), or None for absolute names.
+    """
+    data_dir = Path(settings.WOVEPAPER_DATA_DIR).resolve()
+    return data_dir if root.resolve().is_relative_to(data_dir) else None
+
+
+# Records a batch holds before it is written (one transaction, a handful of queries
+# for all its new papers). bench/ingest.py: 500 is past the knee of papers/s.
+BATCH_RECORDS = 500
+
+
+def crossref_files(root: Path) -> list[Path]:
+    """Every ``.json`` file under ``root`` (or ``root`` itself), sorted: the saved
+    answers of the JSON sources (Crossref, OpenAlex)."""
+    if root.is_file():
+        return [root]
+    return sorted(p for p in root.rglob("*.json") if p.is_file())
+
+
+def crossref_reader_for(path: Path) -> FileReader:
+    """The reader of a saved Crossref ``/works`` answer (any ``.json``).
+
+    Raises:
+        RecordError: the file is not ``.json``.
+    """
+    from harvest.sources import crossref
+
+    if path.suffix != ".json":
+        raise RecordError(f"{path}: not a saved Crossref answer (.json)")
+    return FileReader(
+        split=crossref.read_crossref_file, parse=crossref.parse_crossref_work
+    )
+
+
+def openalex_reader_for(path: Path) -> FileReader:
+    """The reader of a saved OpenAlex answer (``.json``: a list page, one work, or
+    an array of works, such as the 2022 snapshot extract).
+
+    Raises:
+        RecordError: the file is not ``.json``.
+    """
+    from harvest.sources import openalex
+
+    if path.suffix != ".json":
+        raise RecordError(f"{path}: not a saved OpenAlex answer (.json)")
+    return FileReader(
+        split=openalex.read_openalex_file, parse=openalex.parse_openalex_work
+    )
+
+
+# How each source's files are found and read.
+@dataclass(frozen=True)
+class FileSource:
+    """How a source's files are found, read and written.
+
+    Attributes:
+        find: ``root -> files`` in harvest order.
+        reader_for: ``file -> FileReader`` (raises RecordError for a file it
+            cannot read).
+        write: writes a batch of raw records (:func:`harvest_batch` for papers,
+            :func:`institutions_batch` for ROR).
+    """
+
+    find: Callable[[Path], list[Path]]
+    reader_for: Callable[[Path], FileReader]
+    write: Callable[..., None]
+
+
+def ror_reader_for(path: Path) -> FileReader:
+    """The reader of a saved ROR file (``.json``: records, one record, or an
+    API / Elasticsearch answer).
+
+    Raises:
+        RecordError: the file is not ``.json``.
+    """
+    from harvest.sources import ror
+
+    if path.suffix != ".json":
+        raise RecordError(f"{path}: not a saved ROR answer (.json)")
+    return FileReader(split=ror.read_ror_file, parse=ror.parse_ror_record)
+
+
+def s2_reader_for(path: Path) -> FileReader:
+    """The reader of a saved Semantic Scholar answer (``.json``: a paper, a batch
+    answer with nulls, or a list of papers).
+
+    Raises:
+        RecordError: the file is not ``.json``.
+    """
+    from harvest.sources import semanticscholar as s2
+
+    if path.suffix != ".json":
+        raise RecordError(f"{path}: not a saved Semantic Scholar answer (.json)")
+    return FileReader(
+        split=lambda p, root: saved_answer_items(
+            p, root, s2.s2_page_read, s2.split_s2_page
+        ),
+        parse=s2.parse_s2_paper,
+    )
+
+
+# How each source's files are found, read and written.
+FILE_SOURCES: dict[str, FileSource] = {
+    "arxiv": FileSource(arxiv_files, arxiv_reader_for, harvest_batch),
+    "crossref": FileSource(crossref_files, crossref_reader_for, harvest_batch),
+    "openalex": FileSource(crossref_files, openalex_reader_for, harvest_batch),
+    "ror": FileSource(crossref_files, ror_reader_for, institutions_batch),
+    "semanticscholar": FileSource(crossref_files, s2_reader_for, harvest_batch),
+}
+
+
+def harvest_arxiv_files(**kwargs) -> HarvestRun:
+    """:func:`harvest_files` of arXiv files (``.abs``, OAI-PMH and Atom)."""
+    return harvest_files(source="arxiv", **kwargs)
+
+
+def harvest_files(
+    *,
+    source: str,
+    root: Path,
+    run: HarvestRun | None = None,
+    progress: Callable[[int], None] | None = None,
+    reparse: bool = False,
+    task_id: str = "",
+) -> HarvestRun:
+    """Harvest every file of ``source`` under ``root``; resumable from the run's cursor.
+
+    The cursor is the number of files completed, saved with the counts after every
+    file, so a run killed mid-way resumes at the first unfinished file (records of a
+    file half-done are upserted again, which is idempotent).
+
+    Args:
+        source: a key of :data:`FILE_SOURCES` (``"arxiv"``, ``"crossref"``).
+        root: folder or single file (see :func:`arxiv_files`, :func:`crossref_files`).
+        run: a run to resume; when None, the run of ``task_id`` if there is one,
+            else a new run.
+        progress: called with 1 after each file (for a progress bar).
+        reparse: parse again payloads parsed before (see :func:`harvest_record`).
+        task_id: the Celery task doing this harvest ("" outside Celery). A task
+            handed out again after its worker died carries the same id: it
+            resumes the run the dead worker left (or, if that run finished before
+            the ack was lost, returns it unchanged).
+
+    Returns:
+        The finished HarvestRun with its counts.
+    """
+    root = root.resolve()
+    kind = FILE_SOURCES[source]
+    files = kind.find(root)
+    base = locator_base(root)
+    if run is None and task_id:
+        run = selectors.run_of_task(source=source, task_id=task_id)
+        if run is not None and run.status == HarvestRun.Status.FINISHED:
+            return run
+    if run is None:
+        params = {"root": str(root), "files": len(files)}
+        run = harvest_run_start(
+            source=source, params={**params, "task": task_id} if task_id else params
+        )
+    start = int(run.cursor or 0)
+    # Files are read into batches of about BATCH_RECORDS records sharing a parser;
+    # each batch, the run's counts and the cursor (files done) commit together, so
+    # a killed run resumes at the first file of the batch that did not land.
+    batch: list[RawItem] = []
+    batch_parse: RecordParser | None = None
+    done, files_in_batch = start, 0
+
+    def flush() -> None:
+        nonlocal batch, batch_parse, files_in_batch
+        with transaction.atomic():
+            if batch:
+                kind.write(
+                    run=run,
+                    source=source,
+                    items=batch,
+                    parse=batch_parse,
+                    reparse=reparse,
+                )
+            run.cursor = str(done)
+            run.save()
+        if progress:
+            progress(files_in_batch)
+        batch, batch_parse, files_in_batch = [], None, 0
+
+    for index, path in enumerate(files[start:], start=start):
+        name = file_locator(path, base)
+        try:
+            reader = kind.reader_for(path)
+        except RecordError as exc:
+            logger.warning("%s", exc, extra={"harvest_run": run.pk, "file": str(path)})
+            reason = f"{name}: {str(exc).removeprefix(f'{path}: ')}"
+            run.files_skipped = [*run.files_skipped, {"file": name, "reason": reason}]
+            done, files_in_batch = index + 1, files_in_batch + 1
+            continue
+        skipped_before = len(run.files_skipped)
+        items = list(_file_items(path, base, reader, run))
+        if not items and len(run.files_skipped) == skipped_before:
+            run.files_skipped = [
+                *run.files_skipped,
+                {"file": name, "reason": f"{name}: no records in it"},
+            ]
+        if batch and reader.parse is not batch_parse:
+            flush()
+        batch += items
+        batch_parse = reader.parse
+        done, files_in_batch = index + 1, files_in_batch + 1
+        if len(batch) >= BATCH_RECORDS:
+            flush()
+    if files_in_batch:
+        flush()
+    return harvest_run_finish(run=run)

@@ -1,0 +1,126 @@
+"""Harvest runs: opened, closed, resumed and re-run."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from harvest.models import HarvestRun
+
+
+def harvest_run_start(*, source: str, params: dict) -> HarvestRun:
+    """Open a HarvestRun.
+
+    Args:
+        source: source name, e.g. ``"arxiv"``.
+        params: what was asked (paths, dates), JSON-serialisable.
+
+    Returns:
+        The new run, status ``running``.
+    """
+    return HarvestRun.objects.create(source=source, params=params)
+
+
+def harvest_run_finish(*, run: HarvestRun, error: str = "") -> HarvestRun:
+    """Close a run as finished (failed when ``error`` is given); save its counts."""
+    run.status = HarvestRun.Status.FAILED if error else HarvestRun.Status.FINISHED
+    run.error = error
+    run.finished_at = timezone.now()
+    run.save()
+    return run
+
+
+class HarvestRunRefused(Exception):
+    """A resume or re-run asked of a run in the wrong state; the message says why."""
+
+
+RUN_NOT_FAILED = "run #{run} is {status}: only a failed run can be resumed"
+
+RUN_STILL_RUNNING = "run #{run} is still running: re-run it once it has ended"
+
+RUN_UNKNOWN_KIND = "run #{run} has no parameters to harvest again"
+
+
+def _run_task(run: HarvestRun, *, resume: bool):
+    """The task signature that harvests ``run`` again (resuming it, or afresh)."""
+    from harvest.tasks import (
+        harvest_arxiv_ids_task,
+        harvest_arxiv_oai_task,
+        harvest_crossref_task,
+        harvest_files_task,
+        harvest_openalex_task,
+        harvest_s2_backfill_task,
+    )
+
+    p = run.params
+    if p.get("mode") == "arxiv-api":
+        if resume:
+            return harvest_arxiv_ids_task.s(run_id=run.pk)
+        return harvest_arxiv_ids_task.s(ids=p["ids"], base_url=p["base_url"])
+    if p.get("mode") == "s2-backfill":
+        if resume:
+            return harvest_s2_backfill_task.s(run_id=run.pk)
+        return harvest_s2_backfill_task.s(limit=p["limit"], base_url=p["base_url"])
+    live = {
+        "oai": harvest_arxiv_oai_task,
+        "crossref": harvest_crossref_task,
+        "openalex": harvest_openalex_task,
+    }
+    if p.get("mode") in live:
+        task = live[p["mode"]]
+        if resume:
+            return task.s(run_id=run.pk)
+        asked = {"from_date": p["from"], "until_date": p["until"]}
+        asked["base_url"] = p["base_url"]
+        if p.get("filter"):
+            asked["extra_filter"] = p["filter"]
+        if p["mode"] == "oai":
+            asked |= {"set_spec": p["set"], "metadata_prefix": p["metadata_prefix"]}
+        return task.s(**asked)
+    if "root" in p:
+        return harvest_files_task.s(
+            source=run.source, root=p["root"], run_id=run.pk if resume else None
+        )
+    raise HarvestRunRefused(RUN_UNKNOWN_KIND.format(run=run.pk))
+
+
+@transaction.atomic
+def harvest_run_resume(*, run: HarvestRun) -> HarvestRun:
+    """Queue a failed run to carry on from its cursor.
+
+    The status moves ``failed`` -> ``running`` by compare-and-swap, so two operators
+    clicking at once queue it once.
+
+    Args:
+        run: a failed run (files or OAI-PMH).
+
+    Returns:
+        The run, now ``running``; its task is queued when the transaction commits.
+
+    Raises:
+        HarvestRunRefused: the run is not failed, or holds no parameters to resume.
+    """
+    signature = _run_task(run, resume=True)
+    changed = HarvestRun.objects.filter(
+        pk=run.pk, status=HarvestRun.Status.FAILED
+    ).update(status=HarvestRun.Status.RUNNING, error="", finished_at=None)
+    if not changed:
+        run.refresh_from_db()
+        raise HarvestRunRefused(RUN_NOT_FAILED.format(run=run.pk, status=run.status))
+    transaction.on_commit(signature.delay)
+    run.refresh_from_db()
+    return run
+
+
+def harvest_run_repeat(*, run: HarvestRun) -> None:
+    """Queue a new run asking what ``run`` asked (same folder, or same dates and set).
+
+    Args:
+        run: a finished or failed run.
+
+    Raises:
+        HarvestRunRefused: the run is still running, or holds no parameters.
+    """
+    if run.status == HarvestRun.Status.RUNNING:
+        raise HarvestRunRefused(RUN_STILL_RUNNING.format(run=run.pk))
+    _run_task(run, resume=False).delay()

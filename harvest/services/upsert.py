@@ -1,0 +1,623 @@
+"""One record into Paper and Authorship, idempotently; the source precedence."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F, Q
+
+from curation import names
+from harvest.records import (
+    AuthorRecord,
+    InstitutionRecord,
+    PaperRecord,
+    RecordError,
+    clean_record,
+    clean_text,
+)
+from wovepaper.models import Authorship, Institution, Paper
+from wovepaper.search import search_vectors_refresh
+
+logger = logging.getLogger(__name__)
+
+# Paper.latest_version is a PositiveSmallIntegerField (PostgreSQL smallint).
+_MAX_VERSION = 32767
+
+# Longest title and abstract a record may carry (characters). arXiv takes at most
+# 1,920 characters of abstract (arXiv help, "Submission metadata"); Crossref's JATS
+# abstracts run longer but not near this. A record past it is junk or hostile (a
+# 10 MB abstract would be stored, rendered and indexed), so it is refused by name.
+MAX_TITLE_CHARS = 5_000
+MAX_ABSTRACT_CHARS = 100_000
+
+# Which source's text a paper shows (title, abstract, categories, dates, byline): the
+# highest ranked that has described it. arXiv's metadata is what the authors wrote and
+# keep up to date, version by version; Crossref's is the publisher's deposit of the
+# version of record; OpenAlex's and Semantic Scholar's are derived from both, with
+# their own name and affiliation parsing. A lower-ranked source never replaces that
+# text: it fills what the paper lacks (DOI, OpenAlex and S2 ids, journal reference,
+# licence, publication date) and adds its evidence (ORCID, affiliations, OpenAlex and
+# S2 author ids, ROR institutions) to the byline slots it aligns with. Citation
+# counts: the highest any source reports (each source misses some citations).
+SOURCE_PRECEDENCE = {"arxiv": 20, "crossref": 10, "openalex": 5, "semanticscholar": 3}
+
+# Shifted positions while a byline is rewritten, so (paper, position) stays unique.
+_POSITION_SHIFT = 100_000
+
+NO_WORK_ID = "no arXiv id, DOI, OpenAlex id or Semantic Scholar id"
+
+
+def _has_work_id(record: PaperRecord) -> bool:
+    return bool(record.arxiv_id or record.doi or record.openalex_id or record.s2_id)
+
+
+@dataclass(frozen=True)
+class UpsertResult:
+    """What an upsert did: ``outcome`` is ``created``, ``updated`` or ``unchanged``."""
+
+    paper: Paper
+    outcome: str
+
+
+def _freshness(
+    updated: date | None,
+    published: date | None,
+    version: int,
+    datestamp: date | None,
+    digest: str,
+) -> tuple:
+    """Order of two descriptions of one paper: the greater one's text is shown.
+
+    Latest-version date, then version number, then the source datestamp, then the
+    payload hash: the last tie-breaker makes two differing records of equal
+    standing (INSPIRE's edited copies of one arXiv record) settle on the same winner
+    whatever order they arrive in, so harvesting twice changes nothing.
+    """
+    return (updated or published or date.min, version, datestamp or date.min, digest)
+
+
+def _merge_versions(old: list[dict], record: PaperRecord) -> list[dict]:
+    by_number = {v["version"]: v for v in old}
+    for v in record.versions:
+        by_number.setdefault(
+            v.version,
+            {
+                "version": v.version,
+                "submitted": v.submitted.isoformat() if v.submitted else None,
+                "size": v.size,
+            },
+        )
+    return [by_number[n] for n in sorted(by_number)]
+
+
+def _paper_fields(record: PaperRecord) -> dict:
+    return {
+        "title": record.title,
+        "abstract": record.abstract,
+        "updated": record.updated or record.published,
+        "latest_version": record.version,
+        "categories": list(record.categories),
+        "primary_category": record.primary_category,
+        "journal_ref": record.journal_ref,
+        "comments": record.comments,
+        "report_no": record.report_no,
+        "license": record.license,
+        "withdrawn": record.withdrawn,
+        "source_datestamp": record.datestamp,
+    }
+
+
+def _check_limits(record: PaperRecord) -> None:
+    """Refuse a record whose values cannot be stored, naming the field.
+
+    Raises:
+        RecordError: an identifier, category or licence is longer than its
+            ``Paper`` column, the title or abstract is longer than
+            :data:`MAX_TITLE_CHARS` / :data:`MAX_ABSTRACT_CHARS`, or a version
+            number is out of range. (Authorship
+            name fields are cut to their column instead: a long name is still a
+            name.)
+    """
+    limits = {f.name: f.max_length for f in Paper._meta.fields if f.max_length}
+    values = {
+        "arxiv_id": record.arxiv_id,
+        "doi": record.doi,
+        "primary_category": record.primary_category,
+        "license": record.license,
+    }
+    values.update({f"categories[{i}]": c for i, c in enumerate(record.categories)})
+    for name, value in values.items():
+        limit = limits.get(name.split("[")[0], limits["primary_category"])
+        if len(value) > limit:
+            raise RecordError(
+                f"{record.external_id}: {name} is {len(value)} characters long, "
+                f"at most {limit} fit"
+            )
+    for name, value, limit in (
+        ("title", record.title, MAX_TITLE_CHARS),
+        ("abstract", record.abstract, MAX_ABSTRACT_CHARS),
+    ):
+        if len(value) > limit:
+            raise RecordError(
+                f"{record.external_id}: {name} is {len(value):,} characters long, "
+                f"at most {limit:,} are taken"
+            )
+    for number in [record.version, *(v.version for v in record.versions)]:
+        if not 1 <= number <= _MAX_VERSION:
+            raise RecordError(
+                f"{record.external_id}: version {number} is out of range "
+                f"1..{_MAX_VERSION}"
+            )
+
+
+def _find_paper(record: PaperRecord) -> Paper | None:
+    """The paper a record describes: by arXiv id, else by DOI.
+
+    A record with an arXiv id finds by DOI only a paper with no other arXiv id:
+    two arXiv records that print one DOI (an erratum, a mistake) stay two papers.
+    A record without one (Crossref) finds the paper holding its DOI.
+    """
+    if record.arxiv_id:
+        paper = Paper.objects.filter(arxiv_id=record.arxiv_id).first()
+        if paper:
+            return paper
+    for name in ("openalex_id", "s2_id"):
+        value = getattr(record, name)
+        paper = Paper.objects.filter(**{name: value}).first() if value else None
+        if paper:
+            return paper
+    if record.doi:
+        papers = Paper.objects.filter(doi=record.doi)
+        if record.arxiv_id:
+            papers = papers.filter(
+                Q(arxiv_id__isnull=True) | Q(arxiv_id=record.arxiv_id)
+            )
+        return papers.first()
+    return None
+
+
+def _doi_free(doi: str, paper_id: int | None) -> bool:
+    return bool(doi) and not Paper.objects.filter(doi=doi).exclude(pk=paper_id).exists()
+
+
+@transaction.atomic
+def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
+    """Create or update the Paper (and its byline) one parsed record describes.
+
+    Idempotent: the same record twice gives ``unchanged`` the second time. A record of
+    an older version than the one stored only adds that version's entry to
+    ``versions`` (and an earlier ``published`` date); it never overwrites newer text.
+    A deleted record hides the paper. A DOI already held by another paper is not
+    taken twice (logged; the arXiv id still unifies the record).
+
+    Args:
+        record: the parsed record; needs an arXiv id, DOI, OpenAlex or S2 id.
+        record_hash: SHA-256 of the raw payload, the last tie-breaker between two
+            records of the same version and dates (see :func:`_freshness`).
+
+    Returns:
+        UpsertResult with the paper and ``"created"``, ``"updated"`` or ``"unchanged"``.
+
+    Raises:
+        RecordError: the record has no arXiv id, DOI, OpenAlex id or S2 id, or a
+            deleted record names a paper we never had.
+    """
+    if not _has_work_id(record):
+        raise RecordError(f"{record.external_id}: {NO_WORK_ID}")
+    record = clean_record(record)
+    _check_limits(record)
+    paper = _find_paper(record)
+    if record.deleted:
+        if paper is None:
+            raise RecordError(
+                f"{record.external_id}: deleted record of an unknown paper"
+            )
+        if paper.hidden:
+            return UpsertResult(paper, "unchanged")
+        paper.hidden = True
+        paper.save(update_fields=["hidden", "modified"])
+        return UpsertResult(paper, "updated")
+
+    if paper is None:
+        paper = Paper(
+            arxiv_id=record.arxiv_id or None,
+            published=record.published,
+            published_precision=record.published_precision,
+            versions=_merge_versions([], record),
+            source_hash=record_hash,
+            text_source=record.source,
+            cited_by_count=record.cited_by_count,
+            **_paper_fields(record),
+        )
+        _take_source_ids(paper, record)
+        if _doi_free(record.doi, None):
+            paper.doi = record.doi
+        elif record.doi:
+            logger.warning(
+                "%s: DOI %s already on another paper",
+                record.external_id,
+                record.doi,
+                extra={"record": record.external_id, "doi": record.doi},
+            )
+        paper.save()
+        _byline_sync(paper=paper, authors=record.authors)
+        _institutions_link(paper=paper, authors=record.authors)
+        search_vectors_refresh(paper_ids=[paper.pk])
+        return UpsertResult(paper, "created")
+
+    before = _snapshot(paper)
+    _take_citations(paper, record)
+    _take_source_ids(paper, record)
+    rank = SOURCE_PRECEDENCE.get(record.source, 0)
+    shown = SOURCE_PRECEDENCE.get(paper.text_source, 0)
+    if rank < shown:
+        return _paper_enrich(paper=paper, record=record, before=before)
+    paper.versions = _merge_versions(paper.versions, record)
+    if record.published and (not paper.published or record.published < paper.published):
+        paper.published = record.published
+        paper.published_precision = record.published_precision
+    newer = rank > shown or _freshness(
+        record.updated,
+        record.published,
+        record.version,
+        record.datestamp,
+        record_hash,
+    ) >= _freshness(
+        paper.updated,
+        paper.published,
+        paper.latest_version,
+        paper.source_datestamp,
+        paper.source_hash,
+    )
+    if newer:
+        for name, value in _paper_fields(record).items():
+            # What a record lacks among the fields other sources fill stays, so
+            # the order of arrival and re-harvests end in the same paper.
+            if not (name in _FILLED and not value):
+                setattr(paper, name, value)
+        paper.source_hash = record_hash
+        paper.text_source = record.source
+        if paper.hidden:
+            paper.hidden = False
+        if record.doi and not paper.doi and _doi_free(record.doi, paper.pk):
+            paper.doi = record.doi
+    if record.arxiv_id and not paper.arxiv_id:
+        # Found by DOI (a record from another source came first): take the id.
+        paper.arxiv_id = record.arxiv_id
+    byline_changed = False
+    if newer:
+        # What other sources added to the slots (ORCID iDs, OpenAlex author ids,
+        # affiliations, institutions) stays with the slots this record keeps.
+        authors = _with_evidence(record.authors, _byline_evidence(paper))
+        byline_changed = _byline_sync(paper=paper, authors=authors)
+        byline_changed = _institutions_link(paper=paper, authors=authors) or (
+            byline_changed
+        )
+    if _snapshot(paper) == before and not byline_changed:
+        return UpsertResult(paper, "unchanged")
+    paper.save()
+    search_vectors_refresh(paper_ids=[paper.pk])
+    return UpsertResult(paper, "updated")
+
+
+# What a lower-ranked source may fill on a paper (see _paper_enrich).
+_FILLED = ("journal_ref", "license")
+
+
+def _byline_evidence(paper: Paper) -> list[AuthorRecord]:
+    """The paper's stored byline as records, with each slot's evidence."""
+    return [
+        AuthorRecord(
+            raw_name=a.raw_name,
+            given_name=a.given_name,
+            family_name=a.family_name,
+            affiliations=tuple(a.affiliations),
+            orcid=a.orcid,
+            is_collaboration=a.is_collaboration,
+            openalex_author_id=a.openalex_author_id,
+            s2_author_id=a.s2_author_id,
+            institutions=tuple(
+                InstitutionRecord(
+                    ror_id=i.ror_id,
+                    name=i.name,
+                    country_code=i.country_code,
+                    types=tuple(i.types),
+                )
+                for i in a.institutions.all()
+                if i.ror_id
+            ),
+        )
+        for a in paper.authorships.order_by("position").prefetch_related("institutions")
+    ]
+
+
+def _with_evidence(
+    authors: list[AuthorRecord], previous: list[AuthorRecord]
+) -> list[AuthorRecord]:
+    """A new byline whose slots keep the evidence of the stored slots they align
+    with (:func:`_aligned_slot`) where the new record has none of that kind.
+
+    Args:
+        authors: the byline of the record being applied, in order.
+        previous: the stored byline (:func:`_byline_evidence`), in order.
+
+    Returns:
+        ``authors`` with ORCID iDs, OpenAlex author ids, affiliations and
+        institutions filled from the aligned stored slots.
+    """
+    pool = [(position, a) for position, a in enumerate(previous, start=1)]
+    out = []
+    for index, author in enumerate(authors):
+        found = None if author.is_collaboration else _aligned_slot(pool, index, author)
+        if found is None:
+            out.append(author)
+            continue
+        pool.remove(found)
+        old = found[1]
+        out.append(
+            replace(
+                author,
+                orcid=author.orcid or old.orcid,
+                openalex_author_id=author.openalex_author_id or old.openalex_author_id,
+                s2_author_id=author.s2_author_id or old.s2_author_id,
+                affiliations=author.affiliations or old.affiliations,
+                institutions=author.institutions or old.institutions,
+            )
+        )
+    return out
+
+
+def _take_source_ids(paper: Paper, record: PaperRecord) -> None:
+    """Give the paper the record's OpenAlex and S2 ids it lacks (when free)."""
+    for name in ("openalex_id", "s2_id"):
+        value = getattr(record, name)
+        if (
+            value
+            and not getattr(paper, name)
+            and not Paper.objects.filter(**{name: value}).exclude(pk=paper.pk).exists()
+        ):
+            setattr(paper, name, value)
+
+
+def _institution_rows(records: Iterable[InstitutionRecord]) -> list[Institution]:
+    """The Institution of each record, created by ROR id when new (name, country,
+    types as the source gave them; ROR records refine them later)."""
+    rows = []
+    for record in records:
+        row, _ = Institution.objects.get_or_create(
+            ror_id=record.ror_id,
+            defaults={
+                "name": clean_text(record.name)[:500],
+                "country_code": record.country_code,
+                "types": list(record.types),
+            },
+        )
+        rows.append(row)
+    return rows
+
+
+def _institutions_link(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
+    """Tie each slot to the institutions its record names (added, never removed).
+
+    Returns:
+        Whether any link was added.
+    """
+    if not any(a.institutions for a in authors):
+        return False
+    slots = {a.position: a for a in paper.authorships.all()}
+    added = False
+    for position, author in enumerate(authors, start=1):
+        slot = slots.get(position)
+        if slot is not None and author.institutions:
+            added = _slot_institutions_add(slot, author.institutions) or added
+    return added
+
+
+def _slot_institutions_add(
+    slot: Authorship, institutions: tuple[InstitutionRecord, ...]
+) -> bool:
+    have = set(slot.institutions.values_list("ror_id", flat=True))
+    new = [i for i in institutions if i.ror_id not in have]
+    if new:
+        slot.institutions.add(*_institution_rows(new))
+    return bool(new)
+
+
+def _take_citations(paper: Paper, record: PaperRecord) -> None:
+    if record.cited_by_count is not None and (
+        paper.cited_by_count is None or record.cited_by_count > paper.cited_by_count
+    ):
+        paper.cited_by_count = record.cited_by_count
+
+
+def _paper_enrich(*, paper: Paper, record: PaperRecord, before: dict) -> UpsertResult:
+    """Add what a lower-ranked source knows to a paper another source shows.
+
+    Fills the DOI (when no other paper holds it), journal reference, licence and
+    publication date when the paper has none, and adds ORCID iDs and affiliations
+    to the byline slots the record's authors align with
+    (:func:`_byline_enrich`). Never changes the title, abstract or byline slots.
+
+    Returns:
+        ``"updated"`` when anything was added, else ``"unchanged"``.
+    """
+    if record.doi and not paper.doi and _doi_free(record.doi, paper.pk):
+        paper.doi = record.doi
+    for name in _FILLED:
+        if getattr(record, name) and not getattr(paper, name):
+            setattr(paper, name, getattr(record, name))
+    if record.published and not paper.published:
+        paper.published = record.published
+        paper.published_precision = record.published_precision
+    enriched = _byline_enrich(paper=paper, authors=record.authors)
+    if _snapshot(paper) == before and not enriched:
+        return UpsertResult(paper, "unchanged")
+    paper.save()
+    return UpsertResult(paper, "updated")
+
+
+def _aligned_slot(slots: list[tuple[int, Any]], index: int, author: AuthorRecord):
+    """The person slot of ``slots`` that printed ``author`` (``index``: 0-based).
+
+    Args:
+        slots: ``(position, slot)`` pairs, 1-based positions; a slot is an
+            Authorship or an AuthorRecord (``family_name``, ``given_name``,
+            ``is_collaboration``).
+        index: the author's 0-based place in its own byline.
+        author: the record's author.
+
+    Returns:
+        The fitting ``(position, slot)`` pair, or None.
+
+
+    Same family-name core (particles aside: ``"Der Velde"`` is ``"van der
+    Velde"``) and compatible given names; of several, the one nearest the
+    author's position. None when no slot fits: the record's byline differs (a
+    collaboration list, an author the other source lacks) and nothing is forced.
+    """
+    core = names.family_core(author.family_name)
+    if not core:
+        return None
+    fitting = [
+        (position, s)
+        for position, s in slots
+        if not s.is_collaboration
+        and names.family_core(s.family_name) == core
+        and names.given_names_compatible(s.given_name, author.given_name)
+    ]
+    return min(fitting, key=lambda pair: abs(pair[0] - 1 - index), default=None)
+
+
+def _byline_enrich(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
+    """Add a lower-ranked source's ORCID iDs and affiliations to aligned slots.
+
+    A slot keeps what it has: an ORCID already there is not replaced (a
+    conflict is for a curator, see :func:`curation.selectors.orcid_conflicts`),
+    nor are affiliations. No slot is added, moved or removed.
+
+    Returns:
+        Whether any slot changed.
+    """
+    slots = [(a.position, a) for a in paper.authorships.order_by("position")]
+    changed = False
+    for index, author in enumerate(authors):
+        if author.is_collaboration:
+            continue
+        found = _aligned_slot(slots, index, author)
+        if found is None:
+            continue
+        slots.remove(found)
+        slot = found[1]
+        fields = []
+        if author.orcid and not slot.orcid:
+            slot.orcid = author.orcid
+            fields.append("orcid")
+        if author.affiliations and not slot.affiliations:
+            slot.affiliations = list(author.affiliations)
+            fields.append("affiliations")
+        for name in ("openalex_author_id", "s2_author_id"):
+            if getattr(author, name) and not getattr(slot, name):
+                setattr(slot, name, getattr(author, name))
+                fields.append(name)
+        if fields:
+            slot.save(update_fields=[*fields, "modified"])
+            changed = True
+        if author.institutions:
+            changed = _slot_institutions_add(slot, author.institutions) or changed
+    return changed
+
+
+def _snapshot(paper: Paper) -> dict:
+    return {
+        f.attname: getattr(paper, f.attname)
+        for f in Paper._meta.concrete_fields
+        if f.attname not in {"modified", "created"}
+    }
+
+
+def _authorship_fields(author: AuthorRecord) -> dict:
+    if author.is_collaboration:
+        given, family, suffix = "", author.raw_name, ""
+        name_key = block_key = ""
+    else:
+        given, family, suffix = author.given_name, author.family_name, author.suffix
+        name_key = names.name_key(given, family)
+        block_key = names.block_key(given, family)
+    return {
+        "raw_name": author.raw_name[:500],
+        "given_name": given[:300],
+        "family_name": family[:300],
+        "suffix": suffix[:40],
+        "name_key": name_key[:300],
+        "block_key": block_key[:200],
+        "is_collaboration": author.is_collaboration,
+        "orcid": author.orcid,
+        "openalex_author_id": author.openalex_author_id,
+        "s2_author_id": author.s2_author_id,
+        "affiliations": list(author.affiliations),
+    }
+
+
+def _byline_sync(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
+    """Make the paper's authorships match a byline; return whether anything changed.
+
+    An authorship already assigned to a researcher keeps its row (and so its curated
+    assignment) when the same name appears at another position; slots are otherwise
+    matched by position. Rows whose person left the byline are deleted.
+    """
+    existing = list(paper.authorships.all())
+    wanted = [_authorship_fields(a) for a in authors]
+    current = [
+        {k: getattr(a, k) for k in wanted[0]} if wanted else {}
+        for a in sorted(existing, key=lambda a: a.position)
+    ]
+    if [a.position for a in sorted(existing, key=lambda a: a.position)] == list(
+        range(1, len(wanted) + 1)
+    ) and current == wanted:
+        return False
+
+    pool = {a.pk: a for a in existing}
+    chosen: dict[int, Authorship] = {}
+    for pos, fields in enumerate(wanted, start=1):
+        for a in pool.values():
+            if (
+                a.researcher_id
+                and fields["name_key"]
+                and a.name_key == fields["name_key"]
+            ):
+                chosen[pos] = pool.pop(a.pk)
+                break
+    for pos in range(1, len(wanted) + 1):
+        if pos in chosen:
+            continue
+        same_pos = next(
+            (a for a in pool.values() if a.position == pos and not a.researcher_id),
+            None,
+        )
+        if same_pos is not None:
+            chosen[pos] = pool.pop(same_pos.pk)
+    if pool:
+        Authorship.objects.filter(pk__in=list(pool)).delete()
+    if existing:
+        paper.authorships.filter(pk__in=[a.pk for a in chosen.values()]).update(
+            position=F("position") + _POSITION_SHIFT
+        )
+    Authorship.objects.bulk_create(
+        Authorship(paper=paper, position=pos, **fields)
+        for pos, fields in enumerate(wanted, start=1)
+        if pos not in chosen
+    )
+    for pos, fields in enumerate(wanted, start=1):
+        row = chosen.get(pos)
+        if row is None:
+            continue
+        row.position = pos
+        for name, value in fields.items():
+            setattr(row, name, value)
+        row.save()
+    return True
