@@ -43,7 +43,12 @@ from harvest.records import (
     RawItem,
     RecordError,
 )
-from harvest.sources.polite_http import PoliteClient, SourceRefused, UnusableBody
+from harvest.sources.polite_http import (
+    ListGuard,
+    PoliteClient,
+    SourceRefused,
+    UnusableBody,
+)
 from harvest.sources.saved_answers import saved_answer_items
 from wovepaper.identifiers import orcid_normalise
 
@@ -337,6 +342,7 @@ def crossref_pages(
         SourceUnavailable: see :meth:`PoliteClient.get`.
     """
     filter_text = ",".join(f"{k}:{v}" for k, v in filters.items())
+    guard = ListGuard(rows)
     while True:
         params = {"cursor": cursor, "rows": str(rows)}
         if filter_text:
@@ -349,6 +355,7 @@ def crossref_pages(
         yield page
         if not page.items or not page.next_cursor:
             return
+        guard.walked(page.url, len(page.items), page.total_results)
         cursor = page.next_cursor
 
 

@@ -39,7 +39,12 @@ from harvest.records import (
     RecordError,
 )
 from harvest.sources.crossref import arxiv_id_of_doi, doi_normalise
-from harvest.sources.polite_http import PoliteClient, SourceRefused, UnusableBody
+from harvest.sources.polite_http import (
+    ListGuard,
+    PoliteClient,
+    SourceRefused,
+    UnusableBody,
+)
 from harvest.sources.saved_answers import saved_answer_items
 from wovepaper.identifiers import ROR_ID_RE, orcid_normalise
 
@@ -85,6 +90,7 @@ class WorksPage:
     url: str
     items: list
     next_cursor: str
+    total_results: int | None = None
 
 
 def works_page_read(body: str, url: str) -> WorksPage:
@@ -109,7 +115,13 @@ def works_page_read(body: str, url: str) -> WorksPage:
         message = data.get("message") or data.get("error") or str(data)[:300]
         raise SourceRefused(f"{url}: not a list of works: {message}")
     meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
-    return WorksPage(url, results, str(meta.get("next_cursor") or ""))
+    count = meta.get("count")
+    return WorksPage(
+        url,
+        results,
+        str(meta.get("next_cursor") or ""),
+        count if isinstance(count, int) else None,
+    )
 
 
 def split_works_page(page: WorksPage) -> Iterator[RawItem]:
@@ -223,6 +235,7 @@ def openalex_pages(
         SourceRefused, SourceUnavailable: see :meth:`PoliteClient.fetch`.
     """
     key = {"api_key": api_key} if api_key else {}
+    guard = ListGuard(per_page)
     while True:
         params = {
             "filter": ",".join(f"{k}:{v}" for k, v in filters.items()),
@@ -241,9 +254,10 @@ def openalex_pages(
             else work
             for work in page.items
         ]
-        yield WorksPage(page.url, whole, page.next_cursor)
+        yield WorksPage(page.url, whole, page.next_cursor, page.total_results)
         if not page.items or not page.next_cursor:
             return
+        guard.walked(page.url, len(page.items), page.total_results)
         cursor = page.next_cursor
 
 

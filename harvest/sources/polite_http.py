@@ -84,6 +84,10 @@ class Politeness:
             see :attr:`give_up_after`).
         give_up_after: a ``Retry-After`` above this many seconds is not waited
             out: the request fails at once and the run resumes later.
+        max_body_bytes: the largest answer read (decoded); a larger one is
+            refused (a runaway or hostile body, a compression bomb).
+        max_seconds: the longest one answer may take in all; a server that
+            drips bytes, each within ``timeout``, is cut off and asked again.
     """
 
     min_interval: float = 1.0
@@ -93,6 +97,8 @@ class Politeness:
     backoff_max: float = 120.0
     max_wait: float = 300.0
     give_up_after: float = 3600.0
+    max_body_bytes: int = 200_000_000
+    max_seconds: float = 300.0
 
     @classmethod
     def of(cls, source: str) -> Politeness:
@@ -146,6 +152,37 @@ def user_agent() -> str:
     contact = settings.HARVEST_CONTACT_EMAIL
     base = f"wovepaper/0.1 (+{settings.SITE_URL}"
     return f"{base}; mailto:{contact})" if contact else f"{base})"
+
+
+class ListGuard:
+    """Stops a cursor-paged list that walks past what it announced (a server whose
+    cursor never ends, handing out the same works again).
+
+    A list may grow while it is walked (works indexed meanwhile), so the bound is
+    half as much again as the largest total announced, plus one page.
+
+    Args:
+        per_page: works asked a page.
+    """
+
+    def __init__(self, per_page: int) -> None:
+        self.per_page = per_page
+        self.seen = 0
+        self.announced = 0
+
+    def walked(self, url: str, items: int, total: int | None) -> None:
+        """Count a page's works.
+
+        Raises:
+            SourceRefused: more works walked than the list can hold.
+        """
+        self.seen += items
+        self.announced = max(self.announced, total or 0)
+        if total is not None and self.seen > self.announced * 1.5 + self.per_page:
+            raise SourceRefused(
+                f"{url}: {self.seen:,} works walked, more than the {self.announced:,} "
+                "the list announced; stopped instead of looping"
+            )
 
 
 class PoliteClient:
@@ -259,6 +296,44 @@ class PoliteClient:
                 f"{self.source}: {url} failed {p.max_tries} times; last: {exc}"
             ) from exc
 
+    def _bounded(
+        self, url: str, params: Mapping[str, str] | None, json_body: object
+    ) -> httpx.Response:
+        """One request, its body read within the size and time bounds.
+
+        Raises:
+            SourceRefused: the body is past ``max_body_bytes`` (decoded).
+            _Retryable: the answer took longer than ``max_seconds`` in all (a
+                server dripping bytes, each within the read timeout).
+            httpx.HTTPError: as httpx raises it (the caller sorts them).
+        """
+        p = self.politeness
+        started = time.monotonic()
+        method = "GET" if json_body is None else "POST"
+        with self._http.stream(method, url, params=params, json=json_body) as streamed:
+            chunks, size = [], 0
+            for chunk in streamed.iter_bytes():
+                size += len(chunk)
+                if size > p.max_body_bytes:
+                    raise SourceRefused(
+                        f"{self.source}: {streamed.url} sent more than "
+                        f"{p.max_body_bytes:,} bytes; refused"
+                    )
+                if time.monotonic() - started > p.max_seconds:
+                    raise _Retryable(f"answer still coming after {p.max_seconds:.0f} s")
+                chunks.append(chunk)
+        headers = [
+            (k, v)
+            for k, v in streamed.headers.multi_items()
+            if k.lower() not in ("content-encoding", "content-length")
+        ]
+        return httpx.Response(
+            streamed.status_code,
+            headers=headers,
+            content=b"".join(chunks),
+            request=streamed.request,
+        )
+
     def _pace(self) -> None:
         if self._last_start is not None:
             gap = self._last_start + self.politeness.min_interval - time.monotonic()
@@ -277,10 +352,9 @@ class PoliteClient:
         self._pace()
         self.requests += 1
         try:
-            if json_body is None:
-                response = self._http.get(url, params=params)
-            else:
-                response = self._http.post(url, params=params, json=json_body)
+            response = self._bounded(url, params, json_body)
+        except httpx.TooManyRedirects as exc:
+            raise SourceRefused(f"{self.source}: {url}: {exc}") from exc
         except httpx.TimeoutException as exc:
             raise _Retryable(f"timed out ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:

@@ -22,7 +22,7 @@ from harvest.sources.crossref import (
     parse_crossref_work,
     read_crossref_file,
 )
-from harvest.sources.polite_http import PoliteClient, Politeness
+from harvest.sources.polite_http import PoliteClient, Politeness, SourceRefused
 from wovepaper.models import Paper
 
 DECODED = Path(settings.WOVEPAPER_DATA_DIR) / "crossref" / "habanero_decoded"
@@ -311,3 +311,21 @@ def test_an_extra_filter_narrows_the_list_and_makes_it_a_list_of_its_own(server)
     )
     with pytest.raises(ValueError, match="'prefix' is not name:value"):
         services.filters_parse("type:x,prefix")
+
+
+def test_a_cursor_that_never_ends_is_stopped_past_the_announced_total(server):
+    page = json.loads((DECODED / "test-cursor__test_cursor_max__1.json").read_text())
+    assert page["message"]["total-results"] == 454
+    server.expect_request("/works").respond_with_json(page)  # the same page, forever
+    walked = []
+
+    def walk() -> None:
+        with PoliteClient("crossref", politeness=QUICK) as client:
+            for p in crossref_pages(
+                client, server.url_for("/works"), filters={}, rows=20
+            ):
+                walked.append(len(p.items))
+
+    with pytest.raises(SourceRefused, match="more than the 454 the list announced"):
+        walk()
+    assert 454 < sum(walked) <= 454 * 1.5 + 20 + 20

@@ -193,3 +193,44 @@ def test_user_agent_names_the_contact_address(server, settings):
     request, _ = server.log[0]
     assert request.headers["User-Agent"] == user_agent()
     assert "mailto:harvest@example.org" in request.headers["User-Agent"]
+
+
+def test_a_body_past_the_size_bound_is_refused(server):
+    server.expect_request("/big").respond_with_data("x" * 5_000)
+    politeness = Politeness(min_interval=0, max_body_bytes=1_000)
+    with PoliteClient("crossref", politeness=politeness) as client:
+        with pytest.raises(SourceRefused, match="sent more than 1,000 bytes; refused"):
+            client.get(server.url_for("/big"))
+        assert client.requests == 1
+
+
+def test_a_server_dripping_bytes_is_cut_off_after_the_time_bound(server):
+    def drip(request):
+        def chunks():
+            for _ in range(20):
+                time.sleep(0.1)
+                yield b"x"
+
+        return Response(chunks(), direct_passthrough=True)
+
+    server.expect_request("/drip").respond_with_handler(drip)
+    politeness = Politeness(
+        min_interval=0, timeout=5, max_seconds=0.35, max_tries=2, backoff_base=0.01
+    )
+    started = time.monotonic()
+    with PoliteClient("arxiv", politeness=politeness) as client:
+        with pytest.raises(SourceUnavailable, match="answer still coming after 0 s"):
+            client.get(server.url_for("/drip"))
+    assert time.monotonic() - started < 3  # not the 2 s of each drip, twice over
+
+
+def test_a_redirect_loop_is_refused(server):
+    server.expect_request("/a").respond_with_data(
+        "", status=301, headers={"Location": "/b"}
+    )
+    server.expect_request("/b").respond_with_data(
+        "", status=301, headers={"Location": "/a"}
+    )
+    with PoliteClient("arxiv", politeness=QUICK, sleep=lambda s: None) as client:
+        with pytest.raises(SourceRefused, match="Exceeded maximum allowed redirects"):
+            client.get(server.url_for("/a"))
