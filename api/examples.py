@@ -34,11 +34,14 @@ PAPER = {
     "id": 1,
     "arxiv_id": "0704.0038",
     "doi": "10.1016/j.jqsrt.2007.01.034",
+    "openalex_id": None,
+    "s2_id": None,
     "title": "The discrete dipole approximation: an overview and recent developments",
     "abstract": "We present a review of the discrete dipole approximation (DDA), "
     "which is a general method to simulate light scattering by arbitrarily shaped "
     "particles. [...]",
     "published": "2007-03-31",
+    "published_precision": "day",
     "updated": "2007-03-31",
     "latest_version": 1,
     "versions": [

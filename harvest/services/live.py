@@ -17,9 +17,7 @@ from django.utils import timezone
 
 from harvest import selectors
 from harvest.models import HarvestRun
-from harvest.records import (
-    RawItem,
-)
+from harvest.records import RawItem
 from harvest.services.batches import harvest_batch
 from harvest.services.raw import RecordParser
 from harvest.services.runs import harvest_run_finish, harvest_run_start
@@ -174,12 +172,19 @@ def _range_params(
     With no ``from_date`` the run continues from the ``until`` day of the last
     finished run of the same list, or reaches back
     :data:`settings.HARVEST_FIRST_DAYS` days.
+
+    Raises:
+        ValueError: ``from_date`` is after ``until_date`` (today when not given).
     """
     until_date = until_date or timezone.now().date()
     if from_date is None:
         from_date = selectors.live_next_from(
             source=source, mode=mode, **same
         ) or until_date - timedelta(days=settings.HARVEST_FIRST_DAYS)
+    if from_date > until_date:
+        # A finished run records its until day; an empty one would let the next
+        # incremental run skip from the last real until to here.
+        raise ValueError(f"from {from_date} is after until {until_date}")
     return {
         "mode": mode,
         **same,

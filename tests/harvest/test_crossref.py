@@ -329,3 +329,19 @@ def test_a_cursor_that_never_ends_is_stopped_past_the_announced_total(server):
     with pytest.raises(SourceRefused, match="more than the 454 the list announced"):
         walk()
     assert 454 < sum(walked) <= 454 * 1.5 + 20 + 20
+
+
+@pytest.mark.django_db
+def test_a_month_only_date_keeps_its_precision_on_the_page_and_in_the_api(client):
+    kang = Path(__file__).resolve().parents[1] / "fixtures" / "crossref"
+    run = services.harvest_files(source="crossref", root=kang / "kang_2007_work.json")
+    assert run.papers_created == 1
+    paper = Paper.objects.get()
+    assert (paper.published.isoformat(), paper.published_precision) == (
+        "2007-10-01",
+        "month",
+    )
+    page = client.get(paper.get_absolute_url()).content.decode()
+    assert "<dt>Published</dt><dd>2007-10</dd>" in page
+    api = client.get(f"/api/papers/{paper.pk}/").json()
+    assert (api["published"], api["published_precision"]) == ("2007-10-01", "month")

@@ -199,3 +199,23 @@ def test_admin_actions_need_the_operate_permission(server, client):
     user = get_user_model().objects.get(pk=user.pk)
     client.force_login(user)
     assert "resume_selected" in client.get(CHANGELIST).content.decode()
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["--from", "2024-02-30"], "'2024-02-30' is not a date"),
+        (["--from", "2999-01-01"], "is after until"),
+        (["--ids", ","], "--ids names no arXiv id"),
+    ],
+)
+def test_command_refuses_bad_arguments_in_one_line(args, problem):
+    with pytest.raises(CommandError, match=problem):
+        call_command("harvest", "arxiv", *args, "--no-progress")
+    assert HarvestRun.objects.count() == 0
+
+
+def test_command_refuses_a_limit_below_one():
+    with pytest.raises(CommandError, match="'0' is not a whole number >= 1"):
+        call_command("harvest", "semanticscholar", "--limit", "0", "--no-progress")
+    assert HarvestRun.objects.count() == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 from pathlib import Path
 
@@ -18,7 +19,15 @@ def _day(text: str) -> dt.date:
     try:
         return dt.date.fromisoformat(text)
     except ValueError as exc:
-        raise CommandError(f"{text!r} is not a date (YYYY-MM-DD)") from exc
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a date (YYYY-MM-DD)"
+        ) from exc
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return int(text)
 
 
 class Command(BaseCommand):
@@ -68,12 +77,15 @@ class Command(BaseCommand):
         )
         live.add_argument(
             "--limit",
-            type=int,
+            type=_positive,
             default=None,
             help="semanticscholar: most papers to look up",
         )
         live.add_argument(
-            "--url", default="", help="endpoint (ARXIV_OAI_URL, CROSSREF_WORKS_URL)"
+            "--url",
+            default="",
+            help="the endpoint, instead of the setting (ARXIV_OAI_URL, ARXIV_API_URL, "
+            "CROSSREF_WORKS_URL, OPENALEX_WORKS_URL, S2_API_URL)",
         )
         parser.add_argument("--no-progress", action="store_true")
         parser.add_argument(
@@ -97,10 +109,13 @@ class Command(BaseCommand):
         )
         if options["ids"] and options["source"] != "arxiv":
             raise CommandError("--ids is arXiv's")
-        if (live and options["ids"]) or (run and run.params.get("mode") == "arxiv-api"):
+        ids = [i.strip() for i in options["ids"].split(",") if i.strip()]
+        if options["ids"] and not ids:
+            raise CommandError("--ids names no arXiv id")
+        if (live and ids) or (run and run.params.get("mode") == "arxiv-api"):
             with tqdm(unit="paper", disable=options["no_progress"]) as bar:
                 run = services.harvest_arxiv_ids(
-                    ids=[i.strip() for i in options["ids"].split(",") if i.strip()],
+                    ids=ids,
                     base_url=options["url"],
                     run=run,
                     progress=bar.update,
@@ -113,7 +128,10 @@ class Command(BaseCommand):
                 "answers): --file PATH or --dir PATH"
             )
         elif live:
-            run = self._live(run, options)
+            try:
+                run = self._live(run, options)
+            except ValueError as exc:  # dates the wrong way round, a bad filter
+                raise CommandError(str(exc)) from exc
         else:
             run = self._files(run, options)
         self.stdout.write(
@@ -170,10 +188,7 @@ class Command(BaseCommand):
                     if options["source"] == "crossref"
                     else services.harvest_openalex
                 )
-                try:
-                    services.filters_parse(options["extra_filter"])
-                except ValueError as exc:
-                    raise CommandError(str(exc)) from exc
+                services.filters_parse(options["extra_filter"])
                 return harvest(
                     from_date=options["from_date"],
                     until_date=options["until_date"],
