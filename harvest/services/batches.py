@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from django.db import DataError, IntegrityError, transaction
+from django.db import DatabaseError, DataError, IntegrityError, transaction
 
 from harvest.models import HarvestRun, RawRecord
 from harvest.records import (
@@ -187,7 +187,11 @@ def harvest_batch(
         try:
             with transaction.atomic():
                 _papers_bulk_create(fresh)
-        except (IntegrityError, DataError):
+        except DatabaseError as exc:
+            if not isinstance(exc, IntegrityError | DataError):
+                raise  # a lost connection: transient, the run resumes
+            rest = fresh + rest
+        except (ValueError, OverflowError):  # a value a database driver refused
             rest = fresh + rest
         else:
             RawRecord.objects.filter(pk__in=[raw.pk for _, raw, _ in fresh]).update(
@@ -201,6 +205,13 @@ def harvest_batch(
                 result = paper_upsert(record=record, record_hash=raw.content_hash)
         except (RecordError, IntegrityError, DataError) as exc:
             _record_failed(run, source, item, raw, exc)
+            continue
+        except (ValueError, OverflowError) as exc:
+            # A value the database driver refused (an integer past 64 bits): the
+            # record is named and refused, the batch goes on.
+            _record_failed(
+                run, source, item, raw, RecordError(f"{type(exc).__name__}: {exc}")
+            )
             continue
         _mark(raw)
         counter = f"papers_{result.outcome}"

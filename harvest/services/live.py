@@ -11,7 +11,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -43,8 +43,10 @@ def oai_windows(from_date: date, until_date: date, days: int) -> list[list[str]]
     windows = []
     end = until_date
     while end >= from_date:
-        start = max(from_date, end - timedelta(days=days - 1))
+        start = max(from_date, end - timedelta(days=min(days - 1, end.toordinal() - 1)))
         windows.append([start.isoformat(), end.isoformat()])
+        if start == date.min:
+            break
         end = start - timedelta(days=1)
     return windows
 
@@ -98,6 +100,19 @@ def _live_run(
         run.finished_at = None
         run.save(update_fields=["status", "error", "finished_at"])
     return run
+
+
+def _unexpected(run: HarvestRun, exc: Exception) -> HarvestRun:
+    """End a run that met an error nobody foresaw: failed, with the error and its
+    traceback logged, the cursor kept (resumable once the cause is fixed)."""
+    logger.exception(
+        "harvest run %s stopped by an unexpected error",
+        run.pk,
+        extra={"harvest_run": run.pk},
+    )
+    return harvest_run_finish(
+        run=run, error=f"unexpected error {type(exc).__name__}: {str(exc)[:500]}"
+    )
 
 
 def _walk_windows(
@@ -161,6 +176,10 @@ def _walk_windows(
             "harvest run %s failed: %s", run.pk, exc, extra={"harvest_run": run.pk}
         )
         return harvest_run_finish(run=run, error=str(exc))
+    except DatabaseError:
+        raise  # transient (a lost connection): the task retries, the run resumes
+    except Exception as exc:  # noqa: BLE001 - a bug ends the run, never hides it
+        return _unexpected(run, exc)
     return harvest_run_finish(run=run)
 
 
@@ -584,6 +603,10 @@ def harvest_s2_backfill(
             "harvest run %s failed: %s", run.pk, exc, extra={"harvest_run": run.pk}
         )
         return harvest_run_finish(run=run, error=str(exc))
+    except DatabaseError:
+        raise  # transient (a lost connection): the task retries, the run resumes
+    except Exception as exc:  # noqa: BLE001 - a bug ends the run, never hides it
+        return _unexpected(run, exc)
     finally:
         if own:
             http.close()
@@ -658,6 +681,10 @@ def harvest_arxiv_ids(
             "harvest run %s failed: %s", run.pk, exc, extra={"harvest_run": run.pk}
         )
         return harvest_run_finish(run=run, error=str(exc))
+    except DatabaseError:
+        raise  # transient (a lost connection): the task retries, the run resumes
+    except Exception as exc:  # noqa: BLE001 - a bug ends the run, never hides it
+        return _unexpected(run, exc)
     return harvest_run_finish(run=run)
 
 

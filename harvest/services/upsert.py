@@ -25,8 +25,10 @@ from wovepaper.search import search_vectors_refresh
 
 logger = logging.getLogger(__name__)
 
-# Paper.latest_version is a PositiveSmallIntegerField (PostgreSQL smallint).
+# Paper.latest_version is a PositiveSmallIntegerField (PostgreSQL smallint);
+# cited_by_count a PositiveIntegerField (integer).
 _MAX_VERSION = 32767
+_MAX_COUNT = 2_147_483_647
 
 # Longest title and abstract a record may carry (characters). arXiv takes at most
 # 1,920 characters of abstract (arXiv help, "Submission metadata"); Crossref's JATS
@@ -118,11 +120,19 @@ def _check_limits(record: PaperRecord) -> None:
     Raises:
         RecordError: an identifier, category or licence is longer than its
             ``Paper`` column, the title or abstract is longer than
-            :data:`MAX_TITLE_CHARS` / :data:`MAX_ABSTRACT_CHARS`, or a version
-            number is out of range. (Authorship
+            :data:`MAX_TITLE_CHARS` / :data:`MAX_ABSTRACT_CHARS`, a version
+            number is out of range, or a citation count is past what the
+            column holds. (Authorship
             name fields are cut to their column instead: a long name is still a
             name.)
     """
+    if record.cited_by_count is not None and not (
+        0 <= record.cited_by_count <= _MAX_COUNT
+    ):
+        raise RecordError(
+            f"{record.external_id}: citation count {record.cited_by_count} is out "
+            f"of range 0..{_MAX_COUNT:,}"
+        )
     limits = {f.name: f.max_length for f in Paper._meta.fields if f.max_length}
     values = {
         "arxiv_id": record.arxiv_id,

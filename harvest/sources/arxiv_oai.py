@@ -122,7 +122,15 @@ def read_oai_file(path: Path, root: Path | None = None) -> Iterator[RawItem]:
         body = entry.get("response")
         if prefix != ["arXiv"] or not isinstance(body, str):
             continue
-        yield from split_oai_xml(body, f"{locator}#response-{index}")
+        where = f"{locator}#response-{index}"
+        try:
+            yield from split_oai_xml(body, where)
+        except RecordError as exc:
+            # One refused response (entities declared, bad Unicode) costs only
+            # itself: the file's other responses are read.
+            yield RawItem(
+                external_id=where, payload=body, locator=where, problem=str(exc)
+            )
 
 
 def split_oai_xml(text: str | bytes, locator: str) -> Iterator[RawItem]:

@@ -94,6 +94,8 @@ _INLINE = frozenset(
 # Elements whose boundary is a paragraph break.
 _PARAGRAPH = frozenset({"p", "sec", "title", "list-item", "div", "br", "abstract"})
 _ABSTRACT_HEADINGS = frozenset({"abstract", "summary"})
+# Longest marked-up text parsed (characters); lxml stops at 10 MB text nodes.
+_MARKUP_MAX = 1_000_000
 
 
 def markup_to_text(text: str) -> str:
@@ -108,7 +110,9 @@ def markup_to_text(text: str) -> str:
         decoded, a leading "Abstract"/"Summary" heading dropped
         (``"H2O is wet."``); "" for empty input.
     """
-    if "<" not in text and "&" not in text:
+    if ("<" not in text and "&" not in text) or len(text) > _MARKUP_MAX:
+        # Past the parser's bound the tags are left in: the record's length
+        # check then refuses it by name, rather than an empty text passing.
         return " ".join(text.split())
     try:
         root = lxml_html.fragment_fromstring(text, create_parent="div")
@@ -155,6 +159,18 @@ def doi_normalise(value: str) -> str:
     return _DOI_PREFIX_RE.sub("", value.strip()).lower()
 
 
+# A DOI: "10.", a registrant code of digits (dots allowed), "/", a suffix without
+# whitespace. Source: DOI Handbook 2.2 (syntax); Crossref's advice that nearly all
+# DOIs match 10.\d{4,9}/\S+. A ".." path segment is refused: no DOI holds one,
+# and a resolver link must not climb out of its path.
+_DOI_RE = re.compile(r"^10\.\d{4,9}(?:\.\d+)*/\S+$")
+
+
+def doi_valid(doi: str) -> bool:
+    """Whether a normalised DOI (:func:`doi_normalise`) has a DOI's shape."""
+    return bool(_DOI_RE.match(doi)) and ".." not in doi.split("/")
+
+
 def arxiv_id_of_doi(doi: str) -> str:
     """The arXiv id in one of arXiv's DOIs (``10.48550/arXiv.2401.14040``), or ""."""
     match = _ARXIV_DOI_RE.match(doi)
@@ -193,6 +209,9 @@ def works_page_read(body: str, url: str) -> WorksPage:
         SourceRefused: valid JSON that is not a Crossref work or work list (an
             error message such as ``cursor-invalid``).
     """
+    if body.lstrip()[:1] == "<":
+        # Not cut short: a page of HTML or XML (a proxy's error page).
+        raise SourceRefused(f"{url}: not a JSON answer: {body[:200]!r}")
     try:
         data = json.loads(body)
     except (ValueError, RecursionError) as exc:
@@ -289,6 +308,8 @@ def parse_crossref_work(item: RawItem) -> PaperRecord:
     if not isinstance(doi, str) or not doi.strip():
         raise RecordError(f"{where}: work without a DOI")
     doi = doi_normalise(doi)
+    if not doi_valid(doi):
+        raise RecordError(f"{item.locator}: {doi[:80]!r} is not a DOI")
     where = f"doi:{doi}"
     titles = _strings(work.get("title"))
     title = markup_to_text(titles[0]) if titles else ""

@@ -95,6 +95,9 @@ def oai_page_read(body: str, url: str) -> OaiPage:
             or a body that declares XML entities or holds invalid Unicode (see
             :mod:`harvest.sources.safe_xml`).
     """
+    if "OAI-PMH" not in body[:4096]:
+        # Not cut short: another page altogether (an HTML error page, a proxy's).
+        raise SourceRefused(f"{url}: not an OAI-PMH answer: {body[:200]!r}")
     if not _END_RE.search(body):
         raise UnusableBody(f"{url}: response cut short (no closing </OAI-PMH>)")
     try:

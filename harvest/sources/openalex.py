@@ -38,15 +38,16 @@ from harvest.records import (
     RawItem,
     RecordError,
 )
-from harvest.sources.crossref import arxiv_id_of_doi, doi_normalise
+from harvest.sources.crossref import arxiv_id_of_doi, doi_normalise, doi_valid
 from harvest.sources.polite_http import (
     ListGuard,
     PoliteClient,
     SourceRefused,
     UnusableBody,
 )
+from harvest.sources.ror import ror_id_of
 from harvest.sources.saved_answers import saved_answer_items
-from wovepaper.identifiers import ROR_ID_RE, orcid_normalise
+from wovepaper.identifiers import orcid_normalise
 
 SOURCE = "openalex"
 _WORK_ID_RE = re.compile(r"^(?:https?://openalex\.org/)?(W\d{2,15})$", re.IGNORECASE)
@@ -100,6 +101,9 @@ def works_page_read(body: str, url: str) -> WorksPage:
         UnusableBody: the body is not whole JSON (cut short in transit).
         SourceRefused: JSON that holds no works (an error answer).
     """
+    if body.lstrip()[:1] == "<":
+        # Not cut short: a page of HTML or XML (a proxy's error page).
+        raise SourceRefused(f"{url}: not a JSON answer: {body[:200]!r}")
     try:
         data = json.loads(body)
     except (ValueError, RecursionError) as exc:
@@ -186,6 +190,7 @@ def parse_openalex_work(item: RawItem) -> PaperRecord:
     if not title:
         raise RecordError(f"{wid}: work without a title")
     doi = doi_normalise(work["doi"]) if isinstance(work.get("doi"), str) else ""
+    doi = doi if doi_valid(doi) else ""
     authorships = work.get("authorships")
     published, precision = _published(work)
     count = work.get("cited_by_count")
@@ -273,7 +278,11 @@ def _whole_work(
         key,
         read=lambda response: works_page_read(response.text, str(response.url)),
     )
-    return single.items[0] if single.items else work
+    whole = single.items[0] if single.items else None
+    if not isinstance(whole, dict) or work_id(whole.get("id")) != wid:
+        # Another work came back: keep the truncated one, refused by name later.
+        return work
+    return whole
 
 
 def _text(value: object) -> str:
@@ -330,15 +339,14 @@ def _journal_ref(work: dict) -> str:
 def _institution(entry: object) -> InstitutionRecord | None:
     if not isinstance(entry, dict):
         return None
-    ror = entry.get("ror")
-    match = ROR_ID_RE.search(ror) if isinstance(ror, str) else None
+    ror = ror_id_of(entry.get("ror"))
     name = _text(entry.get("display_name"))
-    if not (match and name):
+    if not (ror and name):
         return None
     country = _text(entry.get("country_code")).upper()
     kind = _text(entry.get("type"))
     return InstitutionRecord(
-        ror_id=match.group(0),
+        ror_id=ror,
         name=name,
         country_code=country if len(country) == 2 else "",
         types=(kind,) if kind else (),

@@ -353,14 +353,19 @@ class PoliteClient:
         self.requests += 1
         try:
             response = self._bounded(url, params, json_body)
-        except httpx.TooManyRedirects as exc:
+        except (
+            httpx.TooManyRedirects,
+            httpx.InvalidURL,
+            httpx.UnsupportedProtocol,
+        ) as exc:
+            # Asking again gets the same: a redirect loop, a URL that is not one.
             raise SourceRefused(f"{self.source}: {url}: {exc}") from exc
         except httpx.TimeoutException as exc:
             raise _Retryable(f"timed out ({type(exc).__name__})") from exc
-        except httpx.TransportError as exc:
-            # Refused or dropped connections, and bodies cut short
+        except httpx.HTTPError as exc:
+            # Refused or dropped connections, bodies cut short
             # (RemoteProtocolError: "peer closed connection without sending
-            # complete message body").
+            # complete message body"), bodies that do not decompress.
             raise _Retryable(f"{type(exc).__name__}: {exc}") from exc
         status = response.status_code
         if status in RETRY_STATUSES:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harvest.records import NotARecordFile, RawItem, RecordError, file_locator
-from wovepaper.identifiers import ROR_ID_RE
+from wovepaper.identifiers import ror_normalise
 
 SOURCE = "ror"
 
@@ -52,9 +52,12 @@ class OrganisationRecord:
 
 
 def ror_id_of(value: object) -> str:
-    """The bare ROR id in ``https://ror.org/019wvm592`` (or bare); "" if none."""
-    match = ROR_ID_RE.search(value) if isinstance(value, str) else None
-    return match.group(0) if match else ""
+    """The bare ROR id of ``https://ror.org/019wvm592`` (or bare), check digits
+    verified; "" for anything else (a look-alike inside another URL included)."""
+    try:
+        return ror_normalise(value) if isinstance(value, str) else ""
+    except ValueError:
+        return ""
 
 
 def read_ror_file(path: Path, root: Path | None = None) -> Iterator[RawItem]:

@@ -28,11 +28,13 @@ class MalformedXML(RecordError):
 
     Attributes:
         line: 1-based line of the first error, as lxml reports it.
+        column: 1-based column on that line (1 when unknown).
     """
 
-    def __init__(self, message: str, line: int) -> None:
+    def __init__(self, message: str, line: int, column: int = 1) -> None:
         super().__init__(message)
         self.line = line
+        self.column = column
 
 
 def parse_xml(text: str | bytes, where: str) -> etree._Element:
@@ -72,7 +74,9 @@ def parse_xml(text: str | bytes, where: str) -> etree._Element:
     except etree.XMLSyntaxError as exc:
         line, column = exc.position
         raise MalformedXML(
-            f"{where}: malformed XML at line {line}, column {column}: {exc.msg}", line
+            f"{where}: malformed XML at line {line}, column {column}: {exc.msg}",
+            line,
+            column or 1,
         ) from exc
     dtd = root.getroottree().docinfo.internalDTD
     if dtd is not None and any(True for _ in dtd.iterentities()):
@@ -104,7 +108,8 @@ def salvage_fragments(text: str | bytes, tag: str) -> list[tuple[str, int, int]]
             ``"entry"``); elements of that name must not nest.
 
     Returns:
-        ``[(fragment, first_line, last_line)]`` in document order, lines 1-based.
+        ``[(fragment, start, end)]`` in document order: character offsets of the
+        element in the (decoded) document.
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
@@ -120,9 +125,7 @@ def salvage_fragments(text: str | bytes, tag: str) -> list[tuple[str, int, int]]
             d for d in declarations if d.split("=", 1)[0].strip() not in own
         )
         fragment = fragment[:start_tag_end] + extra + fragment[start_tag_end:]
-        first = text.count("\n", 0, match.start()) + 1
-        last = first + match.group(0).count("\n")
-        fragments.append((fragment, first, last))
+        fragments.append((fragment, match.start(), match.end()))
     return fragments
 
 
@@ -150,6 +153,13 @@ def salvage_items(
         ``problem`` is the error with how many records were read alone.
     """
     fragments = salvage_fragments(text, tag)
+    decoded = (
+        text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
+    )
+    lines = decoded.split("\n")
+    # The fault's character offset: a line-only test would take a one-line page
+    # cut inside its last record for a fault within a whole record.
+    fault = sum(len(line) + 1 for line in lines[: error.line - 1]) + error.column - 1
     covered = False
     for index, (fragment, first, last) in enumerate(fragments):
         item_locator = f"{locator}#{tag}-{index}"
@@ -158,7 +168,7 @@ def salvage_items(
             payload=fragment,
             locator=item_locator,
         )
-        covered = covered or first <= error.line <= last
+        covered = covered or first <= fault < last
     if not covered:
         payload = (
             text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text

@@ -27,7 +27,7 @@ from datetime import date
 
 from curation.names import is_collaboration, parse_name
 from harvest.records import AuthorRecord, PaperRecord, RawItem, RecordError
-from harvest.sources.crossref import doi_normalise
+from harvest.sources.crossref import doi_normalise, doi_valid
 from harvest.sources.polite_http import PoliteClient, SourceRefused, UnusableBody
 
 SOURCE = "semanticscholar"
@@ -56,6 +56,9 @@ def s2_page_read(body: str, url: str) -> S2Page:
         UnusableBody: not whole JSON (cut short).
         SourceRefused: an error answer (``{"error": ...}`` or ``{"message": ...}``).
     """
+    if body.lstrip()[:1] == "<":
+        # Not cut short: a page of HTML or XML (a proxy's error page).
+        raise SourceRefused(f"{url}: not a JSON answer: {body[:200]!r}")
     try:
         data = json.loads(body)
     except (ValueError, RecursionError) as exc:
@@ -117,6 +120,7 @@ def parse_s2_paper(item: RawItem) -> PaperRecord:
         raise RecordError(f"s2:{pid}: paper without a title")
     ids = paper.get("externalIds") if isinstance(paper.get("externalIds"), dict) else {}
     doi = doi_normalise(ids["DOI"]) if isinstance(ids.get("DOI"), str) else ""
+    doi = doi if doi_valid(doi) else ""
     arxiv = _text(ids.get("ArXiv")) if isinstance(ids.get("ArXiv"), str) else ""
     published, precision = _published(paper)
     count = paper.get("citationCount")
@@ -153,16 +157,23 @@ def s2_papers_batch(
 
     Raises:
         ValueError: more than :data:`BATCH_MAX` ids.
-        SourceRefused, SourceUnavailable: see :meth:`PoliteClient.fetch`.
+        SourceRefused: an answer whose length is not the number of ids; see also
+            :meth:`PoliteClient.fetch`.
+        SourceUnavailable: see :meth:`PoliteClient.fetch`.
     """
     if len(ids) > BATCH_MAX:
         raise ValueError(f"{len(ids)} ids: a batch takes at most {BATCH_MAX}")
-    return client.fetch(
+    page = client.fetch(
         f"{base_url.rstrip('/')}/paper/batch",
         {"fields": PAPER_FIELDS},
         read=lambda response: s2_page_read(response.text, str(response.url)),
         json_body={"ids": ids},
     )
+    if len(page.items) != len(ids):
+        raise SourceRefused(
+            f"{page.url}: {len(page.items)} entries answered for {len(ids)} ids"
+        )
+    return page
 
 
 def s2_bulk_pages(

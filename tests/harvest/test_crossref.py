@@ -140,19 +140,25 @@ def test_orcid_as_url_or_bare_is_one_id_and_a_bad_one_is_dropped():
         ("[1, 2]", "a work must be a JSON object"),
         ('{"title": ["x"]}', "work without a DOI"),
         (
-            '{"DOI": "10.1/x", "title": ["x"], "issued": {"date-parts": [[2019, 13]]}}',
+            '{"DOI": "10.1234/x", "title": ["x"], '
+            '"issued": {"date-parts": [[2019, 13]]}}',
             r"issued date \[2019, 13\] is not a date",
         ),
         (
-            '{"DOI": "10.1/x", "title": ["x"], "author": ["Smith"]}',
+            '{"DOI": "10.1234/x", "title": ["x"], "author": ["Smith"]}',
             "an author is not a JSON object",
         ),
-        ('{"DOI": "10.1/x"', "not JSON"),
+        ('{"DOI": "10.1234/x"', "not JSON"),
+        (
+            '{"DOI": "10.1234/../../x", "title": ["x"]}',
+            "'10.1234/../../x' is not a DOI",
+        ),
+        ('{"DOI": "10.1234/a b", "title": ["x"]}', "'10.1234/a b' is not a DOI"),
     ],
 )
 def test_broken_works_are_refused_naming_the_problem(payload, problem):
     with pytest.raises(RecordError, match=problem):
-        parse_crossref_work(RawItem("doi:10.1/x", payload, "test#item-0"))
+        parse_crossref_work(RawItem("doi:10.1234/x", payload, "test#item-0"))
 
 
 @pytest.mark.django_db

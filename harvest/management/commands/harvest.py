@@ -96,7 +96,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         run = None
-        if options["resume"]:
+        if options["resume"] is not None:
             run = HarvestRun.objects.filter(pk=options["resume"]).first()
             if run is None:
                 raise CommandError(f"no harvest run {options['resume']}")
