@@ -68,7 +68,7 @@ def _record_failed(
 def _fresh(records: list[tuple[RawItem, RawRecord, PaperRecord]]) -> tuple[list, list]:
     """Split parsed records into those that make new papers and the rest.
 
-    A record is fresh when no stored paper holds its arXiv id, DOI or OpenAlex id
+    A record is fresh when no stored paper holds its arXiv id, DOI, OpenAlex or S2 id
     and no earlier record of the batch names the same work (the later ones are
     upserted one by one after the batch's papers exist, so they find them).
     """
