@@ -218,11 +218,14 @@ def harvest_batch(
         setattr(run, counter, getattr(run, counter) + 1)
 
 
-def institution_upsert(*, record) -> str:
-    """Create or update the Institution of one ROR record (ROR is authoritative).
+def institution_upsert(*, record, fill_only: bool = False) -> str:
+    """Create or update the Institution of one organisation record.
 
     Args:
         record: a :class:`harvest.sources.ror.OrganisationRecord`.
+        fill_only: the record is not ROR's own (OpenAlex's institution): it
+            creates a missing institution and fills empty fields, never replacing
+            what is there. ROR's records (``False``) are authoritative.
 
     Returns:
         ``"created"``, ``"updated"`` or ``"unchanged"``.
@@ -239,6 +242,8 @@ def institution_upsert(*, record) -> str:
     if row is None:
         Institution.objects.create(ror_id=record.ror_id, **fields)
         return "created"
+    if fill_only:
+        fields = {k: v for k, v in fields.items() if v and not getattr(row, k)}
     if all(getattr(row, k) == v for k, v in fields.items()):
         return "unchanged"
     for key, value in fields.items():
@@ -254,11 +259,12 @@ def institutions_batch(
     items: list[RawItem],
     parse: RecordParser,
     reparse: bool = False,
+    fill_only: bool = False,
 ) -> None:
     """Store, parse and upsert a batch of ROR records into Institutions.
 
-    The run's ``papers_*`` counters count institutions for a ROR run. A failure
-    costs its record only (marked and counted).
+    The run's ``papers_*`` counters count institutions. A failure costs its
+    record only (marked and counted). ``fill_only``: see :func:`institution_upsert`.
     """
     raws = raw_records_store(run=run, source=source, items=items)
     run.records_seen += len(items)
@@ -268,7 +274,9 @@ def institutions_batch(
             continue
         try:
             with transaction.atomic():
-                outcome = institution_upsert(record=_parsed(item, parse))
+                outcome = institution_upsert(
+                    record=_parsed(item, parse), fill_only=fill_only
+                )
         except (RecordError, IntegrityError, DataError) as exc:
             _record_failed(run, source, item, raw, exc)
             continue

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from django.conf import settings
@@ -158,8 +160,9 @@ def crossref_reader_for(path: Path) -> FileReader:
 
 
 def openalex_reader_for(path: Path) -> FileReader:
-    """The reader of a saved OpenAlex answer (``.json``: a list page, one work, or
-    an array of works, such as the 2022 snapshot extract).
+    """The reader of a saved OpenAlex answer (``.json``): works (a list page, one
+    work, an array such as the 2022 snapshot extract) become papers; institutions
+    make or fill Institutions by ROR id, never replacing what ROR gave.
 
     Raises:
         RecordError: the file is not ``.json``.
@@ -168,9 +171,29 @@ def openalex_reader_for(path: Path) -> FileReader:
 
     if path.suffix != ".json":
         raise RecordError(f"{path}: not a saved OpenAlex answer (.json)")
+    if _holds_institutions(path):
+        return FileReader(
+            split=openalex.read_openalex_institutions,
+            parse=openalex.parse_openalex_institution,
+            write=partial(institutions_batch, fill_only=True),
+        )
     return FileReader(
         split=openalex.read_openalex_file, parse=openalex.parse_openalex_work
     )
+
+
+def _holds_institutions(path: Path) -> bool:
+    """Whether a saved OpenAlex answer is about institutions (its first entry)."""
+    from harvest.sources.openalex import is_institution
+
+    try:
+        data = json.loads(path.read_text(errors="surrogateescape"))
+    except (ValueError, RecursionError):
+        return False  # the works reader names the problem
+    if isinstance(data, dict) and isinstance(data.get("results"), list):
+        data = data["results"]
+    first = data[0] if isinstance(data, list) and data else data
+    return is_institution(first)
 
 
 # How each source's files are found and read.
@@ -288,13 +311,14 @@ def harvest_files(
     # a killed run resumes at the first file of the batch that did not land.
     batch: list[RawItem] = []
     batch_parse: RecordParser | None = None
+    batch_write: Callable[..., None] | None = None
     done, files_in_batch = start, 0
 
     def flush() -> None:
-        nonlocal batch, batch_parse, files_in_batch
+        nonlocal batch, batch_parse, batch_write, files_in_batch
         with transaction.atomic():
             if batch:
-                kind.write(
+                (batch_write or kind.write)(
                     run=run,
                     source=source,
                     items=batch,
@@ -305,7 +329,7 @@ def harvest_files(
             run.save()
         if progress:
             progress(files_in_batch)
-        batch, batch_parse, files_in_batch = [], None, 0
+        batch, batch_parse, batch_write, files_in_batch = [], None, None, 0
 
     for index, path in enumerate(files[start:], start=start):
         name = file_locator(path, base)
@@ -324,10 +348,10 @@ def harvest_files(
                 *run.files_skipped,
                 {"file": name, "reason": f"{name}: no records in it"},
             ]
-        if batch and reader.parse is not batch_parse:
+        if batch and (reader.parse, reader.write) != (batch_parse, batch_write):
             flush()
         batch += items
-        batch_parse = reader.parse
+        batch_parse, batch_write = reader.parse, reader.write
         done, files_in_batch = index + 1, files_in_batch + 1
         if len(batch) >= BATCH_RECORDS:
             flush()

@@ -67,10 +67,13 @@ RecordParser = Callable[[RawItem], PaperRecord]
 
 @dataclass(frozen=True)
 class FileReader:
-    """How one kind of file is cut into raw records and how each is parsed."""
+    """How one kind of file is cut into raw records, how each is parsed, and,
+    when not the source's own (:class:`~harvest.services.files.FileSource`),
+    how a batch of them is written."""
 
     split: RawSplitter
     parse: RecordParser
+    write: Callable[..., None] | None = None
 
 
 def raw_records_store(

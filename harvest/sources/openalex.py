@@ -34,9 +34,11 @@ from curation.names import is_collaboration, parse_name
 from harvest.records import (
     AuthorRecord,
     InstitutionRecord,
+    NotARecordFile,
     PaperRecord,
     RawItem,
     RecordError,
+    file_locator,
 )
 from harvest.sources.crossref import arxiv_id_of_doi, doi_normalise, doi_valid
 from harvest.sources.polite_http import (
@@ -398,4 +400,106 @@ def _author(authorship: object, wid: str) -> AuthorRecord:
         orcid=orcid,
         openalex_author_id=match.group(1).upper() if match else "",
         institutions=institutions,
+    )
+
+
+_INSTITUTION_ID_RE = re.compile(
+    r"^(?:https?://openalex\.org/)?(I\d{2,15})$", re.IGNORECASE
+)
+
+
+def is_institution(value: object) -> bool:
+    """Whether a JSON value is an OpenAlex institution object (``id`` ``I...``)."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("id"), str)
+        and bool(_INSTITUTION_ID_RE.match(value["id"].strip()))
+    )
+
+
+def read_openalex_institutions(
+    path: Path, root: Path | None = None
+) -> Iterator[RawItem]:
+    """Cut a saved OpenAlex institution answer (one institution, a ``results``
+    list, or an array) into one RawItem per institution.
+
+    Raises:
+        RecordError: (while iterating) the file is not JSON.
+        NotARecordFile: no institution in it.
+    """
+    locator = file_locator(path, root)
+    try:
+        data = json.loads(path.read_text(errors="surrogateescape"))
+    except (ValueError, RecursionError) as exc:
+        raise RecordError(f"{locator}: not JSON: {exc}") from exc
+    if isinstance(data, dict) and isinstance(data.get("results"), list):
+        data = data["results"]
+    entries = data if isinstance(data, list) else [data]
+    if not any(is_institution(e) for e in entries):
+        raise NotARecordFile(f"{locator}: no OpenAlex institution in it")
+    for index, entry in enumerate(entries):
+        item_locator = f"{locator}#institution-{index}"
+        iid = entry.get("id") if isinstance(entry, dict) else None
+        yield RawItem(
+            external_id=iid.rsplit("/", 1)[-1]
+            if isinstance(iid, str)
+            else item_locator,
+            payload=json.dumps(entry, ensure_ascii=False, sort_keys=True),
+            locator=item_locator,
+        )
+
+
+def parse_openalex_institution(item: RawItem):
+    """Parse one OpenAlex institution into an organisation record keyed by ROR id.
+
+    Returns:
+        A :class:`harvest.sources.ror.OrganisationRecord`: the ROR id, display
+        name, alternative names and acronyms as aliases, country, type, and the
+        associated institutions that have ROR ids as relationships.
+
+    Raises:
+        RecordError: not an institution object, or one without a valid ROR id
+            (an institution is stored by its ROR id).
+
+    Source: OpenAlex Institution object ``id``, ``ror``, ``display_name``,
+    ``display_name_alternatives``, ``display_name_acronyms``, ``country_code``,
+    ``type``, ``associated_institutions[].{ror, display_name, relationship}``.
+    """
+    from harvest.sources.ror import OrganisationRecord
+
+    try:
+        entry = json.loads(item.payload)
+    except (ValueError, RecursionError) as exc:
+        raise RecordError(f"{item.locator}: not JSON: {exc}") from exc
+    if not is_institution(entry):
+        raise RecordError(f"{item.locator}: not an OpenAlex institution")
+    ror = ror_id_of(entry.get("ror"))
+    if not ror:
+        raise RecordError(f"{item.external_id}: institution without a valid ROR id")
+    name = _text(entry.get("display_name"))
+    if not name:
+        raise RecordError(f"{item.external_id}: institution without a name")
+    aliases = []
+    for key in ("display_name_alternatives", "display_name_acronyms"):
+        for alias in entry.get(key) or []:
+            alias = _text(alias)
+            if alias and alias != name and alias not in aliases:
+                aliases.append(alias)
+    country = _text(entry.get("country_code")).upper()
+    kind = _text(entry.get("type"))
+    return OrganisationRecord(
+        ror_id=ror,
+        name=name,
+        aliases=tuple(aliases),
+        country_code=country if len(country) == 2 else "",
+        types=(kind,) if kind else (),
+        relationships=tuple(
+            {
+                "type": _text(a.get("relationship")).lower(),
+                "ror_id": ror_id_of(a.get("ror")),
+                "label": _text(a.get("display_name")),
+            }
+            for a in entry.get("associated_institutions") or []
+            if isinstance(a, dict) and ror_id_of(a.get("ror"))
+        ),
     )

@@ -136,3 +136,53 @@ def test_cursor_paging_fetches_a_truncated_work_whole(server):
     assert [len(p.items) for p in pages] == [49, 0]
     assert pages[0].items[3] == whole
     assert len(whole["authorships"]) > 1
+
+
+@pytest.mark.django_db
+def test_an_openalex_institution_makes_or_fills_an_institution_never_overriding():
+    from harvest import services
+    from wovepaper.models import Institution
+
+    michigan = DATA / "openalex_python_entities" / "I27837315.json"
+    run = services.harvest_files(source="openalex", root=michigan)
+    assert (run.papers_created, run.records_failed) == (1, 0)
+    made = Institution.objects.get(ror_id="00jmfr291")
+    assert (made.name, made.country_code, made.types) == (
+        "University of Michigan",
+        "US",
+        ["funder"],
+    )
+    assert "UMich" in made.aliases
+    assert "UM" in made.aliases
+    assert {
+        "type": "child",
+        "ror_id": "02bkkgm47",
+        "label": "Center for Complex Particle Systems",
+    } in made.relationships
+
+    # ROR's own record came first elsewhere: OpenAlex fills, never replaces.
+    Institution.objects.all().delete()
+    Institution.objects.create(
+        ror_id="00jmfr291", name="University of Michigan–Ann Arbor", types=["education"]
+    )
+    again = services.harvest_files(source="openalex", root=michigan, reparse=True)
+    assert again.papers_updated == 1
+    kept = Institution.objects.get(ror_id="00jmfr291")
+    assert kept.name == "University of Michigan–Ann Arbor"
+    assert kept.types == ["education"]
+    assert kept.country_code == "US"  # was empty: filled
+    assert "UMich" in kept.aliases
+
+
+@pytest.mark.django_db
+def test_the_entities_folder_harvests_works_and_institutions_and_skips_the_rest():
+    from harvest import services
+
+    run = services.harvest_files(
+        source="openalex", root=DATA / "openalex_python_entities"
+    )
+    assert run.records_failed == 0
+    assert (run.papers_created, run.papers_updated) == (3, 0)  # 2 works, 1 institution
+    skipped = {f["file"].rsplit("/", 1)[-1] for f in run.files_skipped}
+    assert "A5023888391.json" in skipped
+    assert "I27837315.json" not in skipped
