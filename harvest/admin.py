@@ -38,18 +38,29 @@ class HarvestRunAdmin(ReadOnlyAdmin):
         return request.user.has_perm(PERM)
 
     def _each(self, request, queryset: QuerySet, service, verb: str) -> None:
-        done, skipped = 0, []
+        done, skipped, ended = 0, [], []
         for run in queryset.order_by("pk"):
             try:
                 service(run=run)
                 done += 1
             except services.HarvestRunRefused as exc:
                 skipped.append(str(exc))
+                continue
+            run.refresh_from_db()
+            if run.status != HarvestRun.Status.RUNNING:
+                # No broker (the embedded default): the task ran in this request.
+                ended.append(
+                    f"run #{run.pk} {run.status}"
+                    + (f": {run.error}" if run.error else "")
+                )
         text = f"{done} {verb}, {len(skipped)} skipped"
         if skipped:
             text += " (" + "; ".join(skipped[:10]) + ")"
+        if ended:
+            text += "; ran at once: " + "; ".join(ended[:10])
+        failed = any(" failed" in e for e in ended)
         self.message_user(
-            request, text, messages.WARNING if skipped else messages.SUCCESS
+            request, text, messages.WARNING if skipped or failed else messages.SUCCESS
         )
 
     @admin.action(

@@ -219,3 +219,30 @@ def test_command_refuses_a_limit_below_one():
     with pytest.raises(CommandError, match="'0' is not a whole number >= 1"):
         call_command("harvest", "semanticscholar", "--limit", "0", "--no-progress")
     assert HarvestRun.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_admin_resume_without_a_broker_says_how_the_run_ended(
+    server, exchange, admin_client
+):
+    # Committed at once, as in the embedded default: Celery runs the task eagerly
+    # inside the request, and the message says how it ended.
+    run = failed_run(server)
+    server.expect_request("/oai2").respond_with_data("still down", status=503)
+    response = admin_client.post(
+        CHANGELIST,
+        {"action": "resume_selected", ACTION_CHECKBOX_NAME: [run.pk]},
+        follow=True,
+    )
+    page = response.content.decode()
+    assert "1 queued to resume, 0 skipped" in page
+    assert f"ran at once: run #{run.pk} failed: arxiv: " in page
+    assert "failed 2 times; last: HTTP 503" in page
+    server.clear()
+    answer_2015(server, exchange)
+    response = admin_client.post(
+        CHANGELIST,
+        {"action": "resume_selected", ACTION_CHECKBOX_NAME: [run.pk]},
+        follow=True,
+    )
+    assert f"ran at once: run #{run.pk} finished" in response.content.decode()
