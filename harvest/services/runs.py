@@ -35,9 +35,7 @@ class HarvestRunRefused(Exception):
 
 
 RUN_NOT_FAILED = "run #{run} is {status}: only a failed run can be resumed"
-
 RUN_STILL_RUNNING = "run #{run} is still running: re-run it once it has ended"
-
 RUN_UNKNOWN_KIND = "run #{run} has no parameters to harvest again"
 
 
