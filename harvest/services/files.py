@@ -23,7 +23,7 @@ from harvest.records import (
 from harvest.services.batches import harvest_batch, institutions_batch
 from harvest.services.raw import FileReader, RecordParser
 from harvest.services.runs import harvest_run_finish, harvest_run_start
-from harvest.sources.saved_answers import saved_answer_items
+from harvest.sources.json_answers import saved_answer_items
 
 logger = logging.getLogger(__name__)
 

@@ -43,13 +43,17 @@ from harvest.records import (
     RawItem,
     RecordError,
 )
+from harvest.sources.json_answers import (
+    json_answer,
+    json_record,
+    saved_answer_items,
+    text_of,
+)
 from harvest.sources.polite_http import (
     ListGuard,
     PoliteClient,
     SourceRefused,
-    UnusableBody,
 )
-from harvest.sources.saved_answers import saved_answer_items
 from wovepaper.identifiers import orcid_normalise
 
 SOURCE = "crossref"
@@ -209,13 +213,7 @@ def works_page_read(body: str, url: str) -> WorksPage:
         SourceRefused: valid JSON that is not a Crossref work or work list (an
             error message such as ``cursor-invalid``).
     """
-    if body.lstrip()[:1] == "<":
-        # Not cut short: a page of HTML or XML (a proxy's error page).
-        raise SourceRefused(f"{url}: not a JSON answer: {body[:200]!r}")
-    try:
-        data = json.loads(body)
-    except (ValueError, RecursionError) as exc:
-        raise UnusableBody(f"{url}: not whole JSON ({exc})") from exc
+    data = json_answer(body, url)
     if not isinstance(data, dict):
         raise SourceRefused(f"{url}: answer is not a JSON object")
     message = data.get("message")
@@ -298,12 +296,7 @@ def parse_crossref_work(item: RawItem) -> PaperRecord:
     ``is-referenced-by-count``.
     """
     where = item.locator
-    try:
-        work = json.loads(item.payload)
-    except (ValueError, RecursionError) as exc:
-        raise RecordError(f"{where}: not JSON: {exc}") from exc
-    if not isinstance(work, dict):
-        raise RecordError(f"{where}: a work must be a JSON object")
+    work = json_record(item, "work")
     doi = work.get("DOI")
     if not isinstance(doi, str) or not doi.strip():
         raise RecordError(f"{where}: work without a DOI")
@@ -326,7 +319,9 @@ def parse_crossref_work(item: RawItem) -> PaperRecord:
         ],
         arxiv_id=arxiv_id_of_doi(doi),
         doi=doi,
-        abstract=markup_to_text(_string(work.get("abstract"))),
+        abstract=markup_to_text(
+            work["abstract"] if isinstance(work.get("abstract"), str) else ""
+        ),
         published=published,
         published_precision=precision or "day",
         datestamp=_date_time(work.get("deposited")),
@@ -387,7 +382,8 @@ def _list(value: object) -> list:
     return value if isinstance(value, list) else []
 
 
-def _string(value: object) -> str:
+def _raw_text(value: object) -> str:
+    """A JSON string as given (markup and line breaks kept); "" otherwise."""
     return value if isinstance(value, str) else ""
 
 
@@ -406,9 +402,9 @@ def _author(author: object, where: str) -> AuthorRecord | None:
         for a in _list(author.get("affiliation"))
         if isinstance(a, dict) and isinstance(a.get("name"), str) and a["name"].strip()
     )
-    given = " ".join(_string(author.get("given")).split())
-    family = " ".join(_string(author.get("family")).split())
-    suffix = " ".join(_string(author.get("suffix")).split())
+    given = text_of(author.get("given"))
+    family = text_of(author.get("family"))
+    suffix = text_of(author.get("suffix"))
     orcid = ""
     if isinstance(author.get("ORCID"), str):
         try:
@@ -416,7 +412,7 @@ def _author(author: object, where: str) -> AuthorRecord | None:
         except ValueError:
             orcid = ""
     if not family and not given:
-        name = " ".join(_string(author.get("name")).split())
+        name = text_of(author.get("name"))
         if not name:
             return None
         # Crossref: an author with only "name" is an organisation.
@@ -479,7 +475,7 @@ def _journal_ref(work: dict, published: date | None) -> str:
     if not container:
         return ""
     ref = markup_to_text(container[0])
-    volume, issue, page = (_string(work.get(k)) for k in ("volume", "issue", "page"))
+    volume, issue, page = (text_of(work.get(k)) for k in ("volume", "issue", "page"))
     if volume:
         ref += f" {volume}"
         if issue:

@@ -41,14 +41,18 @@ from harvest.records import (
     file_locator,
 )
 from harvest.sources.crossref import arxiv_id_of_doi, doi_normalise, doi_valid
+from harvest.sources.json_answers import (
+    json_answer,
+    json_record,
+    saved_answer_items,
+    text_of,
+)
 from harvest.sources.polite_http import (
     ListGuard,
     PoliteClient,
     SourceRefused,
-    UnusableBody,
 )
 from harvest.sources.ror import ror_id_of
-from harvest.sources.saved_answers import saved_answer_items
 from wovepaper.identifiers import orcid_normalise
 
 SOURCE = "openalex"
@@ -103,13 +107,7 @@ def works_page_read(body: str, url: str) -> WorksPage:
         UnusableBody: the body is not whole JSON (cut short in transit).
         SourceRefused: JSON that holds no works (an error answer).
     """
-    if body.lstrip()[:1] == "<":
-        # Not cut short: a page of HTML or XML (a proxy's error page).
-        raise SourceRefused(f"{url}: not a JSON answer: {body[:200]!r}")
-    try:
-        data = json.loads(body)
-    except (ValueError, RecursionError) as exc:
-        raise UnusableBody(f"{url}: not whole JSON ({exc})") from exc
+    data = json_answer(body, url)
     if isinstance(data, list):
         return WorksPage(url, data, "")
     if not isinstance(data, dict):
@@ -174,12 +172,7 @@ def parse_openalex_work(item: RawItem) -> PaperRecord:
     ``locations[].landing_page_url``, ``biblio``, ``cited_by_count``,
     ``updated_date``, ``is_authors_truncated``.
     """
-    try:
-        work = json.loads(item.payload)
-    except (ValueError, RecursionError) as exc:
-        raise RecordError(f"{item.locator}: not JSON: {exc}") from exc
-    if not isinstance(work, dict):
-        raise RecordError(f"{item.locator}: a work must be a JSON object")
+    work = json_record(item, "work")
     wid = work_id(work.get("id"))
     if not wid:
         raise RecordError(f"{item.locator}: work without an OpenAlex id")
@@ -188,7 +181,7 @@ def parse_openalex_work(item: RawItem) -> PaperRecord:
             f"{wid}: authorships truncated by OpenAlex; the single work "
             f"(/works/{wid}) holds them all"
         )
-    title = _text(work.get("display_name")) or _text(work.get("title"))
+    title = text_of(work.get("display_name")) or text_of(work.get("title"))
     if not title:
         raise RecordError(f"{wid}: work without a title")
     doi = doi_normalise(work["doi"]) if isinstance(work.get("doi"), str) else ""
@@ -287,10 +280,6 @@ def _whole_work(
     return whole
 
 
-def _text(value: object) -> str:
-    return " ".join(value.split()) if isinstance(value, str) else ""
-
-
 def _day(value: object) -> date | None:
     if not isinstance(value, str):
         return None
@@ -325,12 +314,12 @@ def _journal_ref(work: dict) -> str:
     source = location.get("source") if isinstance(location, dict) else None
     if not isinstance(source, dict):
         source = work.get("host_venue")  # the 2022 schema
-    name = _text(source.get("display_name")) if isinstance(source, dict) else ""
+    name = text_of(source.get("display_name")) if isinstance(source, dict) else ""
     if not name:
         return ""
     biblio = work.get("biblio") if isinstance(work.get("biblio"), dict) else {}
-    volume, issue = _text(biblio.get("volume")), _text(biblio.get("issue"))
-    first, last = _text(biblio.get("first_page")), _text(biblio.get("last_page"))
+    volume, issue = text_of(biblio.get("volume")), text_of(biblio.get("issue"))
+    first, last = text_of(biblio.get("first_page")), text_of(biblio.get("last_page"))
     ref = name + (f" {volume}" if volume else "") + (f"({issue})" if issue else "")
     if first:
         ref += f", {first}" + (f"-{last}" if last and last != first else "")
@@ -342,11 +331,11 @@ def _institution(entry: object) -> InstitutionRecord | None:
     if not isinstance(entry, dict):
         return None
     ror = ror_id_of(entry.get("ror"))
-    name = _text(entry.get("display_name"))
+    name = text_of(entry.get("display_name"))
     if not (ror and name):
         return None
-    country = _text(entry.get("country_code")).upper()
-    kind = _text(entry.get("type"))
+    country = text_of(entry.get("country_code")).upper()
+    kind = text_of(entry.get("type"))
     return InstitutionRecord(
         ror_id=ror,
         name=name,
@@ -361,14 +350,16 @@ def _author(authorship: object, wid: str) -> AuthorRecord:
     author = (
         authorship.get("author") if isinstance(authorship.get("author"), dict) else {}
     )
-    raw = _text(authorship.get("raw_author_name")) or _text(author.get("display_name"))
+    raw = text_of(authorship.get("raw_author_name")) or text_of(
+        author.get("display_name")
+    )
     if not raw:
         raise RecordError(f"{wid}: an authorship has no name")
     strings = authorship.get("raw_affiliation_strings")
     if isinstance(strings, list):
-        affiliations = tuple(_text(s) for s in strings if _text(s))
+        affiliations = tuple(text_of(s) for s in strings if text_of(s))
     else:  # the 2022 schema: one string
-        one = _text(authorship.get("raw_affiliation_string"))
+        one = text_of(authorship.get("raw_affiliation_string"))
         affiliations = (one,) if one else ()
     institutions = tuple(
         i
@@ -467,26 +458,23 @@ def parse_openalex_institution(item: RawItem):
     """
     from harvest.sources.ror import OrganisationRecord
 
-    try:
-        entry = json.loads(item.payload)
-    except (ValueError, RecursionError) as exc:
-        raise RecordError(f"{item.locator}: not JSON: {exc}") from exc
+    entry = json_record(item, "institution")
     if not is_institution(entry):
         raise RecordError(f"{item.locator}: not an OpenAlex institution")
     ror = ror_id_of(entry.get("ror"))
     if not ror:
         raise RecordError(f"{item.external_id}: institution without a valid ROR id")
-    name = _text(entry.get("display_name"))
+    name = text_of(entry.get("display_name"))
     if not name:
         raise RecordError(f"{item.external_id}: institution without a name")
     aliases = []
     for key in ("display_name_alternatives", "display_name_acronyms"):
         for alias in entry.get(key) or []:
-            alias = _text(alias)
+            alias = text_of(alias)
             if alias and alias != name and alias not in aliases:
                 aliases.append(alias)
-    country = _text(entry.get("country_code")).upper()
-    kind = _text(entry.get("type"))
+    country = text_of(entry.get("country_code")).upper()
+    kind = text_of(entry.get("type"))
     return OrganisationRecord(
         ror_id=ror,
         name=name,
@@ -495,9 +483,9 @@ def parse_openalex_institution(item: RawItem):
         types=(kind,) if kind else (),
         relationships=tuple(
             {
-                "type": _text(a.get("relationship")).lower(),
+                "type": text_of(a.get("relationship")).lower(),
                 "ror_id": ror_id_of(a.get("ror")),
-                "label": _text(a.get("display_name")),
+                "label": text_of(a.get("display_name")),
             }
             for a in entry.get("associated_institutions") or []
             if isinstance(a, dict) and ror_id_of(a.get("ror"))

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harvest.records import NotARecordFile, RawItem, RecordError, file_locator
+from harvest.sources.json_answers import json_record, text_of
 from wovepaper.identifiers import ror_normalise
 
 SOURCE = "ror"
@@ -105,12 +106,7 @@ def parse_ror_record(item: RawItem) -> OrganisationRecord:
     Raises:
         RecordError: not a JSON object, no ROR id, or no name.
     """
-    try:
-        record = json.loads(item.payload)
-    except (ValueError, RecursionError) as exc:
-        raise RecordError(f"{item.locator}: not JSON: {exc}") from exc
-    if not isinstance(record, dict):
-        raise RecordError(f"{item.locator}: an organisation must be a JSON object")
+    record = json_record(item, "organisation")
     rid = ror_id_of(record.get("id"))
     if not rid:
         raise RecordError(f"{item.locator}: organisation without a ROR id")
@@ -121,9 +117,9 @@ def parse_ror_record(item: RawItem) -> OrganisationRecord:
         details = first.get("geonames_details") if isinstance(first, dict) else None
         country = details.get("country_code") if isinstance(details, dict) else ""
     else:
-        name = _text(record.get("name"))
+        name = text_of(record.get("name"))
         labels = [
-            _text(entry.get("label"))
+            text_of(entry.get("label"))
             for entry in record.get("labels") or []
             if isinstance(entry, dict)
         ]
@@ -135,7 +131,7 @@ def parse_ror_record(item: RawItem) -> OrganisationRecord:
         country = place.get("country_code") if isinstance(place, dict) else ""
     if not name:
         raise RecordError(f"ror:{rid}: organisation without a name")
-    country = _text(country).upper()
+    country = text_of(country).upper()
     return OrganisationRecord(
         ror_id=rid,
         name=name,
@@ -144,14 +140,14 @@ def parse_ror_record(item: RawItem) -> OrganisationRecord:
         types=tuple(t.lower() for t in _texts(record.get("types"))),
         relationships=tuple(
             {
-                "type": _text(r.get("type")).lower(),
+                "type": text_of(r.get("type")).lower(),
                 "ror_id": ror_id_of(r.get("id")),
-                "label": _text(r.get("label")),
+                "label": text_of(r.get("label")),
             }
             for r in record.get("relationships") or []
             if isinstance(r, dict) and ror_id_of(r.get("id"))
         ),
-        status=_text(record.get("status")).lower() or "active",
+        status=text_of(record.get("status")).lower() or "active",
     )
 
 
@@ -166,13 +162,9 @@ def _looks_like_record(value: object) -> bool:
     )
 
 
-def _text(value: object) -> str:
-    return " ".join(value.split()) if isinstance(value, str) else ""
-
-
 def _texts(value: object) -> list[str]:
     return (
-        [t for t in (_text(v) for v in value or []) if t]
+        [t for t in (text_of(v) for v in value or []) if t]
         if isinstance(value, list)
         else []
     )
@@ -194,7 +186,7 @@ def _v2_names(names: list) -> tuple[str, list[str]]:
     for entry in names:
         if not isinstance(entry, dict):
             continue
-        value = _text(entry.get("value"))
+        value = text_of(entry.get("value"))
         types = entry.get("types") if isinstance(entry.get("types"), list) else []
         if "ror_display" in types and not display:
             display = value

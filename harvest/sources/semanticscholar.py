@@ -28,7 +28,8 @@ from datetime import date
 from curation.names import is_collaboration, parse_name
 from harvest.records import AuthorRecord, PaperRecord, RawItem, RecordError
 from harvest.sources.crossref import doi_normalise, doi_valid
-from harvest.sources.polite_http import PoliteClient, SourceRefused, UnusableBody
+from harvest.sources.json_answers import json_answer, json_record, text_of
+from harvest.sources.polite_http import PoliteClient, SourceRefused
 
 SOURCE = "semanticscholar"
 # The fields a harvest asks for (Graph API "fields" parameter).
@@ -56,13 +57,7 @@ def s2_page_read(body: str, url: str) -> S2Page:
         UnusableBody: not whole JSON (cut short).
         SourceRefused: an error answer (``{"error": ...}`` or ``{"message": ...}``).
     """
-    if body.lstrip()[:1] == "<":
-        # Not cut short: a page of HTML or XML (a proxy's error page).
-        raise SourceRefused(f"{url}: not a JSON answer: {body[:200]!r}")
-    try:
-        data = json.loads(body)
-    except (ValueError, RecursionError) as exc:
-        raise UnusableBody(f"{url}: not whole JSON ({exc})") from exc
+    data = json_answer(body, url)
     if isinstance(data, list) and _holds_papers(data):
         return S2Page(url, data, "")
     if not isinstance(data, dict):
@@ -106,22 +101,17 @@ def parse_s2_paper(item: RawItem) -> PaperRecord:
     ``externalIds.ArXiv``, ``title``, ``abstract``, ``publicationDate``, ``year``,
     ``venue``, ``journal.name``, ``citationCount``, ``authors[].{authorId, name}``.
     """
-    try:
-        paper = json.loads(item.payload)
-    except (ValueError, RecursionError) as exc:
-        raise RecordError(f"{item.locator}: not JSON: {exc}") from exc
-    if not isinstance(paper, dict):
-        raise RecordError(f"{item.locator}: a paper must be a JSON object")
+    paper = json_record(item, "paper")
     pid = paper.get("paperId")
     if not isinstance(pid, str) or not pid.strip():
         raise RecordError(f"{item.locator}: paper without a paperId")
-    title = _text(paper.get("title"))
+    title = text_of(paper.get("title"))
     if not title:
         raise RecordError(f"s2:{pid}: paper without a title")
     ids = paper.get("externalIds") if isinstance(paper.get("externalIds"), dict) else {}
     doi = doi_normalise(ids["DOI"]) if isinstance(ids.get("DOI"), str) else ""
     doi = doi if doi_valid(doi) else ""
-    arxiv = _text(ids.get("ArXiv")) if isinstance(ids.get("ArXiv"), str) else ""
+    arxiv = text_of(ids.get("ArXiv")) if isinstance(ids.get("ArXiv"), str) else ""
     published, precision = _published(paper)
     count = paper.get("citationCount")
     authors = paper.get("authors") if isinstance(paper.get("authors"), list) else []
@@ -133,7 +123,7 @@ def parse_s2_paper(item: RawItem) -> PaperRecord:
         authors=[a for a in (_author(x) for x in authors) if a is not None],
         arxiv_id=arxiv,
         doi=doi,
-        abstract=_text(paper.get("abstract")),
+        abstract=text_of(paper.get("abstract")),
         published=published,
         published_precision=precision,
         journal_ref=_journal(paper),
@@ -211,10 +201,6 @@ def _holds_papers(entries: list) -> bool:
     )
 
 
-def _text(value: object) -> str:
-    return " ".join(value.split()) if isinstance(value, str) else ""
-
-
 def _published(paper: dict) -> tuple[date | None, str]:
     text = paper.get("publicationDate")
     if isinstance(text, str):
@@ -230,17 +216,17 @@ def _published(paper: dict) -> tuple[date | None, str]:
 
 def _journal(paper: dict) -> str:
     journal = paper.get("journal") if isinstance(paper.get("journal"), dict) else {}
-    name = _text(journal.get("name")) or _text(paper.get("venue"))
+    name = text_of(journal.get("name")) or text_of(paper.get("venue"))
     if not name:
         return ""
-    volume, pages = _text(journal.get("volume")), _text(journal.get("pages"))
+    volume, pages = text_of(journal.get("volume")), text_of(journal.get("pages"))
     return name + (f" {volume}" if volume else "") + (f", {pages}" if pages else "")
 
 
 def _author(author: object) -> AuthorRecord | None:
     if not isinstance(author, dict):
         return None
-    name = _text(author.get("name"))
+    name = text_of(author.get("name"))
     if not name:
         return None
     aid = author.get("authorId")
