@@ -35,6 +35,34 @@ from pylatexenc.latex2text import LatexNodes2Text
 from rapidfuzz.distance import JaroWinkler
 
 _LATEX = LatexNodes2Text(math_mode="verbatim", strict_latex_spaces=True)
+
+# The pure string functions below (LaTeX decoding, folding, parsing, keys) remember
+# this many recent answers each. A harvest asks about the same names again and
+# again (the same authors across papers, and each name is folded several times for
+# its keys), and a 500-record batch of arXiv bylines holds about 3,200 names; the
+# caches hold a few thousand batches' worth of distinct names in a few MB each
+# (bench/ingest.py measures the gain). Only short arguments are remembered, so
+# a cache holds at most NAME_CACHE_SIZE x NAME_CACHE_CHARS characters whatever a
+# hostile record carries.
+NAME_CACHE_SIZE = 1 << 16
+NAME_CACHE_CHARS = 300
+
+
+def _remembered(function):
+    """``function`` (of strings, pure) with its answers for short strings kept in
+    an LRU cache of :data:`NAME_CACHE_SIZE` entries; longer strings are computed
+    every time."""
+    cached = functools.lru_cache(maxsize=NAME_CACHE_SIZE)(function)
+
+    @functools.wraps(function)
+    def remembered(*args: str):
+        if sum(map(len, args)) <= NAME_CACHE_CHARS:
+            return cached(*args)
+        return function(*args)
+
+    remembered.cache_info = cached.cache_info
+    remembered.cache_clear = cached.cache_clear
+    return remembered
 _LATEX_TRIGGER_RE = re.compile(r"[\\{}~]")
 _UNESCAPED_PERCENT_RE = re.compile(r"(?<!\\)%")
 _ORPHAN_MARK_RE = re.compile(r"(^|\s)[\u0300-\u036f]+")
@@ -170,6 +198,7 @@ class PersonName:
     suffix: str = ""
 
 
+@_remembered
 def latex_to_unicode(text: str) -> str:
     """Turn LaTeX accents and commands into Unicode, NFC-normalised.
 
@@ -206,6 +235,7 @@ def latex_to_unicode(text: str) -> str:
     return _SPACE_RE.sub(" ", converted).strip()
 
 
+@_remembered
 def fold(text: str) -> str:
     """Fold to a lower-case ASCII matching key.
 
@@ -299,6 +329,7 @@ def is_collaboration(raw: str) -> bool:
     return words[0].lower() == "the" or bool(_ACRONYM_RE.search(" ".join(words[:-1])))
 
 
+@_remembered
 def parse_name(raw: str) -> PersonName:
     """Parse a printed personal name into given, family and suffix.
 
@@ -360,6 +391,7 @@ def parse_name(raw: str) -> PersonName:
     return _parse_comma(parts)
 
 
+@_remembered
 def initials(given: str) -> str:
     """Reduce given names to their folded initials.
 
@@ -382,6 +414,7 @@ def initials(given: str) -> str:
     return "".join(token.text[0] for token in _given_tokens(given) if token.text)
 
 
+@_remembered
 def block_key(given: str, family: str) -> str:
     """Return the primary blocking key: family core and first given initial.
 
@@ -470,6 +503,7 @@ def block_key_variants(given: str, family: str) -> list[str]:
     return list(dict.fromkeys(k for k in keys if k or k == keys[0]))
 
 
+@_remembered
 def name_key(given: str, family: str) -> str:
     """Return the precise name key stored on an authorship: ``family|initials``.
 

@@ -176,6 +176,7 @@ _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # Lone UTF-16 surrogates: valid in a Python str (from JSON "\ud800" or a file name
 # decoded with surrogateescape), not encodable as UTF-8.
 _SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
+_UNCLEAN_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 
 def clean_text(text: str) -> str:
@@ -188,6 +189,8 @@ def clean_text(text: str) -> str:
         The text with control characters removed and lone surrogates replaced by
         U+FFFD, so it encodes as UTF-8 and PostgreSQL accepts it.
     """
+    if not _UNCLEAN_RE.search(text):
+        return text  # the usual case, found by one scan
     return _SURROGATE_RE.sub("\ufffd", _CONTROL_RE.sub("", text))
 
 
@@ -208,13 +211,21 @@ def clean_record(record: PaperRecord) -> PaperRecord:
             return type(value)(clean_text(v) for v in value)
         return value
 
-    authors = [
-        replace(a, **{f.name: cleaned(getattr(a, f.name)) for f in fields(a)})
-        for a in record.authors
-    ]
-    changes = {
-        f.name: cleaned(getattr(record, f.name))
-        for f in fields(record)
-        if f.name != "authors"
-    }
+    def changed(item) -> dict:
+        # Only the fields whose value cleaning changed (usually none).
+        out = {}
+        for f in fields(item):
+            if f.name == "authors":
+                continue
+            value = getattr(item, f.name)
+            new = cleaned(value)
+            if new is not value and new != value:
+                out[f.name] = new
+        return out
+
+    authors = []
+    for author in record.authors:
+        changes = changed(author)
+        authors.append(replace(author, **changes) if changes else author)
+    changes = changed(record)
     return replace(record, authors=authors, **changes)

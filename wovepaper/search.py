@@ -362,21 +362,30 @@ def researcher_search_fallback(
     return researchers.order_by("-paper_count", "display_name", "id")
 
 
+# A paper's search vector from its title, the byline's names as printed and its
+# abstract (SQL expressions put in for {title}, {names}, {abstract}). Each part is
+# cut to 100,000 characters first: a tsvector holds at most 1 MB (PostgreSQL docs,
+# 8.11.1), and a hostile 1 MB abstract of distinct words would otherwise fail the
+# harvest of its record; no real title, byline or abstract comes near the cut. The
+# expression is repeated by migration 0005 (which fills the rows that existed
+# before), as migrations do not import app code; the bulk harvest path
+# (harvest.services.copy_rows) computes it as it inserts.
+VECTOR_SQL = (
+    "setweight(to_tsvector('english', wovepaper_fold(left({title}, 100000))), 'A')"
+    " || setweight(to_tsvector('english', wovepaper_fold(left({names}, 100000))),"
+    " 'B')"
+    " || setweight(to_tsvector('english', wovepaper_fold(left({abstract}, 100000))),"
+    " 'C')"
+)
+
 # One statement for a set of papers: the byline's names gathered per paper, then
-# every vector rewritten. Each part is cut to VECTOR_TEXT_CHARS first: a tsvector
-# holds at most 1 MB (PostgreSQL docs, 8.11.1), and a hostile 1 MB abstract of
-# distinct words would otherwise fail the harvest of its record; no real title,
-# byline or abstract comes near the cut. The expression is repeated by migration
-# 0005 (which fills the rows that existed before), as migrations do not import app
-# code.
-_REFRESH_SQL = """
+# every vector rewritten (table and column names only are put in, no input).
+_REFRESH_VECTOR = VECTOR_SQL.format(
+    title="p.title", names="n.names", abstract="p.abstract"
+)
+_REFRESH_SQL = f"""
 UPDATE wovepaper_paper AS p
-SET search_vector =
-    setweight(to_tsvector('english', wovepaper_fold(left(p.title, 100000))), 'A')
-    || setweight(to_tsvector('english', wovepaper_fold(left(n.names, 100000))), 'B')
-    || setweight(
-        to_tsvector('english', wovepaper_fold(left(p.abstract, 100000))), 'C'
-    )
+SET search_vector = {_REFRESH_VECTOR}
 FROM (
     SELECT q.id,
            coalesce(string_agg(a.raw_name, ' ' ORDER BY a.position), '') AS names
@@ -386,7 +395,7 @@ FROM (
     GROUP BY q.id
 ) AS n
 WHERE p.id = n.id
-"""
+"""  # noqa: S608
 
 
 def search_vectors_refresh(*, paper_ids: Iterable[int]) -> int:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from harvest.models import HarvestRun, RawRecord
 from harvest.records import (
@@ -16,6 +16,7 @@ from harvest.records import (
     RawItem,
     clean_text,
 )
+from harvest.services.copy_rows import rows_copy
 
 _SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 
@@ -76,12 +77,17 @@ class FileReader:
     write: Callable[..., None] | None = None
 
 
+# What a new raw record's row holds (its id comes from the sequence).
+_RAW_FIELDS = [f for f in RawRecord._meta.concrete_fields if f.attname != "id"]
+
+
 def raw_records_store(
     *, run: HarvestRun, source: str, items: list[RawItem]
 ) -> list[RawRecord]:
     """Keep a batch of raw records before parsing (:func:`raw_record_store` in bulk).
 
-    One query finds the payloads stored before, one inserts the new ones, one moves
+    One query finds the payloads stored before, one inserts the new ones (``COPY``
+    on PostgreSQL, :func:`~harvest.services.copy_rows.rows_copy`), one moves
     the old ones' ``last_run``. Two harvests inserting the same payload at once
     fall back to one row at a time.
 
@@ -123,7 +129,20 @@ def raw_records_store(
             )
     try:
         with transaction.atomic():
-            RawRecord.objects.bulk_create(list(new.values()))
+            if connection.vendor == "postgresql":
+                rows = list(new.values())
+                ids = rows_copy(
+                    RawRecord,
+                    [
+                        {f.attname: getattr(r, f.attname) for f in _RAW_FIELDS}
+                        for r in rows
+                    ],
+                )
+                for row, pk in zip(rows, ids, strict=True):
+                    row.pk = pk
+                    row._state.adding, row._state.db = False, connection.alias
+            else:
+                RawRecord.objects.bulk_create(list(new.values()))
     except IntegrityError:
         return [raw_record_store(run=run, source=source, item=k[3]) for k in keyed]
     if old:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from curation import names
 from curation.names import (
     PersonName,
     block_key,
@@ -1134,3 +1135,22 @@ def test_nicknames_table_ships_inside_the_package() -> None:
 def test_parse_name_drops_trailing_post_nominals(raw, given, family):
     name = parse_name(raw)
     assert (name.given, name.family) == (given, family)
+
+
+def test_name_caches_remember_short_names_only():
+    """The LRU caches give the same answers, and a hostile long name is parsed
+    every time instead of kept (the caches stay a few MB whatever arrives)."""
+    names.parse_name.cache_clear()
+    short = "Jean-Pierre van der Velde"
+    first = names.parse_name(short)
+    assert names.parse_name(short) is first
+    assert names.parse_name.cache_info().hits == 1
+    long = "A. " * 200 + "Velde"
+    assert len(long) > names.NAME_CACHE_CHARS
+    assert names.parse_name(long).family == "Velde"
+    names.parse_name(long)
+    info = names.parse_name.cache_info()
+    assert (info.hits, info.currsize) == (1, 1)
+    assert (
+        names.block_key("J.", "Müller") == names.block_key("J.", "Müller") == "muller j"
+    )

@@ -65,7 +65,7 @@ class Paper(models.Model):
         blank=True,
         help_text="SHA-256 of the raw record whose text is shown (a tie-breaker).",
     )
-    slug = models.SlugField(max_length=120, blank=True)
+    slug = models.SlugField(max_length=120, blank=True, db_index=False)
     search_vector = SearchVectorField(
         null=True,
         editable=False,
