@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from harvest import services
-from harvest.models import HarvestRun, RawRecord
+from harvest.models import HarvestRun, RawRecord, SourceAuthor
 from wovepaper.admin import ReadOnlyAdmin
 
 PERM = "harvest.operate_harvestrun"
@@ -80,3 +80,21 @@ class RawRecordAdmin(ReadOnlyAdmin):
     list_display = ("id", "source", "external_id", "status", "error", "fetched_at")
     list_filter = ("source", "status")
     search_fields = ("external_id", "error")
+
+
+@admin.register(SourceAuthor)
+class SourceAuthorAdmin(ReadOnlyAdmin):
+    """Author profiles as OpenAlex and Semantic Scholar keep them (evidence)."""
+
+    list_display = (
+        "source",
+        "external_id",
+        "name",
+        "orcid",
+        "works_count",
+        "merged_into",
+        "deleted",
+        "updated",
+    )
+    list_filter = ("source", "deleted")
+    search_fields = ("external_id", "name", "orcid")

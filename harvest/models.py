@@ -86,3 +86,46 @@ class RawRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source}:{self.external_id} ({self.status})"
+
+
+class SourceAuthor(models.Model):
+    """An author profile as OpenAlex or Semantic Scholar keeps it.
+
+    Evidence for matching and curation, never a curated researcher: the source's
+    own disambiguation made it. Byline slots point at it through
+    ``Authorship.openalex_author_id`` / ``s2_author_id``. When OpenAlex merged a
+    profile into another, ``merged_into`` names the survivor and the slots that
+    carried the old id were moved to the new one
+    (:func:`harvest.services.authors.source_author_upsert`).
+    """
+
+    class Source(models.TextChoices):
+        OPENALEX = "openalex", "OpenAlex"
+        SEMANTICSCHOLAR = "semanticscholar", "Semantic Scholar"
+
+    source = models.CharField(max_length=32, choices=Source.choices)
+    external_id = models.CharField(max_length=32)
+    name = models.CharField(max_length=500, blank=True)
+    aliases = models.JSONField(default=list, blank=True)
+    orcid = models.CharField(max_length=19, blank=True, db_index=True)
+    ror_ids = models.JSONField(default=list, blank=True)
+    affiliations = models.JSONField(default=list, blank=True)
+    works_count = models.PositiveIntegerField(null=True, blank=True)
+    merged_into = models.CharField(max_length=32, blank=True)
+    deleted = models.BooleanField(default=False)
+    raw_record = models.ForeignKey(
+        RawRecord, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    first_seen = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["source", "external_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "external_id"], name="sourceauthor_unique_id"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.external_id} {self.name}".strip()

@@ -41,6 +41,42 @@ class InstitutionRecord:
 
 
 @dataclass(frozen=True)
+class AuthorProfileRecord:
+    """An author profile as a source keeps it (an OpenAlex or S2 author).
+
+    Evidence about the people behind byline slots carrying ``external_id``: the
+    ORCID the source links to the profile, the names it has seen, its
+    institutions. A source's own disambiguation made the profile, so it is
+    evidence, not a curated researcher.
+
+    Attributes:
+        source: ``"openalex"`` or ``"semanticscholar"``.
+        external_id: the id asked for (``A5023888391``, ``"2262347"``).
+        name: the display name ("" for a tombstone).
+        aliases: other names the source has seen, without ``name``.
+        orcid: bare ORCID iD or "".
+        ror_ids: ROR ids of the profile's institutions, most recent first.
+        affiliations: affiliation strings (Semantic Scholar gives no ROR ids).
+        works_count: papers the source attributes to it, or None.
+        merged_into: the id the source now answers for ``external_id`` (OpenAlex
+            merged the two profiles), or "".
+        deleted: the source no longer has the profile (OpenAlex's "Deleted
+            Author", Semantic Scholar's ``null``).
+    """
+
+    source: str
+    external_id: str
+    name: str = ""
+    aliases: tuple[str, ...] = ()
+    orcid: str = ""
+    ror_ids: tuple[str, ...] = ()
+    affiliations: tuple[str, ...] = ()
+    works_count: int | None = None
+    merged_into: str = ""
+    deleted: bool = False
+
+
+@dataclass(frozen=True)
 class AuthorRecord:
     """One byline slot as a source printed it.
 

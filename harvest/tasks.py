@@ -260,3 +260,52 @@ def harvest_arxiv_ids_task(
         task_id=self.request.id or "",
     )
     return _counts(run, then_match)
+
+
+@shared_task(name="harvest.openalex_authors", **_RETRIED)
+def harvest_openalex_authors_task(
+    self,
+    ids: list[str] | None = None,
+    limit: int | None = None,
+    base_url: str = "",
+    run_id: int | None = None,
+) -> dict[str, int | str]:
+    """Fetch OpenAlex author profiles, by id or every one byline slots carry
+    without a profile (:func:`harvest.services.harvest_openalex_authors`).
+
+    Returns:
+        The run's counts (see :func:`_counts`; no matching is queued: profiles
+        change no byline but the merged ids they move).
+    """
+    run = services.harvest_openalex_authors(
+        ids=ids,
+        limit=limit,
+        base_url=base_url,
+        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
+        task_id=self.request.id or "",
+    )
+    return _counts(run, False)
+
+
+@shared_task(name="harvest.s2_authors", **_RETRIED)
+def harvest_s2_authors_task(
+    self,
+    ids: list[str] | None = None,
+    limit: int | None = None,
+    base_url: str = "",
+    run_id: int | None = None,
+) -> dict[str, int | str]:
+    """Fetch Semantic Scholar author profiles
+    (:func:`harvest.services.harvest_s2_authors`).
+
+    Returns:
+        The run's counts (see :func:`_counts`).
+    """
+    run = services.harvest_s2_authors(
+        ids=ids,
+        limit=limit,
+        base_url=base_url,
+        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
+        task_id=self.request.id or "",
+    )
+    return _counts(run, False)

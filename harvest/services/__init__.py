@@ -8,7 +8,14 @@ The writes live in submodules: raw (raw records), runs, upsert (one record
 into Paper and Authorship), batches, files and live (the two ways to harvest).
 """
 
+from harvest.services.authors import (  # noqa: F401
+    harvest_openalex_authors,
+    harvest_s2_authors,
+    source_author_upsert,
+    source_authors_batch,
+)
 from harvest.services.batches import (  # noqa: F401
+    entities_batch,
     harvest_batch,
     institution_upsert,
     institutions_batch,

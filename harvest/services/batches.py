@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from django.db import DatabaseError, DataError, IntegrityError, connection, transaction
 
@@ -273,19 +274,25 @@ def institution_upsert(*, record, fill_only: bool = False) -> str:
     return "updated"
 
 
-def institutions_batch(
+def entities_batch(
     *,
     run: HarvestRun,
     source: str,
     items: list[RawItem],
-    parse: RecordParser,
+    parse: Callable[[RawItem], object],
+    upsert: Callable[[object, RawRecord], str],
     reparse: bool = False,
-    fill_only: bool = False,
 ) -> None:
-    """Store, parse and upsert a batch of ROR records into Institutions.
+    """Store, parse and upsert a batch of records that are not papers
+    (organisations, author profiles), one at a time.
 
-    The run's ``papers_*`` counters count institutions. A failure costs its
-    record only (marked and counted). ``fill_only``: see :func:`institution_upsert`.
+    The run's ``papers_*`` counters count these entities. A failure costs its
+    record only (marked and counted). Call inside a transaction.
+
+    Args:
+        parse: raw record to parsed record.
+        upsert: ``(parsed record, raw record) -> "created" | "updated" |
+            "unchanged"``.
     """
     raws = raw_records_store(run=run, source=source, items=items)
     run.records_seen += len(items)
@@ -295,12 +302,33 @@ def institutions_batch(
             continue
         try:
             with transaction.atomic():
-                outcome = institution_upsert(
-                    record=_parsed(item, parse), fill_only=fill_only
-                )
+                outcome = upsert(_parsed(item, parse), raw)
         except (RecordError, IntegrityError, DataError) as exc:
             _record_failed(run, source, item, raw, exc)
             continue
         _mark(raw)
         counter = f"papers_{outcome}"
         setattr(run, counter, getattr(run, counter) + 1)
+
+
+def institutions_batch(
+    *,
+    run: HarvestRun,
+    source: str,
+    items: list[RawItem],
+    parse: RecordParser,
+    reparse: bool = False,
+    fill_only: bool = False,
+) -> None:
+    """Store, parse and upsert a batch of ROR records into Institutions
+    (:func:`entities_batch`). ``fill_only``: see :func:`institution_upsert`."""
+    entities_batch(
+        run=run,
+        source=source,
+        items=items,
+        parse=parse,
+        upsert=lambda record, raw: institution_upsert(
+            record=record, fill_only=fill_only
+        ),
+        reparse=reparse,
+    )

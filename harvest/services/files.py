@@ -162,38 +162,50 @@ def crossref_reader_for(path: Path) -> FileReader:
 def openalex_reader_for(path: Path) -> FileReader:
     """The reader of a saved OpenAlex answer (``.json``): works (a list page, one
     work, an array such as the 2022 snapshot extract) become papers; institutions
-    make or fill Institutions by ROR id, never replacing what ROR gave.
+    make or fill Institutions by ROR id, never replacing what ROR gave; authors
+    become author profiles (:class:`~harvest.models.SourceAuthor`).
 
     Raises:
         RecordError: the file is not ``.json``.
     """
+    from harvest.services.authors import source_authors_batch
     from harvest.sources import openalex
 
     if path.suffix != ".json":
         raise RecordError(f"{path}: not a saved OpenAlex answer (.json)")
-    if _holds_institutions(path):
+    first = _first_entry(path)
+    if openalex.is_institution(first):
         return FileReader(
             split=openalex.read_openalex_institutions,
             parse=openalex.parse_openalex_institution,
             write=partial(institutions_batch, fill_only=True),
+        )
+    if openalex.is_author(first):
+        return FileReader(
+            split=openalex.read_openalex_authors,
+            parse=openalex.parse_openalex_author,
+            write=source_authors_batch,
         )
     return FileReader(
         split=openalex.read_openalex_file, parse=openalex.parse_openalex_work
     )
 
 
-def _holds_institutions(path: Path) -> bool:
-    """Whether a saved OpenAlex answer is about institutions (its first entry)."""
-    from harvest.sources.openalex import is_institution
-
+def _first_entry(path: Path) -> object:
+    """The first entry of a saved JSON answer (its ``results``, its array, or
+    itself), to tell what it holds; None when it is not JSON (the works reader
+    then names the problem)."""
     try:
         data = json.loads(path.read_text(errors="surrogateescape"))
     except (ValueError, RecursionError):
-        return False  # the works reader names the problem
+        return None
     if isinstance(data, dict) and isinstance(data.get("results"), list):
         data = data["results"]
-    first = data[0] if isinstance(data, list) and data else data
-    return is_institution(first)
+    if isinstance(data, dict) and isinstance(data.get("data"), list):
+        data = data["data"]
+    if isinstance(data, list):
+        return next((e for e in data if e is not None), None)
+    return data
 
 
 # How each source's files are found and read.
@@ -229,16 +241,27 @@ def ror_reader_for(path: Path) -> FileReader:
 
 
 def s2_reader_for(path: Path) -> FileReader:
-    """The reader of a saved Semantic Scholar answer (``.json``: a paper, a batch
-    answer with nulls, or a list of papers).
+    """The reader of a saved Semantic Scholar answer (``.json``): papers (one, a
+    batch answer with nulls, a list) become papers; authors (one, a batch, a
+    ``data`` list) become author profiles.
 
     Raises:
         RecordError: the file is not ``.json``.
     """
+    from harvest.services.authors import source_authors_batch
     from harvest.sources import semanticscholar as s2
 
     if path.suffix != ".json":
         raise RecordError(f"{path}: not a saved Semantic Scholar answer (.json)")
+    first = _first_entry(path)
+    if isinstance(first, dict) and first.get("authorId") and not first.get("paperId"):
+        return FileReader(
+            split=lambda p, root: saved_answer_items(
+                p, root, s2.s2_authors_read, s2.split_s2_authors
+            ),
+            parse=s2.parse_s2_author,
+            write=source_authors_batch,
+        )
     return FileReader(
         split=lambda p, root: saved_answer_items(
             p, root, s2.s2_page_read, s2.split_s2_page

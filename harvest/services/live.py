@@ -71,10 +71,12 @@ PageFetcher = Callable[[str, str, str], Iterator[LivePage]]
 
 
 def _client(
-    client: PoliteClient | None, source: str
+    client: PoliteClient | None, source: str, headers: dict | None = None
 ) -> AbstractContextManager[PoliteClient]:
     """The caller's client (left open), or a new one for ``source`` (closed after)."""
-    return nullcontext(client) if client is not None else PoliteClient(source)
+    if client is not None:
+        return nullcontext(client)
+    return PoliteClient(source, headers=headers)
 
 
 def _window_cursor(run: HarvestRun) -> tuple[int, str]:
@@ -115,6 +117,36 @@ def _unexpected(run: HarvestRun, exc: Exception) -> HarvestRun:
     )
 
 
+def run_to_end(run: HarvestRun, walk: Callable[[], None]) -> HarvestRun:
+    """Carry out ``walk`` (the requests and batches of a live run) and end the run
+    by how it went.
+
+    Returns:
+        The run, ``finished``; ``failed`` with the reason when the source stayed
+        unavailable past its retry budget or refused the request
+        (:class:`~harvest.sources.polite_http.SourceError`), or met an error
+        nobody foresaw (logged with its traceback). The cursor is kept.
+
+    Raises:
+        DatabaseError: transient (a lost connection): the task retries and the
+            run resumes from its cursor.
+    """
+    from harvest.sources.polite_http import SourceError
+
+    try:
+        walk()
+    except SourceError as exc:
+        logger.error(
+            "harvest run %s failed: %s", run.pk, exc, extra={"harvest_run": run.pk}
+        )
+        return harvest_run_finish(run=run, error=str(exc))
+    except DatabaseError:
+        raise  # transient (a lost connection): the task retries, the run resumes
+    except Exception as exc:  # noqa: BLE001 - a bug ends the run, never hides it
+        return _unexpected(run, exc)
+    return harvest_run_finish(run=run)
+
+
 def _walk_windows(
     *,
     run: HarvestRun,
@@ -137,11 +169,11 @@ def _walk_windows(
         unavailable past its retry budget or refuses the request
         (:class:`~harvest.sources.polite_http.SourceError`). The cursor is kept.
     """
-    from harvest.sources.polite_http import SourceError
 
     windows = run.params["windows"]
-    window, position = _window_cursor(run)
-    try:
+
+    def walk() -> None:
+        window, position = _window_cursor(run)
         while window < len(windows):
             start, end = windows[window]
             try:
@@ -171,16 +203,8 @@ def _walk_windows(
                 position = ""
                 continue
             window, position = _window_cursor(run)
-    except SourceError as exc:
-        logger.error(
-            "harvest run %s failed: %s", run.pk, exc, extra={"harvest_run": run.pk}
-        )
-        return harvest_run_finish(run=run, error=str(exc))
-    except DatabaseError:
-        raise  # transient (a lost connection): the task retries, the run resumes
-    except Exception as exc:  # noqa: BLE001 - a bug ends the run, never hides it
-        return _unexpected(run, exc)
-    return harvest_run_finish(run=run)
+
+    return run_to_end(run, walk)
 
 
 def _range_params(
@@ -550,7 +574,6 @@ def harvest_s2_backfill(
     (``/paper/batch``: at most 500 ids, ``null`` for an unknown one).
     """
     from harvest.sources import semanticscholar as s2
-    from harvest.sources.polite_http import SourceError
 
     params = (
         run.params
@@ -565,10 +588,9 @@ def harvest_s2_backfill(
     if run.status == HarvestRun.Status.FINISHED:
         return run
     key = {"x-api-key": settings.S2_API_KEY} if settings.S2_API_KEY else None
-    asked = run.params.get("asked", 0)
-    own = client is None
-    http = client or PoliteClient("semanticscholar", headers=key)
-    try:
+
+    def walk() -> None:
+        asked = run.params.get("asked", 0)
         while run.params["limit"] is None or asked < run.params["limit"]:
             wanted = Paper.objects.filter(s2_id__isnull=True).filter(
                 Q(arxiv_id__isnull=False) | Q(doi__isnull=False)
@@ -598,19 +620,9 @@ def harvest_s2_backfill(
                 run.save()
             if progress:
                 progress(len(papers))
-    except SourceError as exc:
-        logger.error(
-            "harvest run %s failed: %s", run.pk, exc, extra={"harvest_run": run.pk}
-        )
-        return harvest_run_finish(run=run, error=str(exc))
-    except DatabaseError:
-        raise  # transient (a lost connection): the task retries, the run resumes
-    except Exception as exc:  # noqa: BLE001 - a bug ends the run, never hides it
-        return _unexpected(run, exc)
-    finally:
-        if own:
-            http.close()
-    return harvest_run_finish(run=run)
+
+    with _client(client, "semanticscholar", headers=key) as http:
+        return run_to_end(run, walk)
 
 
 def harvest_arxiv_ids(
@@ -644,7 +656,6 @@ def harvest_arxiv_ids(
     Source: arXiv API user manual (``/api/query?id_list=...&start=&max_results=``).
     """
     from harvest.sources import arxiv_atom
-    from harvest.sources.polite_http import SourceError
 
     params = (
         run.params
@@ -660,32 +671,25 @@ def harvest_arxiv_ids(
     if run.status == HarvestRun.Status.FINISHED:
         return run
     p = run.params
-    try:
-        with _client(client, "arxiv") as http:
-            for page in arxiv_api_pages_of(http, p, int(run.cursor or 0)):
-                with transaction.atomic():
-                    harvest_batch(
-                        run=run,
-                        source="arxiv",
-                        items=page.items,
-                        parse=arxiv_atom.parse_atom_entry,
-                    )
-                    p["pages"] = p.get("pages", 0) + 1
-                    p["missing"] = max(0, len(p["ids"]) - page.total)
-                    run.cursor = str(page.start + len(page.items))
-                    run.save()
-                if progress:
-                    progress(len(page.items))
-    except SourceError as exc:
-        logger.error(
-            "harvest run %s failed: %s", run.pk, exc, extra={"harvest_run": run.pk}
-        )
-        return harvest_run_finish(run=run, error=str(exc))
-    except DatabaseError:
-        raise  # transient (a lost connection): the task retries, the run resumes
-    except Exception as exc:  # noqa: BLE001 - a bug ends the run, never hides it
-        return _unexpected(run, exc)
-    return harvest_run_finish(run=run)
+
+    def walk() -> None:
+        for page in arxiv_api_pages_of(http, p, int(run.cursor or 0)):
+            with transaction.atomic():
+                harvest_batch(
+                    run=run,
+                    source="arxiv",
+                    items=page.items,
+                    parse=arxiv_atom.parse_atom_entry,
+                )
+                p["pages"] = p.get("pages", 0) + 1
+                p["missing"] = max(0, len(p["ids"]) - page.total)
+                run.cursor = str(page.start + len(page.items))
+                run.save()
+            if progress:
+                progress(len(page.items))
+
+    with _client(client, "arxiv") as http:
+        return run_to_end(run, walk)
 
 
 def arxiv_api_pages_of(http: PoliteClient, params: dict, start: int):

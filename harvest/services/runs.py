@@ -46,7 +46,9 @@ def _run_task(run: HarvestRun, *, resume: bool):
         harvest_arxiv_oai_task,
         harvest_crossref_task,
         harvest_files_task,
+        harvest_openalex_authors_task,
         harvest_openalex_task,
+        harvest_s2_authors_task,
         harvest_s2_backfill_task,
     )
 
@@ -59,6 +61,15 @@ def _run_task(run: HarvestRun, *, resume: bool):
         if resume:
             return harvest_s2_backfill_task.s(run_id=run.pk)
         return harvest_s2_backfill_task.s(limit=p["limit"], base_url=p["base_url"])
+    profiles = {
+        "openalex-authors": harvest_openalex_authors_task,
+        "s2-authors": harvest_s2_authors_task,
+    }
+    if p.get("mode") in profiles:
+        task = profiles[p["mode"]]
+        if resume:
+            return task.s(run_id=run.pk)
+        return task.s(ids=p["ids"], limit=p["limit"], base_url=p["base_url"])
     live = {
         "oai": harvest_arxiv_oai_task,
         "crossref": harvest_crossref_task,

@@ -88,7 +88,8 @@ def json_record(item: RawItem, kind: str) -> dict:
     except (ValueError, RecursionError) as exc:
         raise RecordError(f"{item.locator}: not JSON: {exc}") from exc
     if not isinstance(value, dict):
-        raise RecordError(f"{item.locator}: a {kind} must be a JSON object")
+        article = "an" if kind[:1] in "aeiou" else "a"
+        raise RecordError(f"{item.locator}: {article} {kind} must be a JSON object")
     return value
 
 

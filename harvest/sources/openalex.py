@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from curation.names import is_collaboration, parse_name
 from harvest.records import (
+    AuthorProfileRecord,
     AuthorRecord,
     InstitutionRecord,
     NotARecordFile,
@@ -408,15 +409,20 @@ def is_institution(value: object) -> bool:
     )
 
 
-def read_openalex_institutions(
-    path: Path, root: Path | None = None
+def _read_entities(
+    path: Path,
+    root: Path | None,
+    *,
+    kind: str,
+    is_kind: Callable[[object], bool],
+    id_of: Callable[[object], str],
 ) -> Iterator[RawItem]:
-    """Cut a saved OpenAlex institution answer (one institution, a ``results``
-    list, or an array) into one RawItem per institution.
+    """Cut a saved OpenAlex answer about ``kind`` entities (one, a ``results``
+    list, or an array) into one RawItem per entity, keyed by its id.
 
     Raises:
         RecordError: (while iterating) the file is not JSON.
-        NotARecordFile: no institution in it.
+        NotARecordFile: no such entity in it.
     """
     locator = file_locator(path, root)
     try:
@@ -426,18 +432,30 @@ def read_openalex_institutions(
     if isinstance(data, dict) and isinstance(data.get("results"), list):
         data = data["results"]
     entries = data if isinstance(data, list) else [data]
-    if not any(is_institution(e) for e in entries):
-        raise NotARecordFile(f"{locator}: no OpenAlex institution in it")
+    if not any(is_kind(e) for e in entries):
+        raise NotARecordFile(f"{locator}: no OpenAlex {kind} in it")
     for index, entry in enumerate(entries):
-        item_locator = f"{locator}#institution-{index}"
-        iid = entry.get("id") if isinstance(entry, dict) else None
+        item_locator = f"{locator}#{kind}-{index}"
+        eid = id_of(entry.get("id")) if isinstance(entry, dict) else ""
         yield RawItem(
-            external_id=iid.rsplit("/", 1)[-1]
-            if isinstance(iid, str)
-            else item_locator,
+            external_id=eid or item_locator,
             payload=json.dumps(entry, ensure_ascii=False, sort_keys=True),
             locator=item_locator,
         )
+
+
+def _institution_id(value: object) -> str:
+    return value.rsplit("/", 1)[-1] if isinstance(value, str) else ""
+
+
+def read_openalex_institutions(
+    path: Path, root: Path | None = None
+) -> Iterator[RawItem]:
+    """Cut a saved OpenAlex institution answer into one RawItem per institution
+    (:func:`_read_entities`)."""
+    return _read_entities(
+        path, root, kind="institution", is_kind=is_institution, id_of=_institution_id
+    )
 
 
 def parse_openalex_institution(item: RawItem):
@@ -490,4 +508,91 @@ def parse_openalex_institution(item: RawItem):
             for a in entry.get("associated_institutions") or []
             if isinstance(a, dict) and ror_id_of(a.get("ror"))
         ),
+    )
+
+
+def is_author(value: object) -> bool:
+    """Whether a JSON value is an OpenAlex author object (``id`` ``A...``)."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("id"), str)
+        and bool(_AUTHOR_ID_RE.match(value["id"].strip()))
+    )
+
+
+def author_id(value: object) -> str:
+    """``A5023888391`` from an OpenAlex author id or URL; "" when it is none."""
+    match = _AUTHOR_ID_RE.match(value.strip()) if isinstance(value, str) else None
+    return match.group(1).upper() if match else ""
+
+
+def read_openalex_authors(path: Path, root: Path | None = None) -> Iterator[RawItem]:
+    """Cut a saved OpenAlex author answer into one RawItem per author, keyed by
+    its id (:func:`_read_entities`)."""
+    return _read_entities(path, root, kind="author", is_kind=is_author, id_of=author_id)
+
+
+def parse_openalex_author(item: RawItem) -> AuthorProfileRecord:
+    """Parse one OpenAlex author into an author profile record.
+
+    ``item.external_id`` is the id that was asked for: when the answer carries
+    another id, OpenAlex merged the asked profile into that one (its API answers
+    a merged id with the survivor) and ``merged_into`` names it. A profile named
+    "Deleted Author" with no works is OpenAlex's tombstone of a removed profile.
+
+    Returns:
+        The record: display name, alternative names as aliases, ORCID, the ROR
+        ids of its last known institutions then of its other affiliations (both
+        schemas: ``last_known_institutions`` list, 2022's single
+        ``last_known_institution``), works count.
+
+    Raises:
+        RecordError: not an author object.
+
+    Source: OpenAlex docs, "Author object" (``id``, ``orcid``, ``display_name``,
+    ``display_name_alternatives``, ``last_known_institutions``, ``affiliations``,
+    ``works_count``); "Merged entities" (a merged id redirects to the survivor).
+    """
+    entry = json_record(item, "author")
+    answered = author_id(entry.get("id"))
+    if not answered:
+        raise RecordError(f"{item.locator}: not an OpenAlex author")
+    asked = author_id(item.external_id) or answered
+    name = text_of(entry.get("display_name"))
+    works = entry.get("works_count")
+    works = works if isinstance(works, int) and 0 <= works < 2**31 else None
+    aliases = []
+    for alias in entry.get("display_name_alternatives") or []:
+        alias = text_of(alias)
+        if alias and alias != name and alias not in aliases:
+            aliases.append(alias)
+    orcid = ""
+    if isinstance(entry.get("orcid"), str):
+        try:
+            orcid = orcid_normalise(entry["orcid"])
+        except ValueError:
+            orcid = ""
+    last = entry.get("last_known_institutions")
+    if not isinstance(last, list):
+        last = [entry.get("last_known_institution")]
+    places = [*last] + [
+        a.get("institution")
+        for a in entry.get("affiliations") or []
+        if isinstance(a, dict)
+    ]
+    ror_ids = []
+    for place in places:
+        ror = ror_id_of(place.get("ror")) if isinstance(place, dict) else ""
+        if ror and ror not in ror_ids:
+            ror_ids.append(ror)
+    return AuthorProfileRecord(
+        source=SOURCE,
+        external_id=asked,
+        name=name,
+        aliases=tuple(aliases),
+        orcid=orcid,
+        ror_ids=tuple(ror_ids),
+        works_count=works,
+        merged_into=answered if answered != asked else "",
+        deleted=name == "Deleted Author" and not works and answered == asked,
     )

@@ -26,10 +26,17 @@ from dataclasses import dataclass
 from datetime import date
 
 from curation.names import is_collaboration, parse_name
-from harvest.records import AuthorRecord, PaperRecord, RawItem, RecordError
+from harvest.records import (
+    AuthorProfileRecord,
+    AuthorRecord,
+    PaperRecord,
+    RawItem,
+    RecordError,
+)
 from harvest.sources.crossref import doi_normalise, doi_valid
 from harvest.sources.json_answers import json_answer, json_record, text_of
 from harvest.sources.polite_http import PoliteClient, SourceRefused
+from wovepaper.identifiers import orcid_normalise
 
 SOURCE = "semanticscholar"
 # The fields a harvest asks for (Graph API "fields" parameter).
@@ -74,14 +81,18 @@ def s2_page_read(body: str, url: str) -> S2Page:
 
 def split_s2_page(page: S2Page) -> Iterator[RawItem]:
     """One RawItem per paper; the ``null`` entries of a batch are left out."""
-    for index, paper in enumerate(page.items):
-        if paper is None:
+    return _split(page, "paper", "paperId")
+
+
+def _split(page: S2Page, kind: str, id_key: str) -> Iterator[RawItem]:
+    for index, entry in enumerate(page.items):
+        if entry is None:
             continue
-        locator = f"{page.url}#paper-{index}"
-        pid = paper.get("paperId") if isinstance(paper, dict) else None
+        locator = f"{page.url}#{kind}-{index}"
+        eid = entry.get(id_key) if isinstance(entry, dict) else None
         yield RawItem(
-            external_id=pid if isinstance(pid, str) and pid else locator,
-            payload=json.dumps(paper, ensure_ascii=False, sort_keys=True),
+            external_id=eid if isinstance(eid, str) and eid else locator,
+            payload=json.dumps(entry, ensure_ascii=False, sort_keys=True),
             locator=locator,
         )
 
@@ -151,19 +162,7 @@ def s2_papers_batch(
             :meth:`PoliteClient.fetch`.
         SourceUnavailable: see :meth:`PoliteClient.fetch`.
     """
-    if len(ids) > BATCH_MAX:
-        raise ValueError(f"{len(ids)} ids: a batch takes at most {BATCH_MAX}")
-    page = client.fetch(
-        f"{base_url.rstrip('/')}/paper/batch",
-        {"fields": PAPER_FIELDS},
-        read=lambda response: s2_page_read(response.text, str(response.url)),
-        json_body={"ids": ids},
-    )
-    if len(page.items) != len(ids):
-        raise SourceRefused(
-            f"{page.url}: {len(page.items)} entries answered for {len(ids)} ids"
-        )
-    return page
+    return _batch(client, base_url, "paper", PAPER_FIELDS, s2_page_read, ids, BATCH_MAX)
 
 
 def s2_bulk_pages(
@@ -241,3 +240,132 @@ def _author(author: object) -> AuthorRecord | None:
         suffix=parsed.suffix,
         s2_author_id=s2,
     )
+
+
+# Author lookups ask for these fields (Graph API "Details about an author").
+AUTHOR_FIELDS = "authorId,externalIds,name,aliases,affiliations,paperCount,url"
+AUTHOR_BATCH_MAX = 1000
+
+
+def _holds_authors(entries: list) -> bool:
+    return any(isinstance(e, dict) and e.get("authorId") for e in entries)
+
+
+def s2_authors_read(body: str, url: str) -> S2Page:
+    """Read a Graph API answer holding authors: one author, a batch (``null`` for
+    an unknown id), or a ``{"data": [...]}`` list.
+
+    Raises:
+        UnusableBody: not whole JSON (cut short).
+        SourceRefused: an error answer or one without authors.
+    """
+    data = json_answer(body, url)
+    if isinstance(data, list) and (
+        _holds_authors(data) or all(e is None for e in data)
+    ):
+        return S2Page(url, data, "")
+    if isinstance(data, dict):
+        if isinstance(data.get("data"), list) and _holds_authors(data["data"]):
+            return S2Page(url, data["data"], str(data.get("token") or ""))
+        if data.get("authorId"):
+            return S2Page(url, [data], "")
+        problem = data.get("error") or data.get("message") or str(data)[:200]
+        raise SourceRefused(f"{url}: no authors: {problem}")
+    raise SourceRefused(f"{url}: no authors in the answer")
+
+
+def split_s2_authors(page: S2Page) -> Iterator[RawItem]:
+    """One RawItem per author, keyed by its id; ``null`` entries are left out."""
+    return _split(page, "author", "authorId")
+
+
+def parse_s2_author(item: RawItem) -> AuthorProfileRecord:
+    """Parse one Graph API author into an author profile record.
+
+    Returns:
+        The record: name, aliases, the ORCID from ``externalIds`` when valid,
+        affiliation strings, paper count.
+
+    Raises:
+        RecordError: not an author object (no numeric ``authorId``).
+
+    Source: Semantic Scholar Graph API, "Details about an author" (``authorId``,
+    ``externalIds`` {``ORCID``, ``DBLP``}, ``name``, ``aliases``,
+    ``affiliations``, ``paperCount``).
+    """
+    author = json_record(item, "author")
+    aid = author.get("authorId")
+    if not (isinstance(aid, str) and aid.isdigit() and len(aid) <= 32):
+        raise RecordError(f"{item.locator}: not a Semantic Scholar author")
+    name = text_of(author.get("name"))
+    aliases = []
+    for alias in author.get("aliases") or []:
+        alias = text_of(alias)
+        if alias and alias != name and alias not in aliases:
+            aliases.append(alias)
+    external = author.get("externalIds")
+    orcid = ""
+    if isinstance(external, dict) and isinstance(external.get("ORCID"), str):
+        try:
+            orcid = orcid_normalise(external["ORCID"])
+        except ValueError:
+            orcid = ""
+    affiliations = tuple(
+        text_of(a) for a in author.get("affiliations") or [] if text_of(a)
+    )
+    count = author.get("paperCount")
+    return AuthorProfileRecord(
+        source=SOURCE,
+        external_id=aid,
+        name=name,
+        aliases=tuple(aliases),
+        orcid=orcid,
+        affiliations=affiliations,
+        works_count=count if isinstance(count, int) and 0 <= count < 2**31 else None,
+    )
+
+
+def s2_authors_batch(
+    client: PoliteClient, base_url: str, ids: list[str], *, api_key: str = ""
+) -> S2Page:
+    """Look up to :data:`AUTHOR_BATCH_MAX` authors at once (``POST /author/batch``).
+
+    Returns:
+        The answer: one entry per id, in order, ``None`` where unknown.
+
+    Raises:
+        ValueError: more than :data:`AUTHOR_BATCH_MAX` ids.
+        SourceRefused: an answer whose length is not the number of ids; see also
+            :meth:`PoliteClient.fetch`.
+        SourceUnavailable: see :meth:`PoliteClient.fetch`.
+
+    Source: Semantic Scholar Graph API, "Get details for multiple authors at once"
+    (at most 1,000 ids).
+    """
+    return _batch(
+        client,
+        base_url,
+        "author",
+        AUTHOR_FIELDS,
+        s2_authors_read,
+        ids,
+        AUTHOR_BATCH_MAX,
+    )
+
+
+def _batch(client, base_url, kind, fields, read, ids, most) -> S2Page:
+    """``POST /<kind>/batch`` of ``ids``, its answer checked to hold one entry
+    per id."""
+    if len(ids) > most:
+        raise ValueError(f"{len(ids)} ids: a batch takes at most {most}")
+    page = client.fetch(
+        f"{base_url.rstrip('/')}/{kind}/batch",
+        {"fields": fields},
+        read=lambda response: read(response.text, str(response.url)),
+        json_body={"ids": ids},
+    )
+    if len(page.items) != len(ids):
+        raise SourceRefused(
+            f"{page.url}: {len(page.items)} entries answered for {len(ids)} ids"
+        )
+    return page

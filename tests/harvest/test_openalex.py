@@ -187,14 +187,17 @@ def test_an_openalex_institution_makes_or_fills_an_institution_never_overriding(
 
 
 @pytest.mark.django_db
-def test_the_entities_folder_harvests_works_and_institutions_and_skips_the_rest():
+def test_the_entities_folder_harvests_works_institutions_authors_skips_the_rest():
     from harvest import services
+    from harvest.models import SourceAuthor
 
     run = services.harvest_files(
         source="openalex", root=DATA / "openalex_python_entities"
     )
     assert run.records_failed == 0
-    assert (run.papers_created, run.papers_updated) == (3, 0)  # 2 works, 1 institution
+    # 2 works, 1 institution, 3 author profiles (one a tombstone)
+    assert (run.papers_created, run.papers_updated) == (6, 0)
+    assert SourceAuthor.objects.filter(deleted=False).count() == 2
     skipped = {f["file"].rsplit("/", 1)[-1] for f in run.files_skipped}
-    assert "A5023888391.json" in skipped
-    assert "I27837315.json" not in skipped
+    assert "S137773608.json" in skipped  # a source (journal), not ours
+    assert not skipped & {"A5023888391.json", "I27837315.json", "W2741809807.json"}

@@ -19,7 +19,7 @@ def schedule_of(name: str) -> tuple[str, str, str, bool]:
 
 def test_schedule_ensure_installs_harvests_matching_and_digest(capsys):
     call_command("schedule_ensure")
-    assert "6 created, 0 reset, 0 kept" in capsys.readouterr().out
+    assert "8 created, 0 reset, 0 kept" in capsys.readouterr().out
     assert schedule_of("harvest-arxiv-daily") == ("harvest.arxiv_oai", "2", "0", True)
     assert schedule_of("matching-all-blocks") == (
         "curation.matching_run",
@@ -36,6 +36,10 @@ def test_schedule_ensure_installs_harvests_matching_and_digest(capsys):
         False,
     )
     assert schedule_of("harvest-s2-daily")[3] is False
+    assert schedule_of("harvest-openalex-authors-daily")[:1] == (
+        "harvest.openalex_authors",
+    )
+    assert schedule_of("harvest-s2-authors-daily")[3] is False
     app.loader.import_default_modules()  # what a worker does when it starts
     for task in PeriodicTask.objects.all():
         assert task.task in app.tasks
@@ -48,11 +52,11 @@ def test_an_operators_change_survives_and_reset_restores_the_default(capsys):
     task.enabled = False
     task.save()
     call_command("schedule_ensure")
-    assert "0 created, 0 reset, 6 kept" in capsys.readouterr().out
+    assert "0 created, 0 reset, 8 kept" in capsys.readouterr().out
     assert schedule_of("harvest-arxiv-daily")[3] is False
     call_command("schedule_ensure", "--reset")
     assert schedule_of("harvest-arxiv-daily")[3] is True
-    assert PeriodicTask.objects.count() == 6
+    assert PeriodicTask.objects.count() == 8
 
 
 def test_beat_reads_the_tables_not_a_file():

@@ -279,6 +279,20 @@ PERIODIC_TASKS = {
         "kwargs": {"limit": 50_000},
         "enabled": False,
     },
+    # Author profiles behind the byline slots' OpenAlex and S2 ids (a backfill of
+    # the ids with no profile yet); installed disabled like the lookups above.
+    "harvest-openalex-authors-daily": {
+        "task": "harvest.openalex_authors",
+        "schedule": crontab(hour=4, minute=30),
+        "kwargs": {"limit": 50_000},
+        "enabled": False,
+    },
+    "harvest-s2-authors-daily": {
+        "task": "harvest.s2_authors",
+        "schedule": crontab(hour=5, minute=0),
+        "kwargs": {"limit": 50_000},
+        "enabled": False,
+    },
     # A full matching pass every night (re-clusters pending work in every block); each
     # harvest also queues matching of the blocks it touched.
     "matching-all-blocks": {

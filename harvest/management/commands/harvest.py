@@ -67,7 +67,14 @@ class Command(BaseCommand):
         live.add_argument(
             "--ids",
             default="",
-            help="arxiv: fetch these ids from the arXiv API (comma-separated)",
+            help="arxiv: fetch these ids from the arXiv API; with --authors: these "
+            "author ids (comma-separated)",
+        )
+        live.add_argument(
+            "--authors",
+            action="store_true",
+            help="openalex/semanticscholar: fetch author profiles (--ids, or every "
+            "author id byline slots carry that has no profile yet)",
         )
         live.add_argument(
             "--filter",
@@ -79,7 +86,7 @@ class Command(BaseCommand):
             "--limit",
             type=_positive,
             default=None,
-            help="semanticscholar: most papers to look up",
+            help="semanticscholar: most papers to look up; --authors: most ids",
         )
         live.add_argument(
             "--url",
@@ -107,8 +114,16 @@ class Command(BaseCommand):
         live = (run and run.params.get("mode")) or (
             run is None and not (options["file"] or options["dir"])
         )
-        if options["ids"] and options["source"] != "arxiv":
-            raise CommandError("--ids is arXiv's")
+        mode = run.params.get("mode") if run else None
+        if options["authors"] or mode in ("openalex-authors", "s2-authors"):
+            run = self._authors(run, options)
+        elif options["ids"] and options["source"] != "arxiv":
+            raise CommandError("--ids is arXiv's (or, with --authors, author ids)")
+        else:
+            run = self._papers(run, live, options)
+        self._report(run)
+
+    def _papers(self, run: HarvestRun | None, live, options) -> HarvestRun:
         ids = [i.strip() for i in options["ids"].split(",") if i.strip()]
         if options["ids"] and not ids:
             raise CommandError("--ids names no arXiv id")
@@ -134,6 +149,51 @@ class Command(BaseCommand):
                 raise CommandError(str(exc)) from exc
         else:
             run = self._files(run, options)
+        return run
+
+    def _authors(self, run: HarvestRun | None, options) -> HarvestRun:
+        from wovepaper import identifiers
+
+        source = options["source"]
+        if source not in ("openalex", "semanticscholar"):
+            raise CommandError("--authors is OpenAlex's and Semantic Scholar's")
+        if options["file"] or options["dir"]:
+            raise CommandError(
+                "--authors looks profiles up live; saved author answers are read "
+                "with --file or --dir alone"
+            )
+        normalise = (
+            identifiers.openalex_author_normalise
+            if source == "openalex"
+            else identifiers.s2_author_normalise
+        )
+        ids = None
+        if options["ids"]:
+            try:
+                ids = [normalise(i) for i in options["ids"].split(",") if i.strip()]
+            except ValueError as exc:
+                raise CommandError(f"--ids: {exc}") from exc
+            if not ids:
+                raise CommandError("--ids names no author id")
+        harvest = (
+            services.harvest_openalex_authors
+            if source == "openalex"
+            else services.harvest_s2_authors
+        )
+        with tqdm(
+            unit="author",
+            disable=options["no_progress"],
+            desc=f"look up {source} author profiles",
+        ) as bar:
+            return harvest(
+                ids=ids,
+                limit=options["limit"],
+                base_url=options["url"],
+                run=run,
+                progress=bar.update,
+            )
+
+    def _report(self, run: HarvestRun) -> None:
         self.stdout.write(
             f"run #{run.pk}: {run.records_seen} records, {run.papers_created} created, "
             f"{run.papers_updated} updated, {run.papers_unchanged} unchanged, "

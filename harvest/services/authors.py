@@ -1,0 +1,358 @@
+"""Author profiles of OpenAlex and Semantic Scholar: stored, and looked up live.
+
+The byline slots carry the sources' author ids (``Authorship.openalex_author_id``,
+``s2_author_id``); these lookups fetch the profiles behind them into
+:class:`~harvest.models.SourceAuthor` (evidence for matching and curation: the
+ORCID a source links to the profile, the names and institutions it has seen).
+When OpenAlex has merged a profile into another, the slots that carried the old
+id are moved to the survivor, so two slots of one OpenAlex person never look
+like two people.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import transaction
+
+from harvest.models import HarvestRun, RawRecord, SourceAuthor
+from harvest.records import AuthorProfileRecord, RawItem, clean_text
+from harvest.services.batches import entities_batch
+from harvest.services.live import _client, _live_run, run_to_end
+from harvest.sources.polite_http import PoliteClient, SourceError
+from wovepaper.models import Authorship
+
+logger = logging.getLogger(__name__)
+
+# Ids asked in one OpenAlex list request (``filter=openalex:A1|A2|...``); OpenAlex
+# takes up to 100 values OR-ed in one filter (OpenAlex docs, "Filter entity
+# lists", "OR within a filter"), and a page of 50 authors is a few hundred kB.
+OPENALEX_IDS_PER_REQUEST = 50
+
+_SLOT_ID = {"openalex": "openalex_author_id", "semanticscholar": "s2_author_id"}
+
+
+def source_author_upsert(
+    record: AuthorProfileRecord, raw: RawRecord | None = None
+) -> str:
+    """Create or update the SourceAuthor of one profile record; move the slots of
+    a merged OpenAlex profile to its survivor.
+
+    Args:
+        record: a parsed profile.
+        raw: the raw record it was parsed from (None for a tombstone the source
+            answered without a body: a 404 or a batch ``null``).
+
+    Returns:
+        ``"created"``, ``"updated"`` or ``"unchanged"``.
+    """
+    fields = {
+        "name": clean_text(record.name)[:500],
+        "aliases": [clean_text(a)[:500] for a in record.aliases],
+        "orcid": record.orcid,
+        "ror_ids": list(record.ror_ids),
+        "affiliations": [clean_text(a)[:1000] for a in record.affiliations],
+        "works_count": record.works_count,
+        "merged_into": record.merged_into[:32],
+        "deleted": record.deleted,
+    }
+    row = SourceAuthor.objects.filter(
+        source=record.source, external_id=record.external_id
+    ).first()
+    if record.merged_into:
+        moved = Authorship.objects.filter(
+            **{_SLOT_ID[record.source]: record.external_id}
+        ).update(**{_SLOT_ID[record.source]: record.merged_into})
+        if moved:
+            logger.info(
+                "%s author %s merged into %s: %d byline slots moved",
+                record.source,
+                record.external_id,
+                record.merged_into,
+                moved,
+                extra={"source_author": record.external_id},
+            )
+    if row is None:
+        SourceAuthor.objects.create(
+            source=record.source,
+            external_id=record.external_id,
+            raw_record=raw,
+            **fields,
+        )
+        return "created"
+    if all(getattr(row, k) == v for k, v in fields.items()):
+        return "unchanged"
+    for key, value in fields.items():
+        setattr(row, key, value)
+    row.raw_record = raw or row.raw_record
+    row.save()
+    return "updated"
+
+
+def source_authors_batch(**kwargs) -> None:
+    """Store, parse and upsert a batch of author profile records
+    (:func:`~harvest.services.batches.entities_batch` of
+    :func:`source_author_upsert`); takes the arguments of ``harvest_batch``."""
+    entities_batch(**kwargs, upsert=source_author_upsert)
+
+
+def _tombstones(run: HarvestRun, source: str, ids: list[str]) -> None:
+    """Record ids the source answered it does not know (deleted profiles)."""
+    for external_id in ids:
+        outcome = source_author_upsert(
+            AuthorProfileRecord(source=source, external_id=external_id, deleted=True)
+        )
+        counter = f"papers_{outcome}"
+        setattr(run, counter, getattr(run, counter) + 1)
+
+
+def _unknown_ids(source: str, after: str, count: int) -> list[str]:
+    """Author ids byline slots carry that have no SourceAuthor yet, ascending,
+    past ``after``: the next ``count`` to look up."""
+    field = _SLOT_ID[source]
+    known = SourceAuthor.objects.filter(source=source).values("external_id")
+    return list(
+        Authorship.objects.exclude(**{field: ""})
+        .filter(**{f"{field}__gt": after})
+        .exclude(**{f"{field}__in": known})
+        .order_by(field)
+        .values_list(field, flat=True)
+        .distinct()[:count]
+    )
+
+
+def _lookup_run(
+    *,
+    source: str,
+    mode: str,
+    ids: list[str] | None,
+    limit: int | None,
+    base_url: str,
+    run: HarvestRun | None,
+    task_id: str,
+    client: PoliteClient | None,
+    progress: Callable[[int], None] | None,
+    per_request: int,
+    look_up: Callable[[PoliteClient, str, list[str]], tuple[list[RawItem], list[str]]],
+    parse,
+    headers: dict | None,
+) -> HarvestRun:
+    """Look up author ids in chunks, each chunk committed with the cursor.
+
+    The cursor is the last id handled: with ``ids`` given, their position in the
+    list; without, the backfill's last id (ids ascend), so a killed run resumes
+    after it and an id that answered nothing is not asked forever.
+    """
+    params = (
+        run.params
+        if run
+        else {
+            "mode": mode,
+            "base_url": base_url,
+            "ids": ids,
+            "limit": limit,
+            "asked": 0,
+        }
+    )
+    run = _live_run(source=source, params=params, run=run, task_id=task_id)
+    if run.status == HarvestRun.Status.FINISHED:
+        return run
+    wanted = run.params.get("ids")
+    cap = run.params.get("limit")
+
+    def walk() -> None:
+        asked = run.params.get("asked", 0)
+        while cap is None or asked < cap:
+            room = per_request if cap is None else min(per_request, cap - asked)
+            if wanted is not None:
+                start = int(run.cursor or 0)
+                chunk = wanted[start : start + room]
+            else:
+                chunk = _unknown_ids(source, run.cursor, room)
+            if not chunk:
+                break
+            items, unknown = look_up(http, run.params["base_url"], chunk)
+            with transaction.atomic():
+                if items:
+                    source_authors_batch(
+                        run=run, source=source, items=items, parse=parse
+                    )
+                _tombstones(run, source, unknown)
+                asked += len(chunk)
+                run.params["asked"] = asked
+                run.cursor = (
+                    str(int(run.cursor or 0) + len(chunk))
+                    if wanted is not None
+                    else chunk[-1]
+                )
+                run.save()
+            if progress:
+                progress(len(chunk))
+
+    with _client(client, source, headers=headers) as http:
+        return run_to_end(run, walk)
+
+
+def openalex_root() -> str:
+    """The OpenAlex API root, from ``settings.OPENALEX_WORKS_URL`` (``.../works``)."""
+    return settings.OPENALEX_WORKS_URL.rstrip("/").removesuffix("/works")
+
+
+def _openalex_look_up(
+    http: PoliteClient, base_url: str, ids: list[str]
+) -> tuple[list[RawItem], list[str]]:
+    """One list request for ``ids``; each id it did not answer asked alone (a
+    merged id answers with its survivor, an unknown one 404)."""
+    import json
+
+    from harvest.sources import openalex
+    from harvest.sources.json_answers import json_answer
+
+    key = {"api_key": settings.OPENALEX_API_KEY} if settings.OPENALEX_API_KEY else {}
+    root = base_url.rstrip("/")
+    answer = http.fetch(
+        f"{root}/authors",
+        {"filter": "openalex:" + "|".join(ids), "per-page": str(len(ids)), **key},
+        read=lambda r: json_answer(r.text, str(r.url)),
+    )
+    results = answer.get("results") if isinstance(answer, dict) else None
+    if not isinstance(results, list):
+        raise SourceError(f"{root}/authors: no results list in the answer")
+    items, found = [], set()
+    for entry in results:
+        aid = openalex.author_id(entry.get("id")) if isinstance(entry, dict) else ""
+        if aid in ids and aid not in found:
+            found.add(aid)
+            items.append(
+                RawItem(
+                    external_id=aid,
+                    payload=json.dumps(entry, ensure_ascii=False, sort_keys=True),
+                    locator=f"{root}/authors/{aid}",
+                )
+            )
+    unknown = []
+    for aid in (a for a in ids if a not in found):
+        entry = http.fetch(
+            f"{root}/authors/{aid}",
+            key,
+            read=lambda r: (
+                None if r.status_code == 404 else json_answer(r.text, str(r.url))
+            ),
+            accept=frozenset({404}),
+        )
+        if entry is None:
+            unknown.append(aid)
+            continue
+        # Stored under the id asked: the parser reads a different answered id as
+        # a merge into it.
+        items.append(
+            RawItem(
+                external_id=aid,
+                payload=json.dumps(entry, ensure_ascii=False, sort_keys=True),
+                locator=f"{root}/authors/{aid}",
+            )
+        )
+    return items, unknown
+
+
+def harvest_openalex_authors(
+    *,
+    ids: list[str] | None = None,
+    limit: int | None = None,
+    base_url: str = "",
+    run: HarvestRun | None = None,
+    task_id: str = "",
+    client: PoliteClient | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> HarvestRun:
+    """Fetch OpenAlex author profiles into SourceAuthor.
+
+    Without ``ids``, every OpenAlex author id a byline slot carries that has no
+    profile yet (a backfill, ids ascending). Ids are asked
+    :data:`OPENALEX_IDS_PER_REQUEST` at a time with one list request; an id the
+    list leaves out is asked alone: OpenAlex answers a merged id with the
+    surviving profile (the slots move to it) and an unknown one with 404 (a
+    deleted tombstone is stored, so it is not asked again).
+
+    Args:
+        ids: bare OpenAlex author ids (``A5023888391``), or None to backfill.
+        limit: most ids to look up; None for all.
+        base_url: API root; "" for :func:`openalex_root`.
+        run: a run to resume; task_id, client, progress: as for the works harvest.
+
+    Returns:
+        The run, ``finished`` (``papers_*`` count profiles), or ``failed``
+        with its ``error`` and a cursor to resume from.
+
+    Source: OpenAlex docs, "Authors", "Filter entity lists", "Merged entities".
+    """
+    from harvest.sources import openalex
+
+    return _lookup_run(
+        source="openalex",
+        mode="openalex-authors",
+        ids=ids,
+        limit=limit,
+        base_url=base_url or openalex_root(),
+        run=run,
+        task_id=task_id,
+        client=client,
+        progress=progress,
+        per_request=OPENALEX_IDS_PER_REQUEST,
+        look_up=_openalex_look_up,
+        parse=openalex.parse_openalex_author,
+        headers=None,
+    )
+
+
+def _s2_look_up(
+    http: PoliteClient, base_url: str, ids: list[str]
+) -> tuple[list[RawItem], list[str]]:
+    from harvest.sources import semanticscholar as s2
+
+    page = s2.s2_authors_batch(http, base_url, ids)
+    unknown = [aid for aid, entry in zip(ids, page.items, strict=True) if entry is None]
+    return list(s2.split_s2_authors(page)), unknown
+
+
+def harvest_s2_authors(
+    *,
+    ids: list[str] | None = None,
+    limit: int | None = None,
+    base_url: str = "",
+    run: HarvestRun | None = None,
+    task_id: str = "",
+    client: PoliteClient | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> HarvestRun:
+    """Fetch Semantic Scholar author profiles into SourceAuthor.
+
+    Without ``ids``, every S2 author id a byline slot carries that has no profile
+    yet. Ids are asked 1,000 at a time (``POST /author/batch``); an id answered
+    ``null`` is stored as a deleted tombstone, so it is not asked again.
+    ``S2_API_KEY`` is sent as ``x-api-key``.
+
+    Args and returns: as :func:`harvest_openalex_authors`; ``base_url`` ""
+    for ``settings.S2_API_URL``.
+
+    Source: Semantic Scholar Graph API, "Get details for multiple authors at once".
+    """
+    from harvest.sources import semanticscholar as s2
+
+    return _lookup_run(
+        source="semanticscholar",
+        mode="s2-authors",
+        ids=ids,
+        limit=limit,
+        base_url=base_url or settings.S2_API_URL,
+        run=run,
+        task_id=task_id,
+        client=client,
+        progress=progress,
+        per_request=s2.AUTHOR_BATCH_MAX,
+        look_up=_s2_look_up,
+        parse=s2.parse_s2_author,
+        headers={"x-api-key": settings.S2_API_KEY} if settings.S2_API_KEY else None,
+    )
