@@ -63,6 +63,8 @@ def _remembered(function):
     remembered.cache_info = cached.cache_info
     remembered.cache_clear = cached.cache_clear
     return remembered
+
+
 _LATEX_TRIGGER_RE = re.compile(r"[\\{}~]")
 _UNESCAPED_PERCENT_RE = re.compile(r"(?<!\\)%")
 _ORPHAN_MARK_RE = re.compile(r"(^|\s)[\u0300-\u036f]+")

@@ -309,3 +309,27 @@ def harvest_s2_authors_task(
         task_id=self.request.id or "",
     )
     return _counts(run, False)
+
+
+@shared_task(name="harvest.ror_ids", **_RETRIED)
+def harvest_ror_ids_task(
+    self,
+    ids: list[str] | None = None,
+    limit: int | None = None,
+    base_url: str = "",
+    run_id: int | None = None,
+) -> dict[str, int | str]:
+    """Look organisations up in ROR, by id or every Institution ROR has not
+    described yet (:func:`harvest.services.harvest_ror_ids`).
+
+    Returns:
+        The run's counts (see :func:`_counts`).
+    """
+    run = services.harvest_ror_ids(
+        ids=ids,
+        limit=limit,
+        base_url=base_url,
+        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
+        task_id=self.request.id or "",
+    )
+    return _counts(run, False)

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import partial
 
 from django.conf import settings
-from django.db import transaction
 
 from harvest.models import HarvestRun, RawRecord, SourceAuthor
 from harvest.records import AuthorProfileRecord, RawItem, clean_text
 from harvest.services.batches import entities_batch
-from harvest.services.live import _client, _live_run, run_to_end
+from harvest.services.lookups import lookup_run
 from harvest.sources.polite_http import PoliteClient, SourceError
 from wovepaper.models import Authorship
 
@@ -98,9 +98,15 @@ def source_authors_batch(**kwargs) -> None:
     entities_batch(**kwargs, upsert=source_author_upsert)
 
 
-def _tombstones(run: HarvestRun, source: str, ids: list[str]) -> None:
-    """Record ids the source answered it does not know (deleted profiles)."""
-    for external_id in ids:
+def _profiles_write(
+    run: HarvestRun, items: list[RawItem], unknown: list[str], *, parse
+) -> None:
+    """Store one lookup's answers, and the ids the source does not know as
+    deleted profiles (so they are not asked again)."""
+    source = run.source
+    if items:
+        source_authors_batch(run=run, source=source, items=items, parse=parse)
+    for external_id in unknown:
         outcome = source_author_upsert(
             AuthorProfileRecord(source=source, external_id=external_id, deleted=True)
         )
@@ -121,78 +127,6 @@ def _unknown_ids(source: str, after: str, count: int) -> list[str]:
         .values_list(field, flat=True)
         .distinct()[:count]
     )
-
-
-def _lookup_run(
-    *,
-    source: str,
-    mode: str,
-    ids: list[str] | None,
-    limit: int | None,
-    base_url: str,
-    run: HarvestRun | None,
-    task_id: str,
-    client: PoliteClient | None,
-    progress: Callable[[int], None] | None,
-    per_request: int,
-    look_up: Callable[[PoliteClient, str, list[str]], tuple[list[RawItem], list[str]]],
-    parse,
-    headers: dict | None,
-) -> HarvestRun:
-    """Look up author ids in chunks, each chunk committed with the cursor.
-
-    The cursor is the last id handled: with ``ids`` given, their position in the
-    list; without, the backfill's last id (ids ascend), so a killed run resumes
-    after it and an id that answered nothing is not asked forever.
-    """
-    params = (
-        run.params
-        if run
-        else {
-            "mode": mode,
-            "base_url": base_url,
-            "ids": ids,
-            "limit": limit,
-            "asked": 0,
-        }
-    )
-    run = _live_run(source=source, params=params, run=run, task_id=task_id)
-    if run.status == HarvestRun.Status.FINISHED:
-        return run
-    wanted = run.params.get("ids")
-    cap = run.params.get("limit")
-
-    def walk() -> None:
-        asked = run.params.get("asked", 0)
-        while cap is None or asked < cap:
-            room = per_request if cap is None else min(per_request, cap - asked)
-            if wanted is not None:
-                start = int(run.cursor or 0)
-                chunk = wanted[start : start + room]
-            else:
-                chunk = _unknown_ids(source, run.cursor, room)
-            if not chunk:
-                break
-            items, unknown = look_up(http, run.params["base_url"], chunk)
-            with transaction.atomic():
-                if items:
-                    source_authors_batch(
-                        run=run, source=source, items=items, parse=parse
-                    )
-                _tombstones(run, source, unknown)
-                asked += len(chunk)
-                run.params["asked"] = asked
-                run.cursor = (
-                    str(int(run.cursor or 0) + len(chunk))
-                    if wanted is not None
-                    else chunk[-1]
-                )
-                run.save()
-            if progress:
-                progress(len(chunk))
-
-    with _client(client, source, headers=headers) as http:
-        return run_to_end(run, walk)
 
 
 def openalex_root() -> str:
@@ -290,7 +224,7 @@ def harvest_openalex_authors(
     """
     from harvest.sources import openalex
 
-    return _lookup_run(
+    return lookup_run(
         source="openalex",
         mode="openalex-authors",
         ids=ids,
@@ -302,7 +236,8 @@ def harvest_openalex_authors(
         progress=progress,
         per_request=OPENALEX_IDS_PER_REQUEST,
         look_up=_openalex_look_up,
-        parse=openalex.parse_openalex_author,
+        write=partial(_profiles_write, parse=openalex.parse_openalex_author),
+        next_ids=partial(_unknown_ids, "openalex"),
         headers=None,
     )
 
@@ -341,7 +276,7 @@ def harvest_s2_authors(
     """
     from harvest.sources import semanticscholar as s2
 
-    return _lookup_run(
+    return lookup_run(
         source="semanticscholar",
         mode="s2-authors",
         ids=ids,
@@ -353,6 +288,7 @@ def harvest_s2_authors(
         progress=progress,
         per_request=s2.AUTHOR_BATCH_MAX,
         look_up=_s2_look_up,
-        parse=s2.parse_s2_author,
+        write=partial(_profiles_write, parse=s2.parse_s2_author),
+        next_ids=partial(_unknown_ids, "semanticscholar"),
         headers={"x-api-key": settings.S2_API_KEY} if settings.S2_API_KEY else None,
     )

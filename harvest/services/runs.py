@@ -48,6 +48,7 @@ def _run_task(run: HarvestRun, *, resume: bool):
         harvest_files_task,
         harvest_openalex_authors_task,
         harvest_openalex_task,
+        harvest_ror_ids_task,
         harvest_s2_authors_task,
         harvest_s2_backfill_task,
     )
@@ -61,12 +62,13 @@ def _run_task(run: HarvestRun, *, resume: bool):
         if resume:
             return harvest_s2_backfill_task.s(run_id=run.pk)
         return harvest_s2_backfill_task.s(limit=p["limit"], base_url=p["base_url"])
-    profiles = {
+    lookups = {
         "openalex-authors": harvest_openalex_authors_task,
         "s2-authors": harvest_s2_authors_task,
+        "ror-ids": harvest_ror_ids_task,
     }
-    if p.get("mode") in profiles:
-        task = profiles[p["mode"]]
+    if p.get("mode") in lookups:
+        task = lookups[p["mode"]]
         if resume:
             return task.s(run_id=run.pk)
         return task.s(ids=p["ids"], limit=p["limit"], base_url=p["base_url"])

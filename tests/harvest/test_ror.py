@@ -8,6 +8,7 @@ import pytest
 from django.conf import settings
 
 from harvest import services
+from harvest.models import RawRecord
 from harvest.records import NotARecordFile, RawItem, RecordError
 from harvest.sources.ror import parse_ror_record, read_ror_file
 from wovepaper.models import Institution
@@ -93,3 +94,77 @@ def test_harvest_makes_institutions_and_refines_one_openalex_made():
     )
     again = services.harvest_files(source="ror", root=ROR)
     assert (again.papers_created, again.papers_updated) == (0, 0)
+
+
+def _v2_records() -> list[dict]:
+    import json
+
+    return json.loads((ROR / "ror_v2_records_from_es_search.json").read_text())
+
+
+@pytest.mark.django_db
+def test_ror_lookup_describes_what_other_sources_only_mentioned(
+    server, settings, django_capture_on_commit_callbacks
+):
+    """Institutions an OpenAlex mention made (no ROR record) are looked up one by
+    one, ``Client-Id`` sent; ROR's names replace the mention's; a 404 is a failed
+    record naming the id and marks the institution so no later backfill asks;
+    a 503 storm fails the run, and the operator's resume asks only the rest."""
+    settings.ROR_CLIENT_ID = "client-123"
+    settings.HARVEST_POLITENESS = {
+        "ror": {"min_interval": 0, "max_tries": 2, "backoff_base": 0.01}
+    }
+    v1 = records("ror_v1_records_from_es_search.json")
+    assert len(v1) == 20
+    fresh = [r for r in _v2_records() if r["id"].rsplit("/", 1)[-1] not in v1][:3]
+    assert len(fresh) == 3
+    ids = sorted(r["id"].rsplit("/", 1)[-1] for r in fresh)
+    by_id = {r["id"].rsplit("/", 1)[-1]: r for r in fresh}
+    for rid in ids:
+        Institution.objects.create(ror_id=rid, name=f"mention of {rid}")
+    missing = "05dxps055"  # a real ROR id (Caltech), unknown to this server
+    Institution.objects.create(ror_id=missing, name="Caltech")
+    # 20 that ROR described before (their records parsed from a file): not asked.
+    services.harvest_files(
+        source="ror", root=ROR / "ror_v1_records_from_es_search.json"
+    )
+    assert Institution.objects.count() == 24
+    wanted = sorted([*ids, missing])
+    first, rest = wanted[:2], wanted[2:]
+    for rid in first:
+        server.expect_ordered_request(
+            f"/ror/{rid}", headers={"Client-Id": "client-123"}
+        ).respond_with_json(by_id[rid] if rid in by_id else {})
+    for _ in range(2):
+        server.expect_ordered_request(f"/ror/{rest[0]}").respond_with_data(
+            "busy", status=503
+        )
+    run = services.harvest_ror_ids(base_url=server.url_for("/ror"))
+    assert run.status == "failed", run.error
+    assert "503" in run.error
+    server.clear()
+    for rid in rest:
+        if rid == missing:
+            server.expect_ordered_request(f"/ror/{rid}").respond_with_json(
+                {"errors": [f"ROR ID '{rid}' does not exist"]}, status=404
+            )
+        else:
+            server.expect_ordered_request(f"/ror/{rid}").respond_with_json(by_id[rid])
+    with django_capture_on_commit_callbacks(execute=True):
+        services.harvest_run_resume(run=run)
+    server.check_assertions()
+    run.refresh_from_db()
+    assert run.status == "finished", run.error
+    assert (run.papers_updated, run.records_failed) == (3, 1)
+    for rid, record in by_id.items():
+        institution = Institution.objects.get(ror_id=rid)
+        assert institution.status == record["status"] == "active"
+        assert institution.name != f"mention of {rid}"
+        assert institution.country_code == "AU"
+    assert Institution.objects.get(ror_id=missing).status == "unknown"
+    failed = RawRecord.objects.get(external_id=missing)
+    assert failed.error.endswith(f"ROR answered 404: no organisation {missing}")
+    # Nothing is left to describe: a backfill asks nothing.
+    server.clear()
+    again = services.harvest_ror_ids(base_url=server.url_for("/ror"))
+    assert (again.status, again.params["asked"], len(server.log)) == ("finished", 0, 0)

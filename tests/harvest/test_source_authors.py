@@ -234,3 +234,5 @@ def test_harvest_command_looks_up_authors_and_refuses_bad_ids(server, settings):
         )
     with pytest.raises(CommandError, match="OpenAlex's and Semantic Scholar's"):
         call_command("harvest", "arxiv", "--authors", "--no-progress")
+    with pytest.raises(CommandError, match="--ids: .*ROR"):
+        call_command("harvest", "ror", "--ids", "../etc/passwd", "--no-progress")

@@ -293,6 +293,14 @@ PERIODIC_TASKS = {
         "kwargs": {"limit": 50_000},
         "enabled": False,
     },
+    # Institutions other sources mentioned that ROR has not described (wants
+    # ROR_CLIENT_ID: without it ROR allows one request every 6 s).
+    "harvest-ror-daily": {
+        "task": "harvest.ror_ids",
+        "schedule": crontab(hour=5, minute=30),
+        "kwargs": {"limit": 10_000},
+        "enabled": False,
+    },
     # A full matching pass every night (re-clusters pending work in every block); each
     # harvest also queues matching of the blocks it touched.
     "matching-all-blocks": {
@@ -386,6 +394,9 @@ OPENALEX_WORKS_URL = os.environ.get(
 )
 OPENALEX_API_KEY = os.environ.get("OPENALEX_API_KEY", "")
 S2_API_URL = os.environ.get("S2_API_URL", "https://api.semanticscholar.org/graph/v1")
+ROR_API_URL = os.environ.get("ROR_API_URL", "https://api.ror.org/v2/organizations")
+# Not a secret: ROR client ids only tell users apart (ROR docs, "Client ID").
+ROR_CLIENT_ID = os.environ.get("ROR_CLIENT_ID", "")
 S2_API_KEY = os.environ.get("S2_API_KEY", "")
 # A live harvest is cut into windows of this many days, newest first; a first harvest
 # with no --from reaches back this many days.
@@ -413,6 +424,13 @@ HARVEST_POLITENESS = {
     # Semantic Scholar: 1 request a second with an API key (S2 API docs, "Rate
     # limits"); the shared pool answers 429 without Retry-After when busy.
     "semanticscholar": {"min_interval": 1.0, "timeout": 60.0, "max_tries": 8},
+    # ROR: 2,000 requests per 5 minutes with a client id, 50 without (ROR docs,
+    # "Client ID", 2025).
+    "ror": {
+        "min_interval": 0.15 if ROR_CLIENT_ID else 6.0,
+        "timeout": 60.0,
+        "max_tries": 6,
+    },
 }
 # Auto-apply policy: "identifiers" applies only proposals proven by a shared identifier
 # (ORCID, Semantic Scholar or OpenAlex author id) with compatible names; "none" leaves

@@ -22,6 +22,7 @@ ARXIV_API_URL = "http://127.0.0.1:9/api/query"
 CROSSREF_WORKS_URL = "http://127.0.0.1:9/works"
 OPENALEX_WORKS_URL = "http://127.0.0.1:9/openalex/works"
 S2_API_URL = "http://127.0.0.1:9/graph/v1"
+ROR_API_URL = "http://127.0.0.1:9/ror/v2/organizations"
 REST_FRAMEWORK = {
     **REST_FRAMEWORK,
     "DEFAULT_THROTTLE_RATES": {"anon": "100000/minute", "user": "100000/minute"},

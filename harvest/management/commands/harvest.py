@@ -67,8 +67,8 @@ class Command(BaseCommand):
         live.add_argument(
             "--ids",
             default="",
-            help="arxiv: fetch these ids from the arXiv API; with --authors: these "
-            "author ids (comma-separated)",
+            help="arxiv: fetch these ids from the arXiv API; ror: these ROR ids; "
+            "with --authors: these author ids (comma-separated)",
         )
         live.add_argument(
             "--authors",
@@ -86,13 +86,13 @@ class Command(BaseCommand):
             "--limit",
             type=_positive,
             default=None,
-            help="semanticscholar: most papers to look up; --authors: most ids",
+            help="semanticscholar: most papers to look up; ror, --authors: most ids",
         )
         live.add_argument(
             "--url",
             default="",
             help="the endpoint, instead of the setting (ARXIV_OAI_URL, ARXIV_API_URL, "
-            "CROSSREF_WORKS_URL, OPENALEX_WORKS_URL, S2_API_URL)",
+            "CROSSREF_WORKS_URL, OPENALEX_WORKS_URL, S2_API_URL, ROR_API_URL)",
         )
         parser.add_argument("--no-progress", action="store_true")
         parser.add_argument(
@@ -117,8 +117,12 @@ class Command(BaseCommand):
         mode = run.params.get("mode") if run else None
         if options["authors"] or mode in ("openalex-authors", "s2-authors"):
             run = self._authors(run, options)
+        elif (live and options["source"] == "ror") or mode == "ror-ids":
+            run = self._ror(run, options)
         elif options["ids"] and options["source"] != "arxiv":
-            raise CommandError("--ids is arXiv's (or, with --authors, author ids)")
+            raise CommandError(
+                "--ids is arXiv's and ROR's (or, with --authors, author ids)"
+            )
         else:
             run = self._papers(run, live, options)
         self._report(run)
@@ -137,11 +141,6 @@ class Command(BaseCommand):
                 )
         elif live and options["source"] == "semanticscholar":
             run = self._s2(run, options)
-        elif live and options["source"] == "ror":
-            raise CommandError(
-                "ror is harvested from files (the ROR data dump or saved API "
-                "answers): --file PATH or --dir PATH"
-            )
         elif live:
             try:
                 run = self._live(run, options)
@@ -167,6 +166,29 @@ class Command(BaseCommand):
             if source == "openalex"
             else identifiers.s2_author_normalise
         )
+        harvest = (
+            services.harvest_openalex_authors
+            if source == "openalex"
+            else services.harvest_s2_authors
+        )
+        return self._lookup(
+            run, options, harvest, normalise, "author", f"{source} author profiles"
+        )
+
+    def _ror(self, run: HarvestRun | None, options) -> HarvestRun:
+        from wovepaper.identifiers import ror_normalise
+
+        return self._lookup(
+            run,
+            options,
+            services.harvest_ror_ids,
+            ror_normalise,
+            "organisation",
+            "organisations in ROR",
+        )
+
+    def _lookup(self, run, options, harvest, normalise, unit, what) -> HarvestRun:
+        """A lookup by id (``--ids``, checked by ``normalise``) or a backfill."""
         ids = None
         if options["ids"]:
             try:
@@ -174,16 +196,9 @@ class Command(BaseCommand):
             except ValueError as exc:
                 raise CommandError(f"--ids: {exc}") from exc
             if not ids:
-                raise CommandError("--ids names no author id")
-        harvest = (
-            services.harvest_openalex_authors
-            if source == "openalex"
-            else services.harvest_s2_authors
-        )
+                raise CommandError(f"--ids names no {unit} id")
         with tqdm(
-            unit="author",
-            disable=options["no_progress"],
-            desc=f"look up {source} author profiles",
+            unit=unit, disable=options["no_progress"], desc=f"look up {what}"
         ) as bar:
             return harvest(
                 ids=ids,
