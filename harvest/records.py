@@ -230,6 +230,33 @@ def clean_text(text: str) -> str:
     return _SURROGATE_RE.sub("\ufffd", _CONTROL_RE.sub("", text))
 
 
+# The fields of each record class that hold text (str, or tuples and lists of str).
+_TEXT_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _cleaned_fields(item) -> dict:
+    """The text fields of a record whose value :func:`clean_text` changes, with
+    their cleaned values (usually none: one regex scan a string)."""
+    names = _TEXT_FIELDS.get(type(item))
+    if names is None:
+        names = _TEXT_FIELDS[type(item)] = tuple(
+            f.name for f in fields(item) if f.name != "authors"
+        )
+    out = {}
+    for name in names:
+        value = getattr(item, name)
+        if isinstance(value, str):
+            if _UNCLEAN_RE.search(value):
+                out[name] = clean_text(value)
+        elif (
+            isinstance(value, tuple | list)
+            and all(isinstance(v, str) for v in value)
+            and any(_UNCLEAN_RE.search(v) for v in value)
+        ):
+            out[name] = type(value)(clean_text(v) for v in value)
+    return out
+
+
 def clean_record(record: PaperRecord) -> PaperRecord:
     """Apply :func:`clean_text` to every string of a record and of its authors.
 
@@ -239,29 +266,9 @@ def clean_record(record: PaperRecord) -> PaperRecord:
     Returns:
         A copy whose strings (and tuples and lists of strings) are cleaned.
     """
-
-    def cleaned(value):
-        if isinstance(value, str):
-            return clean_text(value)
-        if isinstance(value, tuple | list) and all(isinstance(v, str) for v in value):
-            return type(value)(clean_text(v) for v in value)
-        return value
-
-    def changed(item) -> dict:
-        # Only the fields whose value cleaning changed (usually none).
-        out = {}
-        for f in fields(item):
-            if f.name == "authors":
-                continue
-            value = getattr(item, f.name)
-            new = cleaned(value)
-            if new is not value and new != value:
-                out[f.name] = new
-        return out
-
     authors = []
     for author in record.authors:
-        changes = changed(author)
+        changes = _cleaned_fields(author)
         authors.append(replace(author, **changes) if changes else author)
-    changes = changed(record)
+    changes = _cleaned_fields(record)
     return replace(record, authors=authors, **changes)

@@ -42,24 +42,40 @@ def _columns(model: type[Model], *, skip: Sequence[str] = ()) -> list:
     return [f for f in model._meta.concrete_fields if f.column not in skip]
 
 
-def _row(fields: list, values: dict[str, Any], now) -> tuple:
-    """One row of ``fields`` from ``values`` (by attribute name), defaults filled.
+def _plan(fields: list) -> list[tuple[str, str, Any, bool]]:
+    """How each column of a row is filled: ``(attname, how, default, json)``,
+    ``how`` one of ``"now"`` (``auto_now``/``auto_now_add``), ``"value"`` (the
+    caller's, else the field's default) or ``"required"``."""
+    plan = []
+    for field in fields:
+        if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+            how = "now"
+        elif field.has_default() or field.null:
+            how = "value"
+        else:
+            how = "required"
+        plan.append((field.attname, how, field, isinstance(field, JSONField)))
+    return plan
+
+
+def _row(plan: list, values: dict[str, Any], now) -> tuple:
+    """One row from ``values`` (by attribute name), defaults filled by ``plan``.
 
     Raises:
         KeyError: a field with no value and no default (a NOT NULL column
             the caller forgot): a bug, not bad input.
     """
     row = []
-    for field in fields:
-        if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+    for attname, how, field, is_json in plan:
+        if how == "now":
             value = now
-        elif field.attname in values:
-            value = values[field.attname]
-        elif field.has_default() or field.null:
+        elif attname in values:
+            value = values[attname]
+        elif how == "value":
             value = field.get_default()
         else:
             raise KeyError(f"{field.model.__name__}.{field.name} has no value")
-        if isinstance(field, JSONField) and value is not None:
+        if is_json and value is not None:
             value = Jsonb(value)
         row.append(value)
     return tuple(row)
@@ -111,13 +127,14 @@ def rows_copy(model: type[Model], rows: list[dict[str, Any]]) -> list[int]:
     ids = ids_take(model, len(rows))
     now = timezone.now()
     fields = _columns(model)
+    plan = _plan(fields)
     with connection.cursor() as cursor, connection.wrap_database_errors:
         _copy(
             cursor.cursor,
             model._meta.db_table,
             fields,
             (
-                _row(fields, {**values, "id": pk}, now)
+                _row(plan, {**values, "id": pk}, now)
                 for pk, values in zip(ids, rows, strict=True)
             ),
         )
@@ -152,6 +169,7 @@ def papers_copy(papers: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> li
     now = timezone.now()
     paper_fields = _columns(Paper, skip=("search_vector",))
     slot_fields = _columns(Authorship, skip=("id",))
+    paper_plan, slot_plan = _plan(paper_fields), _plan(slot_fields)
     stage_columns = ", ".join(connection.ops.quote_name(f.column) for f in paper_fields)
     with connection.cursor() as cursor, connection.wrap_database_errors:
         raw = cursor.cursor  # psycopg's own cursor: COPY is not in Django's API
@@ -160,7 +178,7 @@ def papers_copy(papers: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> li
             "wovepaper_authorship",
             slot_fields,
             (
-                _row(slot_fields, {**slot, "paper_id": pk}, now)
+                _row(slot_plan, {**slot, "paper_id": pk}, now)
                 for pk, (_, slots) in zip(ids, papers, strict=True)
                 for slot in slots
             ),
@@ -175,7 +193,7 @@ def papers_copy(papers: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> li
             paper_fields,
             (
                 (
-                    *_row(paper_fields, {**values, "id": pk}, now),
+                    *_row(paper_plan, {**values, "id": pk}, now),
                     " ".join(slot["raw_name"] for slot in slots),
                 )
                 for pk, (values, slots) in zip(ids, papers, strict=True)
