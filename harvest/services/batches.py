@@ -123,7 +123,7 @@ def _papers_bulk_create(records: list[tuple[RawItem, RawRecord, PaperRecord]]) -
     """Create the papers and bylines of fresh records in a few statements.
 
     On PostgreSQL with ``COPY`` (:func:`harvest.services.copy_rows.papers_copy`:
-    four statements, search vectors computed as the papers go in); elsewhere
+    five statements, search vectors computed as the papers go in); elsewhere
     (SQLite, the embedded demo) with ``bulk_create`` and a vector refresh.
 
     Raises:

@@ -1,11 +1,13 @@
 """New papers and their bylines written with PostgreSQL ``COPY`` (the bulk path).
 
-A batch of fresh papers costs four statements whatever its size: one asks the
+A batch of fresh papers costs five statements whatever its size: one asks the
 paper id sequence for the batch's ids, one ``COPY`` streams the authorships
-straight into their table, one ``COPY`` streams the papers into a session-local
-staging table, and one ``INSERT ... SELECT`` moves them into ``wovepaper_paper``
-computing each search vector on the way (:data:`wovepaper.search.VECTOR_SQL`), so
-every paper row and its indexes are written once, not inserted and then updated.
+straight into their table, one creates a staging table (temporary, dropped at
+commit, so it always has the paper table's current columns), one ``COPY``
+streams the papers into it, and one ``INSERT ... SELECT`` moves them into
+``wovepaper_paper`` computing each search vector on the way
+(:data:`wovepaper.search.VECTOR_SQL`), so every paper row and its indexes are
+written once, not inserted and then updated.
 
 ``COPY`` is PostgreSQL's fastest way in ("Populating a Database", PostgreSQL 15
 manual, 14.4.2: "Use COPY"); psycopg 3 streams the rows while the server inserts
@@ -43,7 +45,7 @@ def _columns(model: type[Model], *, skip: Sequence[str] = ()) -> list:
 
 
 def _plan(fields: list) -> list[tuple[str, str, Any, bool]]:
-    """How each column of a row is filled: ``(attname, how, default, json)``,
+    """How each column of a row is filled: ``(attname, how, field, is_json)``,
     ``how`` one of ``"now"`` (``auto_now``/``auto_now_add``), ``"value"`` (the
     caller's, else the field's default) or ``"required"``."""
     plan = []
@@ -185,7 +187,7 @@ def papers_copy(papers: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> li
         )
         raw.execute(
             f"CREATE TEMP TABLE IF NOT EXISTS {_STAGE} "
-            f"(LIKE wovepaper_paper, {_NAMES} text)"
+            f"(LIKE wovepaper_paper, {_NAMES} text) ON COMMIT DROP"
         )
         _copy(
             raw,
