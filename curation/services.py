@@ -830,6 +830,7 @@ CURATOR_PERMISSIONS = (
     ("wovepaper", "view_authorship"),
     ("harvest", "view_harvestrun"),
     ("harvest", "view_rawrecord"),
+    ("harvest", "view_sourceauthor"),
 )
 
 

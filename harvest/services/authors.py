@@ -32,6 +32,8 @@ logger = logging.getLogger(__name__)
 OPENALEX_IDS_PER_REQUEST = 50
 
 _SLOT_ID = {"openalex": "openalex_author_id", "semanticscholar": "s2_author_id"}
+# How many ids a source did not know a run names in its params (the rest counted).
+UNKNOWN_KEPT = 100
 
 
 def source_author_upsert(
@@ -112,6 +114,15 @@ def _profiles_write(
         )
         counter = f"papers_{outcome}"
         setattr(run, counter, getattr(run, counter) + 1)
+    note_unknown(run, unknown)
+
+
+def note_unknown(run: HarvestRun, ids: list[str]) -> None:
+    """Count ids the source answered it does not know as records seen, and name
+    the first :data:`UNKNOWN_KEPT` of them in ``run.params["unknown"]``."""
+    run.records_seen += len(ids)
+    kept = run.params.setdefault("unknown", [])
+    kept.extend(ids[: max(0, UNKNOWN_KEPT - len(kept))])
 
 
 def _unknown_ids(source: str, after: str, count: int) -> list[str]:
@@ -129,9 +140,11 @@ def _unknown_ids(source: str, after: str, count: int) -> list[str]:
     )
 
 
-def openalex_root() -> str:
-    """The OpenAlex API root, from ``settings.OPENALEX_WORKS_URL`` (``.../works``)."""
-    return settings.OPENALEX_WORKS_URL.rstrip("/").removesuffix("/works")
+def openalex_root(url: str = "") -> str:
+    """The OpenAlex API root of ``url`` or ``settings.OPENALEX_WORKS_URL``: the
+    works endpoint (``https://api.openalex.org/works``, what ``--url`` names for
+    every OpenAlex harvest) or the root itself."""
+    return (url or settings.OPENALEX_WORKS_URL).rstrip("/").removesuffix("/works")
 
 
 def _openalex_look_up(
@@ -213,7 +226,8 @@ def harvest_openalex_authors(
     Args:
         ids: bare OpenAlex author ids (``A5023888391``), or None to backfill.
         limit: most ids to look up; None for all.
-        base_url: API root; "" for :func:`openalex_root`.
+        base_url: the works endpoint or the API root (:func:`openalex_root`);
+            "" for ``settings.OPENALEX_WORKS_URL``.
         run: a run to resume; task_id, client, progress: as for the works harvest.
 
     Returns:
@@ -229,7 +243,7 @@ def harvest_openalex_authors(
         mode="openalex-authors",
         ids=ids,
         limit=limit,
-        base_url=base_url or openalex_root(),
+        base_url=openalex_root(base_url),
         run=run,
         task_id=task_id,
         client=client,

@@ -64,6 +64,7 @@ def _ror_write(run: HarvestRun, items: list[RawItem], unknown: list[str]) -> Non
 
     institutions_batch(run=run, source="ror", items=items, parse=parse_ror_record)
     Institution.objects.filter(ror_id__in=unknown).update(status=NOT_IN_ROR)
+    # Named by their failed raw records already (and counted as seen).
 
 
 def _undescribed(after: str, count: int) -> list[str]:

@@ -151,10 +151,13 @@ def test_openalex_lookup_moves_merged_slots_and_keeps_tombstones(server, setting
     server.expect_ordered_request("/oa/authors/A9999999999").respond_with_json(
         {"error": "Not Found"}, status=404
     )
-    run = services.harvest_openalex_authors(base_url=server.url_for("/oa"))
+    # --url names the works endpoint for every OpenAlex harvest; authors live
+    # beside it.
+    run = services.harvest_openalex_authors(base_url=server.url_for("/oa/works"))
     server.check_assertions()
     assert run.status == HarvestRun.Status.FINISHED, run.error
-    assert (run.papers_created, run.records_failed) == (4, 0)
+    assert (run.records_seen, run.papers_created, run.records_failed) == (4, 4, 0)
+    assert run.params["unknown"] == ["A9999999999"]
     merged = SourceAuthor.objects.get(external_id="A1111111111")
     assert (merged.merged_into, merged.name) == (PRIEM, "Jason Priem")
     # The slot that carried the merged id now carries the survivor's.
@@ -211,12 +214,15 @@ def test_s2_lookup_stores_profiles_and_tombstones_and_resumes(
 
 
 @pytest.mark.django_db
-def test_harvest_command_looks_up_authors_and_refuses_bad_ids(server, settings):
+def test_harvest_command_looks_up_authors_and_refuses_bad_ids(server, settings, capsys):
     _quick(settings, "semanticscholar")
     answer = json.loads(S2_BATCH.read_text())
-    server.expect_request("/graph/v1/author/batch", method="POST").respond_with_json(
-        answer[1:2]
-    )
+    server.expect_ordered_request(
+        "/graph/v1/author/batch", method="POST"
+    ).respond_with_json(answer[1:2])
+    server.expect_ordered_request(
+        "/graph/v1/author/batch", method="POST", json={"ids": ["9999999"]}
+    ).respond_with_json([None])
     call_command(
         "harvest",
         "semanticscholar",
@@ -228,6 +234,23 @@ def test_harvest_command_looks_up_authors_and_refuses_bad_ids(server, settings):
         "--no-progress",
     )
     assert SourceAuthor.objects.get(external_id="3234559").name == "E. Dijkstra"
+    assert "1 records, 1 created" in capsys.readouterr().out
+    call_command(
+        "harvest",
+        "semanticscholar",
+        "--authors",
+        "--ids",
+        "9999999",
+        "--url",
+        server.url_for("/graph/v1"),
+        "--no-progress",
+    )
+    out = capsys.readouterr().out
+    assert "1 records, 1 created" in out
+    assert "not known to semanticscholar (kept as deleted): 9999999" in out
+    # The backfill finds every slot's id looked up: it says so.
+    call_command("harvest", "semanticscholar", "--authors", "--no-progress")
+    assert "nothing to look up" in capsys.readouterr().out
     with pytest.raises(CommandError, match="not an OpenAlex author id"):
         call_command(
             "harvest", "openalex", "--authors", "--ids", "W123", "--no-progress"

@@ -6,6 +6,7 @@ import argparse
 import datetime as dt
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
@@ -197,8 +198,18 @@ class Command(BaseCommand):
                 raise CommandError(f"--ids: {exc}") from exc
             if not ids:
                 raise CommandError(f"--ids names no {unit} id")
+        if options["source"] == "ror" and not settings.ROR_CLIENT_ID:
+            self.stderr.write(
+                "ROR_CLIENT_ID is not set: ROR allows 50 requests per 5 minutes "
+                "without one, so organisations are asked one every 6 s (register "
+                "a free client id at https://ror.org/api-client-id)"
+            )
+        wanted = ids if ids is not None else (run.params.get("ids") if run else None)
         with tqdm(
-            unit=unit, disable=options["no_progress"], desc=f"look up {what}"
+            total=len(wanted) if wanted else None,
+            unit=unit,
+            disable=options["no_progress"],
+            desc=f"look up {what}",
         ) as bar:
             return harvest(
                 ids=ids,
@@ -220,6 +231,14 @@ class Command(BaseCommand):
             self.stdout.write(f"  rejected {raw.external_id}: {raw.error}")
         for skipped in run.files_skipped:
             self.stdout.write(f"  skipped {skipped['reason']}")
+        for unknown in run.params.get("unknown", []):
+            self.stdout.write(
+                f"  not known to {run.source} (kept as deleted): {unknown}"
+            )
+        if run.params.get("asked") == 0 and run.status == HarvestRun.Status.FINISHED:
+            self.stdout.write(
+                "  nothing to look up: every id has been looked up before"
+            )
         if run.status == HarvestRun.Status.FAILED:
             raise CommandError(
                 f"run #{run.pk} failed: {run.error}\n"
