@@ -7,7 +7,7 @@ A parser turns one raw record (one ``.abs`` file, one OAI-PMH ``<record>``) into
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
 
@@ -236,7 +236,8 @@ _TEXT_FIELDS: dict[type, tuple[str, ...]] = {}
 
 def _cleaned_fields(item) -> dict:
     """The text fields of a record whose value :func:`clean_text` changes, with
-    their cleaned values (usually none: one regex scan a string)."""
+    their cleaned values (usually none: one regex scan a string). Lists of
+    records inside (versions, institutions) are cleaned the same way."""
     names = _TEXT_FIELDS.get(type(item))
     if names is None:
         names = _TEXT_FIELDS[type(item)] = tuple(
@@ -248,12 +249,17 @@ def _cleaned_fields(item) -> dict:
         if isinstance(value, str):
             if _UNCLEAN_RE.search(value):
                 out[name] = clean_text(value)
-        elif (
-            isinstance(value, tuple | list)
-            and all(isinstance(v, str) for v in value)
-            and any(_UNCLEAN_RE.search(v) for v in value)
-        ):
-            out[name] = type(value)(clean_text(v) for v in value)
+        elif isinstance(value, tuple | list) and value:
+            if all(isinstance(v, str) for v in value):
+                if any(_UNCLEAN_RE.search(v) for v in value):
+                    out[name] = type(value)(clean_text(v) for v in value)
+            elif all(is_dataclass(v) for v in value):  # versions, institutions
+                inner = [_cleaned_fields(v) for v in value]
+                if any(inner):
+                    out[name] = type(value)(
+                        replace(v, **c) if c else v
+                        for v, c in zip(value, inner, strict=True)
+                    )
     return out
 
 

@@ -18,7 +18,7 @@ from functools import partial
 from django.conf import settings
 
 from harvest.models import HarvestRun, RawRecord, SourceAuthor
-from harvest.records import AuthorProfileRecord, RawItem, clean_text
+from harvest.records import AuthorProfileRecord, RawItem, RecordError, clean_text
 from harvest.services.batches import entities_batch
 from harvest.services.lookups import lookup_run
 from harvest.sources.polite_http import PoliteClient, SourceError
@@ -64,18 +64,15 @@ def source_author_upsert(
         source=record.source, external_id=record.external_id
     ).first()
     if record.merged_into:
-        moved = Authorship.objects.filter(
-            **{_SLOT_ID[record.source]: record.external_id}
-        ).update(**{_SLOT_ID[record.source]: record.merged_into})
-        if moved:
-            logger.info(
-                "%s author %s merged into %s: %d byline slots moved",
-                record.source,
-                record.external_id,
-                record.merged_into,
-                moved,
-                extra={"source_author": record.external_id},
-            )
+        fields["merged_into"] = survivor = _survivor(record)
+        _slots_move(record.source, record.external_id, survivor)
+        # Profiles merged into this one earlier now point at its survivor.
+        for earlier in SourceAuthor.objects.filter(
+            source=record.source, merged_into=record.external_id
+        ):
+            earlier.merged_into = survivor
+            earlier.save(update_fields=["merged_into", "updated"])
+            _slots_move(record.source, earlier.external_id, survivor)
     if row is None:
         SourceAuthor.objects.create(
             source=record.source,
@@ -93,6 +90,75 @@ def source_author_upsert(
     return "updated"
 
 
+# Longest chain of merges followed to a survivor (OpenAlex merges a profile into
+# one that is itself later merged).
+MERGE_CHAIN_MAX = 10
+
+
+def _survivor(record: AuthorProfileRecord) -> str:
+    """The profile ``record.external_id`` lives on as: ``merged_into``, followed
+    through the merges stored since.
+
+    Raises:
+        RecordError: the merges lead back to the profile (a loop) or run longer
+            than :data:`MERGE_CHAIN_MAX`.
+    """
+    chain = [record.external_id, record.merged_into]
+    while len(chain) <= MERGE_CHAIN_MAX + 1:
+        after = (
+            SourceAuthor.objects.filter(source=record.source, external_id=chain[-1])
+            .exclude(merged_into="")
+            .values_list("merged_into", flat=True)
+            .first()
+        )
+        if after is None:
+            return chain[-1]
+        if after in chain:
+            raise RecordError(
+                f"{record.external_id}: merge loop {' -> '.join([*chain, after])}"
+            )
+        chain.append(after)
+    raise RecordError(
+        f"{record.external_id}: merges longer than {MERGE_CHAIN_MAX}: "
+        f"{' -> '.join(chain)}"
+    )
+
+
+def _slots_move(source: str, old: str, new: str) -> int:
+    """Move the byline slots carrying author id ``old`` to ``new``; how many."""
+    field = _SLOT_ID[source]
+    moved = Authorship.objects.filter(**{field: old}).update(**{field: new})
+    if moved:
+        logger.info(
+            "%s author %s merged into %s: %d byline slots moved",
+            source,
+            old,
+            new,
+            moved,
+            extra={"source_author": old},
+        )
+    return moved
+
+
+def merged_slots_move(source: str) -> int:
+    """Move byline slots that still carry the id of a profile known to be merged
+    (a slot harvested after the merge was looked up) to its survivor.
+
+    Returns:
+        How many slots moved.
+    """
+    field = _SLOT_ID[source]
+    carried = Authorship.objects.exclude(**{field: ""}).values(field)
+    moved = 0
+    for old, new in (
+        SourceAuthor.objects.filter(source=source, external_id__in=carried)
+        .exclude(merged_into="")
+        .values_list("external_id", "merged_into")
+    ):
+        moved += _slots_move(source, old, new)
+    return moved
+
+
 def source_authors_batch(**kwargs) -> None:
     """Store, parse and upsert a batch of author profile records
     (:func:`~harvest.services.batches.entities_batch` of
@@ -107,7 +173,11 @@ def _profiles_write(
     deleted profiles (so they are not asked again)."""
     source = run.source
     if items:
-        source_authors_batch(run=run, source=source, items=items, parse=parse)
+        # Always applied (reparse): an answer that comes back after a tombstone
+        # brings the profile back.
+        source_authors_batch(
+            run=run, source=source, items=items, parse=parse, reparse=True
+        )
     for external_id in unknown:
         outcome = source_author_upsert(
             AuthorProfileRecord(source=source, external_id=external_id, deleted=True)
@@ -238,6 +308,7 @@ def harvest_openalex_authors(
     """
     from harvest.sources import openalex
 
+    merged_slots_move("openalex")
     return lookup_run(
         source="openalex",
         mode="openalex-authors",
@@ -259,11 +330,31 @@ def harvest_openalex_authors(
 def _s2_look_up(
     http: PoliteClient, base_url: str, ids: list[str]
 ) -> tuple[list[RawItem], list[str]]:
+    """One batch request; ``null`` entries are unknown ids, and an entry that is
+    another author than the one asked at its place is a failed record naming
+    both."""
+    import json
+
     from harvest.sources import semanticscholar as s2
 
     page = s2.s2_authors_batch(http, base_url, ids)
-    unknown = [aid for aid, entry in zip(ids, page.items, strict=True) if entry is None]
-    return list(s2.split_s2_authors(page)), unknown
+    items, unknown = [], []
+    for index, (aid, entry) in enumerate(zip(ids, page.items, strict=True)):
+        if entry is None:
+            unknown.append(aid)
+            continue
+        answered = entry.get("authorId") if isinstance(entry, dict) else None
+        items.append(
+            RawItem(
+                external_id=aid,
+                payload=json.dumps(entry, ensure_ascii=False, sort_keys=True),
+                locator=f"{page.url}#author-{index}",
+                problem=""
+                if answered == aid
+                else f"asked for author {aid}, answered {str(answered)[:40]!r}",
+            )
+        )
+    return items, unknown
 
 
 def harvest_s2_authors(

@@ -26,35 +26,37 @@ def _ror_look_up(
     """Each id asked alone (ROR's API has no batch lookup); a 404 becomes a raw
     record that fails with ROR's words."""
     from harvest.sources.json_answers import json_answer
+    from harvest.sources.ror import ror_id_of
 
     root = base_url.rstrip("/")
     items, unknown = [], []
     for rid in ids:
         url = f"{root}/{rid}"
-        body, missing = http.fetch(
+        # Read inside fetch, so a body cut short is asked again.
+        record, missing = http.fetch(
             url,
             None,
-            read=lambda r: (r.text, r.status_code == 404),
+            read=lambda r: (
+                (r.text, True)
+                if r.status_code == 404
+                else (json_answer(r.text, str(r.url)), False)
+            ),
             accept=frozenset({404}),
         )
         if missing:
             unknown.append(rid)
-            items.append(
-                RawItem(
-                    external_id=rid,
-                    payload=body,
-                    locator=url,
-                    problem=f"ROR answered 404: no organisation {rid}",
-                )
+            problem = f"ROR answered 404: no organisation {rid}"
+            payload = record
+        else:
+            answered = ror_id_of(record.get("id")) if isinstance(record, dict) else ""
+            problem = (
+                ""
+                if answered == rid
+                else f"asked ROR for {rid}, answered the record of {answered or '?'}"
             )
-            continue
-        record = json_answer(body, url)
+            payload = json.dumps(record, ensure_ascii=False, sort_keys=True)
         items.append(
-            RawItem(
-                external_id=rid,
-                payload=json.dumps(record, ensure_ascii=False, sort_keys=True),
-                locator=url,
-            )
+            RawItem(external_id=rid, payload=payload, locator=url, problem=problem)
         )
     return items, unknown
 
@@ -62,7 +64,11 @@ def _ror_look_up(
 def _ror_write(run: HarvestRun, items: list[RawItem], unknown: list[str]) -> None:
     from harvest.sources.ror import parse_ror_record
 
-    institutions_batch(run=run, source="ror", items=items, parse=parse_ror_record)
+    # Always applied (reparse): a record that comes back after a 404 brings the
+    # institution back.
+    institutions_batch(
+        run=run, source="ror", items=items, parse=parse_ror_record, reparse=True
+    )
     Institution.objects.filter(ror_id__in=unknown).update(status=NOT_IN_ROR)
     # Named by their failed raw records already (and counted as seen).
 

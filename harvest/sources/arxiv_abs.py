@@ -282,7 +282,12 @@ def split_abs_authors(
             elif cleaned := clean_affiliation(note):
                 affiliations.append(cleaned)
         name = _TRAILING_ET_AL_RE.sub("", name).strip(" ,;")
-        if not name or _ET_AL_RE.match(name):
+        # A piece that prints as nothing ("{}", "~", "\\relax") names nobody.
+        if (
+            not name
+            or _ET_AL_RE.match(name)
+            or not latex_to_unicode(name).strip(" ,;:.")
+        ):
             # A note standing alone ("X, (Univ)") belongs to the slot before it.
             if affiliations and slots and not slots[-1].is_collaboration:
                 slots[-1] = replace(
@@ -429,6 +434,8 @@ def person_author(raw: str, affiliations: tuple[str, ...] = ()) -> AuthorRecord:
     parsed = parse_name(tidy)
     given, family, suffix = parsed.given, parsed.family, parsed.suffix
     tokens = tidy.split()
+    if not tokens:
+        raise RecordError(f"an author name that prints as nothing: {raw[:80]!r}")
     if len(tokens) == 1:
         given, family, suffix = "", tokens[0], ""
     elif not family or (not given and tokens[0].endswith(".")):

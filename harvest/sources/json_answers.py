@@ -96,3 +96,30 @@ def json_record(item: RawItem, kind: str) -> dict:
 def text_of(value: object) -> str:
     """A JSON string with its whitespace collapsed; "" for anything else."""
     return " ".join(value.split()) if isinstance(value, str) else ""
+
+
+def texts_of(value: object, *, leave_out: str = "", most: int = 100) -> tuple[str, ...]:
+    """The distinct non-empty strings of a JSON list, in order, at most ``most``
+    (a profile with a million aliases keeps the first hundred); ``leave_out``
+    (the display name) is not repeated. Anything but a list gives ``()``: a
+    string is not a list of its characters."""
+    if not isinstance(value, list):
+        return ()
+    seen = {leave_out} if leave_out else set()
+    out = []
+    for entry in value:
+        text = text_of(entry)
+        if text and text not in seen:
+            seen.add(text)
+            out.append(text)
+            if len(out) == most:
+                break
+    return tuple(out)
+
+
+def count_of(value: object) -> int | None:
+    """A JSON count (a non-negative integer that fits a 32-bit column), else None
+    (``true``, ``-1``, ``1e30`` and ``"12"`` are not counts)."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31:
+        return value
+    return None

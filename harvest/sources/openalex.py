@@ -43,10 +43,12 @@ from harvest.records import (
 )
 from harvest.sources.crossref import arxiv_id_of_doi, doi_normalise, doi_valid
 from harvest.sources.json_answers import (
+    count_of,
     json_answer,
     json_record,
     saved_answer_items,
     text_of,
+    texts_of,
 )
 from harvest.sources.polite_http import (
     ListGuard,
@@ -57,8 +59,14 @@ from harvest.sources.ror import ror_id_of
 from wovepaper.identifiers import orcid_normalise
 
 SOURCE = "openalex"
-_WORK_ID_RE = re.compile(r"^(?:https?://openalex\.org/)?(W\d{2,15})$", re.IGNORECASE)
-_AUTHOR_ID_RE = re.compile(r"^(?:https?://openalex\.org/)?(A\d{2,15})$", re.IGNORECASE)
+# OpenAlex ids: a letter and ASCII digits (the author ids' length as
+# wovepaper.identifiers.OPENALEX_AUTHOR_RE, what --ids accepts).
+_WORK_ID_RE = re.compile(
+    r"^(?:https?://openalex\.org/)?(W[0-9]{2,15})$", re.IGNORECASE | re.ASCII
+)
+_AUTHOR_ID_RE = re.compile(
+    r"^(?:https?://openalex\.org/)?(A[0-9]{4,12})$", re.IGNORECASE | re.ASCII
+)
 # An arXiv landing page among a work's locations (new- and old-style ids).
 _ARXIV_URL_RE = re.compile(
     r"arxiv\.org/(?:abs|pdf)/((?:\d{4}\.\d{4,5})|(?:[a-z\-]+(?:\.[A-Z]{2})?/\d{7}))",
@@ -396,7 +404,7 @@ def _author(authorship: object, wid: str) -> AuthorRecord:
 
 
 _INSTITUTION_ID_RE = re.compile(
-    r"^(?:https?://openalex\.org/)?(I\d{2,15})$", re.IGNORECASE
+    r"^(?:https?://openalex\.org/)?(I[0-9]{2,15})$", re.IGNORECASE | re.ASCII
 )
 
 
@@ -559,13 +567,10 @@ def parse_openalex_author(item: RawItem) -> AuthorProfileRecord:
         raise RecordError(f"{item.locator}: not an OpenAlex author")
     asked = author_id(item.external_id) or answered
     name = text_of(entry.get("display_name"))
-    works = entry.get("works_count")
-    works = works if isinstance(works, int) and 0 <= works < 2**31 else None
-    aliases = []
-    for alias in entry.get("display_name_alternatives") or []:
-        alias = text_of(alias)
-        if alias and alias != name and alias not in aliases:
-            aliases.append(alias)
+    if not name:
+        raise RecordError(f"{item.external_id}: author without a name")
+    works = count_of(entry.get("works_count"))
+    aliases = texts_of(entry.get("display_name_alternatives"), leave_out=name)
     orcid = ""
     if isinstance(entry.get("orcid"), str):
         try:
@@ -575,23 +580,22 @@ def parse_openalex_author(item: RawItem) -> AuthorProfileRecord:
     last = entry.get("last_known_institutions")
     if not isinstance(last, list):
         last = [entry.get("last_known_institution")]
+    affiliations = entry.get("affiliations")
     places = [*last] + [
         a.get("institution")
-        for a in entry.get("affiliations") or []
+        for a in (affiliations if isinstance(affiliations, list) else [])
         if isinstance(a, dict)
     ]
-    ror_ids = []
-    for place in places:
-        ror = ror_id_of(place.get("ror")) if isinstance(place, dict) else ""
-        if ror and ror not in ror_ids:
-            ror_ids.append(ror)
+    ror_ids = dict.fromkeys(  # in order, once each, at most 100
+        r for r in (ror_id_of(p.get("ror")) for p in places if isinstance(p, dict)) if r
+    )
     return AuthorProfileRecord(
         source=SOURCE,
         external_id=asked,
         name=name,
-        aliases=tuple(aliases),
+        aliases=aliases,
         orcid=orcid,
-        ror_ids=tuple(ror_ids),
+        ror_ids=tuple(ror_ids)[:100],
         works_count=works,
         merged_into=answered if answered != asked else "",
         deleted=name == "Deleted Author" and not works and answered == asked,

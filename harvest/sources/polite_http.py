@@ -211,13 +211,26 @@ class PoliteClient:
         self._sleep = sleep
         self._last_start: float | None = None
         self.requests = 0
+        # Credentials (an API key, a client id) go to the origin asked, never to
+        # another one a redirect points at (httpx strips only Authorization).
+        self._secret = {name.lower() for name in headers or {}}
+        self._origin: tuple[str, str, int | None] | None = None
         timeout = httpx.Timeout(self.politeness.timeout)
         self._http = httpx.Client(
             timeout=timeout,
             headers={"User-Agent": user_agent(), **(headers or {})},
             follow_redirects=True,
             transport=transport,
+            event_hooks={"request": [self._keep_secrets]},
         )
+
+    def _keep_secrets(self, request: httpx.Request) -> None:
+        origin = (request.url.scheme, request.url.host, request.url.port)
+        if self._origin is None:
+            return
+        if origin != self._origin:
+            for name in self._secret:
+                request.headers.pop(name, None)
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -310,6 +323,8 @@ class PoliteClient:
         p = self.politeness
         started = time.monotonic()
         method = "GET" if json_body is None else "POST"
+        asked = httpx.URL(url)
+        self._origin = (asked.scheme, asked.host, asked.port)
         with self._http.stream(method, url, params=params, json=json_body) as streamed:
             chunks, size = [], 0
             for chunk in streamed.iter_bytes():

@@ -21,6 +21,7 @@ Rules, from the Semantic Scholar Academic Graph API documentation
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -34,7 +35,13 @@ from harvest.records import (
     RecordError,
 )
 from harvest.sources.crossref import doi_normalise, doi_valid
-from harvest.sources.json_answers import json_answer, json_record, text_of
+from harvest.sources.json_answers import (
+    count_of,
+    json_answer,
+    json_record,
+    text_of,
+    texts_of,
+)
 from harvest.sources.polite_http import PoliteClient, SourceRefused
 from wovepaper.identifiers import orcid_normalise
 
@@ -229,7 +236,7 @@ def _author(author: object) -> AuthorRecord | None:
     if not name:
         return None
     aid = author.get("authorId")
-    s2 = aid if isinstance(aid, str) and aid.isdigit() else ""
+    s2 = aid if _is_s2_author_id(aid) else ""
     if is_collaboration(name):
         return AuthorRecord(raw_name=name, is_collaboration=True)
     parsed = parse_name(name)
@@ -240,6 +247,15 @@ def _author(author: object) -> AuthorRecord | None:
         suffix=parsed.suffix,
         s2_author_id=s2,
     )
+
+
+# A Semantic Scholar author id: ASCII digits, as many as
+# wovepaper.identifiers.S2_AUTHOR_RE (what --ids accepts) allows.
+_S2_AUTHOR_ID_RE = re.compile(r"[0-9]{1,12}", re.ASCII)
+
+
+def _is_s2_author_id(value: object) -> bool:
+    return isinstance(value, str) and bool(_S2_AUTHOR_ID_RE.fullmatch(value))
 
 
 # Author lookups ask for these fields (Graph API "Details about an author").
@@ -295,14 +311,12 @@ def parse_s2_author(item: RawItem) -> AuthorProfileRecord:
     """
     author = json_record(item, "author")
     aid = author.get("authorId")
-    if not (isinstance(aid, str) and aid.isdigit() and len(aid) <= 32):
+    if not _is_s2_author_id(aid):
         raise RecordError(f"{item.locator}: not a Semantic Scholar author")
     name = text_of(author.get("name"))
-    aliases = []
-    for alias in author.get("aliases") or []:
-        alias = text_of(alias)
-        if alias and alias != name and alias not in aliases:
-            aliases.append(alias)
+    if not name:
+        raise RecordError(f"{item.locator}: author {aid} without a name")
+    aliases = texts_of(author.get("aliases"), leave_out=name)
     external = author.get("externalIds")
     orcid = ""
     if isinstance(external, dict) and isinstance(external.get("ORCID"), str):
@@ -310,18 +324,15 @@ def parse_s2_author(item: RawItem) -> AuthorProfileRecord:
             orcid = orcid_normalise(external["ORCID"])
         except ValueError:
             orcid = ""
-    affiliations = tuple(
-        text_of(a) for a in author.get("affiliations") or [] if text_of(a)
-    )
-    count = author.get("paperCount")
+    affiliations = texts_of(author.get("affiliations"))
     return AuthorProfileRecord(
         source=SOURCE,
         external_id=aid,
         name=name,
-        aliases=tuple(aliases),
+        aliases=aliases,
         orcid=orcid,
         affiliations=affiliations,
-        works_count=count if isinstance(count, int) and 0 <= count < 2**31 else None,
+        works_count=count_of(author.get("paperCount")),
     )
 
 

@@ -164,3 +164,24 @@ def test_a_failed_record_is_logged_with_its_run_and_locator(real_abs, tmp_path, 
         "arxiv",
     )
     assert entry.record.endswith("long.abs")
+
+
+def test_nul_in_a_version_size_and_an_empty_byline_piece_cost_nothing(
+    real_abs, tmp_path
+):
+    """Text inside the version history is cleaned like every other string, and
+    a byline piece that prints as nothing (``{}``) names nobody: the paper lands
+    with its real authors."""
+    text = real_abs.replace("kb)", "kb\x00)", 1).replace(
+        "Authors: Yosuke Imamura", "Authors: Yosuke Imamura, {}"
+    )
+    assert "\x00" in text
+    assert ", {}" in text
+    (tmp_path / "v.abs").write_text(text)
+    run = services.harvest_arxiv_files(root=tmp_path)
+    assert (run.papers_created, run.records_failed) == (1, 0), _failed()
+    paper = Paper.objects.get()
+    assert all("\x00" not in str(v) for v in paper.versions)
+    assert list(paper.authorships.values_list("raw_name", flat=True)) == [
+        "Yosuke Imamura"
+    ]

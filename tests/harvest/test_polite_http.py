@@ -234,3 +234,42 @@ def test_a_redirect_loop_is_refused(server):
     with PoliteClient("arxiv", politeness=QUICK, sleep=lambda s: None) as client:
         with pytest.raises(SourceRefused, match="Exceeded maximum allowed redirects"):
             client.get(server.url_for("/a"))
+
+
+def test_credentials_never_follow_a_redirect_to_another_origin(server):
+    """An API key or client id goes to the origin asked; a redirect to another
+    host (here the same server named "localhost") gets the request without it,
+    while a redirect on the same origin keeps it."""
+    from pytest_httpserver import HTTPServer
+
+    other = HTTPServer(host="127.0.0.1", port=0)
+    other.start()
+    try:
+        seen = {}
+
+        def record(name):
+            def handler(request):
+                seen[name] = request.headers.get("x-api-key")
+                return Response("{}", content_type="application/json")
+
+            return handler
+
+        server.expect_request("/same").respond_with_data(
+            "", status=307, headers={"Location": "/same-target"}
+        )
+        server.expect_request("/same-target").respond_with_handler(record("same"))
+        server.expect_request("/away").respond_with_data(
+            "", status=307, headers={"Location": other.url_for("/stolen")}
+        )
+        other.expect_request("/stolen").respond_with_handler(record("other"))
+        with PoliteClient(
+            "semanticscholar",
+            politeness=QUICK,
+            headers={"x-api-key": "SECRET"},
+            sleep=lambda s: None,
+        ) as client:
+            client.get(server.url_for("/same"))
+            client.get(server.url_for("/away"))
+        assert seen == {"same": "SECRET", "other": None}
+    finally:
+        other.stop()

@@ -168,3 +168,32 @@ def test_ror_lookup_describes_what_other_sources_only_mentioned(
     server.clear()
     again = services.harvest_ror_ids(base_url=server.url_for("/ror"))
     assert (again.status, again.params["asked"], len(server.log)) == ("finished", 0, 0)
+
+
+@pytest.mark.django_db
+def test_ror_answering_another_record_is_refused_and_a_404_is_undone(server, settings):
+    settings.HARVEST_POLITENESS = {
+        "ror": {"min_interval": 0, "max_tries": 2, "backoff_base": 0.01}
+    }
+    monash = _v2_records()[0]  # 02bfwt286
+    Institution.objects.create(ror_id="05dxps055", name="Caltech")
+    Institution.objects.create(ror_id="02bfwt286", name="mention of Monash")
+    server.expect_ordered_request("/ror/05dxps055").respond_with_json(monash)
+    run = services.harvest_ror_ids(ids=["05dxps055"], base_url=server.url_for("/ror"))
+    assert run.records_failed == 1
+    assert RawRecord.objects.get(external_id="05dxps055").error.endswith(
+        "asked ROR for 05dxps055, answered the record of 02bfwt286"
+    )
+    assert Institution.objects.get(ror_id="02bfwt286").name == "mention of Monash"
+    # 404, then the record again: the institution is ROR's again, not "unknown".
+    server.clear()
+    server.expect_ordered_request("/ror/02bfwt286").respond_with_json(
+        {"errors": ["no"]}, status=404
+    )
+    for _ in range(2):
+        server.expect_ordered_request("/ror/02bfwt286").respond_with_json(monash)
+    for _ in range(3):
+        services.harvest_ror_ids(ids=["02bfwt286"], base_url=server.url_for("/ror"))
+    server.check_assertions()
+    monash_row = Institution.objects.get(ror_id="02bfwt286")
+    assert (monash_row.name, monash_row.status) == ("Monash University", "active")

@@ -259,3 +259,93 @@ def test_harvest_command_looks_up_authors_and_refuses_bad_ids(server, settings, 
         call_command("harvest", "arxiv", "--authors", "--no-progress")
     with pytest.raises(CommandError, match="--ids: .*ROR"):
         call_command("harvest", "ror", "--ids", "../etc/passwd", "--no-progress")
+
+
+def _priem_as(aid: str) -> dict:
+    return {**json.loads((OA / f"{PRIEM}.json").read_text()), "id": aid}
+
+
+def test_ids_of_other_digits_or_lengths_are_not_openalex_author_ids():
+    """A survivor id a lookup could never ask for (Arabic-Indic digits, too
+    short, too long) is no author id: the record is refused, nothing moves."""
+    for bad in ("A١٢٣٤", "A12", "A123456789012345"):
+        assert openalex.author_id(bad) == ""
+        with pytest.raises(RecordError, match="not an OpenAlex author"):
+            openalex.parse_openalex_author(
+                RawItem(
+                    external_id="A1004", payload=json.dumps(_priem_as(bad)), locator="x"
+                )
+            )
+
+
+def test_profile_lists_are_bounded_and_never_split_strings():
+    entry = _priem_as(PRIEM)
+    entry["display_name_alternatives"] = [f"Alias {i}" for i in range(100_000)]
+    entry["works_count"] = True
+    record = openalex.parse_openalex_author(
+        RawItem(external_id=PRIEM, payload=json.dumps(entry), locator="x")
+    )
+    assert len(record.aliases) == 100
+    assert record.works_count is None  # true is not a count
+    turing = {"authorId": "2262347", "name": "A. Turing", "affiliations": "aff"}
+    assert (
+        s2.parse_s2_author(
+            RawItem(external_id="2262347", payload=json.dumps(turing), locator="x")
+        ).affiliations
+        == ()
+    )
+
+
+@pytest.mark.django_db
+def test_merges_follow_chains_refuse_loops_and_catch_up_late_slots():
+    from harvest.records import AuthorProfileRecord
+    from harvest.services.authors import merged_slots_move, source_author_upsert
+
+    def merged(old, new):
+        return AuthorProfileRecord(
+            source="openalex", external_id=old, name="X", merged_into=new
+        )
+
+    AuthorshipFactory(openalex_author_id="A1001")
+    source_author_upsert(merged("A1001", "A1002"))
+    # A1002 is later merged into A1003: A1001's slot and record follow it.
+    source_author_upsert(merged("A1002", "A1003"))
+    assert SourceAuthor.objects.get(external_id="A1001").merged_into == "A1003"
+    assert Authorship.objects.get().openalex_author_id == "A1003"
+    # A loop is refused by name and changes nothing.
+    with pytest.raises(RecordError, match="merge loop A1003 -> A1001 -> A1003"):
+        source_author_upsert(merged("A1003", "A1001"))
+    assert Authorship.objects.get().openalex_author_id == "A1003"
+    # A slot harvested after the merge was stored still carries the old id:
+    # the next lookup run moves it first.
+    late = AuthorshipFactory(openalex_author_id="A1002", position=2)
+    assert merged_slots_move("openalex") == 1
+    late.refresh_from_db()
+    assert late.openalex_author_id == "A1003"
+
+
+@pytest.mark.django_db
+def test_an_answer_back_after_a_tombstone_and_wrong_answers(server, settings):
+    """S2 answers Dijkstra, then null (a tombstone), then Dijkstra again: the
+    profile is back. An entry for another author than the one asked at its
+    place is a failed record naming both, and nobody's profile."""
+    _quick(settings, "semanticscholar")
+    dijkstra = json.loads(S2_BATCH.read_text())[1]
+    path = "/graph/v1/author/batch"
+    for answer in ([dijkstra], [None], [dijkstra]):
+        server.expect_ordered_request(path, method="POST").respond_with_json(answer)
+    for _ in range(3):
+        services.harvest_s2_authors(
+            ids=["3234559"], base_url=server.url_for("/graph/v1")
+        )
+    profile = SourceAuthor.objects.get(external_id="3234559")
+    assert (profile.deleted, profile.name) == (False, "E. Dijkstra")
+    server.clear()
+    server.expect_request(path, method="POST").respond_with_json([dijkstra])
+    run = services.harvest_s2_authors(
+        ids=["1000"], base_url=server.url_for("/graph/v1")
+    )
+    assert (run.records_failed, run.papers_created) == (1, 0)
+    failed = RawRecord.objects.get(external_id="1000")
+    assert "asked for author 1000, answered '3234559'" in failed.error
+    assert not SourceAuthor.objects.filter(external_id="1000").exists()
