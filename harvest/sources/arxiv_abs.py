@@ -179,7 +179,10 @@ def parse_abs(item: RawItem) -> PaperRecord:
     text = item.payload.lstrip("\ufeff")
     if not text.strip():
         raise RecordError(f"{where}: empty file")
-    lines = text.splitlines()
+    # Lines end at "\n" (or "\r\n") only: a stray "\r", "\x85" or "\u2028"
+    # inside a title or byline is whitespace, not the end of the field
+    # (str.splitlines would cut the field there).
+    lines = _lines(text)
     marks = [i for i, line in enumerate(lines) if line.strip() == _SEPARATOR_LINE]
     if len(marks) < 2:
         raise RecordError(f"{where}: no header block between '\\\\' lines")
@@ -326,7 +329,7 @@ def clean_abstract(text: str) -> str:
     """
     paragraphs: list[list[str]] = []
     current: list[str] = []
-    for line in text.splitlines():
+    for line in _lines(text):
         if not line.strip():
             if current:
                 paragraphs.append(current)
@@ -470,6 +473,11 @@ def collaboration_author(raw: str, affiliations: tuple[str, ...] = ()) -> Author
 
 
 # Private helpers.
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of an ``.abs`` file: split at ``"\n"`` and ``"\r\n"`` only."""
+    return text.replace("\r\n", "\n").split("\n")
 
 
 def _header_fields(lines: list[str]) -> dict[str, list[str]]:

@@ -185,3 +185,17 @@ def test_nul_in_a_version_size_and_an_empty_byline_piece_cost_nothing(
     assert list(paper.authorships.values_list("raw_name", flat=True)) == [
         "Yosuke Imamura"
     ]
+
+
+def test_a_stray_carriage_return_in_a_header_does_not_cut_the_field(real_abs, tmp_path):
+    (tmp_path / "r.abs").write_text(
+        real_abs.replace(
+            "Authors: Yosuke Imamura", "Authors: Yosuke\rImamura, Bob\u2028Newline"
+        ),
+        newline="",
+    )
+    services.harvest_arxiv_files(root=tmp_path)
+    assert list(Authorship.objects.values_list("raw_name", flat=True)) == [
+        "Yosuke Imamura",
+        "Bob Newline",
+    ]
