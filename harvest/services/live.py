@@ -554,9 +554,10 @@ def harvest_s2_backfill(
     Papers with an arXiv id or a DOI and no ``s2_id`` are asked 500 at a time
     (``POST /paper/batch`` with ``ARXIV:<id>`` or ``DOI:<doi>``); each answer is
     stored and upserted like any record (S2 ranks last: it fills the S2 paper id,
-    S2 author ids on aligned slots, citation counts). Unknown ids answer ``null``
-    and are passed over. The cursor is the lowest paper id handled, committed with
-    each batch, so a killed run resumes below it.
+    S2 author ids on aligned slots, citation counts). Unknown ids answer ``null``:
+    the paper's ``s2_not_found_at`` is set and it is not asked again for
+    ``settings.S2_RECHECK_DAYS`` days. The cursor is the lowest paper id
+    handled, committed with each batch, so a killed run resumes below it.
 
     Args:
         limit: most papers to look up; None for all.
@@ -582,6 +583,7 @@ def harvest_s2_backfill(
             "mode": "s2-backfill",
             "base_url": base_url or settings.S2_API_URL,
             "limit": limit,
+            "asked": 0,
         }
     )
     run = _live_run(source="semanticscholar", params=params, run=run, task_id=task_id)
@@ -592,8 +594,11 @@ def harvest_s2_backfill(
     def walk() -> None:
         asked = run.params.get("asked", 0)
         while run.params["limit"] is None or asked < run.params["limit"]:
-            wanted = Paper.objects.filter(s2_id__isnull=True).filter(
-                Q(arxiv_id__isnull=False) | Q(doi__isnull=False)
+            recent = timezone.now() - timedelta(days=settings.S2_RECHECK_DAYS)
+            wanted = (
+                Paper.objects.filter(s2_id__isnull=True)
+                .filter(Q(arxiv_id__isnull=False) | Q(doi__isnull=False))
+                .exclude(s2_not_found_at__gte=recent)
             )
             if run.cursor:
                 wanted = wanted.filter(pk__lt=int(run.cursor))
@@ -607,7 +612,15 @@ def harvest_s2_backfill(
                 break
             ids = [f"ARXIV:{a}" if a else f"DOI:{d}" for _, a, d in papers]
             page = s2.s2_papers_batch(http, run.params["base_url"], ids)
+            unknown = [
+                pk
+                for (pk, _, _), entry in zip(papers, page.items, strict=True)
+                if entry is None
+            ]
             with transaction.atomic():
+                Paper.objects.filter(pk__in=unknown).update(
+                    s2_not_found_at=timezone.now()
+                )
                 harvest_batch(
                     run=run,
                     source="semanticscholar",

@@ -4,6 +4,7 @@ its nulls and bulk-search tokens against a local server, and the S2 backfill."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -131,12 +132,21 @@ def test_backfill_asks_in_batches_and_fills_s2_ids_past_429s(server, settings):
         paper.refresh_from_db()
         assert paper.s2_id == item["paperId"]
         assert paper.cited_by_count == item["citationCount"]
-    assert Paper.objects.get(pk=unknown.pk).s2_id is None
-    # A second run asks only for the paper S2 did not know.
+    missed = Paper.objects.get(pk=unknown.pk)
+    assert missed.s2_id is None
+    assert missed.s2_not_found_at is not None
+    # A second run asks nothing: S2 said it does not know the last one.
     server.clear()
+    again = services.harvest_s2_backfill(base_url=server.url_for("/graph/v1"))
+    assert (again.status, again.params["asked"], len(server.log)) == ("finished", 0, 0)
+    # S2_RECHECK_DAYS later it is asked again.
+    Paper.objects.filter(pk=unknown.pk).update(
+        s2_not_found_at=missed.s2_not_found_at
+        - timedelta(days=settings.S2_RECHECK_DAYS + 1)
+    )
     server.expect_ordered_request(
         path, method="POST", json={"ids": [f"ARXIV:{unknown.arxiv_id}"]}
     ).respond_with_json([None])
-    again = services.harvest_s2_backfill(base_url=server.url_for("/graph/v1"))
+    later = services.harvest_s2_backfill(base_url=server.url_for("/graph/v1"))
     server.check_assertions()
-    assert (again.status, again.params["asked"]) == ("finished", 1)
+    assert (later.status, later.params["asked"]) == ("finished", 1)

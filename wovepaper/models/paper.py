@@ -45,6 +45,13 @@ class Paper(models.Model):
     report_no = models.TextField(blank=True)
     license = models.URLField(max_length=300, blank=True)
     cited_by_count = models.PositiveIntegerField(null=True, blank=True)
+    s2_not_found_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When Semantic Scholar last answered that it does not know this "
+        "paper (the S2 lookup asks again after S2_RECHECK_DAYS).",
+    )
     withdrawn = models.BooleanField(default=False)
     hidden = models.BooleanField(
         default=False, help_text="Deleted at the source: kept, but not shown."

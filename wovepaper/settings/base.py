@@ -394,6 +394,9 @@ OPENALEX_WORKS_URL = os.environ.get(
 )
 OPENALEX_API_KEY = os.environ.get("OPENALEX_API_KEY", "")
 S2_API_URL = os.environ.get("S2_API_URL", "https://api.semanticscholar.org/graph/v1")
+# A paper Semantic Scholar answered null for is asked again after this many days
+# (S2 adds papers every week).
+S2_RECHECK_DAYS = int(os.environ.get("S2_RECHECK_DAYS", "30"))
 ROR_API_URL = os.environ.get("ROR_API_URL", "https://api.ror.org/v2/organizations")
 # Not a secret: ROR client ids only tell users apart (ROR docs, "Client ID").
 ROR_CLIENT_ID = os.environ.get("ROR_CLIENT_ID", "")
