@@ -262,6 +262,19 @@ def harvest_arxiv_ids_task(
     return _counts(run, then_match)
 
 
+def _lookup(task, harvest, ids, limit, base_url, run_id) -> dict[str, int | str]:
+    """Run a lookup by id (or its backfill) for a task; no matching is queued:
+    profiles and institutions change no byline but the merged ids they move."""
+    run = harvest(
+        ids=ids,
+        limit=limit,
+        base_url=base_url,
+        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
+        task_id=task.request.id or "",
+    )
+    return _counts(run, False)
+
+
 @shared_task(name="harvest.openalex_authors", **_RETRIED)
 def harvest_openalex_authors_task(
     self,
@@ -274,17 +287,11 @@ def harvest_openalex_authors_task(
     without a profile (:func:`harvest.services.harvest_openalex_authors`).
 
     Returns:
-        The run's counts (see :func:`_counts`; no matching is queued: profiles
-        change no byline but the merged ids they move).
+        The run's counts (see :func:`_counts`).
     """
-    run = services.harvest_openalex_authors(
-        ids=ids,
-        limit=limit,
-        base_url=base_url,
-        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
-        task_id=self.request.id or "",
+    return _lookup(
+        self, services.harvest_openalex_authors, ids, limit, base_url, run_id
     )
-    return _counts(run, False)
 
 
 @shared_task(name="harvest.s2_authors", **_RETRIED)
@@ -301,14 +308,7 @@ def harvest_s2_authors_task(
     Returns:
         The run's counts (see :func:`_counts`).
     """
-    run = services.harvest_s2_authors(
-        ids=ids,
-        limit=limit,
-        base_url=base_url,
-        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
-        task_id=self.request.id or "",
-    )
-    return _counts(run, False)
+    return _lookup(self, services.harvest_s2_authors, ids, limit, base_url, run_id)
 
 
 @shared_task(name="harvest.ror_ids", **_RETRIED)
@@ -325,11 +325,23 @@ def harvest_ror_ids_task(
     Returns:
         The run's counts (see :func:`_counts`).
     """
-    run = services.harvest_ror_ids(
-        ids=ids,
-        limit=limit,
-        base_url=base_url,
-        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
-        task_id=self.request.id or "",
+    return _lookup(self, services.harvest_ror_ids, ids, limit, base_url, run_id)
+
+
+@shared_task(name="harvest.openalex_institutions", **_RETRIED)
+def harvest_openalex_institutions_task(
+    self,
+    ids: list[str] | None = None,
+    limit: int | None = None,
+    base_url: str = "",
+    run_id: int | None = None,
+) -> dict[str, int | str]:
+    """Fill institutions from OpenAlex by ROR id
+    (:func:`harvest.services.harvest_openalex_institutions`).
+
+    Returns:
+        The run's counts (see :func:`_counts`).
+    """
+    return _lookup(
+        self, services.harvest_openalex_institutions, ids, limit, base_url, run_id
     )
-    return _counts(run, False)

@@ -36,7 +36,10 @@ from harvest.services.files import (  # noqa: F401
     ror_reader_for,
     s2_reader_for,
 )
-from harvest.services.institutions import harvest_ror_ids  # noqa: F401
+from harvest.services.institutions import (  # noqa: F401
+    harvest_openalex_institutions,
+    harvest_ror_ids,
+)
 from harvest.services.live import (  # noqa: F401
     LivePage,
     PageFetcher,

@@ -217,6 +217,37 @@ def openalex_root(url: str = "") -> str:
     return (url or settings.OPENALEX_WORKS_URL).rstrip("/").removesuffix("/works")
 
 
+def openalex_list(
+    http: PoliteClient, url: str, attribute: str, values: list[str]
+) -> list:
+    """One OpenAlex list request for entities whose ``attribute`` is any of
+    ``values`` (``filter=attribute:v1|v2``, one page of ``len(values)``).
+
+    Returns:
+        The answer's ``results``.
+
+    Raises:
+        SourceError: an answer without a results list; see also
+            :meth:`PoliteClient.fetch`.
+    """
+    from harvest.sources.json_answers import json_answer
+
+    key = {"api_key": settings.OPENALEX_API_KEY} if settings.OPENALEX_API_KEY else {}
+    answer = http.fetch(
+        url,
+        {
+            "filter": f"{attribute}:" + "|".join(values),
+            "per-page": str(len(values)),
+            **key,
+        },
+        read=lambda r: json_answer(r.text, str(r.url)),
+    )
+    results = answer.get("results") if isinstance(answer, dict) else None
+    if not isinstance(results, list):
+        raise SourceError(f"{url}: no results list in the answer")
+    return results
+
+
 def _openalex_look_up(
     http: PoliteClient, base_url: str, ids: list[str]
 ) -> tuple[list[RawItem], list[str]]:
@@ -229,14 +260,7 @@ def _openalex_look_up(
 
     key = {"api_key": settings.OPENALEX_API_KEY} if settings.OPENALEX_API_KEY else {}
     root = base_url.rstrip("/")
-    answer = http.fetch(
-        f"{root}/authors",
-        {"filter": "openalex:" + "|".join(ids), "per-page": str(len(ids)), **key},
-        read=lambda r: json_answer(r.text, str(r.url)),
-    )
-    results = answer.get("results") if isinstance(answer, dict) else None
-    if not isinstance(results, list):
-        raise SourceError(f"{root}/authors: no results list in the answer")
+    results = openalex_list(http, f"{root}/authors", "openalex", ids)
     items, found = [], set()
     for entry in results:
         aid = openalex.author_id(entry.get("id")) if isinstance(entry, dict) else ""

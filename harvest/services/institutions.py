@@ -1,4 +1,4 @@
-"""Organisations looked up live in ROR, into Institutions."""
+"""Organisations looked up live in ROR and OpenAlex, into Institutions."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 
 from django.conf import settings
+from django.db.models import Q
 
 from harvest.models import HarvestRun, RawRecord
 from harvest.records import RawItem
@@ -140,4 +141,106 @@ def harvest_ror_ids(
         write=_ror_write,
         next_ids=_undescribed,
         headers={"Client-Id": client_id} if client_id else None,
+    )
+
+
+def _openalex_look_up(
+    http: PoliteClient, base_url: str, ids: list[str]
+) -> tuple[list[RawItem], list[str]]:
+    """One list request for up to 50 ROR ids (``filter=ror:<url>|<url>``);
+    the ids it does not answer are unknown to OpenAlex."""
+    from harvest.services.authors import openalex_list, openalex_root
+    from harvest.sources.ror import ror_id_of
+
+    url = f"{openalex_root(base_url)}/institutions"
+    results = openalex_list(http, url, "ror", [f"https://ror.org/{rid}" for rid in ids])
+    items, found = [], set()
+    for entry in results:
+        rid = ror_id_of(entry.get("ror")) if isinstance(entry, dict) else ""
+        if rid in ids and rid not in found:
+            found.add(rid)
+            items.append(
+                RawItem(
+                    external_id=str(entry.get("id", rid)).rsplit("/", 1)[-1][:500],
+                    payload=json.dumps(entry, ensure_ascii=False, sort_keys=True),
+                    locator=f"{url}?filter=ror:{rid}",
+                )
+            )
+    return items, [rid for rid in ids if rid not in found]
+
+
+def _openalex_write(run: HarvestRun, items: list[RawItem], unknown: list[str]) -> None:
+    from harvest.services.authors import note_unknown
+    from harvest.sources.openalex import parse_openalex_institution
+
+    if items:
+        institutions_batch(
+            run=run,
+            source="openalex",
+            items=items,
+            parse=parse_openalex_institution,
+            reparse=True,
+            fill_only=True,
+        )
+    note_unknown(run, unknown)
+
+
+def _incomplete(after: str, count: int) -> list[str]:
+    """Institutions that lack a country or a type, by ROR id, past ``after``."""
+    return list(
+        Institution.objects.filter(ror_id__gt=after)
+        .filter(Q(country_code="") | Q(types=[]))
+        .order_by("ror_id")
+        .values_list("ror_id", flat=True)[:count]
+    )
+
+
+def harvest_openalex_institutions(
+    *,
+    ids: list[str] | None = None,
+    limit: int | None = None,
+    base_url: str = "",
+    run: HarvestRun | None = None,
+    task_id: str = "",
+    client: PoliteClient | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> HarvestRun:
+    """Look institutions up in OpenAlex by ROR id and fill what they lack.
+
+    Without ``ids``, every Institution without a country or a type. Up to 50
+    ROR ids a request (``/institutions?filter=ror:<url>|<url>``); the answers
+    fill empty fields only (alternative names, acronyms, country, type,
+    associated institutions), never replacing what ROR gave. Ids OpenAlex does
+    not answer are counted and named in ``params["unknown"]``.
+
+    Args:
+        ids: bare ROR ids, or None to backfill.
+        limit: most ids to look up; None for all.
+        base_url: the works endpoint or the API root; "" for
+            ``settings.OPENALEX_WORKS_URL``.
+        run, task_id, client, progress: as for the other lookups.
+
+    Returns:
+        The run, ``finished`` (``papers_*`` count institutions), or ``failed``.
+
+    Source: OpenAlex docs, "Filter institutions" (``ror``), "Filter entity
+    lists" (OR with ``|``).
+    """
+    from harvest.services.authors import OPENALEX_IDS_PER_REQUEST, openalex_root
+
+    return lookup_run(
+        source="openalex",
+        mode="openalex-institutions",
+        ids=ids,
+        limit=limit,
+        base_url=openalex_root(base_url),
+        run=run,
+        task_id=task_id,
+        client=client,
+        progress=progress,
+        per_request=OPENALEX_IDS_PER_REQUEST,
+        look_up=_openalex_look_up,
+        write=_openalex_write,
+        next_ids=_incomplete,
+        headers=None,
     )

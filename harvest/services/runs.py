@@ -47,6 +47,7 @@ def _run_task(run: HarvestRun, *, resume: bool):
         harvest_crossref_task,
         harvest_files_task,
         harvest_openalex_authors_task,
+        harvest_openalex_institutions_task,
         harvest_openalex_task,
         harvest_ror_ids_task,
         harvest_s2_authors_task,
@@ -66,6 +67,7 @@ def _run_task(run: HarvestRun, *, resume: bool):
         "openalex-authors": harvest_openalex_authors_task,
         "s2-authors": harvest_s2_authors_task,
         "ror-ids": harvest_ror_ids_task,
+        "openalex-institutions": harvest_openalex_institutions_task,
     }
     if p.get("mode") in lookups:
         task = lookups[p["mode"]]

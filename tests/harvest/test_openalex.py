@@ -201,3 +201,42 @@ def test_the_entities_folder_harvests_works_institutions_authors_skips_the_rest(
     skipped = {f["file"].rsplit("/", 1)[-1] for f in run.files_skipped}
     assert "S137773608.json" in skipped  # a source (journal), not ours
     assert not skipped & {"A5023888391.json", "I27837315.json", "W2741809807.json"}
+
+
+@pytest.mark.django_db
+def test_institutions_lookup_by_ror_id_fills_only_what_is_missing(server, settings):
+    """Institutions without a country or a type are asked 50 ROR ids a request;
+    OpenAlex's answer fills the empty fields and never renames what ROR named;
+    an id OpenAlex does not answer is named."""
+    from harvest import services
+    from harvest.models import HarvestRun
+    from wovepaper.models import Institution
+
+    settings.HARVEST_POLITENESS = {
+        "openalex": {"min_interval": 0, "max_tries": 2, "backoff_base": 0.01}
+    }
+    michigan = json.loads(
+        (DATA / "openalex_python_entities/I27837315.json").read_text()
+    )
+    Institution.objects.create(
+        ror_id="00jmfr291", name="University of Michigan–Ann Arbor", status="active"
+    )
+    Institution.objects.create(ror_id="05dxps055", name="Caltech", country_code="US")
+    Institution.objects.create(
+        ror_id="02bfwt286", name="Monash", country_code="AU", types=["education"]
+    )
+    server.expect_ordered_request(
+        "/oa/institutions",
+        query_string={
+            "filter": "ror:https://ror.org/00jmfr291|https://ror.org/05dxps055",
+            "per-page": "2",
+        },
+    ).respond_with_json({"meta": {"count": 1}, "results": [michigan]})
+    run = services.harvest_openalex_institutions(base_url=server.url_for("/oa/works"))
+    server.check_assertions()
+    assert run.status == HarvestRun.Status.FINISHED, run.error
+    assert (run.records_seen, run.papers_updated) == (2, 1)
+    assert run.params["unknown"] == ["05dxps055"]
+    filled = Institution.objects.get(ror_id="00jmfr291")
+    assert filled.name == "University of Michigan–Ann Arbor"  # ROR's name stays
+    assert (filled.country_code, filled.types) == ("US", [michigan["type"]])

@@ -72,6 +72,12 @@ class Command(BaseCommand):
             "with --authors: these author ids (comma-separated)",
         )
         live.add_argument(
+            "--institutions",
+            action="store_true",
+            help="openalex: fill institutions by ROR id (--ids, or every institution "
+            "without a country or a type)",
+        )
+        live.add_argument(
             "--authors",
             action="store_true",
             help="openalex/semanticscholar: fetch author profiles (--ids, or every "
@@ -120,6 +126,8 @@ class Command(BaseCommand):
             run = self._authors(run, options)
         elif (live and options["source"] == "ror") or mode == "ror-ids":
             run = self._ror(run, options)
+        elif options["institutions"] or mode == "openalex-institutions":
+            run = self._openalex_institutions(run, options)
         elif options["ids"] and options["source"] != "arxiv":
             raise CommandError(
                 "--ids is arXiv's and ROR's (or, with --authors, author ids)"
@@ -186,6 +194,25 @@ class Command(BaseCommand):
             ror_normalise,
             "organisation",
             "organisations in ROR",
+        )
+
+    def _openalex_institutions(self, run: HarvestRun | None, options) -> HarvestRun:
+        from wovepaper.identifiers import ror_normalise
+
+        if options["source"] != "openalex":
+            raise CommandError("--institutions is OpenAlex's (ROR: harvest ror)")
+        if options["file"] or options["dir"]:
+            raise CommandError(
+                "--institutions looks institutions up live; saved institution "
+                "answers are read with --file or --dir alone"
+            )
+        return self._lookup(
+            run,
+            options,
+            services.harvest_openalex_institutions,
+            ror_normalise,
+            "institution",
+            "institutions in OpenAlex by ROR id",
         )
 
     def _lookup(self, run, options, harvest, normalise, unit, what) -> HarvestRun:
