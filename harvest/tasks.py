@@ -345,3 +345,26 @@ def harvest_openalex_institutions_task(
     return _lookup(
         self, services.harvest_openalex_institutions, ids, limit, base_url, run_id
     )
+
+
+@shared_task(name="harvest.s2_author_papers", **_RETRIED)
+def harvest_s2_author_papers_task(
+    self,
+    author_id: str = "",
+    base_url: str = "",
+    run_id: int | None = None,
+    then_match: bool = True,
+) -> dict[str, int | str]:
+    """Fetch every paper Semantic Scholar attributes to one author
+    (:func:`harvest.services.harvest_s2_author_papers`).
+
+    Returns:
+        The run's counts (see :func:`_counts`).
+    """
+    run = services.harvest_s2_author_papers(
+        author_id=author_id,
+        base_url=base_url,
+        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
+        task_id=self.request.id or "",
+    )
+    return _counts(run, then_match)

@@ -10,6 +10,7 @@ into Paper and Authorship), batches, files and live (the two ways to harvest).
 
 from harvest.services.authors import (  # noqa: F401
     harvest_openalex_authors,
+    harvest_s2_author_papers,
     harvest_s2_authors,
     source_author_upsert,
     source_authors_batch,

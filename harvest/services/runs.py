@@ -50,6 +50,7 @@ def _run_task(run: HarvestRun, *, resume: bool):
         harvest_openalex_institutions_task,
         harvest_openalex_task,
         harvest_ror_ids_task,
+        harvest_s2_author_papers_task,
         harvest_s2_authors_task,
         harvest_s2_backfill_task,
     )
@@ -59,6 +60,12 @@ def _run_task(run: HarvestRun, *, resume: bool):
         if resume:
             return harvest_arxiv_ids_task.s(run_id=run.pk)
         return harvest_arxiv_ids_task.s(ids=p["ids"], base_url=p["base_url"])
+    if p.get("mode") == "s2-author-papers":
+        if resume:
+            return harvest_s2_author_papers_task.s(run_id=run.pk)
+        return harvest_s2_author_papers_task.s(
+            author_id=p["author"], base_url=p["base_url"]
+        )
     if p.get("mode") == "s2-backfill":
         if resume:
             return harvest_s2_backfill_task.s(run_id=run.pk)

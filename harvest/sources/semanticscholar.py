@@ -196,6 +196,54 @@ def s2_bulk_pages(
         token = page.token
 
 
+# Papers asked a page of /author/{id}/papers (the Graph API allows up to 1,000; a
+# page of 100 with their bylines is a few hundred kB).
+AUTHOR_PAPERS_LIMIT = 100
+
+
+def s2_author_papers_pages(
+    client: PoliteClient, base_url: str, author_id: str, *, offset: int = 0
+) -> Iterator[S2Page]:
+    """Walk ``/author/{id}/papers`` by offset, from ``offset``.
+
+    Returns:
+        Pages in order; ``page.token`` is the next page's offset as text, ""
+        on the last page (no ``next``, or a ``next`` that does not move on).
+
+    Raises:
+        SourceRefused: an answer that is not a page of papers; see also
+            :meth:`PoliteClient.fetch`.
+
+    Source: Semantic Scholar Graph API, "Details about an author's papers"
+    (``offset``, ``limit``, ``next``).
+    """
+    url = f"{base_url.rstrip('/')}/author/{author_id}/papers"
+
+    def read(response) -> S2Page:
+        data = json_answer(response.text, str(response.url))
+        if not (isinstance(data, dict) and isinstance(data.get("data"), list)):
+            raise SourceRefused(f"{response.url}: not a page of an author's papers")
+        after = data.get("next")
+        moves_on = isinstance(after, int) and not isinstance(after, bool)
+        moves_on = moves_on and after > offset and bool(data["data"])
+        return S2Page(str(response.url), data["data"], str(after) if moves_on else "")
+
+    while True:
+        page = client.fetch(
+            url,
+            {
+                "fields": PAPER_FIELDS,
+                "offset": str(offset),
+                "limit": str(AUTHOR_PAPERS_LIMIT),
+            },
+            read=read,
+        )
+        yield page
+        if not page.token:
+            return
+        offset = int(page.token)
+
+
 # Private helpers.
 
 

@@ -150,3 +150,61 @@ def test_backfill_asks_in_batches_and_fills_s2_ids_past_429s(server, settings):
     later = services.harvest_s2_backfill(base_url=server.url_for("/graph/v1"))
     server.check_assertions()
     assert (later.status, later.params["asked"]) == ("finished", 1)
+
+
+@pytest.mark.django_db
+def test_an_authors_papers_are_paged_by_offset_and_resume_after_a_failure(
+    server, settings
+):
+    """The real nine pages of /author/1723755/papers (875 papers, offsets 0 to
+    800): a 503 storm at offset 400 fails the run after four pages; the resume
+    asks from 400 on and ends with every paper once."""
+    from django.core.management import CommandError, call_command
+
+    settings.HARVEST_POLITENESS = {
+        "semanticscholar": {"min_interval": 0, "max_tries": 2, "backoff_base": 0.01}
+    }
+    pages = [
+        json.loads((S2 / "decoded" / f"test_get_author_papers__{i}.json").read_text())
+        for i in range(9)
+    ]
+    path = "/graph/v1/author/1723755/papers"
+
+    def expect(offset, answer, status=200):
+        server.expect_ordered_request(
+            path,
+            query_string={
+                "fields": PAPER_FIELDS,
+                "offset": str(offset),
+                "limit": "100",
+            },
+        ).respond_with_json(answer, status=status)
+
+    for page in pages[:4]:
+        expect(page["offset"], page)
+    for _ in range(2):
+        expect(400, {"message": "busy"}, status=503)
+    with pytest.raises(CommandError, match="--resume"):
+        call_command(
+            "harvest",
+            "semanticscholar",
+            "--author-papers",
+            "https://www.semanticscholar.org/author/1723755",
+            "--url",
+            server.url_for("/graph/v1"),
+            "--no-progress",
+        )
+    run = HarvestRun.objects.get()
+    assert (run.status, run.cursor, Paper.objects.count()) == ("failed", "400", 400)
+    server.clear()
+    for page in pages[4:]:
+        expect(page["offset"], page)
+    call_command("harvest", "semanticscholar", "--resume", str(run.pk), "--no-progress")
+    server.check_assertions()
+    run.refresh_from_db()
+    assert (run.status, run.papers_created) == ("finished", 875)
+    every = {p["paperId"] for page in pages for p in page["data"]}
+    assert len(every) == 875
+    assert set(Paper.objects.values_list("s2_id", flat=True)) == every
+    with pytest.raises(CommandError, match="is not a Semantic Scholar author id"):
+        call_command("harvest", "semanticscholar", "--author-papers", "../x")

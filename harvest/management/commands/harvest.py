@@ -72,6 +72,12 @@ class Command(BaseCommand):
             "with --authors: these author ids (comma-separated)",
         )
         live.add_argument(
+            "--author-papers",
+            default="",
+            metavar="S2_AUTHOR_ID",
+            help="semanticscholar: fetch every paper of this author",
+        )
+        live.add_argument(
             "--institutions",
             action="store_true",
             help="openalex: fill institutions by ROR id (--ids, or every institution "
@@ -126,6 +132,8 @@ class Command(BaseCommand):
             run = self._authors(run, options)
         elif (live and options["source"] == "ror") or mode == "ror-ids":
             run = self._ror(run, options)
+        elif options["author_papers"] or mode == "s2-author-papers":
+            run = self._author_papers(run, options)
         elif options["institutions"] or mode == "openalex-institutions":
             run = self._openalex_institutions(run, options)
         elif options["ids"] and options["source"] != "arxiv":
@@ -195,6 +203,26 @@ class Command(BaseCommand):
             "organisation",
             "organisations in ROR",
         )
+
+    def _author_papers(self, run: HarvestRun | None, options) -> HarvestRun:
+        from wovepaper.identifiers import s2_author_normalise
+
+        if options["source"] != "semanticscholar":
+            raise CommandError("--author-papers is Semantic Scholar's")
+        author = ""
+        if run is None:
+            try:
+                author = s2_author_normalise(options["author_papers"])
+            except ValueError as exc:
+                raise CommandError(f"--author-papers: {exc}") from exc
+        with tqdm(
+            unit="paper",
+            disable=options["no_progress"],
+            desc="papers of a Semantic Scholar author",
+        ) as bar:
+            return services.harvest_s2_author_papers(
+                author_id=author, base_url=options["url"], run=run, progress=bar.update
+            )
 
     def _openalex_institutions(self, run: HarvestRun | None, options) -> HarvestRun:
         from wovepaper.identifiers import ror_normalise
