@@ -38,7 +38,9 @@ class Command(BaseCommand):
     endpoint, Crossref's and OpenAlex's ``/works``), from ``--from`` (default:
     where the last finished run of the same list ended) to ``--until`` (default:
     today): datestamps for arXiv, index dates for Crossref, update dates for
-    OpenAlex. Prints the run's counts, each rejected record with its reason, and
+    OpenAlex. Lookups by id: arXiv ``--ids``, the Semantic Scholar paper
+    backfill, ``--authors`` (OpenAlex, Semantic Scholar), ``--author-papers``
+    (Semantic Scholar), ``--institutions`` (OpenAlex) and ``harvest ror``. Prints the run's counts, each rejected record with its reason, and
     the run's error if it failed.
     """
 
