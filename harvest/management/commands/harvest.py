@@ -40,8 +40,9 @@ class Command(BaseCommand):
     today): datestamps for arXiv, index dates for Crossref, update dates for
     OpenAlex. Lookups by id: arXiv ``--ids``, the Semantic Scholar paper
     backfill, ``--authors`` (OpenAlex, Semantic Scholar), ``--author-papers``
-    (Semantic Scholar), ``--institutions`` (OpenAlex) and ``harvest ror``. Prints the run's counts, each rejected record with its reason, and
-    the run's error if it failed.
+    (Semantic Scholar), ``--institutions`` (OpenAlex) and ``harvest ror``.
+    Prints the run's counts, each rejected record with its reason, and the
+    run's error if it failed.
     """
 
     help = (
