@@ -14,6 +14,9 @@ from collections.abc import Iterable
 from django.core.cache import cache
 
 VERSION_KEY = "researcher-version:{pk}"
+# Bumped with any researcher's: the version of views that list researchers found
+# by name (the search page's researchers).
+ANY_VERSION_KEY = "researcher-version:any"
 
 
 def researcher_version(pk: int) -> int:
@@ -27,13 +30,19 @@ def researchers_changed(pks: Iterable[int]) -> None:
     Args:
         pks: researcher ids touched by a committed curation change.
     """
-    for pk in set(pks):
-        key = VERSION_KEY.format(pk=pk)
+    keys = [VERSION_KEY.format(pk=pk) for pk in set(pks)]
+    for key in [*keys, ANY_VERSION_KEY] if keys else []:
         cache.add(key, 1, timeout=None)
         try:
             cache.incr(key)
         except ValueError:  # evicted between add and incr
             cache.set(key, 2, timeout=None)
+
+
+def researchers_version() -> int:
+    """The cache version of every view that lists researchers found by name;
+    any researcher's curation change bumps it (1 when never bumped)."""
+    return cache.get_or_set(ANY_VERSION_KEY, 1, timeout=None)
 
 
 def researcher_key(pk: int, view: str) -> str:

@@ -58,3 +58,26 @@ def test_cached_detail_keeps_each_field_selection_apart(api):
     assert sparse == {"id": r.pk}
     assert again == full
     assert "display_name" in full
+
+
+def test_search_page_researchers_are_cached_until_a_curation_change(client):
+    """The researchers a search names are cached with its head, and a merge
+    shows at once: the merged-away profile leaves the list."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    a = ResearcherFactory(display_name="Ada Lovelace")
+    b = ResearcherFactory(display_name="Ada Lovelace")
+    AuthorshipFactory(researcher=a)
+    AuthorshipFactory(researcher=b)
+
+    def named():
+        page = client.get("/search/", {"q": "Ada Lovelace"})
+        return {r.pk for r in page.context["researchers"]}
+
+    assert named() == {a.pk, b.pk}
+    with CaptureQueriesContext(connection) as again:
+        assert named() == {a.pk, b.pk}
+    assert not [q for q in again if "wovepaper_researcher" in q["sql"]]
+    edits.researcher_merge(researchers=[a, b], actor=UserFactory())
+    assert named() == {a.pk}
