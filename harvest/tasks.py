@@ -55,15 +55,26 @@ def _counts(run: HarvestRun, then_match: bool) -> dict[str, int | str]:
     }
 
 
+def _harvest(task, harvest, run_id: int | None, **asked) -> HarvestRun:
+    """Run a harvest service for a task: the run ``run_id`` resumed when given,
+    the task's id passed on (a redelivered task finds its own run)."""
+    return harvest(
+        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
+        task_id=task.request.id or "",
+        **asked,
+    )
+
+
 def _live(
     task, harvest, from_date: str, until_date: str, run_id: int | None, **asked
 ) -> HarvestRun:
-    """Run a live harvest service for a task: ISO dates parsed, a run resumed by id."""
-    return harvest(
+    """Run a live harvest service for a task (:func:`_harvest`), ISO dates parsed."""
+    return _harvest(
+        task,
+        harvest,
+        run_id,
         from_date=dt.date.fromisoformat(from_date) if from_date else None,
         until_date=dt.date.fromisoformat(until_date) if until_date else None,
-        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
-        task_id=task.request.id or "",
         **asked,
     )
 
@@ -82,10 +93,7 @@ def harvest_arxiv_files_task(
         ``created``, ``updated``, ``unchanged``, ``failed``, ``blocks_queued``,
         ``matching_task`` (the queued matching task's id, or "").
     """
-    run = HarvestRun.objects.get(pk=run_id) if run_id else None
-    run = services.harvest_arxiv_files(
-        root=Path(root), run=run, task_id=self.request.id or ""
-    )
+    run = _harvest(self, services.harvest_arxiv_files, run_id, root=Path(root))
     return _counts(run, then_match)
 
 
@@ -146,10 +154,7 @@ def harvest_files_task(
     Returns:
         The run's counts (see :func:`_counts`).
     """
-    run = HarvestRun.objects.get(pk=run_id) if run_id else None
-    run = services.harvest_files(
-        source=source, root=Path(root), run=run, task_id=self.request.id or ""
-    )
+    run = _harvest(self, services.harvest_files, run_id, source=source, root=Path(root))
     return _counts(run, then_match)
 
 
@@ -230,11 +235,8 @@ def harvest_s2_backfill_task(
     Returns:
         The run's counts (see :func:`_counts`).
     """
-    run = services.harvest_s2_backfill(
-        limit=limit,
-        base_url=base_url,
-        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
-        task_id=self.request.id or "",
+    run = _harvest(
+        self, services.harvest_s2_backfill, run_id, limit=limit, base_url=base_url
     )
     return _counts(run, then_match)
 
@@ -253,25 +255,14 @@ def harvest_arxiv_ids_task(
     Returns:
         The run's counts (see :func:`_counts`).
     """
-    run = services.harvest_arxiv_ids(
-        ids=ids,
-        base_url=base_url,
-        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
-        task_id=self.request.id or "",
-    )
+    run = _harvest(self, services.harvest_arxiv_ids, run_id, ids=ids, base_url=base_url)
     return _counts(run, then_match)
 
 
 def _lookup(task, harvest, ids, limit, base_url, run_id) -> dict[str, int | str]:
     """Run a lookup by id (or its backfill) for a task; no matching is queued:
     profiles and institutions change no byline but the merged ids they move."""
-    run = harvest(
-        ids=ids,
-        limit=limit,
-        base_url=base_url,
-        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
-        task_id=task.request.id or "",
-    )
+    run = _harvest(task, harvest, run_id, ids=ids, limit=limit, base_url=base_url)
     return _counts(run, False)
 
 
@@ -361,10 +352,11 @@ def harvest_s2_author_papers_task(
     Returns:
         The run's counts (see :func:`_counts`).
     """
-    run = services.harvest_s2_author_papers(
+    run = _harvest(
+        self,
+        services.harvest_s2_author_papers,
+        run_id,
         author_id=author_id,
         base_url=base_url,
-        run=HarvestRun.objects.get(pk=run_id) if run_id else None,
-        task_id=self.request.id or "",
     )
     return _counts(run, then_match)

@@ -22,6 +22,7 @@ from harvest.models import HarvestRun, RawRecord, SourceAuthor
 from harvest.records import AuthorProfileRecord, RawItem, RecordError, clean_text
 from harvest.services.batches import entities_batch
 from harvest.services.lookups import lookup_run
+from harvest.sources.json_answers import json_payload
 from harvest.sources.polite_http import PoliteClient, SourceError
 from wovepaper.models import Authorship
 
@@ -254,8 +255,6 @@ def _openalex_look_up(
 ) -> tuple[list[RawItem], list[str]]:
     """One list request for ``ids``; each id it did not answer asked alone (a
     merged id answers with its survivor, an unknown one 404)."""
-    import json
-
     from harvest.sources import openalex
     from harvest.sources.json_answers import json_answer
 
@@ -270,7 +269,7 @@ def _openalex_look_up(
             items.append(
                 RawItem(
                     external_id=aid,
-                    payload=json.dumps(entry, ensure_ascii=False, sort_keys=True),
+                    payload=json_payload(entry),
                     locator=f"{root}/authors/{aid}",
                 )
             )
@@ -292,7 +291,7 @@ def _openalex_look_up(
         items.append(
             RawItem(
                 external_id=aid,
-                payload=json.dumps(entry, ensure_ascii=False, sort_keys=True),
+                payload=json_payload(entry),
                 locator=f"{root}/authors/{aid}",
             )
         )
@@ -358,8 +357,6 @@ def _s2_look_up(
     """One batch request; ``null`` entries are unknown ids, and an entry that is
     another author than the one asked at its place is a failed record naming
     both."""
-    import json
-
     from harvest.sources import semanticscholar as s2
 
     page = s2.s2_authors_batch(http, base_url, ids)
@@ -372,7 +369,7 @@ def _s2_look_up(
         items.append(
             RawItem(
                 external_id=aid,
-                payload=json.dumps(entry, ensure_ascii=False, sort_keys=True),
+                payload=json_payload(entry),
                 locator=f"{page.url}#author-{index}",
                 problem=""
                 if answered == aid

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 from django.conf import settings
@@ -12,6 +11,7 @@ from harvest.models import HarvestRun, RawRecord
 from harvest.records import RawItem
 from harvest.services.batches import institutions_batch
 from harvest.services.lookups import lookup_run
+from harvest.sources.json_answers import json_payload
 from harvest.sources.polite_http import PoliteClient
 from wovepaper.models import Institution
 
@@ -55,7 +55,7 @@ def _ror_look_up(
                 if answered == rid
                 else f"asked ROR for {rid}, answered the record of {answered or '?'}"
             )
-            payload = json.dumps(record, ensure_ascii=False, sort_keys=True)
+            payload = json_payload(record)
         items.append(
             RawItem(external_id=rid, payload=payload, locator=url, problem=problem)
         )
@@ -162,7 +162,7 @@ def _openalex_look_up(
             items.append(
                 RawItem(
                     external_id=str(entry.get("id", rid)).rsplit("/", 1)[-1][:500],
-                    payload=json.dumps(entry, ensure_ascii=False, sort_keys=True),
+                    payload=json_payload(entry),
                     locator=f"{url}?filter=ror:{rid}",
                 )
             )

@@ -45,6 +45,7 @@ from harvest.records import (
 )
 from harvest.sources.json_answers import (
     json_answer,
+    json_payload,
     json_record,
     saved_answer_items,
     text_of,
@@ -252,7 +253,7 @@ def split_works_page(page: WorksPage) -> Iterator[RawItem]:
             external_id=f"doi:{doi_normalise(doi)}"
             if isinstance(doi, str)
             else locator,
-            payload=json.dumps(work, ensure_ascii=False, sort_keys=True),
+            payload=json_payload(work),
             locator=locator,
         )
 

@@ -50,6 +50,13 @@ def saved_answer_items(
     yield from split_page(page)
 
 
+def json_payload(value: object) -> str:
+    """How one JSON record is kept as a raw record's payload: keys sorted and
+    non-ASCII text as is, so the same record always has the same text and the
+    same content hash whichever answer or file it came from."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
 def json_answer(body: str, url: str) -> object:
     """Parse one live answer of a JSON API.
 

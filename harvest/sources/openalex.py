@@ -45,6 +45,7 @@ from harvest.sources.crossref import arxiv_id_of_doi, doi_normalise, doi_valid
 from harvest.sources.json_answers import (
     count_of,
     json_answer,
+    json_payload,
     json_record,
     saved_answer_items,
     text_of,
@@ -144,7 +145,7 @@ def split_works_page(page: WorksPage) -> Iterator[RawItem]:
         wid = work_id(work.get("id")) if isinstance(work, dict) else ""
         yield RawItem(
             external_id=wid or locator,
-            payload=json.dumps(work, ensure_ascii=False, sort_keys=True),
+            payload=json_payload(work),
             locator=locator,
         )
 
@@ -447,7 +448,7 @@ def _read_entities(
         eid = id_of(entry.get("id")) if isinstance(entry, dict) else ""
         yield RawItem(
             external_id=eid or item_locator,
-            payload=json.dumps(entry, ensure_ascii=False, sort_keys=True),
+            payload=json_payload(entry),
             locator=item_locator,
         )
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harvest.records import NotARecordFile, RawItem, RecordError, file_locator
-from harvest.sources.json_answers import json_record, text_of
+from harvest.sources.json_answers import json_payload, json_record, text_of
 from wovepaper.identifiers import ror_normalise
 
 SOURCE = "ror"
@@ -95,7 +95,7 @@ def read_ror_file(path: Path, root: Path | None = None) -> Iterator[RawItem]:
         rid = ror_id_of(record.get("id")) if isinstance(record, dict) else ""
         yield RawItem(
             external_id=rid or item_locator,
-            payload=json.dumps(record, ensure_ascii=False, sort_keys=True),
+            payload=json_payload(record),
             locator=item_locator,
         )
 

@@ -20,7 +20,6 @@ Rules, from the Semantic Scholar Academic Graph API documentation
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from harvest.sources.crossref import doi_normalise, doi_valid
 from harvest.sources.json_answers import (
     count_of,
     json_answer,
+    json_payload,
     json_record,
     text_of,
     texts_of,
@@ -99,7 +99,7 @@ def _split(page: S2Page, kind: str, id_key: str) -> Iterator[RawItem]:
         eid = entry.get(id_key) if isinstance(entry, dict) else None
         yield RawItem(
             external_id=eid if isinstance(eid, str) and eid else locator,
-            payload=json.dumps(entry, ensure_ascii=False, sort_keys=True),
+            payload=json_payload(entry),
             locator=locator,
         )
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-
-from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -12,15 +9,13 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
-from wovepaper.cache import researchers_version
 from wovepaper.identifiers import ARXIV_CATEGORY
 from wovepaper.profile import paper_rows_by_id
 from wovepaper.search import (
-    SEARCH_CACHE_SECONDS,
     SearchQueryError,
     only_common_words,
     paper_named_by,
-    researcher_search,
+    researchers_named,
     search_results,
 )
 from wovepaper.selectors import category_spelled
@@ -100,20 +95,6 @@ def _page_number(text: str) -> int:
     return int(text) if len(text) <= 9 else 10**9
 
 
-def _researchers_named(query: str) -> list:
-    """The first :data:`RESEARCHER_COUNT` researchers named like ``query``,
-    cached for :data:`~wovepaper.search.SEARCH_CACHE_SECONDS` under the
-    researchers' cache version, so a curation change shows at once. The
-    trigram match is a third of a repeated search's time (bench/pages.py)."""
-    digest = hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()
-    key = f"researcher-search:v{researchers_version()}:{digest}"
-    return cache.get_or_set(
-        key,
-        lambda: researcher_search(query=query, limit=RESEARCHER_COUNT),
-        SEARCH_CACHE_SECONDS,
-    )
-
-
 @require_safe
 def search(request: HttpRequest) -> HttpResponse:
     """GET ``/search/?q=...&category=...&year=...&page=N``.
@@ -176,7 +157,9 @@ def search(request: HttpRequest) -> HttpResponse:
                 only_common_words=not result["count"] and only_common_words(query),
                 papers=papers,
                 researchers=_with_other_variants(
-                    _researchers_named(query) if page.number == 1 else []
+                    researchers_named(query=query, limit=RESEARCHER_COUNT)
+                    if page.number == 1
+                    else []
                 ),
                 categories=_category_choices(result["categories"], chosen=category),
             )
