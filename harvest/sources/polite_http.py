@@ -74,7 +74,10 @@ class Politeness:
     """How hard one source may be asked.
 
     Attributes:
-        min_interval: seconds between the starts of two requests (>= 0).
+        min_interval: seconds (>= 0) from the previous answer's status line to
+            the start of the next request, so the server receives two requests
+            at least this far apart whatever the connection set-up costs (a
+            request that got no answer counts from its start).
         timeout: seconds to connect, and seconds between two bytes of the answer.
         max_tries: attempts per request before :class:`SourceUnavailable` (>= 1).
         backoff_base: first backoff wait in seconds, doubled each try.
@@ -209,7 +212,7 @@ class PoliteClient:
         self.source = source
         self.politeness = politeness or Politeness.of(source)
         self._sleep = sleep
-        self._last_start: float | None = None
+        self._paced_from: float | None = None
         self.requests = 0
         # Credentials (an API key, a client id) go to the origin asked, never to
         # another one a redirect points at (httpx strips only Authorization).
@@ -326,6 +329,8 @@ class PoliteClient:
         asked = httpx.URL(url)
         self._origin = (asked.scheme, asked.host, asked.port)
         with self._http.stream(method, url, params=params, json=json_body) as streamed:
+            # The server has the request by now: the next one is paced from here.
+            self._paced_from = time.monotonic()
             chunks, size = [], 0
             for chunk in streamed.iter_bytes():
                 size += len(chunk)
@@ -350,11 +355,11 @@ class PoliteClient:
         )
 
     def _pace(self) -> None:
-        if self._last_start is not None:
-            gap = self._last_start + self.politeness.min_interval - time.monotonic()
+        if self._paced_from is not None:
+            gap = self._paced_from + self.politeness.min_interval - time.monotonic()
             if gap > 0:
                 self._sleep(gap)
-        self._last_start = time.monotonic()
+        self._paced_from = time.monotonic()
 
     def _attempt(
         self,

@@ -182,7 +182,8 @@ def test_requests_are_paced_by_the_minimum_interval(server):
             client.get(server.url_for("/x"))
     gaps = [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
     assert len(gaps) == 2
-    assert all(gap >= 0.39 for gap in gaps), gaps
+    # Paced from the previous answer: the server sees the full interval.
+    assert all(gap >= 0.4 for gap in gaps), gaps
 
 
 def test_user_agent_names_the_contact_address(server, settings):
