@@ -61,7 +61,7 @@ def main() -> None:
     grouped = blocking.blocks(
         views,
         key=lambda v: v.block_key,
-        sub_key=lambda v: names.name_key(v.given, v.family),
+        sub_key=lambda v: names.sub_block_key(v.given, v.family),
     )
     print(f"signatures: {n}; blocks: {len(raw)} (largest {max(raw.values())})")
     print(f"block sizes before sub-blocking: {histogram(list(raw.values()))}")

@@ -378,7 +378,7 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
     grouped = blocking.blocks(
         views,
         key=lambda v: v.block_key,
-        sub_key=lambda v: names.name_key(v.given, v.family),
+        sub_key=lambda v: names.sub_block_key(v.given, v.family),
     )
     counts: Counter[str] = Counter(blocks=len(grouped))
     profiles = selectors.researcher_profiles(grouped, rarities)

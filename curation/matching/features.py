@@ -116,6 +116,16 @@ class Features:
         rare_name: when both sides print the same full given name (not initials),
             how rare that name is in the corpus, in [0, 1]; else 0.0. Two
             "Shang-Yung Wang" are likely one person, two "Wei Wang" much less so.
+        same_given: 1.0 when both sides print a given name the same way, initials
+            included (:func:`given_form`: ``"Y.F."`` and ``"Y. F."``, or
+            ``"Yifang"`` twice), else 0.0. ``name`` scores ``"J."``/``"Jian"`` and
+            ``"J."``/``"J."`` alike; people keep one printed form, so a form
+            shared is evidence of its own (S2AND's "first names equal" feature,
+            Subramanian et al. 2021).
+        affiliation_conflict: 1.0 when both sides printed affiliations and they
+            share no content word, else 0.0: a mismatch is evidence, a missing
+            affiliation is none, and ``affiliation`` alone (0.0 for both) cannot
+            tell them apart.
     """
 
     orcid: float
@@ -125,6 +135,8 @@ class Features:
     same_paper: float = 0.0
     affiliation: float = 0.0
     rare_name: float = 0.0
+    same_given: float = 0.0
+    affiliation_conflict: float = 0.0
     extra: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, float]:
@@ -136,6 +148,8 @@ class Features:
             "categories": self.categories,
             "affiliation": self.affiliation,
             "rare_name": self.rare_name,
+            "same_given": self.same_given,
+            "affiliation_conflict": self.affiliation_conflict,
             "same_paper": self.same_paper,
         }
 
@@ -180,6 +194,16 @@ def full_given_key(given: str) -> str:
     if not words or all(len(w) == 1 for w in words):
         return ""
     return "".join(words)
+
+
+def given_form(given: str) -> str:
+    """A given name as printed, folded, with spaces, hyphens and periods removed.
+
+    ``"Y.F."``, ``"Y. F."`` and ``"Y-F"`` give ``"yf"``; ``"Yi-Fang"`` gives
+    ``"yifang"``. Unlike :func:`full_given_key` initials are kept: the form
+    tells ``"J."`` from ``"Jian"``.
+    """
+    return "".join(names.fold(given).split())
 
 
 def given_name_rarities(givens: Iterable[str]) -> dict[str, float]:
@@ -232,6 +256,15 @@ def _rare_name(
     return min(rarity_a, rarity_b) if keys_a & keys_b else 0.0
 
 
+def _same_given(givens_a: tuple[str, ...], givens_b: tuple[str, ...]) -> float:
+    forms_a = {given_form(g) for g in givens_a} - {""}
+    return 1.0 if forms_a & {given_form(g) for g in givens_b} else 0.0
+
+
+def _affiliation_conflict(a: frozenset[str], b: frozenset[str]) -> float:
+    return 1.0 if a and b and not a & b else 0.0
+
+
 def _orcid(a: str, b: str) -> float:
     if a and b:
         return 1.0 if a == b else -1.0
@@ -244,13 +277,43 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def _best_name(givens_a: tuple[str, ...], givens_b: tuple[str, ...]) -> float:
+def _best_name(
+    givens_a: tuple[str, ...], givens_b: tuple[str, ...], family: str
+) -> float:
+    pinyin = names.reads_as_pinyin(family)
     best = 0.0
     for a in givens_a:
         for b in givens_b:
-            if names.given_names_compatible(a, b):
-                best = max(best, names.given_name_similarity(a, b))
+            if names.given_names_compatible(a, b, pinyin=pinyin):
+                best = max(best, names.given_name_similarity(a, b, pinyin=pinyin))
     return best
+
+
+def names_conflict(p: ProfileView, q: ProfileView) -> bool:
+    """Whether two profiles hold given names that cannot be one person's.
+
+    True when some given name of ``p`` and some given name of ``q`` are not
+    compatible (:func:`curation.names.given_names_compatible`, by pinyin
+    syllable for a Chinese family name: ``"Jian"`` and ``"Jie"``), unless both
+    carry the same ORCID. Used as a cannot-link constraint when clusters are
+    merged: average linkage would otherwise let a
+    cluster holding both ``"J."`` and ``"Jian"`` absorb ``"Jie"`` through the
+    ``"J."`` mentions.
+
+    Args:
+        p, q: the two profiles.
+
+    Returns:
+        True when they must stay apart on their names.
+    """
+    if p.orcid and p.orcid == q.orcid:
+        return False
+    pinyin = names.reads_as_pinyin(p.family)
+    return any(
+        not names.given_names_compatible(a, b, pinyin=pinyin)
+        for a in p.given_names
+        for b in q.given_names
+    )
 
 
 def profile_of(
@@ -297,12 +360,16 @@ def authorship_profile_features(a: AuthorshipView, p: ProfileView) -> Features:
     """Features of an authorship against a researcher profile."""
     return Features(
         orcid=_orcid(a.orcid, p.orcid),
-        name=_best_name((a.given,), p.given_names),
+        name=_best_name((a.given,), p.given_names, a.family),
         coauthors=float(len(a.coauthor_keys & p.coauthor_keys)),
         categories=_jaccard(a.categories, p.categories),
         same_paper=1.0 if a.paper_id in p.paper_ids else 0.0,
         affiliation=_jaccard(a.affiliation_tokens, p.affiliation_tokens),
         rare_name=_rare_name((a.given,), a.given_rarity, p.given_names, p.given_rarity),
+        same_given=_same_given((a.given,), p.given_names),
+        affiliation_conflict=_affiliation_conflict(
+            a.affiliation_tokens, p.affiliation_tokens
+        ),
     )
 
 
@@ -310,12 +377,16 @@ def profile_profile_features(p: ProfileView, q: ProfileView) -> Features:
     """Features of two profiles (for merges and for clustering)."""
     return Features(
         orcid=_orcid(p.orcid, q.orcid),
-        name=_best_name(p.given_names, q.given_names),
+        name=_best_name(p.given_names, q.given_names, p.family),
         coauthors=float(len(p.coauthor_keys & q.coauthor_keys)),
         categories=_jaccard(p.categories, q.categories),
         same_paper=1.0 if p.paper_ids & q.paper_ids else 0.0,
         affiliation=_jaccard(p.affiliation_tokens, q.affiliation_tokens),
         rare_name=_rare_name(
             p.given_names, p.given_rarity, q.given_names, q.given_rarity
+        ),
+        same_given=_same_given(p.given_names, q.given_names),
+        affiliation_conflict=_affiliation_conflict(
+            p.affiliation_tokens, q.affiliation_tokens
         ),
     )

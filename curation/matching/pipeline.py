@@ -7,13 +7,14 @@ so all three measure the same thing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from curation.matching import clustering, scoring
 from curation.matching.features import (
     AuthorshipView,
     ProfileView,
+    names_conflict,
     profile_of,
     profile_profile_features,
 )
@@ -86,14 +87,9 @@ def _merge_clusters(
         for start in range(0, len(found), clustering.MAX_ITEMS):
             part = found[start : start + clustering.MAX_ITEMS]
             profiles = [profile_of(c.members) for c in part]
-            link, links = _pair_scorer(profiles, weights)
+            link, vetoed, links = _pair_scorer(profiles, weights)
             groups = clustering.cluster(
-                len(part),
-                link,
-                threshold=threshold,
-                cannot_link=lambda a, b, profiles=profiles: bool(
-                    profiles[a[0]].paper_ids & profiles[b[0]].paper_ids
-                ),
+                len(part), link, threshold=threshold, cannot_link=vetoed
             )
             for group in groups:
                 merged_any = merged_any or len(group) > 1
@@ -116,29 +112,46 @@ def _merge_clusters(
 
 def _pair_scorer(
     profiles: list[ProfileView], weights: scoring.Weights
-) -> tuple[Callable[[int, int], float], dict[tuple[int, int], scoring.Score]]:
-    """A pair-score function over profiles, and the Scores it computed (by pair)."""
+) -> tuple[
+    Callable[[int, int], float],
+    Callable[[Sequence[int], Sequence[int]], bool],
+    dict[tuple[int, int], scoring.Score],
+]:
+    """Pair functions over profiles for :func:`clustering.cluster`.
+
+    Returns:
+        ``(pair_score, cannot_link, scores)``: the pairwise score of ``i < j``;
+        whether two items can never be one person (a veto of
+        :func:`scoring.is_vetoed`: one paper, or given names that cannot be one
+        person's, as "Jian" and "Jie"), or, for clusters, any two of their
+        members' given names conflict (:func:`names_conflict`); the constraint
+        carries over to merged clusters, so a bridge such as "J." never joins
+        "Jian" and "Jie"; and the Scores computed, by pair.
+    """
     scores: dict[tuple[int, int], scoring.Score] = {}
 
-    def pair_score(i: int, j: int) -> float:
-        result = scoring.score(
-            profile_profile_features(profiles[i], profiles[j]), weights
-        )
-        scores[i, j] = result
-        return result.pairwise_score
+    def scored(i: int, j: int) -> scoring.Score:
+        if (i, j) not in scores:
+            scores[i, j] = scoring.score(
+                profile_profile_features(profiles[i], profiles[j]), weights
+            )
+        return scores[i, j]
 
-    return pair_score, scores
+    def cannot_link(a: Sequence[int], b: Sequence[int]) -> bool:
+        i, j = sorted((a[0], b[0]))
+        return "veto" in scored(i, j).evidence or names_conflict(
+            profiles[i], profiles[j]
+        )
+
+    return (lambda i, j: scored(i, j).pairwise_score), cannot_link, scores
 
 
 def _cluster_small(
     views: list[AuthorshipView], *, threshold: float, weights: scoring.Weights
 ) -> list[Cluster]:
-    pair_score, scores = _pair_scorer([profile_of([v]) for v in views], weights)
+    pair_score, vetoed, scores = _pair_scorer([profile_of([v]) for v in views], weights)
     groups = clustering.cluster(
-        len(views),
-        pair_score,
-        threshold=threshold,
-        cannot_link=lambda a, b: views[a[0]].paper_id == views[b[0]].paper_id,
+        len(views), pair_score, threshold=threshold, cannot_link=vetoed
     )
     return [
         Cluster(
@@ -173,7 +186,7 @@ def cluster_all(
     grouped = blocking.blocks(
         views,
         key=lambda v: v.block_key or f"#{v.id}",
-        sub_key=lambda v: names.name_key(v.given, v.family),
+        sub_key=lambda v: names.sub_block_key(v.given, v.family),
     )
     labels: dict[int, str] = {}
     for block, members in grouped.items():

@@ -27,6 +27,8 @@ WEIGHTS: dict[str, float] = {
     "categories": 2.0,  # Jaccard overlap in [0, 1]
     "affiliation": 2.0,  # Jaccard overlap of affiliation words in [0, 1]
     "rare_name": 3.0,  # same full given name, by its rarity in [0, 1]
+    "same_given": 0.3,  # the same printed given name (two bare "Wei" stay < 0.6)
+    "affiliation_conflict": -1.0,  # both printed affiliations, no word shared
 }
 # The features a model weighs, in this order (vectors for training use it too).
 FEATURES: tuple[str, ...] = tuple(WEIGHTS)

@@ -62,7 +62,7 @@ def labelled_pairs(
     grouped = blocking.blocks(
         views,
         key=lambda v: v.block_key,
-        sub_key=lambda v: names.name_key(v.given, v.family),
+        sub_key=lambda v: names.sub_block_key(v.given, v.family),
     )
     for members in grouped.values():
         n = len(members)

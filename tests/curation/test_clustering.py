@@ -92,3 +92,41 @@ def test_cluster_of_a_full_chunk_of_one_person_is_one_cluster():
         cannot_link=lambda a, b: False,
     )
     assert groups == [list(range(blocking.MAX_BLOCK))]
+
+
+def _named(start: int, given: str, n: int) -> list[AuthorshipView]:
+    """``n`` authorships of "<given> Wang" on their own papers, one institute."""
+    return [
+        AuthorshipView(
+            id=start + i,
+            paper_id=start + i,
+            given=given,
+            family="Wang",
+            block_key="wang j",
+            affiliation_tokens=frozenset({"beijing", "ihep"}),
+            categories=frozenset({"hep-ex"}),
+        )
+        for i in range(n)
+    ]
+
+
+def test_a_bare_initial_never_bridges_two_incompatible_given_names():
+    # "J." fits both "Jian" and "Jie"; average linkage over chunks would let a
+    # cluster of "Jian" and "J." absorb "Jie" (the INSPIRE Wang over-merge).
+    views = _named(0, "Jian", 110) + _named(1000, "J.", 110) + _named(2000, "Jie", 110)
+    found = pipeline.cluster_authorships(views, threshold=0.3)
+    assert sorted(v.id for c in found for v in c.members) == sorted(v.id for v in views)
+    for cluster in found:
+        givens = {v.given for v in cluster.members}
+        assert not {"Jian", "Jie"} <= givens, givens
+    assert len(found) == 2  # each "J." still joins a "Jian" or a "Jie"
+
+
+def test_pinyin_spellings_of_one_name_cluster_together():
+    views = _named(0, "Dayong", 120) + _named(1000, "D.Y.", 120)
+    found = pipeline.cluster_all(views, threshold=0.3)
+    assert len(set(found.values())) == 1
+    # Another second syllable is another person, even at one institute.
+    other = _named(0, "Dayong", 120) + _named(1000, "D.X.", 120)
+    labels = pipeline.cluster_all(other, threshold=0.3)
+    assert not {labels[0]} & {labels[1000 + i] for i in range(120)}

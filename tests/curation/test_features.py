@@ -1,0 +1,90 @@
+"""Pairwise features on real INSPIRE Wang mentions: the printed form, affiliations."""
+
+from __future__ import annotations
+
+import functools
+
+from django.conf import settings
+
+from curation.matching import labelled, scoring
+from curation.matching.features import (
+    AuthorshipView,
+    given_form,
+    names_conflict,
+    profile_of,
+    profile_profile_features,
+)
+
+
+@functools.cache
+def _wang() -> labelled.LabelledSet:
+    return labelled.load(settings.WOVEPAPER_DATA_DIR / "and/beard_inspire_wang")
+
+
+def _mention(printed: str, affiliation_word: str | None) -> AuthorshipView:
+    """The first real mention printed ``printed`` whose affiliation has the word
+    (None: printed without an affiliation)."""
+    data = _wang()
+    for view in data.views:
+        if data.raw_names[view.id] != printed:
+            continue
+        if affiliation_word is None and not view.affiliation_tokens:
+            return view
+        if affiliation_word and affiliation_word in view.affiliation_tokens:
+            return view
+    raise AssertionError(f"no {printed} at {affiliation_word}")
+
+
+def _features(a: AuthorshipView, b: AuthorshipView):
+    return profile_profile_features(profile_of([a]), profile_of([b]))
+
+
+def test_given_form_keeps_initials_and_drops_punctuation():
+    assert given_form("Y.F.") == given_form("Y. F.") == given_form("Y-F") == "yf"
+    assert given_form("Yi-Fang") == "yifang"
+    assert given_form("J.") != given_form("Jian")
+
+
+def test_the_same_printed_initials_are_evidence_a_full_name_for_them_is_not():
+    z_ihep = _mention("Wang, Z.", "beijing")
+    zheng_ihep = _mention("Wang, Zheng", "beijing")
+    other_z = [
+        v
+        for v in _wang().views
+        if _wang().raw_names[v.id] == "Wang, Z." and v.id != z_ihep.id
+    ][0]
+    same = _features(z_ihep, other_z)
+    mixed = _features(z_ihep, zheng_ihep)
+    assert same.name == mixed.name == 0.675  # the name scale alone: a tie
+    assert (same.same_given, mixed.same_given) == (1.0, 0.0)
+
+
+def test_an_affiliation_mismatch_differs_from_a_missing_one():
+    syracuse = _mention("Wang, J.C.", "syracuse")
+    argonne = _mention("Wang, J.C.", "argonne")
+    unknown = _mention("Wang, J.C.", None)
+    mismatch = _features(syracuse, argonne)
+    missing = _features(syracuse, unknown)
+    assert mismatch.affiliation == missing.affiliation == 0.0
+    assert (mismatch.affiliation_conflict, missing.affiliation_conflict) == (1.0, 0.0)
+    assert _features(syracuse, syracuse).affiliation_conflict == 0.0
+    # The default model weighs a mismatch against the pair.
+    assert (
+        scoring.score(mismatch).pairwise_score < scoring.score(missing).pairwise_score
+    )
+
+
+def test_names_conflict_when_any_two_given_names_cannot_meet():
+    jian = _mention("Wang, Jian", None)
+    bare = _mention("Wang, J.", None)
+    jie = _mention("Wang, Jie", None)
+    assert not names_conflict(profile_of([jian, bare]), profile_of([bare]))
+    assert names_conflict(profile_of([jian, bare]), profile_of([jie]))
+    # By syllable for a Chinese family name: "Dayong" meets "D.Y.", not "D.X.".
+    dayong = _mention("Wang, Dayong", None)
+    assert not names_conflict(
+        profile_of([dayong]), profile_of([_mention("Wang, D.Y.", None)])
+    )
+    assert names_conflict(
+        profile_of([dayong]), profile_of([_mention("Wang, D.X.", None)])
+    )
