@@ -1,25 +1,53 @@
-"""Matching cost on the real INSPIRE "Wang" signatures: blocks, pairs, seconds.
+"""Matching cost on the real INSPIRE "Wang" signatures: blocks, re-cluster, attach.
 
 15,424 real author mentions whose names contain "Wang" (shared/data/and/
 beard_inspire_wang) all fall in a handful of blocks: the worst case for a matcher.
-This runs the pure pipeline (names, blocking, scoring, clustering; no database)
-and prints the block-size distribution before and after sub-blocking, the pairs
-inside sub-blocks against the all-pairs baseline (n(n-1)/2 over the whole set),
-and the time.
+Three parts, each printed as figures (``--json``: one JSON object):
 
-Usage: ``.venv/bin/python bench/matching.py``
+- ``blocks``: the block-size distribution before and after sub-blocking, and the
+  pairs inside sub-blocks against the all-pairs baseline.
+- ``recluster``: a full re-cluster (the pure pipeline: names, blocking, scoring,
+  clustering) of N authorships, at each of ``--sizes``. The population is the
+  Wang set re-keyed 7 times (``Wang``, then ``Li``, ``Zhang`` ... as the family
+  name, papers and ids offset), shuffled with a fixed seed; each size is a prefix,
+  so blocks grow with the corpus as they do in life. The growth exponent between
+  two sizes is ``log(t2 / t1) / log(n2 / n1)`` (1.0 is linear).
+- ``attach`` (needs PostgreSQL in ``DATABASE_URL``; the database is migrated and
+  emptied): ``--researchers`` researchers, one per real Wang gold cluster,
+  re-keyed over as many East Asian family names as needed, each with one
+  authorship (the person's first mention). After one full matching run (timed),
+  each probe is a new paper carrying another real mention of a random person,
+  matched by ``matching_run(block_keys=[its block])`` as a harvest's incremental
+  run does: per-authorship latency p50 / p95 / max, and how many probes got an
+  ``attach`` proposal to their own researcher. Then all probes of a second set
+  in one run: milliseconds per authorship.
+
+Usage::
+
+    .venv/bin/python bench/matching.py --sizes 10000,100000 --skip-attach
+    createdb -h 127.0.0.1 -U postgres wovepaper_bm
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/wovepaper_bm \\
+        .venv/bin/python bench/matching.py --researchers 100000 --probes 200 [--json]
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import json
+import math
 import os
+import random
+import statistics
 import sys
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "wovepaper.settings.base")
+# As in production: with DEBUG on, Django keeps the text of every query.
+os.environ["DEBUG"] = "0"
 
 import django  # noqa: E402
 
@@ -30,19 +58,32 @@ from django.conf import settings  # noqa: E402
 from curation import names  # noqa: E402
 from curation.matching import blocking, pipeline  # noqa: E402
 from curation.matching.features import AuthorshipView  # noqa: E402
+from curation.matching.labelled import LabelledSet  # noqa: E402
 from curation.matching.labelled import load as load_labelled  # noqa: E402
 
+# The family names the Wang set is re-keyed to, in order (frequent Chinese names
+# first: the hardest blocks); see curation.names.
+FAMILIES = sorted(names._CHINESE_SURNAMES, key=lambda f: (f != "wang", f)) + sorted(
+    names._EAST_ASIAN_SURNAMES - names._CHINESE_SURNAMES
+)
+SEED = 20261130
 
-def load() -> list[AuthorshipView]:
-    """The Wang signatures as matcher views (no co-authors: records are missing)."""
-    folder = Path(settings.WOVEPAPER_DATA_DIR) / "and/beard_inspire_wang"
-    return load_labelled(folder).views
+
+def wang() -> LabelledSet:
+    """The Wang signatures as matcher views, with gold clusters."""
+    return load_labelled(Path(settings.WOVEPAPER_DATA_DIR) / "and/beard_inspire_wang")
 
 
-def cluster_block(members: list[AuthorshipView]) -> int:
-    """Cluster one block as matching_run does; return the number of clusters."""
-    threshold = settings.CURATION_ATTACH_THRESHOLD
-    return len(pipeline.cluster_authorships(members, threshold=threshold))
+def rekeyed(view: AuthorshipView, copy: int, size: int) -> AuthorshipView:
+    """Copy ``copy`` of a Wang mention: another family name, ids offset."""
+    family = FAMILIES[copy].title()
+    return dataclasses.replace(
+        view,
+        id=view.id + copy * size,
+        paper_id=hash((view.paper_id, copy)),
+        family=family,
+        block_key=names.block_key(view.given, family),
+    )
 
 
 def histogram(sizes: list[int]) -> str:
@@ -54,8 +95,8 @@ def histogram(sizes: list[int]) -> str:
     )
 
 
-def main() -> None:
-    views = load()
+def blocks_report(views: list[AuthorshipView]) -> dict:
+    """Block sizes before and after sub-blocking, and the pairs compared."""
     n = len(views)
     raw = Counter(v.block_key for v in views)
     grouped = blocking.blocks(
@@ -63,30 +104,229 @@ def main() -> None:
         key=lambda v: v.block_key,
         sub_key=lambda v: names.sub_block_key(v.given, v.family),
     )
-    print(f"signatures: {n}; blocks: {len(raw)} (largest {max(raw.values())})")
-    print(f"block sizes before sub-blocking: {histogram(list(raw.values()))}")
     sizes = [len(m) for m in grouped.values()]
-    print(
-        f"after sub-blocking by full name key: {len(grouped)} blocks, "
-        f"largest {max(sizes)}; {histogram(sizes)}"
-    )
     pairs = sum(s * (s - 1) // 2 for s in sizes)
     all_pairs = n * (n - 1) // 2
+    print(f"signatures: {n}; blocks: {len(raw)} (largest {max(raw.values())})")
+    print(f"block sizes before sub-blocking: {histogram(list(raw.values()))}")
+    print(
+        f"after sub-blocking: {len(grouped)} blocks, largest {max(sizes)}; "
+        f"{histogram(sizes)}"
+    )
     print(
         f"pairs inside sub-blocks: {pairs} = {pairs / all_pairs:.4%} of all "
         f"{all_pairs} (an upper bound: sub-blocks over {pipeline.CHUNK} are "
         "clustered in chunks, then their clusters merged)"
     )
+    return {
+        "signatures": n,
+        "blocks": len(raw),
+        "largest_block": max(raw.values()),
+        "sub_blocks": len(grouped),
+        "largest_sub_block": max(sizes),
+        "pairs_in_blocks": pairs,
+        "all_pairs": all_pairs,
+    }
 
-    started = time.perf_counter()
-    clusters = 0
-    for members in grouped.values():
-        clusters += cluster_block(members)
-    took = time.perf_counter() - started
-    print(
-        f"scoring + clustering: {took:.1f} s, {n / took:.0f} signatures/s, "
-        f"{clusters} clusters (INSPIRE labels: 524)"
+
+def recluster(data: LabelledSet, sizes: list[int]) -> dict:
+    """Seconds to re-cluster a prefix of the shuffled re-keyed population."""
+    copies = math.ceil(max(sizes) / len(data.views))
+    population = [
+        rekeyed(v, copy, len(data.views)) for copy in range(copies) for v in data.views
+    ]
+    random.Random(SEED).shuffle(population)
+    out: dict = {}
+    for size in sizes:
+        views = population[:size]
+        started = time.perf_counter()
+        labels = pipeline.cluster_all(
+            views, threshold=settings.CURATION_ATTACH_THRESHOLD
+        )
+        seconds = time.perf_counter() - started
+        out[str(size)] = {
+            "authorships": size,
+            "seconds": round(seconds, 2),
+            "authorships_per_s": round(size / seconds, 1),
+            "clusters": len(set(labels.values())),
+        }
+        print(
+            f"re-cluster {size:>7} authorships: {seconds:7.1f} s, "
+            f"{size / seconds:7.0f} authorships/s, {out[str(size)]['clusters']} "
+            "clusters"
+        )
+    if len(sizes) >= 2:
+        (n1, t1), (n2, t2) = [(s, out[str(s)]["seconds"]) for s in sizes[:2]]
+        exponent = math.log(t2 / t1) / math.log(n2 / n1)
+        out["growth_exponent"] = round(exponent, 3)
+        print(
+            f"x{n2 / n1:.0f} authorships -> x{t2 / t1:.1f} time: growth exponent "
+            f"{exponent:.2f} (1.0 linear, 2.0 quadratic)"
+        )
+    return out
+
+
+def _person_mentions(data: LabelledSet) -> list[list[AuthorshipView]]:
+    by_person: dict[str, list[AuthorshipView]] = defaultdict(list)
+    for v in data.views:
+        by_person[data.gold[v.id]].append(v)
+    return [by_person[k] for k in sorted(by_person)]
+
+
+def _paper(n: int):
+    from wovepaper.models import Paper
+
+    return Paper(
+        arxiv_id=f"9{n // 100000:03d}.{n % 100000:05d}",
+        title=f"Benchmark paper {n}",
+        categories=["hep-ex"],
+        primary_category="hep-ex",
     )
+
+
+def _authorship(paper, view: AuthorshipView, raw: str, researcher=None):
+    from wovepaper.models import Authorship
+
+    return Authorship(
+        paper=paper,
+        position=1,
+        raw_name=raw,
+        given_name=view.given,
+        family_name=view.family,
+        name_key=names.name_key(view.given, view.family),
+        block_key=view.block_key,
+        # The content words of the printed affiliation re-read as one string:
+        # the matcher derives the same words from it.
+        affiliations=[" ".join(sorted(view.affiliation_tokens))]
+        if view.affiliation_tokens
+        else [],
+        researcher=researcher,
+    )
+
+
+def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
+    """Incremental attach latency with ``researchers`` researchers in PostgreSQL."""
+    from django.core.management import call_command
+    from django.db import connection
+
+    from curation import services
+    from curation.models import Proposal
+    from wovepaper.models import Authorship, Paper, Researcher
+
+    if connection.vendor != "postgresql":
+        raise SystemExit("attach: DATABASE_URL must name a disposable PostgreSQL db")
+    call_command("migrate", verbosity=0)
+    call_command("flush", interactive=False, verbosity=0)
+    people = _person_mentions(data)
+    copies = math.ceil(researchers / len(people))
+    if copies > len(FAMILIES):
+        raise SystemExit(f"attach: at most {len(FAMILIES) * len(people)} researchers")
+    started = time.perf_counter()
+    chosen = [(c, p) for c in range(copies) for p in range(len(people))][:researchers]
+    rows = []
+    for n, (copy, person) in enumerate(chosen):
+        first = rekeyed(people[person][0], copy, len(data.views))
+        rows.append((n, first, data.raw_names[people[person][0].id]))
+    for start in range(0, len(rows), 5000):
+        batch = rows[start : start + 5000]
+        papers = Paper.objects.bulk_create(_paper(n) for n, _, _ in batch)
+        made = Researcher.objects.bulk_create(
+            Researcher(
+                display_name=f"{v.given} {v.family}",
+                block_key=v.block_key,
+                slug=f"r{n}",
+            )
+            for n, v, _ in batch
+        )
+        Authorship.objects.bulk_create(
+            _authorship(paper, v, raw, researcher)
+            for paper, researcher, (_, v, raw) in zip(papers, made, batch, strict=True)
+        )
+    load_seconds = time.perf_counter() - started
+    print(
+        f"attach: {Researcher.objects.count()} researchers, "
+        f"{Authorship.objects.count()} authorships loaded in {load_seconds:.0f} s"
+    )
+    started = time.perf_counter()
+    first_run = services.matching_run()
+    full_seconds = time.perf_counter() - started
+    print(f"first full matching run: {full_seconds:.1f} s, {first_run}")
+
+    rng = random.Random(SEED)
+    researcher_of = {
+        (copy, person): pk
+        for (copy, person), pk in zip(
+            chosen,
+            Researcher.objects.order_by("id").values_list("id", flat=True),
+            strict=True,
+        )
+    }
+    with_more = [cp for cp in chosen if len(people[cp[1]]) > 1]
+
+    def new_probe(n: int) -> tuple[Authorship, int]:
+        copy, person = rng.choice(with_more)
+        mention = rng.choice(people[person][1:])
+        view = rekeyed(mention, copy, len(data.views))
+        paper = _paper(n)
+        paper.save()
+        authorship = _authorship(paper, view, data.raw_names[mention.id])
+        authorship.save()
+        return authorship, researcher_of[copy, person]
+
+    latencies, right = [], 0
+    for n in range(probes):
+        authorship, expected = new_probe(10**7 + n)
+        started = time.perf_counter()
+        services.matching_run(block_keys=[authorship.block_key])
+        latencies.append((time.perf_counter() - started) * 1000)
+        right += Proposal.objects.filter(
+            kind="attach", researcher_id=expected, authorships=authorship
+        ).exists()
+    latencies.sort()
+    batch = [new_probe(2 * 10**7 + n) for n in range(probes)]
+    started = time.perf_counter()
+    services.matching_run(block_keys=sorted({a.block_key for a, _ in batch}))
+    batch_ms = (time.perf_counter() - started) * 1000 / probes
+    out = {
+        "researchers": Researcher.objects.filter(authorships__isnull=False)
+        .distinct()
+        .count(),
+        "load_seconds": round(load_seconds, 1),
+        "first_full_run_seconds": round(full_seconds, 1),
+        "probes": probes,
+        "p50_ms": round(statistics.median(latencies), 1),
+        "p95_ms": round(latencies[int(0.95 * (len(latencies) - 1))], 1),
+        "max_ms": round(latencies[-1], 1),
+        "attached_to_own_researcher": right,
+        "batch_ms_per_authorship": round(batch_ms, 2),
+    }
+    print(
+        f"incremental attach, one authorship a run ({probes} probes): "
+        f"p50 {out['p50_ms']} ms, p95 {out['p95_ms']} ms, max {out['max_ms']} ms; "
+        f"{right} of {probes} proposed to their own researcher"
+    )
+    print(f"{probes} authorships in one run: {batch_ms:.2f} ms per authorship")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--researchers", type=int, default=100000)
+    parser.add_argument("--probes", type=int, default=200)
+    parser.add_argument("--skip-attach", action="store_true")
+    parser.add_argument("--skip-recluster", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    data = wang()
+    report: dict = {"blocks": blocks_report(data.views)}
+    if not args.skip_recluster:
+        sizes = [int(s) for s in args.sizes.split(",") if s]
+        report["recluster"] = recluster(data, sizes)
+    if not args.skip_attach:
+        report["attach"] = attach(data, args.researchers, args.probes)
+    if args.json:
+        print(json.dumps(report))
 
 
 if __name__ == "__main__":

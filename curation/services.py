@@ -373,7 +373,7 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
     if block_keys is not None:
         qs = qs.filter(block_key__in=block_keys)
     weights = selectors.active_weights()
-    rarities = selectors.corpus_given_rarities()
+    rarities = selectors.corpus_given_rarities(remembered=block_keys is not None)
     views = selectors.authorship_views(qs, rarities)
     grouped = blocking.blocks(
         views,

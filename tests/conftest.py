@@ -36,14 +36,17 @@ def curator(db):
 
 @pytest.fixture(autouse=True)
 def _empty_cache():
-    """Every test starts with an empty cache.
+    """Every test starts with an empty cache and no remembered name rarities.
 
     Cached renderings and search heads are keyed by ids and texts that repeat
     from test to test while the rows behind them differ (each test rolls back).
     """
     from django.core.cache import cache
 
+    from curation.selectors import forget_given_rarities
+
     cache.clear()
+    forget_given_rarities()
 
 
 @pytest.fixture

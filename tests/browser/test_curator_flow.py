@@ -33,6 +33,7 @@ USERNAME, PASSWORD = "curator-browser", "pw-browser-curator"
 # the production merge threshold of 0.75. Lowering it a little lets matching_run
 # itself propose the merge, with its real evidence, fingerprint and revisions.
 MERGE_THRESHOLD = 0.6
+STRICT_ATTACH_THRESHOLD = 0.7
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,9 @@ def queue(arxiv_dir: Path, curator_login, settings) -> Queue:
     """
     run = harvest_arxiv_files(root=arxiv_dir / FEED)
     assert (run.status, run.papers_created) == ("finished", 10)
+    # A strict attach threshold: the matcher keeps this person's authorships in
+    # two clusters (3 + 2; at the default 0.6 it proposes the five as one).
+    settings.CURATION_ATTACH_THRESHOLD = STRICT_ATTACH_THRESHOLD
     services.matching_run()
     clusters = sorted(
         (

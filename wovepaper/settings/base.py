@@ -443,6 +443,9 @@ CURATION_AUTO_APPLY = os.environ.get("CURATION_AUTO_APPLY", "identifiers")
 # an existing researcher (or two researchers for a merge) rather than a new profile.
 CURATION_ATTACH_THRESHOLD = float(os.environ.get("CURATION_ATTACH_THRESHOLD", "0.6"))
 CURATION_MERGE_THRESHOLD = float(os.environ.get("CURATION_MERGE_THRESHOLD", "0.75"))
+# How long an incremental matching run may reuse the given-name rarities its
+# process last counted (seconds); a full run always counts afresh.
+CURATION_RARITY_SECONDS = int(os.environ.get("CURATION_RARITY_SECONDS", "600"))
 # Longest a matching run may hold its lock (seconds): past the task time limit, so
 # a killed worker's lock expires on its own.
 CURATION_MATCHING_LOCK_SECONDS = int(

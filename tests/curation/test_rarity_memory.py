@@ -1,0 +1,48 @@
+"""Given-name rarities: counted afresh by full runs, remembered by incremental ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from curation import selectors, services
+from tests.factories import AuthorshipFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _corpus() -> None:
+    for _ in range(5):
+        AuthorshipFactory(given_name="Wei", family_name="Wang")
+    AuthorshipFactory(given_name="Shang-Yung", family_name="Wang")
+
+
+def test_an_incremental_read_reuses_the_last_count_a_full_read_counts_again():
+    _corpus()
+    first = selectors.corpus_given_rarities()
+    assert set(first) == {"wei", "shangyung"}
+    AuthorshipFactory(given_name="Dayong", family_name="Wang")
+
+    assert selectors.corpus_given_rarities(remembered=True) is first
+    fresh = selectors.corpus_given_rarities()
+    assert "dayong" in fresh
+    assert selectors.corpus_given_rarities(remembered=True) is fresh
+
+
+def test_remembered_rarities_expire(settings):
+    settings.CURATION_RARITY_SECONDS = 0
+    _corpus()
+    selectors.corpus_given_rarities()
+    AuthorshipFactory(given_name="Dayong", family_name="Wang")
+    assert "dayong" in selectors.corpus_given_rarities(remembered=True)
+
+
+def test_a_full_matching_run_counts_afresh_an_incremental_one_does_not():
+    _corpus()
+    services.matching_run()
+    AuthorshipFactory(given_name="Dayong", family_name="Wang")
+    remembered = selectors.corpus_given_rarities(remembered=True)
+    assert "dayong" not in remembered
+    services.matching_run(block_keys=["wang d"])
+    assert selectors.corpus_given_rarities(remembered=True) is remembered
+    services.matching_run()
+    assert "dayong" in selectors.corpus_given_rarities(remembered=True)
