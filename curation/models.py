@@ -94,6 +94,16 @@ class Proposal(models.Model):
                 name="proposal_score_in_unit_interval",
             ),
         ]
+        indexes = [
+            # Every matching run looks for the pending identifier-proven ones
+            # (selectors.pending_proven): a handful among tens of thousands of
+            # pending proposals, found without reading the others.
+            models.Index(
+                fields=["block_key"],
+                condition=models.Q(status="pending", identifier_proven=True),
+                name="proposal_pending_proven",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} #{self.pk} ({self.status}, {self.score:.2f})"

@@ -532,6 +532,11 @@ def name_key(given: str, family: str) -> str:
     return f"{''.join(fold(family).split())}|{initials(given)}"
 
 
+# given_name_similarity of compatible names is at least this; of incompatible
+# ones at most 0.25 (its scale).
+COMPATIBLE_SIMILARITY = 0.3
+
+
 def given_names_compatible(a: str, b: str, *, pinyin: bool = False) -> bool:
     """Tell whether two given-name strings can belong to the same person.
 
@@ -569,7 +574,7 @@ def given_names_compatible(a: str, b: str, *, pinyin: bool = False) -> bool:
     Returns:
         True when compatible.
     """
-    return _given_alignment(a, b, pinyin) is not None
+    return _alignment(a, b, pinyin) is not None
 
 
 def given_name_similarity(a: str, b: str, *, pinyin: bool = False) -> float:
@@ -602,7 +607,7 @@ def given_name_similarity(a: str, b: str, *, pinyin: bool = False) -> float:
     Returns:
         A similarity in [0, 1], symmetric in its arguments.
     """
-    score = _given_alignment(a, b, pinyin)
+    score = _alignment(a, b, pinyin)
     if score is not None:
         return score
     left, right = "".join(fold(a).split()), "".join(fold(b).split())
@@ -710,6 +715,14 @@ def _token_score(x: _GivenToken, y: _GivenToken) -> float:
     return 0.0
 
 
+def _alignment(a: str, b: str, pinyin: bool) -> float | None:
+    """:func:`_given_alignment`, remembered for short names (a matching run
+    compares the same given-name pairs in every run over a block)."""
+    if len(a) + len(b) <= NAME_CACHE_CHARS:
+        return _remembered_alignment(a, b, pinyin)
+    return _given_alignment(a, b, pinyin)
+
+
 def _given_alignment(a: str, b: str, pinyin: bool = False) -> float | None:
     """Align two given names and score them (see given_name_similarity).
 
@@ -723,7 +736,7 @@ def _given_alignment(a: str, b: str, pinyin: bool = False) -> float | None:
     """
     left, right = _given_tokens(a), _given_tokens(b)
     if not left or not right:
-        return 0.3
+        return COMPATIBLE_SIMILARITY
     if all(t.kind == "full" for t in left + right) and "".join(
         t.text for t in left
     ) == "".join(t.text for t in right):
@@ -734,6 +747,9 @@ def _given_alignment(a: str, b: str, pinyin: bool = False) -> float | None:
     scores = [_aligned(x, y) for x in _syllable_readings(left) for y in readings]
     found = [score for score in scores if score is not None]
     return max(found) if found else None
+
+
+_remembered_alignment = functools.lru_cache(maxsize=NAME_CACHE_SIZE)(_given_alignment)
 
 
 def _syllable_readings(tokens: list[_GivenToken]) -> list[list[_GivenToken]]:

@@ -12,6 +12,7 @@ from django.db import connection
 from django.db.models import (
     Case,
     Count,
+    Exists,
     F,
     OuterRef,
     Q,
@@ -47,15 +48,19 @@ def matchable_authorships() -> QuerySet[Authorship]:
     Returns:
         QuerySet ordered by id.
     """
+    # Correlated (NOT EXISTS), so a run over a few blocks looks up only its own
+    # authorships' proposals, not every pending proposal of the corpus.
     pending_attach = Proposal.authorships.through.objects.filter(
-        proposal__status=Proposal.Status.PENDING, proposal__kind=Proposal.Kind.ATTACH
-    ).values("authorship_id")
+        authorship_id=OuterRef("pk"),
+        proposal__status=Proposal.Status.PENDING,
+        proposal__kind=Proposal.Kind.ATTACH,
+    )
     return (
         Authorship.objects.filter(
             researcher__isnull=True, is_collaboration=False, paper__hidden=False
         )
         .exclude(block_key="")
-        .exclude(id__in=pending_attach)
+        .exclude(Exists(pending_attach))
         .order_by("id")
     )
 

@@ -8,9 +8,10 @@ row changed) plus an append-only CurationEvent, after the pattern of healthcheck
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ from curation.matching.features import (
     AuthorshipView,
     ProfileView,
     authorship_profile_features,
+    names_meet,
     profile_profile_features,
 )
 from curation.models import Constraint, CurationEvent, MatcherModel, Proposal
@@ -180,17 +182,41 @@ def _propose_block(
     return drafts
 
 
+# Researcher-pair Scores this process computed: every run over a block scores
+# all its researcher pairs for merges, and between two runs almost none of them
+# changed. Keyed by the model and each side's id and snapshot hash (a changed
+# profile is another key); the oldest are dropped past this many.
+MERGE_SCORE_MEMORY = 200_000
+_merge_scores: OrderedDict[tuple, scoring.Score] = OrderedDict()
+
+
+def _merge_score(
+    key: tuple, p: ProfileView, q: ProfileView, weights: scoring.Weights
+) -> scoring.Score:
+    """The Score of two researcher profiles, remembered under ``key``."""
+    found = _merge_scores.get(key)
+    if found is None:
+        found = scoring.score(profile_profile_features(p, q), weights)
+        _merge_scores[key] = found
+        if len(_merge_scores) > MERGE_SCORE_MEMORY:
+            _merge_scores.popitem(last=False)
+    return found
+
+
 def _propose_merges(
     block: str, profiles: list[ProfileView], vetoes: set, weights: scoring.Weights
 ) -> list[_Draft]:
     drafts: list[_Draft] = []
     merge_threshold = settings.CURATION_MERGE_THRESHOLD
+    model = (weights.version, weights.bias, tuple(sorted(weights.weights.items())))
+    snapshots = [(p.id, hash(p)) for p in profiles]
     for i, p in enumerate(profiles):
-        for q in profiles[i + 1 :]:
+        for j in range(i + 1, len(profiles)):
+            q = profiles[j]
             lo, hi = sorted((p.id, q.id))
-            if ("r", lo, hi) in vetoes:
+            if ("r", lo, hi) in vetoes or not names_meet(p, q):
                 continue
-            s = scoring.score(profile_profile_features(p, q), weights)
+            s = _merge_score((model, snapshots[i], snapshots[j]), p, q, weights)
             if s.pairwise_score >= merge_threshold:
                 proven = (
                     s.evidence["features"]["orcid"] == 1.0
@@ -200,7 +226,7 @@ def _propose_merges(
                     _Draft(
                         "merge",
                         s.pairwise_score,
-                        s.evidence,
+                        copy.deepcopy(s.evidence),  # the memo keeps its own
                         block,
                         [],
                         researcher_id=lo,
@@ -381,16 +407,15 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
         sub_key=lambda v: names.sub_block_key(v.given, v.family),
     )
     counts: Counter[str] = Counter(blocks=len(grouped))
-    profiles = selectors.researcher_profiles(grouped, rarities)
-    merge_profiles = selectors.researcher_profiles(
+    # One read of the researchers serves attach and merge: the blocks merged
+    # over (those asked for, or every researcher's) hold every block the
+    # matchable authorships fall in.
+    profiles = selectors.researcher_profiles(
         block_keys if block_keys is not None else selectors.researcher_block_keys(),
         rarities,
     )
     vetoes = selectors.cannot_links(
-        p.id
-        for group in (profiles, merge_profiles)
-        for members in group.values()
-        for p in members
+        p.id for members in profiles.values() for p in members
     )
     drafts: list[_Draft] = []
     for block, members in grouped.items():
@@ -403,7 +428,7 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
                 weights,
             )
         )
-    for block, members in merge_profiles.items():
+    for block, members in profiles.items():
         drafts.extend(_propose_merges(block, members, vetoes, weights))
     drafts.extend(_propose_splits(selectors.orcid_conflicts(block_keys), weights))
     created = _save_drafts(drafts, weights)

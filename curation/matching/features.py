@@ -284,8 +284,10 @@ def _best_name(
     best = 0.0
     for a in givens_a:
         for b in givens_b:
-            if names.given_names_compatible(a, b, pinyin=pinyin):
-                best = max(best, names.given_name_similarity(a, b, pinyin=pinyin))
+            # One alignment a pair: the similarity says whether they are compatible.
+            similarity = names.given_name_similarity(a, b, pinyin=pinyin)
+            if similarity >= names.COMPATIBLE_SIMILARITY:
+                best = max(best, similarity)
     return best
 
 
@@ -314,6 +316,25 @@ def names_conflict(p: ProfileView, q: ProfileView) -> bool:
         for a in p.given_names
         for b in q.given_names
     )
+
+
+def names_meet(p: ProfileView, q: ProfileView) -> bool:
+    """Whether two profiles can be one person on their names: some given name of
+    each is compatible with one of the other's, or both carry the same ORCID.
+
+    The cheap part of :func:`scoring.is_vetoed` for a profile pair, checked
+    before the other features are computed (most researcher pairs in a block of
+    a common surname fail it: "Yun" and "Yifang").
+
+    Args:
+        p, q: the two profiles.
+
+    Returns:
+        False when their pair score is 0.0 on the names alone.
+    """
+    if p.orcid and p.orcid == q.orcid:
+        return True
+    return _best_name(p.given_names, q.given_names, p.family) > 0.0
 
 
 def profile_of(

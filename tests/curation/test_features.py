@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 from django.conf import settings
@@ -87,4 +88,33 @@ def test_names_conflict_when_any_two_given_names_cannot_meet():
     )
     assert names_conflict(
         profile_of([dayong]), profile_of([_mention("Wang, D.X.", None)])
+    )
+
+
+def test_merge_scores_are_remembered_per_snapshot_and_follow_a_changed_profile():
+    from curation import services
+
+    jian = _mention("Wang, Jian", None)
+    other = dataclasses.replace(jian, id=10**6, paper_id=10**6)
+    p, q = profile_of([jian], id=1), profile_of([other], id=2)
+    model = ("m", 0.0, ())
+    first = services._merge_score(
+        (model, (1, hash(p)), (2, hash(q))), p, q, scoring.DEFAULT
+    )
+    again = services._merge_score(
+        (model, (1, hash(p)), (2, hash(q))), p, q, scoring.DEFAULT
+    )
+    assert again is first  # remembered, not recomputed
+    # The other researcher now prints an affiliation: another snapshot, rescored.
+    moved = profile_of(
+        [dataclasses.replace(other, affiliation_tokens=frozenset({"syracuse"}))], id=2
+    )
+    assert hash(moved) != hash(q)
+    changed = services._merge_score(
+        (model, (1, hash(p)), (2, hash(moved))), p, moved, scoring.DEFAULT
+    )
+    assert changed is not first
+    assert (
+        changed.evidence["features"]
+        == scoring.score(profile_profile_features(p, moved)).evidence["features"]
     )
