@@ -8,8 +8,9 @@ Three parts, each printed as figures (``--json``: one JSON object):
   pairs inside sub-blocks against the all-pairs baseline.
 - ``recluster``: a full re-cluster (the pure pipeline: names, blocking, scoring,
   clustering) of N authorships, at each of ``--sizes``. The population is the
-  Wang set re-keyed 7 times (``Wang``, then ``Li``, ``Zhang`` ... as the family
-  name, papers and ids offset), shuffled with a fixed seed; each size is a prefix,
+  Wang set re-keyed 7 times (``Wang``, then ``Bai``, ``Cai``, ``Cao`` ...: the
+  Chinese family names of curation.names in alphabetical order, as the family
+  name; papers and ids offset), shuffled with a fixed seed; each size is a prefix,
   so blocks grow with the corpus as they do in life. The growth exponent between
   two sizes is ``log(t2 / t1) / log(n2 / n1)`` (1.0 is linear).
 - ``attach`` (needs PostgreSQL in ``DATABASE_URL``; the database is migrated and
@@ -29,7 +30,12 @@ Usage::
     .venv/bin/python bench/matching.py --sizes 10000,100000 --skip-attach
     createdb -h 127.0.0.1 -U postgres wovepaper_bm
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/wovepaper_bm \\
-        .venv/bin/python bench/matching.py --researchers 100000 --probes 200 [--json]
+        .venv/bin/python bench/matching.py [--skip-recluster] --researchers 100000 \\
+        --probes 200 [--json]
+
+The attach part runs ``migrate`` and ``flush`` on the database ``DATABASE_URL``
+names: give it a disposable one. With ``--json`` the figures are printed as one
+JSON object on standard output and the running commentary goes to standard error.
 """
 
 from __future__ import annotations
@@ -63,17 +69,32 @@ from curation.matching.features import AuthorshipView  # noqa: E402
 from curation.matching.labelled import LabelledSet  # noqa: E402
 from curation.matching.labelled import load as load_labelled  # noqa: E402
 
-# The family names the Wang set is re-keyed to, in order (frequent Chinese names
-# first: the hardest blocks); see curation.names.
+# The family names the Wang set is re-keyed to, in order: "wang" itself, then the
+# frequent Chinese family names of curation.names alphabetically (the hardest
+# blocks), then the other East Asian ones.
 FAMILIES = sorted(names._CHINESE_SURNAMES, key=lambda f: (f != "wang", f)) + sorted(
     names._EAST_ASIAN_SURNAMES - names._CHINESE_SURNAMES
 )
 SEED = 20261130
+# Where the running commentary goes (standard error under --json).
+_commentary = sys.stdout
+
+
+def say(text: str) -> None:
+    """Print one line of commentary."""
+    print(text, file=_commentary, flush=True)
 
 
 def wang() -> LabelledSet:
-    """The Wang signatures as matcher views, with gold clusters."""
-    return load_labelled(Path(settings.WOVEPAPER_DATA_DIR) / "and/beard_inspire_wang")
+    """The Wang signatures as matcher views, with gold clusters.
+
+    Raises:
+        SystemExit: the labelled set is not under ``WOVEPAPER_DATA_DIR``.
+    """
+    folder = Path(settings.WOVEPAPER_DATA_DIR) / "and/beard_inspire_wang"
+    if not folder.is_dir():
+        raise SystemExit(f"{folder}: no such folder (set WOVEPAPER_DATA_DIR)")
+    return load_labelled(folder)
 
 
 def rekeyed(view: AuthorshipView, copy: int, size: int) -> AuthorshipView:
@@ -90,10 +111,10 @@ def rekeyed(view: AuthorshipView, copy: int, size: int) -> AuthorshipView:
 
 def histogram(sizes: list[int]) -> str:
     bands = Counter(
-        next(f"<={b}" for b in (1, 10, 100, 200, 1000, 10**9) if s <= b) for s in sizes
+        next(b for b in (1, 10, 100, 200, 1000, 10**9) if s <= b) for s in sizes
     )
     return ", ".join(
-        f"{k}: {v}" for k, v in sorted(bands.items(), key=lambda kv: int(kv[0][2:]))
+        f"{'>1000' if b == 10**9 else f'<={b}'}: {bands[b]}" for b in sorted(bands)
     )
 
 
@@ -109,13 +130,13 @@ def blocks_report(views: list[AuthorshipView]) -> dict:
     sizes = [len(m) for m in grouped.values()]
     pairs = sum(s * (s - 1) // 2 for s in sizes)
     all_pairs = n * (n - 1) // 2
-    print(f"signatures: {n}; blocks: {len(raw)} (largest {max(raw.values())})")
-    print(f"block sizes before sub-blocking: {histogram(list(raw.values()))}")
-    print(
+    say(f"signatures: {n}; blocks: {len(raw)} (largest {max(raw.values())})")
+    say(f"block sizes before sub-blocking: {histogram(list(raw.values()))}")
+    say(
         f"after sub-blocking: {len(grouped)} blocks, largest {max(sizes)}; "
         f"{histogram(sizes)}"
     )
-    print(
+    say(
         f"pairs inside sub-blocks: {pairs} = {pairs / all_pairs:.4%} of all "
         f"{all_pairs} (an upper bound: sub-blocks over {pipeline.CHUNK} are "
         "clustered in chunks, then their clusters merged)"
@@ -152,7 +173,7 @@ def recluster(data: LabelledSet, sizes: list[int]) -> dict:
             "authorships_per_s": round(size / seconds, 1),
             "clusters": len(set(labels.values())),
         }
-        print(
+        say(
             f"re-cluster {size:>7} authorships: {seconds:7.1f} s, "
             f"{size / seconds:7.0f} authorships/s, {out[str(size)]['clusters']} "
             "clusters"
@@ -161,7 +182,7 @@ def recluster(data: LabelledSet, sizes: list[int]) -> dict:
         (n1, t1), (n2, t2) = [(s, out[str(s)]["seconds"]) for s in sizes[:2]]
         exponent = math.log(t2 / t1) / math.log(n2 / n1)
         out["growth_exponent"] = round(exponent, 3)
-        print(
+        say(
             f"x{n2 / n1:.0f} authorships -> x{t2 / t1:.1f} time: growth exponent "
             f"{exponent:.2f} (1.0 linear, 2.0 quadratic)"
         )
@@ -247,7 +268,7 @@ def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
     load_seconds = time.perf_counter() - started
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")  # as autovacuum would after a bulk load
-    print(
+    say(
         f"attach: {Researcher.objects.count()} researchers, "
         f"{Authorship.objects.count()} authorships loaded in {load_seconds:.0f} s"
     )
@@ -256,7 +277,11 @@ def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
     full_seconds = time.perf_counter() - started
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")  # the proposals it wrote
-    print(f"first full matching run: {full_seconds:.1f} s, {first_run}")
+    say(
+        f"first full matching run: {full_seconds:.1f} s, "
+        + ", ".join(f"{k} {v}" for k, v in sorted(first_run.items()))
+        + " (blocks: of unassigned authorships; none here)"
+    )
 
     rng = random.Random(SEED)
     researcher_of = {
@@ -318,29 +343,67 @@ def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
         "batch_ms_per_authorship": round(batch_ms, 2),
     }
     for name, figures in (("first in its block", first), ("again", again)):
-        print(
+        say(
             f"incremental attach, one authorship a run, {name} ({probes} probes): "
             f"p50 {figures['p50_ms']} ms, p95 {figures['p95_ms']} ms, "
             f"max {figures['max_ms']} ms"
         )
-    print(f"{right} of {probes} proposed to their own researcher")
-    print(f"{probes} authorships in one run: {batch_ms:.2f} ms per authorship")
+    say(f"{right} of {probes} proposed to their own researcher")
+    say(f"{probes} authorships in one run: {batch_ms:.2f} ms per authorship")
     return out
 
 
 def main() -> None:
+    global _commentary
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="10000,100000")
-    parser.add_argument("--researchers", type=int, default=100000)
-    parser.add_argument("--probes", type=int, default=200)
-    parser.add_argument("--skip-attach", action="store_true")
-    parser.add_argument("--skip-recluster", action="store_true")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--sizes",
+        default="10000,100000",
+        help="authorships to re-cluster, increasing, comma-separated; the growth "
+        "exponent is taken between the first two (default 10000,100000)",
+    )
+    parser.add_argument(
+        "--researchers",
+        type=int,
+        default=100000,
+        help="researchers loaded for the attach part (default 100000)",
+    )
+    parser.add_argument(
+        "--probes",
+        type=int,
+        default=200,
+        help="new authorships matched one a run, per pass (default 200)",
+    )
+    parser.add_argument("--skip-attach", action="store_true", help="no database part")
+    parser.add_argument(
+        "--skip-recluster", action="store_true", help="no re-cluster part"
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object on standard output; commentary on standard error",
+    )
     args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    if not args.skip_recluster and (
+        not sizes or min(sizes) < 1 or sizes != sorted(set(sizes))
+    ):
+        parser.error("--sizes: positive sizes in increasing order, e.g. 10000,100000")
+    if args.researchers < 1 or args.probes < 1:
+        parser.error("--researchers and --probes must be at least 1")
+    if not args.skip_attach:
+        from django.db import connection
+
+        if connection.vendor != "postgresql":
+            parser.error(
+                "the attach part needs DATABASE_URL naming a disposable PostgreSQL "
+                "database (or --skip-attach)"
+            )
+    if args.json:
+        _commentary = sys.stderr
     data = wang()
     report: dict = {"blocks": blocks_report(data.views)}
     if not args.skip_recluster:
-        sizes = [int(s) for s in args.sizes.split(",") if s]
         report["recluster"] = recluster(data, sizes)
     if not args.skip_attach:
         report["attach"] = attach(data, args.researchers, args.probes)

@@ -91,3 +91,24 @@ def test_evaluate_matching_json_reports_ours_and_baselines():
 def test_evaluate_matching_bad_folder_is_a_command_error(tmp_path):
     with pytest.raises(CommandError, match="no wang_signatures.json"):
         call_command("evaluate_matching", dataset=[tmp_path], stdout=io.StringIO())
+
+
+def test_evaluate_matching_says_which_folds_could_not_be_trained():
+    out = io.StringIO()
+    call_command(
+        "evaluate_matching",
+        dataset=[settings.WOVEPAPER_DATA_DIR / "and/s2and/dummy"],
+        json=True,
+        stdout=out,
+    )
+    learned = json.loads(out.getvalue())["learned"]
+    # 3 gold clusters in 5 folds: some folds hold no pair of one person to learn.
+    assert learned["untrained_folds"]
+    assert set(learned["untrained_folds"]) <= set(range(5))
+
+
+def test_evaluate_matching_missing_folder_says_so(tmp_path):
+    with pytest.raises(CommandError, match="no such folder"):
+        call_command(
+            "evaluate_matching", dataset=[tmp_path / "nope"], stdout=io.StringIO()
+        )

@@ -37,13 +37,20 @@ def _scores(predicted: dict[int, str], gold: dict[int, str]) -> dict:
 
 
 def cross_validated(
-    data: labelled.LabelledSet, folds: int, threshold: float
+    data: labelled.LabelledSet,
+    folds: int,
+    threshold: float,
+    untrained: list[int] | None = None,
 ) -> dict[int, str]:
     """Cluster each fold with a model trained on the other folds.
 
     Folds split by gold cluster (:func:`curation.matching.training.fold_of`), so no
     person's mentions are both trained on and evaluated. A fold whose training
     part holds only one class of pairs (tiny sets) uses the default weights.
+
+    Args:
+        untrained: when given, the folds that fell back to the default weights
+            are appended to it.
 
     Returns:
         ``{view id: predicted cluster label}`` over all folds.
@@ -60,6 +67,8 @@ def cross_validated(
         except ValueError:
             # Too few labelled pairs to learn from (a tiny set): default weights.
             weights = scoring.DEFAULT
+            if untrained is not None:
+                untrained.append(k)
         for view_id, label in pipeline.cluster_all(
             test, threshold=threshold, weights=weights
         ).items():
@@ -80,7 +89,11 @@ class Command(BaseCommand):
             help="a labelled set folder (repeatable); default: the INSPIRE Wang and "
             "S2AND Qian-partial sets under WOVEPAPER_DATA_DIR/and",
         )
-        parser.add_argument("--json", action="store_true", help="one JSON object each")
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            help="print one JSON object per dataset, one a line",
+        )
         parser.add_argument(
             "--learned-threshold",
             type=float,
@@ -102,6 +115,8 @@ class Command(BaseCommand):
         ]
         learned_threshold = options["learned_threshold"] or DEFAULT_THRESHOLD
         for folder in folders:
+            if not folder.is_dir():
+                raise CommandError(f"{folder}: no such folder")
             try:
                 data = labelled.load(folder)
             except labelled.DatasetError as exc:
@@ -112,8 +127,11 @@ class Command(BaseCommand):
             )
             seconds = time.perf_counter() - started
             learned = None
+            untrained: list[int] = []
             if options["folds"] > 1:
-                learned = cross_validated(data, options["folds"], learned_threshold)
+                learned = cross_validated(
+                    data, options["folds"], learned_threshold, untrained
+                )
             report = {
                 "dataset": data.name,
                 "mentions": len(data.gold),
@@ -131,6 +149,9 @@ class Command(BaseCommand):
                 report["learned"] = {
                     "folds": options["folds"],
                     "threshold": learned_threshold,
+                    # Folds with too few labelled pairs to train on, clustered
+                    # with the default weights instead (tiny sets).
+                    "untrained_folds": untrained,
                     **_scores(learned, data.gold),
                 }
             if options["json"]:
@@ -153,29 +174,43 @@ class Command(BaseCommand):
         w = self.stdout.write
         w(
             f"== {report['dataset']}: {report['mentions']} mentions, "
-            f"{report['gold_clusters']} gold clusters; matched in "
-            f"{report['seconds']} s (threshold {report['threshold']})"
+            f"{report['gold_clusters']} gold clusters; default weights matched in "
+            f"{report['seconds']} s at threshold {report['threshold']}"
         )
         w(
-            f"{'matcher':<26} {'B3 P':>6} {'B3 R':>6} {'B3 F1':>6}  "
+            f"{'matcher':<36} {'B3 P':>6} {'B3 R':>6} {'B3 F1':>6}  "
             f"{'pw P':>6} {'pw R':>6} {'pw F1':>6}"
         )
-        rows = [("wovepaper (default)", report["ours"])]
+        rows = [("wovepaper, default weights", report["ours"])]
         if "learned" in report:
+            learned = report["learned"]
             rows.append(
-                (f"wovepaper ({report['learned']['folds']}-fold)", report["learned"])
+                (
+                    f"wovepaper, learned ({learned['folds']}-fold, "
+                    f"at {learned['threshold']})",
+                    learned,
+                )
             )
-        rows += list(report["baselines"].items())
+        rows += [(f"baseline: {n}", s) for n, s in report["baselines"].items()]
         for name, s in rows:
             cells = [
                 s[kind][m]
                 for kind in ("b3", "pairwise")
                 for m in ("precision", "recall", "f1")
             ]
-            w(f"{name:<26} " + " ".join(f"{c:>6.3f}" for c in cells))
+            w(f"{name:<36} " + " ".join(f"{c:>6.3f}" for c in cells))
+        if report.get("learned", {}).get("untrained_folds"):
+            w(
+                "  (folds "
+                + ", ".join(map(str, report["learned"]["untrained_folds"]))
+                + " had too few labelled pairs to train on: default weights)"
+            )
+        w(
+            "  the learned model is scored on the folds it was not trained on; "
+            "by block size, default weights:"
+        )
         for band, s in report["ours_by_block_size"].items():
             w(
-                f"  default weights, blocks of {band:>9} mentions "
-                f"({s['mentions']:>5}): "
+                f"  blocks of {band:>9} mentions, {s['mentions']:>5} mentions in all: "
                 f"B3 F1 {s['b3']['f1']:.3f}, pairwise F1 {s['pairwise']['f1']:.3f}"
             )
