@@ -764,22 +764,34 @@ def _syllable_readings(tokens: list[_GivenToken]) -> list[list[_GivenToken]]:
     """
     options = [
         [[token]]
-        if token.kind != "full" or not pinyin_syllables(token.text)
+        # A full word, or one printed with a period ("Junxian.").
+        if token.kind == "initial" or not pinyin_syllables(token.text)
         else [
             [_GivenToken(syllable, "full") for syllable in split]
             for split in pinyin_syllables(token.text)
         ]
         for token in tokens
     ]
-    readings = [
+    # Lazily: a hostile given name of many two-way words would otherwise build
+    # 2^words readings before keeping four.
+    return [
         [token for part in combination for token in part]
-        for combination in itertools.product(*options)
+        for combination in itertools.islice(itertools.product(*options), 4)
     ]
-    return readings[:4]
+
+
+# Words of a given name aligned at most: the alignment tries every placement of
+# the shorter name's words among the longer's (binomially many), and no real
+# given name has more ("Angel Tsai Min", "José María de la Cruz" have 3 to 5).
+MAX_GIVEN_WORDS = 8
 
 
 def _aligned(left: list[_GivenToken], right: list[_GivenToken]) -> float | None:
-    """Score the best in-order alignment of two token lists (None: incompatible)."""
+    """Score the best in-order alignment of two token lists (None: incompatible).
+
+    Only the first :data:`MAX_GIVEN_WORDS` tokens of each side count.
+    """
+    left, right = left[:MAX_GIVEN_WORDS], right[:MAX_GIVEN_WORDS]
     short, long_ = sorted((left, right), key=len)
     first = _token_score(short[0], long_[0])
     if not first:
@@ -813,15 +825,21 @@ _PINYIN_WORD_CHARS = 12
 def pinyin_syllables(word: str) -> tuple[tuple[str, str], ...]:
     """Read a folded given-name word as two run-together pinyin syllables.
 
-    Rules: the word must split wholly into valid pinyin syllables, its shortest
-    split must have two syllables (a word that is one syllable, ``"xian"``, or
-    needs three, ``"maria"``, stays whole: Chinese given names are one or two
-    characters), and every two-syllable split is returned (``"fangan"``: fang-an
-    and fan-gan).
+    Rules: the word must split wholly into valid pinyin syllables, no syllable
+    after the first may start with a, o or e (pinyin writes those after an
+    apostrophe: "Xi'an"; so "xian", "chien", "shiang" are one syllable), its
+    shortest split must have two syllables (a word that is one syllable,
+    ``"xian"``, or needs three, ``"maria"``, stays whole: Chinese given names are
+    one or two characters), it must not be an English given name of the
+    nicknames table (``"anna"``, ``"susan"``, ``"linda"``), and every
+    two-syllable split is returned (``"jianan"``: jia-nan; ``"fangan"``:
+    fan-gan).
 
     Source: the syllable table and splitter of pinyinsplit 0.1.4 (MIT); the
-    one-or-two-character given name is the norm of Chinese naming (the ID-card
-    given name), as INSPIRE prints it ("Wang, Da-Yong", "Wang, D.Y.").
+    apostrophe rule of the Basic Rules of Hanyu Pinyin Orthography (GB/T
+    16159-2012, 5.1.7); the nicknames 1.0.1 name table; the one-or-two-character
+    given name is the norm of Chinese naming, as INSPIRE prints it ("Wang,
+    Da-Yong", "Wang, D.Y.").
 
     Args:
         word: one folded, lower-case given-name word (``"dayong"``).
@@ -831,7 +849,16 @@ def pinyin_syllables(word: str) -> tuple[tuple[str, str], ...]:
     """
     if not word.isalpha() or len(word) > _PINYIN_WORD_CHARS:
         return ()
-    splits = _pinyin_splitter().split(word)
+    namer = _nicknamer()
+    if namer.nicknames_of(word) or namer.canonicals_of(word):
+        return ()  # an English given name ("anna", "susan", "linda")
+    splits = [
+        split
+        for split in _pinyin_splitter().split(word)
+        # A syllable that starts with a, o or e is written after an apostrophe
+        # inside a word (Xi'an): run together, "xian" is one syllable.
+        if not any(syllable[0] in "aoe" for syllable in split[1:])
+    ]
     if not splits or min(len(split) for split in splits) != 2:
         return ()
     return tuple(sorted({(split[0], split[1]) for split in splits if len(split) == 2}))
@@ -878,7 +905,7 @@ def sub_block_key(given: str, family: str) -> str:
         return name_key(given, family)
     letters = []
     for token in _given_tokens(given):
-        splits = pinyin_syllables(token.text) if token.kind == "full" else ()
+        splits = pinyin_syllables(token.text) if token.kind != "initial" else ()
         if splits:
             letters.extend(syllable[0] for syllable in splits[0])
         else:

@@ -46,6 +46,7 @@ from curation.matching.features import (
     ProfileView,
     authorship_profile_features,
     names_meet,
+    profile_of,
     profile_profile_features,
 )
 from curation.models import Constraint, CurationEvent, MatcherModel, Proposal
@@ -93,7 +94,10 @@ class _Draft:
 
 
 def _names_agree(a: AuthorshipView, p: ProfileView) -> bool:
-    return any(names.given_names_compatible(a.given, g) for g in p.given_names)
+    pinyin = names.reads_as_pinyin(a.family)
+    return any(
+        names.given_names_compatible(a.given, g, pinyin=pinyin) for g in p.given_names
+    )
 
 
 def _propose_block(
@@ -109,8 +113,9 @@ def _propose_block(
     best_of: list[tuple[AuthorshipView, tuple[float, dict, ProfileView] | None]] = []
     for a in views:
         best: tuple[float, dict, ProfileView] | None = None
+        single = profile_of([a], orcid=a.orcid)
         for p in profiles:
-            if ("a", a.id, p.id) in vetoes:
+            if ("a", a.id, p.id) in vetoes or not names_meet(single, p):
                 continue
             s = scoring.score(authorship_profile_features(a, p), weights)
             if best is None or s.pairwise_score > best[0]:
@@ -162,7 +167,9 @@ def _propose_block(
                 "orcids": sorted(orcids),
             }
             names_agree = all(
-                names.given_names_compatible(x.given, y.given)
+                names.given_names_compatible(
+                    x.given, y.given, pinyin=names.reads_as_pinyin(x.family)
+                )
                 for n, x in enumerate(members)
                 for y in members[n + 1 :]
             )

@@ -319,21 +319,30 @@ def names_conflict(p: ProfileView, q: ProfileView) -> bool:
 
 
 def names_meet(p: ProfileView, q: ProfileView) -> bool:
-    """Whether two profiles can be one person on their names: some given name of
-    each is compatible with one of the other's, or both carry the same ORCID.
+    """Whether two profiles can be one person on their names.
 
-    The cheap part of :func:`scoring.is_vetoed` for a profile pair, checked
-    before the other features are computed (most researcher pairs in a block of
-    a common surname fail it: "Yun" and "Yifang").
+    True when both carry the same ORCID; else, when both print full given names
+    (not initials only), some full given name of each must be compatible with
+    one of the other's, so a shared bare ``"J."`` does not bridge ``"Jian"`` and
+    ``"Jie"``; else some given name of each. Unlike :func:`names_conflict`, a
+    researcher whose variants a curator accepted though the rules call them
+    incompatible (``"Yuri"``, ``"Yury"``) still meets either spelling.
+
+    Checked before merge and attach scoring: most researcher pairs in a block
+    of a common surname fail it ("Yun" and "Yifang").
 
     Args:
         p, q: the two profiles.
 
     Returns:
-        False when their pair score is 0.0 on the names alone.
+        False when they cannot be one person on their names.
     """
     if p.orcid and p.orcid == q.orcid:
         return True
+    full_p = tuple(g for g in p.given_names if full_given_key(g))
+    full_q = tuple(g for g in q.given_names if full_given_key(g))
+    if full_p and full_q:
+        return _best_name(full_p, full_q, p.family) > 0.0
     return _best_name(p.given_names, q.given_names, p.family) > 0.0
 
 

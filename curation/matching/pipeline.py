@@ -14,6 +14,7 @@ from curation.matching import clustering, scoring
 from curation.matching.features import (
     AuthorshipView,
     ProfileView,
+    given_form,
     names_conflict,
     profile_of,
     profile_profile_features,
@@ -78,16 +79,53 @@ def cluster_authorships(
     return _merge_clusters(found, threshold=threshold, weights=weights)
 
 
+def _input_order(cluster: Cluster) -> tuple:
+    return (0,)  # a stable sort keeps the order the chunks produced
+
+
+def _by_rarest_token(cluster: Cluster) -> tuple:
+    """Clusters sharing their smallest affiliation word or co-author key sort
+    together: a one-token min-hash of the profile."""
+    tokens = [t for m in cluster.members for t in m.affiliation_tokens]
+    tokens += [t for m in cluster.members for t in m.coauthor_keys]
+    return (min(tokens, default="~"), min(m.id for m in cluster.members))
+
+
+def _by_name_then_token(cluster: Cluster) -> tuple:
+    tokens = [t for m in cluster.members for t in m.affiliation_tokens]
+    tokens += [t for m in cluster.members for t in m.coauthor_keys]
+    return (
+        min(given_form(m.given) for m in cluster.members),
+        max(tokens, default=""),
+        min(m.id for m in cluster.members),
+    )
+
+
+# The orders the chunk clusters of a big block are compared in, part by part:
+# a cluster meets only those of its own part of clustering.MAX_ITEMS, so each
+# pass sorts them another way, and merging ends when every order in turn has
+# merged nothing. Source: the multi-pass sorted-neighbourhood method, Hernández
+# and Stolfo (1995), "The merge/purge problem for large databases", SIGMOD.
+_MERGE_ORDERS = (_input_order, _by_rarest_token, _by_name_then_token)
+
+
 def _merge_clusters(
     found: list[Cluster], *, threshold: float, weights: scoring.Weights
 ) -> list[Cluster]:
-    while len(found) > 1:
+    passes = quiet = 0
+    known: dict = {}  # pair scores of clusters unchanged since an earlier pass
+    while len(found) > 1 and quiet < len(_MERGE_ORDERS):
+        found = sorted(found, key=_MERGE_ORDERS[passes % len(_MERGE_ORDERS)])
+        passes += 1
         merged_any = False
         out: list[Cluster] = []
         for start in range(0, len(found), clustering.MAX_ITEMS):
             part = found[start : start + clustering.MAX_ITEMS]
             profiles = [profile_of(c.members) for c in part]
-            link, vetoed, links = _pair_scorer(profiles, weights)
+            # A cluster is known by its first member and size: merging changes both
+            # or the size.
+            keys = [(c.members[0].id, len(c.members)) for c in part]
+            link, vetoed, links = _pair_scorer(profiles, weights, keys, known)
             groups = clustering.cluster(
                 len(part), link, threshold=threshold, cannot_link=vetoed
             )
@@ -105,13 +143,15 @@ def _merge_clusters(
                     )
                 )
         found = out
-        if not merged_any:
-            break
+        quiet = 0 if merged_any else quiet + 1
     return found
 
 
 def _pair_scorer(
-    profiles: list[ProfileView], weights: scoring.Weights
+    profiles: list[ProfileView],
+    weights: scoring.Weights,
+    keys: list[tuple[int, int]] | None = None,
+    known: dict | None = None,
 ) -> tuple[
     Callable[[int, int], float],
     Callable[[Sequence[int], Sequence[int]], bool],
@@ -127,21 +167,33 @@ def _pair_scorer(
         members' given names conflict (:func:`names_conflict`); the constraint
         carries over to merged clusters, so a bridge such as "J." never joins
         "Jian" and "Jie"; and the Scores computed, by pair.
+
+    Args:
+        keys: an identity of each profile that holds across calls (the
+            chunk-merge passes compare many unchanged clusters again).
+        known: ``{(key, key): (Score, cannot link)}`` filled and read across
+            calls when ``keys`` are given.
     """
     scores: dict[tuple[int, int], scoring.Score] = {}
+    conflicts: dict[tuple[int, int], bool] = {}
 
     def scored(i: int, j: int) -> scoring.Score:
         if (i, j) not in scores:
-            scores[i, j] = scoring.score(
-                profile_profile_features(profiles[i], profiles[j]), weights
-            )
+            pair = tuple(sorted((keys[i], keys[j]))) if keys is not None else None
+            if pair is not None and known is not None and pair in known:
+                scores[i, j], conflicts[i, j] = known[pair]
+            else:
+                scores[i, j] = scoring.score(
+                    profile_profile_features(profiles[i], profiles[j]), weights
+                )
+                conflicts[i, j] = names_conflict(profiles[i], profiles[j])
+                if pair is not None and known is not None:
+                    known[pair] = (scores[i, j], conflicts[i, j])
         return scores[i, j]
 
     def cannot_link(a: Sequence[int], b: Sequence[int]) -> bool:
         i, j = sorted((a[0], b[0]))
-        return "veto" in scored(i, j).evidence or names_conflict(
-            profiles[i], profiles[j]
-        )
+        return "veto" in scored(i, j).evidence or conflicts[i, j]
 
     return (lambda i, j: scored(i, j).pairwise_score), cannot_link, scores
 

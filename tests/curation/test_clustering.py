@@ -130,3 +130,29 @@ def test_pinyin_spellings_of_one_name_cluster_together():
     other = _named(0, "Dayong", 120) + _named(1000, "D.X.", 120)
     labels = pipeline.cluster_all(other, threshold=0.3)
     assert not {labels[0]} & {labels[1000 + i] for i in range(120)}
+
+
+def test_chunk_clusters_of_one_person_meet_though_their_parts_differ(monkeypatch):
+    # 60 people, each twice, the second mentions 60 ids later (people publish
+    # over time). Chunks of 20 and merge parts of 40 put each person's two
+    # clusters in different parts in input order: a second order is needed.
+    monkeypatch.setattr(pipeline, "CHUNK", 20)
+    monkeypatch.setattr(clustering, "MAX_ITEMS", 40)
+    people = list(range(60)) * 2
+    views = [
+        AuthorshipView(
+            id=i,
+            paper_id=i,
+            given="Wei",
+            family="Wang",
+            block_key="wang w",
+            coauthor_keys=frozenset({f"co|{p}", f"co2|{p}"}),
+            categories=frozenset({f"cat{p}"}),
+            affiliation_tokens=frozenset({f"inst{p}"}),
+        )
+        for i, p in enumerate(people)
+    ]
+    found = pipeline.cluster_authorships(views, threshold=0.6)
+    assert sorted(sorted(v.id for v in c.members) for c in found) == [
+        [p, p + 60] for p in range(60)
+    ]

@@ -118,3 +118,36 @@ def test_merge_scores_are_remembered_per_snapshot_and_follow_a_changed_profile()
         changed.evidence["features"]
         == scoring.score(profile_profile_features(p, moved)).evidence["features"]
     )
+
+
+def test_a_shared_bare_initial_is_no_ground_for_a_merge_or_an_attach():
+    from curation import services
+    from curation.matching.features import ProfileView
+
+    context = dict(
+        family="Wang",
+        coauthor_keys=frozenset({"li|x", "zhao|y"}),
+        categories=frozenset({"hep-ex"}),
+        affiliation_tokens=frozenset({"ihep"}),
+    )
+    jian = ProfileView(
+        id=1, given_names=("Jian", "J."), paper_ids=frozenset({1, 2}), **context
+    )
+    jie = ProfileView(
+        id=2, given_names=("Jie", "J."), paper_ids=frozenset({3, 4}), **context
+    )
+    assert not services._propose_merges("wang j", [jian, jie], set(), scoring.DEFAULT)
+    new = AuthorshipView(id=10, paper_id=10, given="Jie", block_key="wang j", **context)
+    drafts = services._propose_block("wang j", [new], [jian], set(), scoring.DEFAULT)
+    assert [d.kind for d in drafts] == ["new"]
+    # A bare "J." may still join either; and variants a curator accepted on one
+    # researcher ("Yuri", "Yury") still meet a new "Yury".
+    bare = dataclasses.replace(new, given="J.")
+    drafts = services._propose_block("wang j", [bare], [jian], set(), scoring.DEFAULT)
+    assert [(d.kind, d.researcher_id) for d in drafts] == [("attach", 1)]
+    yuri = ProfileView(
+        id=3, given_names=("Yuri", "Yury"), paper_ids=frozenset({5}), **context
+    )
+    yury = dataclasses.replace(new, given="Yury", block_key="wang y")
+    drafts = services._propose_block("wang y", [yury], [yuri], set(), scoring.DEFAULT)
+    assert [(d.kind, d.researcher_id) for d in drafts] == [("attach", 3)]

@@ -78,7 +78,13 @@ def test_hyphenated_and_run_together_spellings_stay_identical():
     [
         ("dayong", (("da", "yong"),)),
         ("jianchun", (("jian", "chun"),)),
-        ("fangan", (("fan", "gan"), ("fang", "an"))),  # read either way
+        ("fangan", (("fan", "gan"),)),  # not fang-an: that is written fang'an
+        ("jianan", (("jia", "nan"),)),
+        ("chien", ()),  # Wade-Giles, one syllable: not chi-en
+        ("shiang", ()),
+        ("anna", ()),  # English given names stay whole
+        ("susan", ()),
+        ("junxian", (("jun", "xian"),)),
         ("xian", ()),  # one syllable: stays one word
         ("zheng", ()),
         ("maria", ()),  # three syllables at the fewest: not a Chinese given name
@@ -110,3 +116,27 @@ def test_sub_block_key_of_other_names_is_the_stored_name_key():
     for given, family in [("Anna", "Smith"), ("Jean-Pierre", "Serre"), ("Anna", "Lee")]:
         assert names.sub_block_key(given, family) == names.name_key(given, family)
     assert names.sub_block_key("Xian", "Wang") == "wang|x"
+
+
+def test_a_word_printed_with_a_period_is_still_read_by_syllable():
+    # Both spellings of one person in the INSPIRE Wang gold set.
+    assert names.given_names_compatible("Junxian.", "Junxian", pinyin=True)
+    assert names.given_names_compatible("Junxian.", "J.X.", pinyin=True)
+    assert names.sub_block_key("Junxian.", "Wang") == "wang|jx"
+
+
+def test_english_given_names_under_a_chinese_family_name_stay_whole():
+    for given, other, family in [
+        ("Susan", "S.M.", "Wong"),
+        ("Alan", "A.J.", "Tan"),
+        ("Linda", "L.K.", "Ho"),
+        ("Chien", "C.H.", "Chang"),
+    ]:
+        assert names.given_names_compatible(given, other, pinyin=True), given
+        assert names.sub_block_key(given, family) == names.name_key(given, family)
+
+
+def test_hostile_given_names_are_aligned_in_bounded_work():
+    # 2^19 syllable readings, or C(25, 12) placements, if nothing bounded them.
+    assert names.given_names_compatible(" ".join(["Fangan"] * 19), "F.", pinyin=True)
+    assert names.given_names_compatible("J. " * 13, "J. " * 26)
