@@ -18,12 +18,12 @@ Three parts, each printed as figures (``--json``: one JSON object):
   re-keyed over as many East Asian family names as needed, each with one
   authorship (the person's first mention). After one full matching run (timed),
   each probe is a new paper carrying another real mention of a random person,
-  matched by ``matching_run(block_keys=[its block])`` as a harvest's incremental
-  run does: per-authorship latency p50 / p95 / max, first with no merge scores
-  remembered (a worker that has not seen the block lately), then for another
-  new authorship in each of the same blocks; how many probes got an ``attach``
-  proposal to their own researcher; and a third set in one run: milliseconds
-  per authorship.
+  matched by ``matching_run(block_keys=[its block], merges=False)`` as a
+  harvest's incremental run does: per-authorship latency p50 / p95 / max, and
+  how many probes got an ``attach`` proposal to their own researcher; then the
+  same with merges (as a curator's run over a block), first with no merge
+  scores remembered (a worker that has not seen the block lately), then again;
+  and a last set in one harvest-like run: milliseconds per authorship.
 
 Usage::
 
@@ -303,12 +303,14 @@ def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
         authorship.save()
         return authorship, researcher_of[copy, person]
 
-    def probe_pass(start: int, picks: list[tuple[int, int]]) -> tuple[dict, int]:
+    def probe_pass(
+        start: int, picks: list[tuple[int, int]], merges: bool = False
+    ) -> tuple[dict, int]:
         latencies, right = [], 0
         for n, (copy, person) in enumerate(picks):
             authorship, expected = new_probe(start + n, copy, person)
             began = time.perf_counter()
-            services.matching_run(block_keys=[authorship.block_key])
+            services.matching_run(block_keys=[authorship.block_key], merges=merges)
             latencies.append((time.perf_counter() - began) * 1000)
             right += Proposal.objects.filter(
                 kind="attach", researcher_id=expected, authorships=authorship
@@ -321,14 +323,18 @@ def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
         }, right
 
     picks = [rng.choice(with_more) for _ in range(probes)]
-    # A worker that has not seen these blocks lately: no remembered merge scores.
-    services._merge_scores.clear()
+    # As a harvest queues it: attaches and new researchers, no merges.
     first, right = probe_pass(10**7, picks)
-    # The same blocks again, each with another new authorship.
-    again, _ = probe_pass(2 * 10**7, picks)
-    batch = [new_probe(3 * 10**7 + n, *pick) for n, pick in enumerate(picks)]
+    # With merges, as a curator's run over a block: first by a worker that has
+    # not seen these blocks lately (no remembered merge scores), then again.
+    services._merge_scores.clear()
+    merging_first, _ = probe_pass(2 * 10**7, picks, merges=True)
+    merging_again, _ = probe_pass(3 * 10**7, picks, merges=True)
+    batch = [new_probe(4 * 10**7 + n, *pick) for n, pick in enumerate(picks)]
     started = time.perf_counter()
-    services.matching_run(block_keys=sorted({a.block_key for a, _ in batch}))
+    services.matching_run(
+        block_keys=sorted({a.block_key for a, _ in batch}), merges=False
+    )
     batch_ms = (time.perf_counter() - started) * 1000 / probes
     out = {
         "researchers": Researcher.objects.filter(authorships__isnull=False)
@@ -337,12 +343,17 @@ def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
         "load_seconds": round(load_seconds, 1),
         "first_full_run_seconds": round(full_seconds, 1),
         "probes": probes,
-        "first_in_block": first,
-        "again_in_block": again,
+        "incremental": first,
+        "with_merges_first_in_block": merging_first,
+        "with_merges_again": merging_again,
         "attached_to_own_researcher": right,
         "batch_ms_per_authorship": round(batch_ms, 2),
     }
-    for name, figures in (("first in its block", first), ("again", again)):
+    for name, figures in (
+        ("as a harvest runs it (no merges)", first),
+        ("with merges, first in its block", merging_first),
+        ("with merges, again in the block", merging_again),
+    ):
         say(
             f"incremental attach, one authorship a run, {name} ({probes} probes): "
             f"p50 {figures['p50_ms']} ms, p95 {figures['p95_ms']} ms, "

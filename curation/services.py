@@ -383,7 +383,9 @@ def _save_drafts(drafts: list[_Draft], weights: scoring.Weights) -> list[Proposa
     return saved
 
 
-def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
+def matching_run(
+    *, block_keys: list[str] | None = None, merges: bool = True
+) -> dict[str, int]:
     """Propose assignments for every unassigned authorship (optionally in some blocks).
 
     Steps per block: score each authorship against the block's live researchers
@@ -398,6 +400,10 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
 
     Args:
         block_keys: restrict to these blocks; None means every block.
+        merges: also propose merges. A harvest's incremental run leaves them out
+            (``False``): new unassigned authorships change no researcher, and
+            scoring every researcher pair of a block is most of such a run's
+            cost; the nightly full run and curators' runs propose them.
 
     Returns:
         Counts: ``blocks``, ``proposed_<kind>`` and ``auto_applied``.
@@ -435,7 +441,7 @@ def matching_run(*, block_keys: list[str] | None = None) -> dict[str, int]:
                 weights,
             )
         )
-    for block, members in profiles.items():
+    for block, members in profiles.items() if merges else ():
         drafts.extend(_propose_merges(block, members, vetoes, weights))
     drafts.extend(_propose_splits(selectors.orcid_conflicts(block_keys), weights))
     created = _save_drafts(drafts, weights)
@@ -499,11 +505,13 @@ def matching_lock() -> Iterator[None]:
         cache.delete(_CACHE_LOCK)
 
 
-def matching_run_exclusive(*, block_keys: list[str] | None = None) -> dict[str, int]:
+def matching_run_exclusive(
+    *, block_keys: list[str] | None = None, merges: bool = True
+) -> dict[str, int]:
     """:func:`matching_run` under :func:`matching_lock`: never two runs at once.
 
     Args:
-        block_keys: as for :func:`matching_run`.
+        block_keys, merges: as for :func:`matching_run`.
 
     Returns:
         The counts of :func:`matching_run`.
@@ -514,7 +522,7 @@ def matching_run_exclusive(*, block_keys: list[str] | None = None) -> dict[str, 
             that run's snapshot may predate the authorships this one was for.
     """
     with matching_lock():
-        return matching_run(block_keys=block_keys)
+        return matching_run(block_keys=block_keys, merges=merges)
 
 
 # --- deciding ------------------------------------------------------------

@@ -19,8 +19,13 @@ from wovepaper.celery import TRANSIENT
     retry_backoff=2,
     retry_backoff_max=300,
 )
-def matching_run_task(self, block_keys: list[str] | None = None) -> dict[str, int]:
+def matching_run_task(
+    self, block_keys: list[str] | None = None, merges: bool = True
+) -> dict[str, int]:
     """Run matching (all blocks, or the given ones), one run at a time.
+
+    ``merges=False`` (a harvest's incremental run) proposes no merges: see
+    :func:`curation.services.matching_run`.
 
     While another run holds the matching lock this one waits: it is retried after
     ``CURATION_MATCHING_RETRY_SECONDS`` (without a bound: the lock always ends,
@@ -32,7 +37,7 @@ def matching_run_task(self, block_keys: list[str] | None = None) -> dict[str, in
         The counts of :func:`curation.services.matching_run`.
     """
     try:
-        return services.matching_run_exclusive(block_keys=block_keys)
+        return services.matching_run_exclusive(block_keys=block_keys, merges=merges)
     except MatchingBusy as exc:
         raise self.retry(
             exc=exc, countdown=settings.CURATION_MATCHING_RETRY_SECONDS

@@ -29,7 +29,8 @@ def _counts(run: HarvestRun, then_match: bool) -> dict[str, int | str]:
     """The run's counts, after queueing matching of the blocks it touched.
 
     Matching is queued once the run has committed (incremental matching after
-    each harvest), unless ``then_match`` is false.
+    each harvest: attaches and new researchers, no merges), unless
+    ``then_match`` is false.
     """
     from curation.tasks import matching_run_task
 
@@ -39,7 +40,7 @@ def _counts(run: HarvestRun, then_match: bool) -> dict[str, int | str]:
         matching_id = str(uuid.uuid4())
         transaction.on_commit(
             lambda: matching_run_task.apply_async(
-                kwargs={"block_keys": blocks}, task_id=matching_id
+                kwargs={"block_keys": blocks, "merges": False}, task_id=matching_id
             )
         )
     return {

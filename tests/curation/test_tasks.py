@@ -75,3 +75,32 @@ def test_matching_lock_goes_with_the_connection_that_held_it(other_session_lock)
     other_session_lock.close()  # a killed worker's connection ends like this
 
     assert matching_run_exclusive()["proposed_new"] == 1
+
+
+def test_a_harvests_matching_proposes_no_merges_the_full_run_does(
+    arxiv_dir, django_capture_on_commit_callbacks
+):
+    from tests.factories import ResearcherFactory
+
+    # Two researchers of one name, same field, each with a paper: a merge the
+    # nightly full run proposes.
+    for _ in range(2):
+        researcher = ResearcherFactory(display_name="Alex Sergyeyev")
+        researcher.block_key = "sergyeyev a"
+        researcher.save()
+        AuthorshipFactory(
+            given_name="Alex",
+            family_name="Sergyeyev",
+            researcher=researcher,
+            orcid="0000-0002-1825-0097",
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        counts = harvest_arxiv_files_task.delay(
+            str(arxiv_dir / "hepcrawl_oai" / "arxiv-single.xml")
+        ).get()
+    assert counts["blocks_queued"] == 1
+    assert Proposal.objects.filter(block_key="sergyeyev a").exists()
+    assert not Proposal.objects.filter(kind="merge").exists()
+
+    matching_run_task.delay().get()  # the nightly run over every block
+    assert Proposal.objects.filter(kind="merge").count() == 1
