@@ -557,8 +557,8 @@ def given_names_compatible(a: str, b: str, *, pinyin: bool = False) -> bool:
           :func:`reads_as_pinyin`), a run-together two-syllable pinyin word
           counts as its two syllables (:func:`pinyin_syllables`): ``"Dayong"``
           meets ``"D.Y."`` and ``"Da-Yong"`` but not ``"D.X."``; ``"Yifang"``
-          meets ``"Y.F."``. A word read two ways (``"Fangan"``: fang-an or
-          fan-gan) matches under either reading.
+          meets ``"Y.F."``. A word that splits two ways matches under either
+          reading (at most 4 readings of a whole name are tried).
 
     Source: our rule; initials and abbreviations as printed on arXiv (``"Yu.V.
     Ralchenko"``) and INSPIRE (``"Wang, W.F."``); English nicknames from the
@@ -836,10 +836,10 @@ def pinyin_syllables(word: str) -> tuple[tuple[str, str], ...]:
     fan-gan).
 
     Source: the syllable table and splitter of pinyinsplit 0.1.4 (MIT); the
-    apostrophe rule of the Basic Rules of Hanyu Pinyin Orthography (GB/T
-    16159-2012, 5.1.7); the nicknames 1.0.1 name table; the one-or-two-character
-    given name is the norm of Chinese naming, as INSPIRE prints it ("Wang,
-    Da-Yong", "Wang, D.Y.").
+    apostrophe (syllable-dividing mark) rule of the Basic Rules of Hanyu Pinyin
+    Orthography, GB/T 16159-2012; the nicknames 1.0.1 name table; the one- or
+    two-character given name is the norm of Chinese naming, as INSPIRE prints it
+    ("Wang, Da-Yong", "Wang, D.Y.").
 
     Args:
         word: one folded, lower-case given-name word (``"dayong"``).
