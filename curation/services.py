@@ -113,7 +113,7 @@ def _propose_block(
     best_of: list[tuple[AuthorshipView, tuple[float, dict, ProfileView] | None]] = []
     for a in views:
         best: tuple[float, dict, ProfileView] | None = None
-        single = profile_of([a], orcid=a.orcid)
+        single = profile_of([a])
         for p in profiles:
             if ("a", a.id, p.id) in vetoes or not names_meet(single, p):
                 continue

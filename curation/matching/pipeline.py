@@ -83,20 +83,21 @@ def _input_order(cluster: Cluster) -> tuple:
     return (0,)  # a stable sort keeps the order the chunks produced
 
 
+def _tokens(cluster: Cluster) -> list[str]:
+    """The affiliation words and co-author keys of a cluster's members."""
+    return [t for m in cluster.members for t in m.affiliation_tokens | m.coauthor_keys]
+
+
 def _by_rarest_token(cluster: Cluster) -> tuple:
     """Clusters sharing their smallest affiliation word or co-author key sort
     together: a one-token min-hash of the profile."""
-    tokens = [t for m in cluster.members for t in m.affiliation_tokens]
-    tokens += [t for m in cluster.members for t in m.coauthor_keys]
-    return (min(tokens, default="~"), min(m.id for m in cluster.members))
+    return (min(_tokens(cluster), default="~"), min(m.id for m in cluster.members))
 
 
 def _by_name_then_token(cluster: Cluster) -> tuple:
-    tokens = [t for m in cluster.members for t in m.affiliation_tokens]
-    tokens += [t for m in cluster.members for t in m.coauthor_keys]
     return (
         min(given_form(m.given) for m in cluster.members),
-        max(tokens, default=""),
+        max(_tokens(cluster), default=""),
         min(m.id for m in cluster.members),
     )
 

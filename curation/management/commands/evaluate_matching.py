@@ -37,26 +37,21 @@ def _scores(predicted: dict[int, str], gold: dict[int, str]) -> dict:
 
 
 def cross_validated(
-    data: labelled.LabelledSet,
-    folds: int,
-    threshold: float,
-    untrained: list[int] | None = None,
-) -> dict[int, str]:
+    data: labelled.LabelledSet, folds: int, threshold: float
+) -> tuple[dict[int, str], list[int]]:
     """Cluster each fold with a model trained on the other folds.
 
     Folds split by gold cluster (:func:`curation.matching.training.fold_of`), so no
     person's mentions are both trained on and evaluated. A fold whose training
     part holds only one class of pairs (tiny sets) uses the default weights.
 
-    Args:
-        untrained: when given, the folds that fell back to the default weights
-            are appended to it.
-
     Returns:
-        ``{view id: predicted cluster label}`` over all folds.
+        ``({view id: predicted cluster label} over all folds, [the folds that
+        fell back to the default weights])``.
     """
     fold = {v.id: training.fold_of(data.gold[v.id], folds) for v in data.views}
     predicted: dict[int, str] = {}
+    untrained: list[int] = []
     for k in range(folds):
         train = [v for v in data.views if fold[v.id] != k]
         test = [v for v in data.views if fold[v.id] == k]
@@ -67,13 +62,12 @@ def cross_validated(
         except ValueError:
             # Too few labelled pairs to learn from (a tiny set): default weights.
             weights = scoring.DEFAULT
-            if untrained is not None:
-                untrained.append(k)
+            untrained.append(k)
         for view_id, label in pipeline.cluster_all(
             test, threshold=threshold, weights=weights
         ).items():
             predicted[view_id] = f"{k}:{label}"
-    return predicted
+    return predicted, untrained
 
 
 class Command(BaseCommand):
@@ -126,11 +120,10 @@ class Command(BaseCommand):
                 data.views, threshold=settings.CURATION_ATTACH_THRESHOLD
             )
             seconds = time.perf_counter() - started
-            learned = None
-            untrained: list[int] = []
+            learned, untrained = None, []
             if options["folds"] > 1:
-                learned = cross_validated(
-                    data, options["folds"], learned_threshold, untrained
+                learned, untrained = cross_validated(
+                    data, options["folds"], learned_threshold
                 )
             report = {
                 "dataset": data.name,
