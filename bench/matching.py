@@ -8,11 +8,13 @@ Three parts, each printed as figures (``--json``: one JSON object):
   pairs inside sub-blocks against the all-pairs baseline.
 - ``recluster``: a full re-cluster (the pure pipeline: names, blocking, scoring,
   clustering) of N authorships, at each of ``--sizes``. The population is the
-  Wang set re-keyed 7 times (``Wang``, then ``Bai``, ``Cai``, ``Cao`` ...: the
+  Wang set re-keyed as many times as the largest size needs (7 for
+  100,000: ``Wang``, then ``Bai``, ``Cai``, ``Cao`` ...: the
   Chinese family names of curation.names in alphabetical order, as the family
   name; papers and ids offset), shuffled with a fixed seed; each size is a prefix,
   so blocks grow with the corpus as they do in life. The growth exponent between
-  two sizes is ``log(t2 / t1) / log(n2 / n1)`` (1.0 is linear).
+  two sizes is ``log(t2 / t1) / log(n2 / n1)`` (1.0 is linear), printed for each
+  two consecutive sizes (``growth_exponent`` is the first two's).
 - ``attach`` (needs PostgreSQL in ``DATABASE_URL``; the database is migrated and
   emptied): ``--researchers`` researchers, one per real Wang gold cluster,
   re-keyed over as many East Asian family names as needed, each with one
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
 import math
 import os
@@ -178,14 +181,18 @@ def recluster(data: LabelledSet, sizes: list[int]) -> dict:
             f"{size / seconds:7.0f} authorships/s, {out[str(size)]['clusters']} "
             "clusters"
         )
-    if len(sizes) >= 2:
-        (n1, t1), (n2, t2) = [(s, out[str(s)]["seconds"]) for s in sizes[:2]]
+    exponents = {}
+    for n1, n2 in itertools.pairwise(sizes):
+        t1, t2 = out[str(n1)]["seconds"], out[str(n2)]["seconds"]
         exponent = math.log(t2 / t1) / math.log(n2 / n1)
-        out["growth_exponent"] = round(exponent, 3)
+        exponents[f"{n1}-{n2}"] = round(exponent, 3)
         say(
-            f"x{n2 / n1:.0f} authorships -> x{t2 / t1:.1f} time: growth exponent "
-            f"{exponent:.2f} (1.0 linear, 2.0 quadratic)"
+            f"{n1} -> {n2} authorships (x{n2 / n1:.1f}) -> x{t2 / t1:.1f} time: "
+            f"growth exponent {exponent:.2f} (1.0 linear, 2.0 quadratic)"
         )
+    if exponents:
+        out["growth_exponent"] = next(iter(exponents.values()))
+        out["growth_exponents"] = exponents
     return out
 
 
@@ -370,8 +377,8 @@ def main() -> None:
     parser.add_argument(
         "--sizes",
         default="10000,100000",
-        help="authorships to re-cluster, increasing, comma-separated; the growth "
-        "exponent is taken between the first two (default 10000,100000)",
+        help="authorships to re-cluster, increasing, comma-separated; a growth "
+        "exponent is printed for each two consecutive sizes (default 10000,100000)",
     )
     parser.add_argument(
         "--researchers",

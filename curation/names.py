@@ -48,21 +48,22 @@ NAME_CACHE_SIZE = 1 << 16
 NAME_CACHE_CHARS = 300
 
 
-def _remembered(function):
+def remembered(function):
     """``function`` (of strings, pure) with its answers for short strings kept in
     an LRU cache of :data:`NAME_CACHE_SIZE` entries; longer strings are computed
-    every time."""
+    every time. Also used by curation.matching.features for the name keys it
+    takes of every given name in every pair it scores."""
     cached = functools.lru_cache(maxsize=NAME_CACHE_SIZE)(function)
 
     @functools.wraps(function)
-    def remembered(*args: str):
+    def answer(*args: str):
         if sum(map(len, args)) <= NAME_CACHE_CHARS:
             return cached(*args)
         return function(*args)
 
-    remembered.cache_info = cached.cache_info
-    remembered.cache_clear = cached.cache_clear
-    return remembered
+    answer.cache_info = cached.cache_info
+    answer.cache_clear = cached.cache_clear
+    return answer
 
 
 _LATEX_TRIGGER_RE = re.compile(r"[\\{}~]")
@@ -204,7 +205,7 @@ class PersonName:
     suffix: str = ""
 
 
-@_remembered
+@remembered
 def latex_to_unicode(text: str) -> str:
     """Turn LaTeX accents and commands into Unicode, NFC-normalised.
 
@@ -241,7 +242,7 @@ def latex_to_unicode(text: str) -> str:
     return _SPACE_RE.sub(" ", converted).strip()
 
 
-@_remembered
+@remembered
 def fold(text: str) -> str:
     """Fold to a lower-case ASCII matching key.
 
@@ -335,7 +336,7 @@ def is_collaboration(raw: str) -> bool:
     return words[0].lower() == "the" or bool(_ACRONYM_RE.search(" ".join(words[:-1])))
 
 
-@_remembered
+@remembered
 def parse_name(raw: str) -> PersonName:
     """Parse a printed personal name into given, family and suffix.
 
@@ -397,7 +398,7 @@ def parse_name(raw: str) -> PersonName:
     return _parse_comma(parts)
 
 
-@_remembered
+@remembered
 def initials(given: str) -> str:
     """Reduce given names to their folded initials.
 
@@ -420,7 +421,7 @@ def initials(given: str) -> str:
     return "".join(token.text[0] for token in _given_tokens(given) if token.text)
 
 
-@_remembered
+@remembered
 def block_key(given: str, family: str) -> str:
     """Return the primary blocking key: family core and first given initial.
 
@@ -509,7 +510,7 @@ def block_key_variants(given: str, family: str) -> list[str]:
     return list(dict.fromkeys(k for k in keys if k or k == keys[0]))
 
 
-@_remembered
+@remembered
 def name_key(given: str, family: str) -> str:
     """Return the precise name key stored on an authorship: ``family|initials``.
 
@@ -864,6 +865,7 @@ def pinyin_syllables(word: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted({(split[0], split[1]) for split in splits if len(split) == 2}))
 
 
+@remembered
 def reads_as_pinyin(family: str) -> bool:
     """Whether a person's given names may be run-together pinyin syllables.
 
@@ -881,7 +883,7 @@ def reads_as_pinyin(family: str) -> bool:
     return _family_core(family) in _CHINESE_SURNAMES - {"lee"}
 
 
-@_remembered
+@remembered
 def sub_block_key(given: str, family: str) -> str:
     """Return the key that splits an oversized block: ``family|initials``.
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections import Counter, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -35,7 +35,7 @@ from curation.matching.features import (
     rarities_from_counts,
 )
 from curation.models import Constraint, MatcherModel, Proposal
-from wovepaper.models import Authorship, Paper, Researcher
+from wovepaper.models import Authorship, Researcher
 
 
 def matchable_authorships() -> QuerySet[Authorship]:
@@ -75,28 +75,19 @@ def _chunks(ids: list[int], size: int = CHUNK) -> Iterable[list[int]]:
         yield ids[start : start + size]
 
 
-def _paper_context(paper_ids: Iterable[int]) -> tuple[dict, dict]:
-    """Co-author name keys and metadata of papers.
+def _bylines(paper_ids: Iterable[int]) -> dict[int, list[tuple[int, str]]]:
+    """``{paper id: [(authorship id, name key)]}``: every slot of each paper.
 
-    Returns:
-        ``({paper id: [(authorship id, name key)]}, {paper id: {categories,
-        published}})``: every slot of each paper, its key "" when it has none
-        (:func:`curation.matching.features.coauthor_keys_of` reads them).
+    A slot without a name key has "" (:func:`curation.matching.features.
+    coauthor_keys_of` reads them). One query per :data:`CHUNK` papers.
     """
     keys: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    papers: dict[int, dict] = {}
     for chunk in _chunks(sorted(set(paper_ids))):
         for pid, aid, key in Authorship.objects.filter(paper_id__in=chunk).values_list(
             "paper_id", "id", "name_key"
         ):
             keys[pid].append((aid, key))
-        papers.update(
-            (p["id"], p)
-            for p in Paper.objects.filter(id__in=chunk).values(
-                "id", "categories", "published"
-            )
-        )
-    return keys, papers
+    return keys
 
 
 # The corpus rarities an incremental run last read, by database: (monotonic
@@ -106,8 +97,12 @@ _RARITIES: dict[str, tuple[float, dict[str, float]]] = {}
 
 
 def forget_given_rarities() -> None:
-    """Drop the remembered rarities (tests, and after a bulk load)."""
+    """Drop the remembered rarities and the profiles built with them.
+
+    For tests, and after a bulk load.
+    """
     _RARITIES.clear()
+    _PROFILES.clear()
 
 
 def corpus_given_rarities(*, remembered: bool = False) -> dict[str, float]:
@@ -148,85 +143,225 @@ def _count_given_rarities() -> dict[str, float]:
     return rarities_from_counts(counts)
 
 
+# What an AuthorshipView is built from, read as plain values (no model
+# instances): the authorship's fields and its paper's.
+_VIEW_FIELDS = (
+    "id",
+    "paper_id",
+    "given_name",
+    "family_name",
+    "block_key",
+    "orcid",
+    "affiliations",
+    "paper__categories",
+    "paper__published",
+)
+
+
+def _views(rows: list[tuple], rarities: Mapping[str, float]) -> list[AuthorshipView]:
+    """AuthorshipViews of ``rows`` (tuples of :data:`_VIEW_FIELDS`), in order."""
+    keys = _bylines(row[1] for row in rows)
+    return [
+        AuthorshipView(
+            id=aid,
+            paper_id=pid,
+            given=given,
+            family=family,
+            block_key=block,
+            orcid=orcid,
+            coauthor_keys=coauthor_keys_of(keys[pid], own=aid),
+            categories=frozenset(categories or ()),
+            year=published.year if published else None,
+            affiliation_tokens=affiliation_tokens(affiliations or ()),
+            given_rarity=rarities.get(full_given_key(given), 0.0),
+        )
+        for (
+            aid,
+            pid,
+            given,
+            family,
+            block,
+            orcid,
+            affiliations,
+            categories,
+            published,
+        ) in rows
+    ]
+
+
 def authorship_views(
-    authorships: Iterable[Authorship], rarities: Mapping[str, float] | None = None
+    authorships: QuerySet[Authorship] | Iterable[Authorship],
+    rarities: Mapping[str, float] | None = None,
 ) -> list[AuthorshipView]:
     """Snapshot authorships for the matcher (co-authors and categories included).
 
     Args:
-        authorships: Authorship rows (any iterable; evaluated once).
+        authorships: a QuerySet of Authorship (read as values, with its paper's
+            fields joined), or saved Authorship rows (read again by id).
         rarities: full given name rarities (:func:`corpus_given_rarities`); None
             leaves every rarity at 0.0.
 
     Returns:
-        One AuthorshipView per row, in input order. Two queries per
-        :data:`CHUNK` papers.
+        One AuthorshipView per row, in the QuerySet's or the input's order. Two
+        queries per :data:`CHUNK` authorships.
     """
-    rarities = rarities or {}
-    rows = list(authorships)
-    keys, papers = _paper_context(a.paper_id for a in rows)
-    views = []
-    for a in rows:
-        paper = papers.get(a.paper_id, {})
-        published = paper.get("published")
-        views.append(
-            AuthorshipView(
-                id=a.id,
-                paper_id=a.paper_id,
-                given=a.given_name,
-                family=a.family_name,
-                block_key=a.block_key,
-                orcid=a.orcid,
-                coauthor_keys=coauthor_keys_of(keys[a.paper_id], own=a.id),
-                categories=frozenset(paper.get("categories") or ()),
-                year=published.year if published else None,
-                affiliation_tokens=affiliation_tokens(a.affiliations or ()),
-                given_rarity=rarities.get(full_given_key(a.given_name), 0.0),
+    if isinstance(authorships, QuerySet):
+        rows = list(authorships.values_list(*_VIEW_FIELDS))
+    else:
+        ids = [a.pk for a in authorships]
+        found: dict[int, tuple] = {}
+        for chunk in _chunks(ids):
+            found.update(
+                (row[0], row)
+                for row in Authorship.objects.filter(pk__in=chunk).values_list(
+                    *_VIEW_FIELDS
+                )
             )
+        rows = [found[pk] for pk in ids if pk in found]
+    return _views(rows, rarities or {})
+
+
+@dataclass(frozen=True)
+class ResearcherSnapshot:
+    """The live researchers of some blocks as one matching run reads them.
+
+    Attributes:
+        profiles: ``{block_key: [ProfileView, ...]}``, each list by researcher id;
+            researchers without any authorship are left out.
+        orcid_conflicts: the researchers among them whose authorships carry more
+            than one ORCID iD (see :func:`orcid_conflicts`), by researcher id.
+    """
+
+    profiles: dict[str, list[ProfileView]]
+    orcid_conflicts: list[OrcidConflict]
+
+    def revisions(self) -> dict[int, int]:
+        """``{researcher id: revision}`` as read."""
+        return {p.id: p.revision for ps in self.profiles.values() for p in ps}
+
+
+# What a researcher's profile was built from: (revision, ORCID, locked) as read.
+_Head = tuple[int, str, bool]
+# One researcher's built profile and ``{ORCID iD: [authorship id]}`` of its
+# authorships that carry one.
+_Built = tuple[ProfileView, dict[str, list[int]]]
+# The profiles that incremental runs built, by database: the rarity table they
+# were built with, and ``{researcher id: (head, built)}`` least recently used
+# first. One is reused while its researcher's revision, ORCID and lock are
+# unchanged and the rarity table is the one remembered (so for at most
+# ``CURATION_RARITY_SECONDS``): every move of an authorship to or from a
+# researcher goes through curation.changes, which bumps the revision; a
+# re-harvest that edits an assigned authorship (its affiliation, its ORCID) does
+# not, and is seen when the table expires, or by the next full run.
+PROFILE_MEMORY = 50_000
+_PROFILES: dict[str, tuple[Mapping[str, float], OrderedDict[int, tuple]]] = {}
+
+
+def _profile_memo(rarities: Mapping[str, float]) -> OrderedDict[int, tuple]:
+    database = connection.settings_dict["NAME"]
+    held = _PROFILES.get(database)
+    if held is None or held[0] is not rarities:
+        held = (rarities, OrderedDict())
+        _PROFILES[database] = held
+    return held[1]
+
+
+def _build_profiles(
+    heads: dict[int, _Head], rarities: Mapping[str, float]
+) -> dict[int, _Built]:
+    """Profiles of these researchers from their authorships: two queries a chunk."""
+    rows_of: dict[int, list[tuple]] = defaultdict(list)
+    for chunk in _chunks(sorted(heads)):
+        for row in (
+            Authorship.objects.filter(researcher_id__in=chunk)
+            .order_by("id")
+            .values_list("researcher_id", *_VIEW_FIELDS)
+        ):
+            rows_of[row[0]].append(row[1:])
+    rows = [row for rs in rows_of.values() for row in rs]
+    views = dict(zip((row[0] for row in rows), _views(rows, rarities), strict=True))
+    built: dict[int, _Built] = {}
+    for pk, rs in rows_of.items():
+        revision, orcid, locked = heads[pk]
+        members = [views[row[0]] for row in rs]
+        orcids: dict[str, list[int]] = defaultdict(list)
+        for v in members:
+            if v.orcid:
+                orcids[v.orcid].append(v.id)
+        profile = profile_of(
+            members, id=pk, orcid=orcid, locked=locked, revision=revision
         )
-    return views
+        built[pk] = (profile, dict(orcids))
+    return built
 
 
-def researcher_profiles(
-    block_keys: Iterable[str], rarities: Mapping[str, float] | None = None
-) -> dict[str, list[ProfileView]]:
-    """Profiles of the live researchers in the given blocks, by block key.
+def researcher_snapshot(
+    block_keys: Iterable[str],
+    rarities: Mapping[str, float] | None = None,
+    *,
+    remembered: bool = False,
+) -> ResearcherSnapshot:
+    """The live researchers of the given blocks: profiles and ORCID conflicts.
 
     Args:
         block_keys: block keys (a sub-block name ``"key/sub"`` counts as ``key``).
+        rarities: full given name rarities (:func:`corpus_given_rarities`).
+        remembered: reuse what this process built for an earlier incremental
+            run with the same remembered ``rarities`` table, for the researchers
+            whose revision, ORCID and lock have not changed since (at most
+            :data:`PROFILE_MEMORY` researchers, least recently used dropped). A
+            run over a block of 50 researchers then reads one row per researcher
+            instead of every authorship and co-author of theirs.
 
     Returns:
-        ``{block_key: [ProfileView, ...]}`` ordered by researcher id; researchers
-        without any authorship are left out. A few queries per :data:`CHUNK` keys.
+        A ResearcherSnapshot whose profiles carry the revisions read. One query
+        per :data:`CHUNK` keys, and two per :data:`CHUNK` researchers not
+        remembered (three more when ORCID conflicts are found).
     """
+    rarities = rarities if rarities is not None else {}
     wanted = sorted({k.split("/", 1)[0] for k in block_keys})
-    researchers: list[Researcher] = []
+    heads: dict[int, _Head] = {}
+    block_of: dict[int, str] = {}
     for start in range(0, len(wanted), CHUNK):
-        researchers.extend(
-            Researcher.objects.live().filter(
-                block_key__in=wanted[start : start + CHUNK]
-            )
-        )
-    researchers.sort(key=lambda r: r.pk)
-    by_researcher: dict[int, list[Authorship]] = defaultdict(list)
-    for chunk in _chunks([r.pk for r in researchers]):
-        for a in Authorship.objects.filter(researcher_id__in=chunk).order_by("id"):
-            by_researcher[a.researcher_id].append(a)
-    all_rows = [a for rows in by_researcher.values() for a in rows]
-    views = {v.id: v for v in authorship_views(all_rows, rarities)}
+        for pk, block, revision, orcid, locked in (
+            Researcher.objects.live()
+            .filter(block_key__in=wanted[start : start + CHUNK])
+            .values_list("pk", "block_key", "revision", "orcid", "locked")
+        ):
+            heads[pk] = (revision, orcid or "", locked)
+            block_of[pk] = block
+    memo = _profile_memo(rarities) if remembered else None
+    built: dict[int, _Built] = {}
+    if memo is not None:
+        for pk, head in heads.items():
+            known = memo.get(pk)
+            if known is not None and known[0] == head:
+                built[pk] = known[1]
+                memo.move_to_end(pk)
+    fresh = _build_profiles(
+        {pk: head for pk, head in heads.items() if pk not in built}, rarities
+    )
+    if memo is not None:
+        for pk, made in fresh.items():
+            memo[pk] = (heads[pk], made)
+        while len(memo) > PROFILE_MEMORY:
+            memo.popitem(last=False)
+    built.update(fresh)
     profiles: dict[str, list[ProfileView]] = defaultdict(list)
-    for r in researchers:
-        rows = by_researcher.get(r.pk)
-        if rows:
-            profiles[r.block_key].append(
-                profile_of(
-                    [views[a.id] for a in rows],
-                    id=r.pk,
-                    orcid=r.orcid or "",
-                    locked=r.locked,
+    conflicts = []
+    for pk in sorted(built):
+        profile, orcids = built[pk]
+        profiles[block_of[pk]].append(profile)
+        if len(orcids) > 1:
+            conflicts.append(
+                OrcidConflict(
+                    researcher_id=pk,
+                    orcid=heads[pk][1],
+                    block_key=block_of[pk],
+                    by_orcid={o: sorted(a) for o, a in orcids.items()},
                 )
             )
-    return dict(profiles)
+    return ResearcherSnapshot(dict(profiles), conflicts)
 
 
 def cannot_links(researcher_ids: Iterable[int]) -> set[tuple[str, int, int]]:
@@ -238,13 +373,13 @@ def cannot_links(researcher_ids: Iterable[int]) -> set[tuple[str, int, int]]:
     """
     out: set[tuple[str, int, int]] = set()
     for chunk in _chunks(sorted(set(researcher_ids))):
-        for c in Constraint.objects.filter(
+        for rid, aid, other in Constraint.objects.filter(
             kind=Constraint.Kind.CANNOT_LINK, researcher_id__in=chunk, active=True
-        ):
-            if c.authorship_id:
-                out.add(("a", c.authorship_id, c.researcher_id))
-            elif c.other_researcher_id:
-                lo, hi = sorted((c.researcher_id, c.other_researcher_id))
+        ).values_list("researcher_id", "authorship_id", "other_researcher_id"):
+            if aid:
+                out.add(("a", aid, rid))
+            elif other:
+                lo, hi = sorted((rid, other))
                 out.add(("r", lo, hi))
     return out
 

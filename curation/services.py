@@ -333,11 +333,16 @@ def _supersede(drafts: list[tuple[str, _Draft]]) -> int:
     return superseded
 
 
-def _save_drafts(drafts: list[_Draft], weights: scoring.Weights) -> list[Proposal]:
+def _save_drafts(
+    drafts: list[_Draft], weights: scoring.Weights, seen: dict[int, int]
+) -> list[Proposal]:
     """Store drafts whose fingerprint is neither pending nor rejected, in batches.
 
     Pending ``new`` proposals that the stored drafts replace are superseded in the
-    same transaction (see :func:`_supersede`).
+    same transaction (see :func:`_supersede`). Each proposal records the revisions
+    of its researchers as the run read them (``seen``: ``{researcher id:
+    revision}``; one read for any researcher not in it), so that a change made
+    since the run read them makes it stale.
     """
     fingerprints = [_draft_fingerprint(d) for d in drafts]
     known = selectors.known_fingerprints(fingerprints)
@@ -346,14 +351,27 @@ def _save_drafts(drafts: list[_Draft], weights: scoring.Weights) -> list[Proposa
         if fp not in known:
             fresh.setdefault(fp, draft)
     items = list(fresh.items())
-    revisions = selectors.researcher_revisions(
+    touched = {
         r for _, d in items for r in (d.researcher_id, d.other_researcher_id) if r
-    )
+    }
+    revisions = {r: seen[r] for r in touched if r in seen}
+    revisions.update(selectors.researcher_revisions(touched - revisions.keys()))
     saved: list[Proposal] = []
     through = Proposal.authorships.through
+    # Proposals are derived data: a run after a crash proposes again what a lost
+    # commit held. So on PostgreSQL their transactions commit asynchronously,
+    # without waiting for the WAL flush (PostgreSQL docs, 28.4 "Asynchronous
+    # Commit": a crash loses at most the last few hundred milliseconds of such
+    # commits, never consistency; a later synchronous commit, such as a
+    # curator's or an auto-apply, flushes them with it). Not inside a caller's
+    # transaction, whose own commit must stay as it asked.
+    asynchronous = connection.vendor == "postgresql" and not connection.in_atomic_block
     for start in range(0, len(items), SAVE_BATCH):
         batch = items[start : start + SAVE_BATCH]
         with transaction.atomic():
+            if asynchronous:
+                with connection.cursor() as cursor:
+                    cursor.execute("SET LOCAL synchronous_commit TO OFF")
             _supersede(batch)
             proposals = Proposal.objects.bulk_create(
                 Proposal(
@@ -420,13 +438,15 @@ def matching_run(
         sub_key=lambda v: names.sub_block_key(v.given, v.family),
     )
     counts: Counter[str] = Counter(blocks=len(grouped))
-    # One read of the researchers serves attach and merge: the blocks merged
-    # over (those asked for, or every researcher's) hold every block the
+    # One read of the researchers serves attach, merge and split: the blocks
+    # read (those asked for, or every researcher's) hold every block the
     # matchable authorships fall in.
-    profiles = selectors.researcher_profiles(
+    snapshot = selectors.researcher_snapshot(
         block_keys if block_keys is not None else selectors.researcher_block_keys(),
         rarities,
+        remembered=block_keys is not None,
     )
+    profiles = snapshot.profiles
     vetoes = selectors.cannot_links(
         p.id for members in profiles.values() for p in members
     )
@@ -443,8 +463,13 @@ def matching_run(
         )
     for block, members in profiles.items() if merges else ():
         drafts.extend(_propose_merges(block, members, vetoes, weights))
-    drafts.extend(_propose_splits(selectors.orcid_conflicts(block_keys), weights))
-    created = _save_drafts(drafts, weights)
+    # A full run asks the database for every live researcher's conflicts (those
+    # with no block key too); an incremental run takes its snapshot's.
+    conflicts = (
+        selectors.orcid_conflicts() if block_keys is None else snapshot.orcid_conflicts
+    )
+    drafts.extend(_propose_splits(conflicts, weights))
+    created = _save_drafts(drafts, weights, snapshot.revisions())
     for proposal in created:
         counts[f"proposed_{proposal.kind}"] += 1
     if settings.CURATION_AUTO_APPLY == "identifiers":

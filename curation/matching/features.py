@@ -85,6 +85,8 @@ class ProfileView:
         paper_ids: its papers.
         coauthor_keys, categories: unions over its authorships.
         locked: a curator confirmed the profile.
+        revision: the researcher's revision when the profile was read (0 for a
+            cluster); a proposal records it, so that a later change makes it stale.
     """
 
     id: int | None
@@ -97,6 +99,7 @@ class ProfileView:
     locked: bool = False
     affiliation_tokens: frozenset[str] = frozenset()
     given_rarity: float = 0.0
+    revision: int = 0
 
 
 @dataclass(frozen=True)
@@ -185,6 +188,7 @@ def affiliation_tokens(affiliations: Iterable[str]) -> frozenset[str]:
     return frozenset(words)
 
 
+@names.remembered
 def full_given_key(given: str) -> str:
     """Folded full given name, or "" when it is only initials (``"J. P."``).
 
@@ -196,6 +200,7 @@ def full_given_key(given: str) -> str:
     return "".join(words)
 
 
+@names.remembered
 def given_form(given: str) -> str:
     """A given name as printed, folded, with spaces, hyphens and periods removed.
 
@@ -352,6 +357,7 @@ def profile_of(
     id: int | None = None,  # noqa: A002
     orcid: str = "",
     locked: bool = False,
+    revision: int = 0,
 ) -> ProfileView:
     """Build a ProfileView as the union of authorships.
 
@@ -360,6 +366,7 @@ def profile_of(
         id: the researcher's primary key, None for an unsaved cluster.
         orcid: the researcher's ORCID, "" to take the first one its authorships carry.
         locked: whether the researcher is locked.
+        revision: the researcher's revision as read.
 
     Returns:
         The ProfileView.
@@ -383,6 +390,7 @@ def profile_of(
         ),
         given_rarity=max(a.given_rarity for a in authorships),
         locked=locked,
+        revision=revision,
     )
 
 
