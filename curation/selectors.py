@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection
@@ -23,7 +23,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Abs, Coalesce
 
-from curation.matching import scoring
+from curation.matching import overmerge, scoring
 from curation.matching.features import (
     COAUTHOR_MAX_BYLINE,
     AuthorshipView,
@@ -34,6 +34,7 @@ from curation.matching.features import (
     profile_of,
     rarities_from_counts,
 )
+from curation.matching.overmerge import Suspicion
 from curation.models import Constraint, MatcherModel, Proposal
 from wovepaper.models import Authorship, Researcher
 
@@ -174,6 +175,7 @@ def _views(rows: list[tuple], rarities: Mapping[str, float]) -> list[AuthorshipV
             year=published.year if published else None,
             affiliation_tokens=affiliation_tokens(affiliations or ()),
             given_rarity=rarities.get(full_given_key(given), 0.0),
+            authors=len(keys[pid]),
         )
         for (
             aid,
@@ -222,6 +224,23 @@ def authorship_views(
 
 
 @dataclass(frozen=True)
+class Suspect:
+    """A researcher whose authorships look like several people.
+
+    Attributes:
+        profile: the researcher's profile.
+        block_key: the researcher's block.
+        suspicion: the sign (:func:`curation.matching.overmerge.suspect`).
+        views: the researcher's authorships, by id.
+    """
+
+    profile: ProfileView
+    block_key: str
+    suspicion: Suspicion
+    views: tuple[AuthorshipView, ...]
+
+
+@dataclass(frozen=True)
 class ResearcherSnapshot:
     """The live researchers of some blocks as one matching run reads them.
 
@@ -230,10 +249,14 @@ class ResearcherSnapshot:
             researchers without any authorship are left out.
         orcid_conflicts: the researchers among them whose authorships carry more
             than one ORCID iD (see :func:`orcid_conflicts`), by researcher id.
+        suspects: the researchers among them whose authorships look like
+            several people on other signs (:func:`curation.matching.overmerge.
+            suspect`), by researcher id.
     """
 
     profiles: dict[str, list[ProfileView]]
     orcid_conflicts: list[OrcidConflict]
+    suspects: list[Suspect] = field(default_factory=list)
 
     def revisions(self) -> dict[int, int]:
         """``{researcher id: revision}`` as read."""
@@ -242,9 +265,9 @@ class ResearcherSnapshot:
 
 # What a researcher's profile was built from: (revision, ORCID, locked) as read.
 _Head = tuple[int, str, bool]
-# One researcher's built profile and ``{ORCID iD: [authorship id]}`` of its
-# authorships that carry one.
-_Built = tuple[ProfileView, dict[str, list[int]]]
+# One researcher's built profile, ``{ORCID iD: [authorship id]}`` of its
+# authorships that carry one, and what makes it a suspect (None for most).
+_Built = tuple[ProfileView, dict[str, list[int]], Suspect | None]
 # The profiles that incremental runs built, by database: the rarity table they
 # were built with, and ``{researcher id: (head, built)}`` least recently used
 # first. One is reused while its researcher's revision, ORCID and lock are
@@ -267,9 +290,13 @@ def _profile_memo(rarities: Mapping[str, float]) -> OrderedDict[int, tuple]:
 
 
 def _build_profiles(
-    heads: dict[int, _Head], rarities: Mapping[str, float]
+    heads: dict[int, _Head], blocks: dict[int, str], rarities: Mapping[str, float]
 ) -> dict[int, _Built]:
-    """Profiles of these researchers from their authorships: two queries a chunk."""
+    """Profiles of these researchers from their authorships: two queries a chunk.
+
+    ``heads`` and ``blocks`` are by researcher id; each researcher with an
+    authorship gets a :data:`_Built`.
+    """
     rows_of: dict[int, list[tuple]] = defaultdict(list)
     for chunk in _chunks(sorted(heads)):
         for row in (
@@ -291,7 +318,14 @@ def _build_profiles(
         profile = profile_of(
             members, id=pk, orcid=orcid, locked=locked, revision=revision
         )
-        built[pk] = (profile, dict(orcids))
+        suspicion = overmerge.suspect(members)
+        built[pk] = (
+            profile,
+            dict(orcids),
+            Suspect(profile, blocks[pk], suspicion, tuple(members))
+            if suspicion
+            else None,
+        )
     return built
 
 
@@ -339,7 +373,7 @@ def researcher_snapshot(
                 built[pk] = known[1]
                 memo.move_to_end(pk)
     fresh = _build_profiles(
-        {pk: head for pk, head in heads.items() if pk not in built}, rarities
+        {pk: head for pk, head in heads.items() if pk not in built}, block_of, rarities
     )
     if memo is not None:
         for pk, made in fresh.items():
@@ -349,9 +383,12 @@ def researcher_snapshot(
     built.update(fresh)
     profiles: dict[str, list[ProfileView]] = defaultdict(list)
     conflicts = []
+    suspects = []
     for pk in sorted(built):
-        profile, orcids = built[pk]
+        profile, orcids, suspect = built[pk]
         profiles[block_of[pk]].append(profile)
+        if suspect is not None:
+            suspects.append(suspect)
         if len(orcids) > 1:
             conflicts.append(
                 OrcidConflict(
@@ -361,7 +398,7 @@ def researcher_snapshot(
                     by_orcid={o: sorted(a) for o, a in orcids.items()},
                 )
             )
-    return ResearcherSnapshot(dict(profiles), conflicts)
+    return ResearcherSnapshot(dict(profiles), conflicts, suspects)
 
 
 def cannot_links(researcher_ids: Iterable[int]) -> set[tuple[str, int, int]]:

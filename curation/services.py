@@ -40,11 +40,19 @@ from curation.exceptions import (
     ProposalStale,
     ResearcherLocked,
 )
-from curation.matching import blocking, labelled, pipeline, scoring, training
+from curation.matching import (
+    blocking,
+    labelled,
+    overmerge,
+    pipeline,
+    scoring,
+    training,
+)
 from curation.matching.features import (
     AuthorshipView,
     ProfileView,
     authorship_profile_features,
+    full_given_key,
     names_meet,
     profile_of,
     profile_profile_features,
@@ -288,6 +296,88 @@ def _propose_splits(
     return drafts
 
 
+def _propose_suspect_splits(
+    suspects: list[selectors.Suspect], skip: set[int], weights: scoring.Weights
+) -> list[_Draft]:
+    """Split proposals for researchers that look like several people.
+
+    The parts are the suspect's disjoint groups, or, for too many papers a year,
+    the clusters of a re-clustering of its authorships (as unassigned ones are
+    clustered). The part holding most curator-confirmed authorships stays (then
+    the one with the researcher's ORCID iD, then the largest, then the one
+    printing more full given names, where a display name comes from); confirmed
+    authorships never move. Each other part of at least
+    :data:`overmerge.MIN_GROUP` papers is proposed as a new researcher when the
+    model scores it and the staying part below the joining threshold: its score
+    is one minus that pairwise score. Locked researchers, and those with an ORCID
+    split proposed in the same run (``skip``), are left alone.
+
+    Args:
+        suspects: from the run's :class:`selectors.ResearcherSnapshot`.
+        skip: researcher ids to leave alone.
+        weights: the scoring model.
+
+    Returns:
+        Split drafts, never identifier-proven.
+    """
+    threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
+    wanted = [s for s in suspects if not s.profile.locked and s.profile.id not in skip]
+    curated = selectors.must_links(s.profile.id for s in wanted)
+    drafts = []
+    for suspect in wanted:
+        by_id = {v.id: v for v in suspect.views}
+        if suspect.suspicion.groups:
+            parts = [[by_id[i] for i in group] for group in suspect.suspicion.groups]
+            grouped = {v.id for part in parts for v in part}
+            parts[0] += [v for v in suspect.views if v.id not in grouped]
+        else:
+            parts = [
+                found.members
+                for found in pipeline.cluster_authorships(
+                    list(suspect.views), threshold=threshold, weights=weights
+                )
+            ]
+        rid = suspect.profile.id
+        orcid = suspect.profile.orcid
+
+        def standing(part: list[AuthorshipView], rid: int = rid, orcid: str = orcid):
+            return (
+                sum((v.id, rid) in curated for v in part),
+                any(orcid and v.orcid == orcid for v in part),
+                len(part),
+                sum(bool(full_given_key(v.given)) for v in part),
+                -min(v.id for v in part),
+            )
+
+        parts.sort(key=standing, reverse=True)
+        for part in parts[1:]:
+            moving = [v for v in part if (v.id, rid) not in curated]
+            if len({v.paper_id for v in moving}) < overmerge.MIN_GROUP:
+                continue
+            same = scoring.score(
+                profile_profile_features(profile_of(moving), profile_of(parts[0])),
+                weights,
+            )
+            if same.pairwise_score >= threshold:
+                continue
+            drafts.append(
+                _Draft(
+                    "split",
+                    round(1.0 - same.pairwise_score, 6),
+                    {
+                        **same.evidence,
+                        "flag": f"{suspect.suspicion.flag}: "
+                        f"{suspect.suspicion.detail}; the model scores the moving "
+                        f"part as the same person at {same.pairwise_score:.2f}",
+                    },
+                    suspect.block_key,
+                    sorted(v.id for v in moving),
+                    researcher_id=rid,
+                )
+            )
+    return drafts
+
+
 def _draft_fingerprint(draft: _Draft) -> str:
     return proposal_fingerprint(
         kind=draft.kind,
@@ -409,10 +499,13 @@ def matching_run(
     Steps per block: score each authorship against the block's live researchers
     (attach above ``CURATION_ATTACH_THRESHOLD``), cluster the rest into ``new``
     proposals; and in every block that holds researchers, propose merges of
-    researcher pairs above ``CURATION_MERGE_THRESHOLD``. Cannot-link constraints and
-    rejected fingerprints
-    are obeyed. Then the auto-apply policy (``CURATION_AUTO_APPLY``) applies the
-    identifier-proven proposals that touch no locked researcher.
+    researcher pairs above ``CURATION_MERGE_THRESHOLD``, and splits of researchers
+    that look over-merged: several ORCID iDs (:func:`_propose_splits`), or groups
+    of papers sharing no field and no co-author, or more papers a year than one
+    person writes (:func:`_propose_suspect_splits`). Cannot-link constraints and
+    rejected fingerprints are obeyed. Then the auto-apply policy
+    (``CURATION_AUTO_APPLY``) applies the identifier-proven proposals that touch
+    no locked researcher.
 
     Idempotent: a second run proposes nothing new while nothing changed.
 
@@ -469,6 +562,11 @@ def matching_run(
         selectors.orcid_conflicts() if block_keys is None else snapshot.orcid_conflicts
     )
     drafts.extend(_propose_splits(conflicts, weights))
+    drafts.extend(
+        _propose_suspect_splits(
+            snapshot.suspects, {c.researcher_id for c in conflicts}, weights
+        )
+    )
     created = _save_drafts(drafts, weights, snapshot.revisions())
     for proposal in created:
         counts[f"proposed_{proposal.kind}"] += 1

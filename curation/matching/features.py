@@ -58,6 +58,7 @@ class AuthorshipView:
             this authorship (:func:`affiliation_tokens`).
         given_rarity: how rare the full given name is in the corpus, in [0, 1]
             (:func:`given_name_rarities`); 0.0 for initials.
+        authors: how many slots the paper's byline has (0: unknown).
     """
 
     id: int
@@ -71,6 +72,7 @@ class AuthorshipView:
     year: int | None = None
     affiliation_tokens: frozenset[str] = frozenset()
     given_rarity: float = 0.0
+    authors: int = 0
 
 
 @dataclass(frozen=True)

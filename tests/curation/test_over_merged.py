@@ -1,0 +1,184 @@
+"""Over-merged researchers become split proposals: disjoint groups, papers a year.
+
+The real cases: the "L. Zhang" of two LHCb papers (hep-ex) put on one researcher
+with the chemist "Li Zhang" and the cs.SE author "Lingming Zhang" (the mistake
+test_hyperauthorship.py guards against), and "I. Grabec", one real person whose
+seven 2007 papers fall into two groups (physics.data-an, and cs.NE/cs.AI with a
+co-author) that share no category and no co-author.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from curation import edits, names, services
+from curation.matching import overmerge
+from curation.matching.features import AuthorshipView
+from curation.models import Constraint, Proposal
+from harvest import services as harvest
+from tests.factories import (
+    AuthorshipFactory,
+    PaperFactory,
+    ResearcherFactory,
+    UserFactory,
+)
+from wovepaper.models import Authorship
+
+pytestmark = pytest.mark.django_db
+
+ABS = "abs_files/ftp/arxiv/papers"
+ZHANG_FILES = (
+    "1411/1411.4413.abs",  # LHCb, 2,831 authors
+    "2103/2103.11058.abs",  # LHCb, 969 authors
+    "0704/0704.0113.abs",  # Li Zhang, Stanford chemistry
+)
+CASSETTE = "arxivpy_cassettes/q_testing_s0_m100_cfe7536492ca.json"  # Lingming Zhang
+GRABEC = ("0047", "0050", "0089", "0107", "0151", "0162", "0611")
+
+
+def _over_merged(rows, name):
+    given, family = name.split(" ", 1)
+    researcher = ResearcherFactory(
+        display_name=name, block_key=names.block_key(given, family)
+    )
+    Authorship.objects.filter(pk__in=[a.pk for a in rows]).update(researcher=researcher)
+    return researcher
+
+
+def _zhang(arxiv_dir):
+    for path in ZHANG_FILES:
+        harvest.harvest_arxiv_files(root=arxiv_dir / ABS / path)
+    harvest.harvest_arxiv_files(root=arxiv_dir / CASSETTE)
+    rows = list(
+        Authorship.objects.filter(name_key="zhang|l", is_collaboration=False).order_by(
+            "id"
+        )
+    )
+    lhcb = [a for a in rows if a.paper.arxiv_id in ("1411.4413", "2103.11058")]
+    others = [a for a in rows if a not in lhcb]
+    assert len(lhcb) == 2
+    assert {a.given_name for a in others} == {"Li", "Lingming"}
+    return _over_merged(rows, "Lingming Zhang"), lhcb, others
+
+
+def _grabec(arxiv_dir):
+    for n in GRABEC:
+        harvest.harvest_arxiv_files(root=arxiv_dir / ABS / f"0704/0704.{n}.abs")
+    rows = list(Authorship.objects.filter(family_name="Grabec"))
+    assert len(rows) == 7
+    return _over_merged(rows, "I. Grabec"), rows
+
+
+def _ids(rows):
+    return sorted(a.pk for a in rows)
+
+
+def test_lhcb_papers_on_a_cs_researcher_are_proposed_to_split_off(arxiv_dir):
+    researcher, lhcb, others = _zhang(arxiv_dir)
+
+    services.matching_run()
+
+    split = Proposal.objects.get(kind="split", researcher=researcher)
+    assert _ids(split.authorships.all()) == _ids(lhcb)
+    assert split.evidence["flag"].startswith(overmerge.DISJOINT)
+    assert "hep-ex" in split.evidence["flag"]
+    assert 0.5 < split.score < 1.0
+    assert not split.identifier_proven
+    assert split.status == "pending"
+
+    services.proposal_apply(proposal=split, actor=UserFactory())
+    split.refresh_from_db()
+    assert _ids(Authorship.objects.filter(researcher=researcher)) == _ids(others)
+    assert _ids(Authorship.objects.filter(researcher=split.other_researcher)) == _ids(
+        lhcb
+    )
+    services.matching_run()
+    assert Proposal.objects.filter(kind="split", status="pending").count() == 0
+
+
+def test_curator_confirmed_authorships_stay_and_decide_which_part_stays(arxiv_dir):
+    researcher, lhcb, others = _zhang(arxiv_dir)
+    Authorship.objects.filter(pk__in=_ids(lhcb)).update(researcher=None)
+    curator = UserFactory()
+    for a in lhcb:  # a curator says these are the researcher's
+        edits.authorship_move(authorship=a, to=researcher, actor=curator)
+    assert Constraint.objects.filter(kind="must_link", researcher=researcher).count()
+
+    services.matching_run()
+
+    split = Proposal.objects.get(kind="split", researcher=researcher)
+    assert _ids(split.authorships.all()) == _ids(others)
+
+
+def test_a_rejected_split_is_not_proposed_again_and_a_locked_one_never(arxiv_dir):
+    researcher, rows = _grabec(arxiv_dir)
+    services.matching_run()
+    split = Proposal.objects.get(kind="split", researcher=researcher)
+    moving = {a.paper.arxiv_id for a in split.authorships.all()}
+    assert moving == {"0704.0047", "0704.0050"}  # the cs.NE/cs.AI pair
+
+    services.proposal_reject(proposal=split, actor=UserFactory(), reason="one man")
+    services.matching_run()
+    assert not Proposal.objects.filter(kind="split", status="pending").exists()
+
+    edits.researcher_set_locked(researcher=researcher, locked=True, actor=UserFactory())
+    # Even with the rejection forgotten, the lock alone keeps automation off it.
+    Proposal.objects.filter(pk=split.pk).update(fingerprint="forgotten")
+    services.matching_run()
+    assert not Proposal.objects.filter(kind="split", status="pending").exists()
+
+
+def test_a_researcher_whose_parts_the_model_calls_one_person_is_left_alone(
+    arxiv_dir, settings
+):
+    researcher, _ = _grabec(arxiv_dir)
+    settings.CURATION_ATTACH_THRESHOLD = 0.3  # "I." and "I.": about 0.34
+    services.matching_run()
+    assert not Proposal.objects.filter(kind="split", researcher=researcher).exists()
+
+
+def _view(n: int, year: int, authors: int = 5) -> AuthorshipView:
+    return AuthorshipView(
+        id=n,
+        paper_id=n,
+        given="J.",
+        family="Smith",
+        block_key="smith j",
+        year=year,
+        authors=authors,
+    )
+
+
+def test_more_than_72_papers_in_a_year_outside_collaborations_is_suspect():
+    busy = [_view(n, 2021) for n in range(73)] + [_view(100, 2020)]
+    assert overmerge.busiest_year(busy) == (2021, 73)
+    assert overmerge.suspect(busy).flag == overmerge.PAPERS_PER_YEAR
+    assert "73 papers in 2021" in overmerge.suspect(busy).detail
+
+    assert overmerge.suspect(busy[1:]) is None  # 72 is prolific, not implausible
+    collaboration = [_view(n, 2021, authors=3000) for n in range(200)]
+    assert overmerge.busiest_year(collaboration) == (None, 0)
+    assert overmerge.suspect(collaboration) is None
+
+
+def test_too_many_papers_a_year_are_reclustered_into_the_people_they_hold():
+    """Two people, "John Smith" and "Jane Smith", 40 and 45 papers in 2021."""
+    researcher = ResearcherFactory(display_name="J. Smith", block_key="smith j")
+    for n in range(85):
+        given = "John" if n < 40 else "Jane"
+        AuthorshipFactory(
+            paper=PaperFactory(published=dt.date(2021, 1 + n % 12, 1)),
+            given_name=given,
+            family_name="Smith",
+            researcher=researcher,
+        )
+
+    services.matching_run()
+
+    split = Proposal.objects.get(kind="split", researcher=researcher)
+    assert split.evidence["flag"].startswith(overmerge.PAPERS_PER_YEAR)
+    moving = set(split.authorships.values_list("given_name", flat=True))
+    assert moving == {"John"}  # the smaller part moves
+    assert split.authorships.count() == 40
