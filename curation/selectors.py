@@ -223,6 +223,33 @@ def authorship_views(
     return _views(rows, rarities or {})
 
 
+def matchable_views(
+    block_keys: Iterable[str] | None, rarities: Mapping[str, float]
+) -> tuple[list[AuthorshipView], frozenset[int]]:
+    """The matchable authorships (:func:`matchable_authorships`) as views.
+
+    Args:
+        block_keys: only these blocks; None for every block.
+        rarities: full given name rarities (:func:`corpus_given_rarities`).
+
+    Returns:
+        ``(views by id, ids held by a pending new proposal)``: a draft holding
+        one of the latter supersedes that proposal. Two queries per
+        :data:`CHUNK` authorships.
+    """
+    held_by_new = Proposal.authorships.through.objects.filter(
+        authorship_id=OuterRef("pk"),
+        proposal__status=Proposal.Status.PENDING,
+        proposal__kind=Proposal.Kind.NEW,
+    )
+    qs = matchable_authorships().annotate(held=Exists(held_by_new))
+    if block_keys is not None:
+        qs = qs.filter(block_key__in=list(block_keys))
+    rows = list(qs.values_list(*_VIEW_FIELDS, "held"))
+    held = frozenset(row[0] for row in rows if row[-1])
+    return _views([row[:-1] for row in rows], rarities), held
+
+
 @dataclass(frozen=True)
 class Suspect:
     """A researcher whose authorships look like several people.

@@ -424,7 +424,10 @@ def _supersede(drafts: list[tuple[str, _Draft]]) -> int:
 
 
 def _save_drafts(
-    drafts: list[_Draft], weights: scoring.Weights, seen: dict[int, int]
+    drafts: list[_Draft],
+    weights: scoring.Weights,
+    seen: dict[int, int],
+    held: frozenset[int] = frozenset(),
 ) -> list[Proposal]:
     """Store drafts whose fingerprint is neither pending nor rejected, in batches.
 
@@ -432,7 +435,9 @@ def _save_drafts(
     same transaction (see :func:`_supersede`). Each proposal records the revisions
     of its researchers as the run read them (``seen``: ``{researcher id:
     revision}``; one read for any researcher not in it), so that a change made
-    since the run read them makes it stale.
+    since the run read them makes it stale. ``held``: the authorship ids that a
+    pending ``new`` proposal held when the run read them; a batch holding none
+    supersedes nothing and is not looked up.
     """
     fingerprints = [_draft_fingerprint(d) for d in drafts]
     known = selectors.known_fingerprints(fingerprints)
@@ -462,7 +467,8 @@ def _save_drafts(
             if asynchronous:
                 with connection.cursor() as cursor:
                     cursor.execute("SET LOCAL synchronous_commit TO OFF")
-            _supersede(batch)
+            if any(aid in held for _, d in batch for aid in d.authorship_ids):
+                _supersede(batch)
             proposals = Proposal.objects.bulk_create(
                 Proposal(
                     kind=d.kind,
@@ -505,7 +511,8 @@ def matching_run(
     person writes (:func:`_propose_suspect_splits`). Cannot-link constraints and
     rejected fingerprints are obeyed. Then the auto-apply policy
     (``CURATION_AUTO_APPLY``) applies the identifier-proven proposals that touch
-    no locked researcher.
+    no locked researcher: those the run created, and in a full run also those
+    an earlier run left pending.
 
     Idempotent: a second run proposes nothing new while nothing changed.
 
@@ -519,12 +526,9 @@ def matching_run(
     Returns:
         Counts: ``blocks``, ``proposed_<kind>`` and ``auto_applied``.
     """
-    qs = selectors.matchable_authorships()
-    if block_keys is not None:
-        qs = qs.filter(block_key__in=block_keys)
     weights = selectors.active_weights()
     rarities = selectors.corpus_given_rarities(remembered=block_keys is not None)
-    views = selectors.authorship_views(qs, rarities)
+    views, held = selectors.matchable_views(block_keys, rarities)
     grouped = blocking.blocks(
         views,
         key=lambda v: v.block_key,
@@ -567,13 +571,20 @@ def matching_run(
             snapshot.suspects, {c.researcher_id for c in conflicts}, weights
         )
     )
-    created = _save_drafts(drafts, weights, snapshot.revisions())
+    created = _save_drafts(drafts, weights, snapshot.revisions(), held)
     for proposal in created:
         counts[f"proposed_{proposal.kind}"] += 1
     if settings.CURATION_AUTO_APPLY == "identifiers":
-        # Not only those created now: a run killed between saving and applying
-        # left its proven proposals pending.
-        for proposal in selectors.pending_proven(block_keys):
+        # A full run applies, besides those it created, the ones an earlier run
+        # left pending (killed between saving and applying, or held by a clash);
+        # an incremental run, the ones it created (one query less, for a
+        # harvest's many small runs).
+        proven = (
+            selectors.pending_proven(None)
+            if block_keys is None
+            else [p for p in created if p.identifier_proven]
+        )
+        for proposal in proven:
             try:
                 proposal_apply(proposal=proposal, actor=None)
                 counts["auto_applied"] += 1
