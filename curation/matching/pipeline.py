@@ -42,8 +42,17 @@ class Cluster:
 
 
 # Authorships clustered at once before chunk clusters are merged (see
-# :func:`cluster_authorships`); at most clustering.MAX_ITEMS.
-CHUNK = 200
+# :func:`cluster_authorships`); at most clustering.MAX_ITEMS. It bounds the pair
+# scores per authorship (CHUNK - 1), so a re-cluster grows linearly once common
+# names fill their chunks. Chosen by bench/matching.py and evaluate_matching
+# (5-fold learned B3 F1, Wang / Qian, and seconds to re-cluster 10,000 /
+# 100,000 re-keyed Wang mentions, one run under load):
+#   200, input order: 0.954 / 0.890; growth exponent 1.38 (10.7 s / 259.5 s)
+#   200, name order:  0.953 / 0.890
+#   100, name order:  0.954 / 0.887
+#    50, name order:  0.955 / 0.888; growth exponent 1.05 (16.2 s / 182.9 s,
+#                     input order, under load)
+CHUNK = 50
 
 
 def cluster_authorships(
@@ -55,8 +64,10 @@ def cluster_authorships(
     """Cluster the authorships of one block, of any size.
 
     Up to :data:`CHUNK` authorships are clustered directly (average linkage over
-    pairwise scores). A bigger block is clustered in chunks of :data:`CHUNK` in
-    input order, then the chunks' clusters are clustered again as profiles
+    pairwise scores). A bigger block is clustered in chunks of :data:`CHUNK`,
+    its authorships ordered so that given names printed alike, then a shared
+    affiliation word, fall in one chunk (:func:`_chunk_order`); then the chunks'
+    clusters are clustered again as profiles
     (average linkage over profile-to-profile scores), repeatedly until no two
     merge: memory and time grow with the number of chunks, not the square of the
     block. Two authorships of one paper are never in one cluster.
@@ -67,16 +78,27 @@ def cluster_authorships(
         weights: the scoring model.
 
     Returns:
-        Clusters; every view is in exactly one.
+        Clusters, each with its members in input order; every view is in
+        exactly one.
     """
     if len(views) <= CHUNK:
         return _cluster_small(views, threshold=threshold, weights=weights)
+    position = {v.id: n for n, v in enumerate(views)}
+    ordered = sorted(views, key=_chunk_order)
     found: list[Cluster] = []
-    for start in range(0, len(views), CHUNK):
+    for start in range(0, len(ordered), CHUNK):
         found += _cluster_small(
-            views[start : start + CHUNK], threshold=threshold, weights=weights
+            ordered[start : start + CHUNK], threshold=threshold, weights=weights
         )
-    return _merge_clusters(found, threshold=threshold, weights=weights)
+    return [
+        Cluster(sorted(c.members, key=lambda m: position[m.id]), c.pair_scores)
+        for c in _merge_clusters(found, threshold=threshold, weights=weights)
+    ]
+
+
+def _chunk_order(view: AuthorshipView) -> tuple:
+    """Mentions printed alike, then sharing an affiliation word, chunk together."""
+    return (given_form(view.given), min(view.affiliation_tokens, default="~"), view.id)
 
 
 def _input_order(cluster: Cluster) -> tuple:

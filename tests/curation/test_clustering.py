@@ -136,6 +136,7 @@ def test_chunk_clusters_of_one_person_meet_though_their_parts_differ(monkeypatch
     # 60 people, each twice, the second mentions 60 ids later (people publish
     # over time). Chunks of 20 and merge parts of 40 put each person's two
     # clusters in different parts in input order: a second order is needed.
+    # (No affiliations: the chunks then keep the input order, as names alike.)
     monkeypatch.setattr(pipeline, "CHUNK", 20)
     monkeypatch.setattr(clustering, "MAX_ITEMS", 40)
     people = list(range(60)) * 2
@@ -148,7 +149,6 @@ def test_chunk_clusters_of_one_person_meet_though_their_parts_differ(monkeypatch
             block_key="wang w",
             coauthor_keys=frozenset({f"co|{p}", f"co2|{p}"}),
             categories=frozenset({f"cat{p}"}),
-            affiliation_tokens=frozenset({f"inst{p}"}),
         )
         for i, p in enumerate(people)
     ]
@@ -156,3 +156,30 @@ def test_chunk_clusters_of_one_person_meet_though_their_parts_differ(monkeypatch
     assert sorted(sorted(v.id for v in c.members) for c in found) == [
         [p, p + 60] for p in range(60)
     ]
+
+
+def test_chunks_gather_mentions_printed_alike_and_clusters_keep_input_order(
+    monkeypatch,
+):
+    # 30 "Wei Wang" at one institute among 90 "Wen Wang" elsewhere, interleaved:
+    # chunked in input order no chunk holds more than a few of the 30.
+    monkeypatch.setattr(pipeline, "CHUNK", 20)
+    views = [
+        AuthorshipView(
+            id=i,
+            paper_id=i,
+            given="Wei" if i % 4 == 0 else "Wen",
+            family="Wang",
+            block_key="wang w",
+            affiliation_tokens=frozenset({"ihep" if i % 4 == 0 else f"u{i}"}),
+        )
+        for i in range(120)
+    ]
+    found = pipeline.cluster_authorships(views, threshold=0.6)
+    wei = [c for c in found if c.members[0].given == "Wei"]
+    assert [[m.id for m in c.members] for c in wei] == [list(range(0, 120, 4))]
+    # Joined inside two chunks (20 + 10 "Wei"), not from six chunks of five.
+    assert len(wei[0].pair_scores) == 190 + 45 + 1
+    for cluster in found:
+        ids = [m.id for m in cluster.members]
+        assert ids == sorted(ids)
