@@ -12,7 +12,6 @@ from django.db import connection
 from django.db.models import (
     Case,
     Count,
-    Exists,
     F,
     OuterRef,
     Q,
@@ -37,34 +36,6 @@ from curation.matching.features import (
 from curation.matching.overmerge import Suspicion
 from curation.models import Constraint, MatcherModel, Proposal
 from wovepaper.models import Authorship, Researcher
-
-
-def matchable_authorships() -> QuerySet[Authorship]:
-    """Person authorships not yet assigned, on visible papers, not pending an attach.
-
-    Authorships in a pending ``new`` proposal are matched again: a paper that
-    arrived since, or a researcher created since, may change their cluster (the
-    matcher then supersedes the old proposal).
-
-    Returns:
-        QuerySet ordered by id.
-    """
-    # Correlated (NOT EXISTS), so a run over a few blocks looks up only its own
-    # authorships' proposals, not every pending proposal of the corpus.
-    pending_attach = Proposal.authorships.through.objects.filter(
-        authorship_id=OuterRef("pk"),
-        proposal__status=Proposal.Status.PENDING,
-        proposal__kind=Proposal.Kind.ATTACH,
-    )
-    return (
-        Authorship.objects.filter(
-            researcher__isnull=True, is_collaboration=False, paper__hidden=False
-        )
-        .exclude(block_key="")
-        .exclude(Exists(pending_attach))
-        .order_by("id")
-    )
-
 
 # SQLite allows 32,766 bound parameters per statement; PostgreSQL plans long IN lists
 # slowly. Id lists are read in chunks of this size.
@@ -226,7 +197,12 @@ def authorship_views(
 def matchable_views(
     block_keys: Iterable[str] | None, rarities: Mapping[str, float]
 ) -> tuple[list[AuthorshipView], frozenset[int]]:
-    """The matchable authorships (:func:`matchable_authorships`) as views.
+    """The authorships a matching run matches, as views.
+
+    Person authorships not yet assigned, on visible papers, not held by a
+    pending ``attach`` proposal. Those in a pending ``new`` proposal are matched
+    again: a paper that arrived since, or a researcher created since, may change
+    their cluster (the matcher then supersedes the old proposal).
 
     Args:
         block_keys: only these blocks; None for every block.
@@ -237,16 +213,32 @@ def matchable_views(
         one of the latter supersedes that proposal. Two queries per
         :data:`CHUNK` authorships.
     """
-    held_by_new = Proposal.authorships.through.objects.filter(
-        authorship_id=OuterRef("pk"),
-        proposal__status=Proposal.Status.PENDING,
-        proposal__kind=Proposal.Kind.NEW,
+    # One correlated lookup (so a run over a few blocks looks up only its own
+    # authorships' proposals) tells both: the kind of a pending proposal holding
+    # the authorship, "attach" first.
+    pending_kind = (
+        Proposal.authorships.through.objects.filter(
+            authorship_id=OuterRef("pk"), proposal__status=Proposal.Status.PENDING
+        )
+        .order_by("proposal__kind")
+        .values("proposal__kind")[:1]
     )
-    qs = matchable_authorships().annotate(held=Exists(held_by_new))
+    qs = (
+        Authorship.objects.filter(
+            researcher__isnull=True, is_collaboration=False, paper__hidden=False
+        )
+        .exclude(block_key="")
+        .annotate(pending=Subquery(pending_kind))
+        .order_by("id")
+    )
     if block_keys is not None:
         qs = qs.filter(block_key__in=list(block_keys))
-    rows = list(qs.values_list(*_VIEW_FIELDS, "held"))
-    held = frozenset(row[0] for row in rows if row[-1])
+    rows = [
+        row
+        for row in qs.values_list(*_VIEW_FIELDS, "pending")
+        if row[-1] != Proposal.Kind.ATTACH
+    ]
+    held = frozenset(row[0] for row in rows if row[-1] == Proposal.Kind.NEW)
     return _views([row[:-1] for row in rows], rarities), held
 
 
