@@ -34,7 +34,7 @@ from curation.matching.features import (
     rarities_from_counts,
 )
 from curation.matching.overmerge import Suspicion
-from curation.models import Constraint, MatcherModel, Proposal
+from curation.models import Constraint, CurationEvent, MatcherModel, Proposal
 from wovepaper.models import Authorship, Researcher
 
 # SQLite allows 32,766 bound parameters per statement; PostgreSQL plans long IN lists
@@ -292,9 +292,9 @@ _Built = tuple[ProfileView, dict[str, list[int]], Suspect | None]
 # first. One is reused while its researcher's revision, ORCID and lock are
 # unchanged and the rarity table is the one remembered (so for at most
 # ``CURATION_RARITY_SECONDS``): every move of an authorship to or from a
-# researcher goes through curation.changes, which bumps the revision; a
-# re-harvest that edits an assigned authorship (its affiliation, its ORCID) does
-# not, and is seen when the table expires, or by the next full run.
+# researcher goes through curation.changes, and every harvest change of an
+# assigned authorship (deleted, given an ORCID iD or affiliations) through
+# harvest.services.upsert; both bump the revision.
 PROFILE_MEMORY = 50_000
 _PROFILES: dict[str, tuple[Mapping[str, float], OrderedDict[int, tuple]]] = {}
 
@@ -460,6 +460,47 @@ def must_links(researcher_ids: Iterable[int]) -> set[tuple[int, int]]:
     return out
 
 
+def confirmed_links(researcher_ids: Iterable[int]) -> set[tuple[int, int]]:
+    """Must-links of these researchers that a curator gave one authorship at a time.
+
+    Those of a curator's move of the authorship, a researcher split whose
+    partition the curator chose, an approved claim, the approval of an
+    ``attach`` or ``split`` proposal, or the rejection of a ``split`` proposal.
+    Not those of automation (the identifier policy), nor of approving a ``new``
+    cluster or a merge wholesale: an
+    over-merged profile is often such a cluster, and a split proposal must be
+    able to move part of it off (see curation.services._propose_suspect_splits).
+
+    Returns:
+        ``{(authorship_id, researcher_id)}``.
+    """
+    kinds = CurationEvent.Kind
+    one_by_one = (
+        Q(event__kind__in=[kinds.MOVED, kinds.SPLIT, kinds.CLAIM_APPROVED])
+        | Q(
+            event__kind=kinds.PROPOSAL_APPLIED,
+            event__proposal__kind__in=[Proposal.Kind.ATTACH, Proposal.Kind.SPLIT],
+        )
+        | Q(
+            event__kind=kinds.PROPOSAL_REJECTED,
+            event__proposal__kind=Proposal.Kind.SPLIT,
+        )
+    )
+    out: set[tuple[int, int]] = set()
+    for chunk in _chunks(sorted(set(researcher_ids))):
+        out.update(
+            Constraint.objects.filter(
+                one_by_one,
+                kind=Constraint.Kind.MUST_LINK,
+                researcher_id__in=chunk,
+                active=True,
+                authorship__isnull=False,
+                event__actor__isnull=False,
+            ).values_list("authorship_id", "researcher_id")
+        )
+    return out
+
+
 def researcher_revisions(researcher_ids: Iterable[int]) -> dict[int, int]:
     """``{researcher id: revision}`` now, for proposals to record what they saw."""
     out: dict[int, int] = {}
@@ -598,21 +639,28 @@ def pending_proven(block_keys: Iterable[str] | None) -> list[Proposal]:
     ]
 
 
-def known_fingerprints(fingerprints: Iterable[str]) -> set[str]:
-    """The fingerprints among these that are pending, rejected or reverted."""
-    found: set[str] = set()
+def known_fingerprints(fingerprints: Iterable[str]) -> dict[str, tuple[int, dict]]:
+    """The fingerprints among these that are pending, rejected or reverted.
+
+    Returns:
+        ``{fingerprint: (proposal id, researcher revisions)}``; the revisions
+        (``{"<researcher id>": revision}``) of a pending proposal, ``{}`` for a
+        rejected or reverted one. One query per :data:`CHUNK` fingerprints.
+    """
+    found: dict[str, tuple[int, dict]] = {}
     fps = sorted(set(fingerprints))
     for start in range(0, len(fps), CHUNK):
-        found.update(
-            Proposal.objects.filter(
-                fingerprint__in=fps[start : start + CHUNK],
-                status__in=[
-                    Proposal.Status.PENDING,
-                    Proposal.Status.REJECTED,
-                    Proposal.Status.REVERTED,
-                ],
-            ).values_list("fingerprint", flat=True)
-        )
+        for fp, pk, status, revisions in Proposal.objects.filter(
+            fingerprint__in=fps[start : start + CHUNK],
+            status__in=[
+                Proposal.Status.PENDING,
+                Proposal.Status.REJECTED,
+                Proposal.Status.REVERTED,
+            ],
+        ).values_list("fingerprint", "pk", "status", "researcher_revisions"):
+            pending = status == Proposal.Status.PENDING
+            if pending or fp not in found:
+                found[fp] = (pk, (revisions or {}) if pending else {})
     return found
 
 

@@ -296,6 +296,34 @@ def _propose_splits(
     return drafts
 
 
+# The re-clustering of a researcher with too many papers a year, by (researcher
+# id, revision, model version, threshold): it costs seconds for thousands of
+# authorships, and every run over the block would otherwise repeat it. The
+# oldest are dropped past this many.
+RECLUSTER_MEMORY = 1_000
+_reclusterings: OrderedDict[tuple, list[list[int]]] = OrderedDict()
+
+
+def _reclustered(
+    suspect: selectors.Suspect, threshold: float, weights: scoring.Weights
+) -> list[list[AuthorshipView]]:
+    """The suspect's authorships re-clustered as unassigned ones are, remembered."""
+    key = (suspect.profile.id, suspect.profile.revision, weights.version, threshold)
+    ids = _reclusterings.get(key)
+    if ids is None:
+        ids = [
+            [m.id for m in found.members]
+            for found in pipeline.cluster_authorships(
+                list(suspect.views), threshold=threshold, weights=weights
+            )
+        ]
+        _reclusterings[key] = ids
+        if len(_reclusterings) > RECLUSTER_MEMORY:
+            _reclusterings.popitem(last=False)
+    by_id = {v.id: v for v in suspect.views}
+    return [[by_id[i] for i in part] for part in ids]
+
+
 def _propose_suspect_splits(
     suspects: list[selectors.Suspect], skip: set[int], weights: scoring.Weights
 ) -> list[_Draft]:
@@ -303,14 +331,15 @@ def _propose_suspect_splits(
 
     The parts are the suspect's disjoint groups, or, for too many papers a year,
     the clusters of a re-clustering of its authorships (as unassigned ones are
-    clustered). The part holding most curator-confirmed authorships stays (then
-    the one with the researcher's ORCID iD, then the largest, then the one
-    printing more full given names, where a display name comes from); confirmed
-    authorships never move. Each other part of at least
-    :data:`overmerge.MIN_GROUP` papers is proposed as a new researcher when the
-    model scores it and the staying part below the joining threshold: its score
-    is one minus that pairwise score. Locked researchers, and those with an ORCID
-    split proposed in the same run (``skip``), are left alone.
+    clustered). The part holding most authorships a curator confirmed one at a
+    time (:func:`selectors.confirmed_links`) stays (then the one with the
+    researcher's ORCID iD, then the largest, then the one printing more full
+    given names, where a display name comes from); those never move. Each
+    other part of at least :data:`overmerge.MIN_GROUP` papers is proposed as a
+    new researcher when the model scores it and the staying part below the
+    joining threshold: its score is one minus that pairwise score. Locked
+    researchers, and those with an ORCID split proposed in the same run
+    (``skip``), are left alone.
 
     Args:
         suspects: from the run's :class:`selectors.ResearcherSnapshot`.
@@ -322,7 +351,7 @@ def _propose_suspect_splits(
     """
     threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
     wanted = [s for s in suspects if not s.profile.locked and s.profile.id not in skip]
-    curated = selectors.must_links(s.profile.id for s in wanted)
+    curated = selectors.confirmed_links(s.profile.id for s in wanted)
     drafts = []
     for suspect in wanted:
         by_id = {v.id: v for v in suspect.views}
@@ -331,12 +360,7 @@ def _propose_suspect_splits(
             grouped = {v.id for part in parts for v in part}
             parts[0] += [v for v in suspect.views if v.id not in grouped]
         else:
-            parts = [
-                found.members
-                for found in pipeline.cluster_authorships(
-                    list(suspect.views), threshold=threshold, weights=weights
-                )
-            ]
+            parts = _reclustered(suspect, threshold, weights)
         rid = suspect.profile.id
         orcid = suspect.profile.orcid
 
@@ -442,15 +466,41 @@ def _save_drafts(
     fingerprints = [_draft_fingerprint(d) for d in drafts]
     known = selectors.known_fingerprints(fingerprints)
     fresh: dict[str, _Draft] = {}
+    again: dict[str, _Draft] = {}
     for fp, draft in zip(fingerprints, drafts, strict=True):
         if fp not in known:
             fresh.setdefault(fp, draft)
+        elif known[fp][1] and (draft.researcher_id or draft.other_researcher_id):
+            again.setdefault(fp, draft)
     items = list(fresh.items())
     touched = {
-        r for _, d in items for r in (d.researcher_id, d.other_researcher_id) if r
+        r
+        for d in (*fresh.values(), *again.values())
+        for r in (d.researcher_id, d.other_researcher_id)
+        if r
     }
     revisions = {r: seen[r] for r in touched if r in seen}
     revisions.update(selectors.researcher_revisions(touched - revisions.keys()))
+
+    def seen_by(d: _Draft) -> dict[str, int]:
+        return {
+            str(r): revisions[r]
+            for r in (d.researcher_id, d.other_researcher_id)
+            if r in revisions
+        }
+
+    # A pending proposal drafted again on its researchers' newer revisions (one
+    # of them changed since, by another decision such as an applied split of
+    # another part) holds on the evidence read now: it takes the new revisions,
+    # score and evidence, so it stays applicable instead of going stale.
+    for fp, d in again.items():
+        pk, before = known[fp]
+        if before != seen_by(d):
+            Proposal.objects.filter(pk=pk, status=Proposal.Status.PENDING).update(
+                researcher_revisions=seen_by(d),
+                score=min(max(d.score, 0.0), 1.0),
+                evidence=d.evidence,
+            )
     saved: list[Proposal] = []
     through = Proposal.authorships.through
     # Proposals are derived data: a run after a crash proposes again what a lost
@@ -459,8 +509,13 @@ def _save_drafts(
     # Commit": a crash loses at most the last few hundred milliseconds of such
     # commits, never consistency; a later synchronous commit, such as a
     # curator's or an auto-apply, flushes them with it). Not inside a caller's
-    # transaction, whose own commit must stay as it asked.
-    asynchronous = connection.vendor == "postgresql" and not connection.in_atomic_block
+    # transaction (an atomic block, or autocommit turned off), whose own commit
+    # must stay as it asked.
+    asynchronous = (
+        connection.vendor == "postgresql"
+        and connection.get_autocommit()
+        and not connection.in_atomic_block
+    )
     for start in range(0, len(items), SAVE_BATCH):
         batch = items[start : start + SAVE_BATCH]
         with transaction.atomic():
@@ -480,11 +535,7 @@ def _save_drafts(
                     identifier_proven=d.identifier_proven,
                     researcher_id=d.researcher_id,
                     other_researcher_id=d.other_researcher_id,
-                    researcher_revisions={
-                        str(r): revisions[r]
-                        for r in (d.researcher_id, d.other_researcher_id)
-                        if r in revisions
-                    },
+                    researcher_revisions=seen_by(d),
                 )
                 for fp, d in batch
             )
@@ -896,8 +947,9 @@ def proposal_reject(
     """Reject a proposal; record cannot-link constraints so it never comes back.
 
     An ``attach`` rejection forbids each authorship/researcher pair; a ``merge``
-    rejection forbids the researcher pair; ``new`` and ``split`` rejections keep
-    their fingerprint from being proposed again.
+    rejection forbids the researcher pair; a ``split`` rejection confirms every
+    authorship the researcher holds now on it (must-links: one person); a
+    ``new`` rejection keeps its fingerprint from being proposed again.
 
     Args:
         proposal: a pending proposal.
@@ -925,6 +977,14 @@ def proposal_reject(
             locked.researcher_id,
             other=locked.other_researcher_id,
         )
+    elif locked.kind == Proposal.Kind.SPLIT and locked.researcher_id:
+        # "This is one person": every authorship the researcher holds now is
+        # confirmed on it, so no later run proposes splitting any part of them
+        # off (only papers that arrive later can be flagged again).
+        for a in Authorship.objects.filter(researcher_id=locked.researcher_id):
+            change.constrain(
+                Constraint.Kind.MUST_LINK, locked.researcher_id, authorship=a
+            )
     _transition(
         proposal=locked,
         new=S.REJECTED,

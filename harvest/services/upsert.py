@@ -22,7 +22,7 @@ from harvest.records import (
     clean_record,
     clean_text,
 )
-from wovepaper.models import Authorship, Institution, Paper
+from wovepaper.models import Authorship, Institution, Paper, Researcher
 from wovepaper.search import search_vectors_refresh
 
 logger = logging.getLogger(__name__)
@@ -528,6 +528,7 @@ def _byline_enrich(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
     """
     slots = _SlotIndex((a.position, a) for a in paper.authorships.order_by("position"))
     changed = False
+    touched: set[int] = set()
     for index, author in enumerate(authors):
         slot = slots.take(index, author)
         if slot is None:
@@ -546,9 +547,27 @@ def _byline_enrich(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
         if fields:
             slot.save(update_fields=[*fields, "modified"])
             changed = True
+            if slot.researcher_id:
+                touched.add(slot.researcher_id)
         if author.institutions:
             changed = _slot_institutions_add(slot, author.institutions) or changed
+    _researchers_evidence_changed(touched)
     return changed
+
+
+def _researchers_evidence_changed(researcher_ids: Iterable[int]) -> None:
+    """Bump the revision of researchers whose authorships a harvest changed.
+
+    A re-harvest that deletes an assigned authorship (its name left the byline),
+    or gives one another ORCID iD or affiliation, changes what the matcher knows
+    of its researcher: the revision tells matching runs to read the profile
+    again (curation.selectors.researcher_snapshot remembers profiles by it) and
+    makes pending proposals computed on the old evidence stale (a later run
+    proposes them again on the new).
+    """
+    ids = sorted(set(researcher_ids))
+    if ids:
+        Researcher.objects.filter(pk__in=ids).update(revision=F("revision") + 1)
 
 
 def _snapshot(paper: Paper) -> dict:
@@ -633,6 +652,9 @@ def _byline_sync(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
     )
     if chosen:
         _rows_rewrite(chosen, wanted)
+    # The assigned rows were deleted, moved or rewritten: their researchers'
+    # evidence may have changed.
+    _researchers_evidence_changed(a.researcher_id for a in existing if a.researcher_id)
     return True
 
 

@@ -112,7 +112,7 @@ def test_curator_confirmed_authorships_stay_and_decide_which_part_stays(arxiv_di
     assert _ids(split.authorships.all()) == _ids(others)
 
 
-def test_a_rejected_split_is_not_proposed_again_and_a_locked_one_never(arxiv_dir):
+def test_a_rejected_split_confirms_the_whole_profile(arxiv_dir):
     researcher, rows = _grabec(arxiv_dir)
     services.matching_run()
     split = Proposal.objects.get(kind="split", researcher=researcher)
@@ -120,14 +120,100 @@ def test_a_rejected_split_is_not_proposed_again_and_a_locked_one_never(arxiv_dir
     assert moving == {"0704.0047", "0704.0050"}  # the cs.NE/cs.AI pair
 
     services.proposal_reject(proposal=split, actor=UserFactory(), reason="one man")
-    services.matching_run()
-    assert not Proposal.objects.filter(kind="split", status="pending").exists()
-
-    edits.researcher_set_locked(researcher=researcher, locked=True, actor=UserFactory())
-    # Even with the rejection forgotten, the lock alone keeps automation off it.
+    # Every authorship is now confirmed on him: neither part is proposed to move,
+    # not even when the rejected proposal's fingerprint no longer matches.
+    assert Constraint.objects.filter(
+        kind="must_link", researcher=researcher, active=True
+    ).count() == len(rows)
     Proposal.objects.filter(pk=split.pk).update(fingerprint="forgotten")
     services.matching_run()
+    services.matching_run(block_keys=["grabec i"])
     assert not Proposal.objects.filter(kind="split", status="pending").exists()
+
+
+def test_a_locked_researcher_gets_no_split_proposal(arxiv_dir):
+    researcher, _ = _grabec(arxiv_dir)
+    edits.researcher_set_locked(researcher=researcher, locked=True, actor=UserFactory())
+    services.matching_run()
+    assert not Proposal.objects.filter(kind="split").exists()
+    edits.researcher_set_locked(
+        researcher=researcher, locked=False, actor=UserFactory()
+    )
+    services.matching_run()
+    assert Proposal.objects.filter(kind="split", researcher=researcher).exists()
+
+
+def test_a_cluster_approved_wholesale_can_still_be_split(arxiv_dir):
+    """Approving a `new` cluster confirms no authorship one by one."""
+    for n in GRABEC:
+        harvest.harvest_arxiv_files(root=arxiv_dir / ABS / f"0704/0704.{n}.abs")
+    rows = list(Authorship.objects.filter(family_name="Grabec"))
+    proposal = Proposal.objects.create(
+        kind="new",
+        score=0.9,
+        evidence={},
+        model_version="test",
+        fingerprint="grabec-cluster",
+    )
+    proposal.authorships.set(rows)
+    services.proposal_apply(proposal=proposal, actor=UserFactory())
+    researcher = Authorship.objects.get(pk=rows[0].pk).researcher
+    assert Constraint.objects.filter(kind="must_link", researcher=researcher).count()
+
+    services.matching_run()
+
+    split = Proposal.objects.get(kind="split", researcher=researcher)
+    assert {a.paper.arxiv_id for a in split.authorships.all()} == {
+        "0704.0047",
+        "0704.0050",
+    }
+
+
+def test_approving_one_split_leaves_the_others_applicable():
+    """Three groups: two splits; applying one must not leave the other stale."""
+    researcher = ResearcherFactory(display_name="I. Grabec", block_key="grabec i")
+    for group in range(3):
+        for _ in range(2 + group):
+            AuthorshipFactory(
+                paper=PaperFactory(categories=[f"cat{group}"]),
+                given_name="I.",
+                family_name="Grabec",
+                researcher=researcher,
+            )
+    services.matching_run()
+    first, second = Proposal.objects.filter(kind="split").order_by("pk")
+    services.proposal_apply(proposal=first, actor=UserFactory())
+
+    services.matching_run()
+    second.refresh_from_db()
+    services.proposal_apply(proposal=second, actor=UserFactory())
+    second.refresh_from_db()
+    assert second.status == "applied"
+    assert Authorship.objects.filter(researcher=researcher).count() == 4
+
+
+def test_a_reclustering_is_not_repeated_while_the_researcher_is_unchanged(
+    monkeypatch,
+):
+    researcher = ResearcherFactory(display_name="J. Smith", block_key="smith j")
+    for n in range(80):
+        AuthorshipFactory(
+            paper=PaperFactory(published=dt.date(2021, 1 + n % 12, 1)),
+            given_name="John" if n < 40 else "Jane",
+            family_name="Smith",
+            researcher=researcher,
+        )
+    calls = []
+    real = services.pipeline.cluster_authorships
+    monkeypatch.setattr(
+        services.pipeline,
+        "cluster_authorships",
+        lambda views, **kw: calls.append(len(views)) or real(views, **kw),
+    )
+    services.matching_run(block_keys=["smith j"])
+    services.matching_run(block_keys=["smith j"])
+    services.matching_run()
+    assert calls == [80]
 
 
 def test_a_researcher_whose_parts_the_model_calls_one_person_is_left_alone(

@@ -17,6 +17,7 @@ from tests.curation.test_matching_run import (
     _two_orcid_researcher,
 )
 from tests.factories import UserFactory
+from wovepaper.models import Researcher
 
 pytestmark = pytest.mark.django_db
 
@@ -117,3 +118,68 @@ def test_proposals_commit_asynchronously_and_the_connection_stays_synchronous():
     with connection.cursor() as cursor:
         cursor.execute("SHOW synchronous_commit")
         assert cursor.fetchone()[0] == "on"
+
+
+def test_a_reharvest_that_drops_or_enriches_an_assigned_authorship_is_seen(arxiv_dir):
+    """The harvest deletes an assigned row whose name left the byline, or gives
+    it an ORCID iD: the researcher's revision moves, so the remembered profile
+    is read again (a stale one named a deleted authorship and failed the run)."""
+    from dataclasses import replace
+
+    from harvest.records import RawItem
+    from harvest.services import files, upsert
+    from harvest.sources.arxiv_abs import parse_abs
+    from wovepaper.models import Authorship, Paper
+
+    folder = arxiv_dir / "abs_files/ftp/arxiv/papers/0704"
+    for n in ("0047", "0050", "0089", "0107"):
+        files.harvest_arxiv_files(root=folder / f"0704.{n}.abs")
+    rows = list(Authorship.objects.filter(family_name="Grabec").order_by("id"))
+    block = [rows[0].block_key]
+    r = _researcher_with(rows, display_name="I. Grabec", block_key=block[0])
+    services.matching_run(block_keys=block)
+    before = Researcher.objects.get(pk=r.pk).revision
+
+    path = folder / "0704.0047.abs"
+    record = parse_abs(RawItem("0704.0047", path.read_text(), str(path)))
+    paper = Paper.objects.get(arxiv_id="0704.0047")
+    others = tuple(a for a in record.authors if a.family_name != "Grabec")
+    assert len(others) == len(record.authors) - 1
+    upsert._byline_sync(paper=paper, authors=list(others))
+    assert not Authorship.objects.filter(pk=rows[0].pk).exists()
+    assert Researcher.objects.get(pk=r.pk).revision == before + 1
+
+    services.matching_run(block_keys=block)  # no longer fails
+    rarities = selectors.corpus_given_rarities(remembered=True)
+    snapshot = selectors.researcher_snapshot(block, rarities, remembered=True)
+    (profile,) = snapshot.profiles[block[0]]
+    assert paper.pk not in profile.paper_ids
+
+    grabec = next(a for a in record.authors if a.family_name == "Grabec")
+    other = Paper.objects.get(arxiv_id="0704.0050")
+    upsert._byline_enrich(paper=other, authors=[replace(grabec, orcid=ORCID_B)])
+    assert Researcher.objects.get(pk=r.pk).revision == before + 2
+    snapshot = selectors.researcher_snapshot(block, rarities, remembered=True)
+    assert _profile_of(snapshot, block).orcid == ORCID_B
+
+
+def _profile_of(snapshot, block):
+    (profile,) = snapshot.profiles[block[0]]
+    return profile
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_caller_with_autocommit_off_keeps_synchronous_commits():
+    from django.db import transaction
+
+    _serre()
+    _byline(("Jean-Pierre", "Serre"), ("Armand", "Borel"))
+    transaction.set_autocommit(False)
+    try:
+        services.matching_run(block_keys=BLOCK)
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            assert cursor.fetchone()[0] == "on"
+        transaction.commit()
+    finally:
+        transaction.set_autocommit(True)
