@@ -44,14 +44,13 @@ class Cluster:
 # Authorships clustered at once before chunk clusters are merged (see
 # :func:`cluster_authorships`); at most clustering.MAX_ITEMS. It bounds the pair
 # scores per authorship (CHUNK - 1), so a re-cluster grows linearly once common
-# names fill their chunks. Chosen by bench/matching.py and evaluate_matching
-# (5-fold learned B3 F1, Wang / Qian, and seconds to re-cluster 10,000 /
-# 100,000 re-keyed Wang mentions, one run under load):
-#   200, input order: 0.954 / 0.890; growth exponent 1.38 (10.7 s / 259.5 s)
+# names fill their chunks. Chosen by evaluate_matching (5-fold learned B3 F1,
+# Wang / Qian) and bench/matching.py (seconds to re-cluster 10,000 / 100,000
+# re-keyed Wang mentions, and the growth exponent):
+#   200, input order: 0.954 / 0.890; 10.7 s / 259.5 s, exponent 1.38
 #   200, name order:  0.953 / 0.890
 #   100, name order:  0.954 / 0.887
-#    50, name order:  0.955 / 0.888; growth exponent 1.05 (16.2 s / 182.9 s,
-#                     input order, under load)
+#    50, name order:  0.9545 / 0.8875; 11.2 s / 149.8 s, exponent 1.13
 CHUNK = 50
 
 
