@@ -69,12 +69,13 @@ _RARITIES: dict[str, tuple[float, dict[str, float]]] = {}
 
 
 def forget_given_rarities() -> None:
-    """Drop the remembered rarities and the profiles built with them.
+    """Drop the remembered rarities, the profiles built with them and the model.
 
-    For tests, and after a bulk load.
+    For tests, after a bulk load, and when this process trains a model.
     """
     _RARITIES.clear()
     _PROFILES.clear()
+    _WEIGHTS.clear()
 
 
 def corpus_given_rarities(*, remembered: bool = False) -> dict[str, float]:
@@ -604,14 +605,36 @@ def active_model() -> MatcherModel | None:
     )
 
 
-def active_weights() -> scoring.Weights:
-    """The scoring model matching uses: the newest active trained one, else defaults."""
+# The scoring model an incremental run last read, by database: (monotonic expiry
+# time, weights).
+_WEIGHTS: dict[str, tuple[float, scoring.Weights]] = {}
+
+
+def active_weights(*, remembered: bool = False) -> scoring.Weights:
+    """The scoring model matching uses: the newest active trained one, else defaults.
+
+    Args:
+        remembered: accept the model this process read less than
+            ``CURATION_RARITY_SECONDS`` ago, as the rarities are (an incremental
+            run; a model trained in another process reaches it within that
+            time, one trained in this process at once). False reads it afresh
+            and remembers it.
+    """
+    database = connection.settings_dict["NAME"]
+    if remembered and database in _WEIGHTS:
+        expires, weights = _WEIGHTS[database]
+        if time.monotonic() < expires:
+            return weights
     model = active_model()
-    if model is None:
-        return scoring.DEFAULT
-    return scoring.Weights(
-        model.version, model.bias, dict(model.weights), model.threshold
+    weights = (
+        scoring.DEFAULT
+        if model is None
+        else scoring.Weights(
+            model.version, model.bias, dict(model.weights), model.threshold
+        )
     )
+    _WEIGHTS[database] = (time.monotonic() + settings.CURATION_RARITY_SECONDS, weights)
+    return weights
 
 
 def pending_proven(block_keys: Iterable[str] | None) -> list[Proposal]:

@@ -577,7 +577,7 @@ def matching_run(
     Returns:
         Counts: ``blocks``, ``proposed_<kind>`` and ``auto_applied``.
     """
-    weights = selectors.active_weights()
+    weights = selectors.active_weights(remembered=block_keys is not None)
     rarities = selectors.corpus_given_rarities(remembered=block_keys is not None)
     views, held = selectors.matchable_views(block_keys, rarities)
     grouped = blocking.blocks(
@@ -1150,6 +1150,9 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
     stamp = timezone.now().strftime("%Y%m%d%H%M%S%f")
     weights = training.fit(examples, version=f"logreg-{stamp}")
     MatcherModel.objects.filter(active=True).update(active=False)
+    # This process's next incremental run reads the new model, not the one it
+    # remembers (forgetting early costs one read if this transaction fails).
+    selectors.forget_given_rarities()
     return MatcherModel.objects.create(
         version=weights.version,
         bias=weights.bias,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from django.conf import settings
 
 from curation import selectors, services
 from tests.factories import AuthorshipFactory
@@ -46,3 +49,18 @@ def test_a_full_matching_run_counts_afresh_an_incremental_one_does_not():
     assert selectors.corpus_given_rarities(remembered=True) is remembered
     services.matching_run()
     assert "dayong" in selectors.corpus_given_rarities(remembered=True)
+
+
+def test_an_incremental_run_remembers_the_model_until_this_process_trains_one(
+    django_assert_num_queries,
+):
+    from curation.matching import scoring
+
+    assert selectors.active_weights(remembered=True) is scoring.DEFAULT
+    with django_assert_num_queries(0):
+        assert selectors.active_weights(remembered=True) is scoring.DEFAULT
+    trained = services.matcher_train(
+        datasets=[Path(settings.WOVEPAPER_DATA_DIR) / "and/s2and/qian_partial"],
+        threshold=0.25,
+    )
+    assert selectors.active_weights(remembered=True).version == trained.version
