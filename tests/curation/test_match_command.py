@@ -25,3 +25,14 @@ def test_match_command_proposes_and_prints_counts():
     )
     assert list(Proposal.objects.values_list("kind", flat=True)) == ["new"]
     assert list(Proposal.objects.get().authorships.all()) == [a]
+
+
+def test_match_command_says_when_a_named_block_holds_no_authorship():
+    AuthorshipFactory(given_name="Maryam", family_name="Mirzakhani")
+    out, err = io.StringIO(), io.StringIO()
+    call_command("match", blocks=["mirzakhani m", "Serre"], stdout=out, stderr=err)
+    assert err.getvalue().strip() == (
+        "no authorship is in block 'Serre': a block key is the folded family name "
+        'and first initial, as "serre j"'
+    )
+    assert out.getvalue().startswith("1 blocks with unassigned authorships")

@@ -6,13 +6,15 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from curation.models import Proposal
 from curation.services import matching_run
+from wovepaper.models import Authorship
 
 
 class Command(BaseCommand):
     """Run author matching once (all blocks, or the blocks named) and print counts."""
 
     help = (
-        "Propose attach/new/merge for unassigned authorships; apply what ORCIDs prove."
+        "Propose attach/new/merge/split for unassigned authorships and their "
+        "blocks' researchers; apply what ORCIDs prove."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -25,7 +27,19 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
-        counts = matching_run(block_keys=options["blocks"])
+        blocks = options["blocks"]
+        if blocks:
+            known = set(
+                Authorship.objects.filter(block_key__in=blocks).values_list(
+                    "block_key", flat=True
+                )
+            )
+            for key in sorted(set(blocks) - known):
+                self.stderr.write(
+                    f"no authorship is in block {key!r}: a block key is the folded "
+                    'family name and first initial, as "serre j"'
+                )
+        counts = matching_run(block_keys=blocks)
         proposed = ", ".join(
             f"{counts.get(f'proposed_{kind}', 0)} {kind}"
             for kind in Proposal.Kind.values
