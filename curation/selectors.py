@@ -355,7 +355,7 @@ def researcher_snapshot(
     *,
     remembered: bool = False,
 ) -> ResearcherSnapshot:
-    """The live researchers of the given blocks: profiles and ORCID conflicts.
+    """The live researchers of the given blocks: profiles, ORCID conflicts, suspects.
 
     Args:
         block_keys: block keys (a sub-block name ``"key/sub"`` counts as ``key``).
@@ -370,7 +370,7 @@ def researcher_snapshot(
     Returns:
         A ResearcherSnapshot whose profiles carry the revisions read. One query
         per :data:`CHUNK` keys, and two per :data:`CHUNK` researchers not
-        remembered (three more when ORCID conflicts are found).
+        remembered; the ORCID conflicts and suspects come from the same rows.
     """
     rarities = rarities if rarities is not None else {}
     wanted = sorted({k.split("/", 1)[0] for k in block_keys})
