@@ -337,7 +337,8 @@ def _propose_suspect_splits(
     given names, where a display name comes from); those never move. Each
     other part of at least :data:`overmerge.MIN_GROUP` papers is proposed as a
     new researcher when the model scores it and the staying part below the
-    joining threshold: its score is one minus that pairwise score. Locked
+    joining threshold (its score: one minus that pairwise score), or when their
+    full given names cannot meet (:func:`names_meet`; score 0.99). Locked
     researchers, and those with an ORCID split proposed in the same run
     (``skip``), are left alone.
 
@@ -378,21 +379,27 @@ def _propose_suspect_splits(
             moving = [v for v in part if (v.id, rid) not in curated]
             if len({v.paper_id for v in moving}) < overmerge.MIN_GROUP:
                 continue
-            same = scoring.score(
-                profile_profile_features(profile_of(moving), profile_of(parts[0])),
-                weights,
-            )
-            if same.pairwise_score >= threshold:
+            going, staying = profile_of(moving), profile_of(parts[0])
+            same = scoring.score(profile_profile_features(going, staying), weights)
+            # Full given names that cannot meet ("Wei" and "Wen") are two
+            # people whatever the initials both parts share score.
+            meet = names_meet(going, staying)
+            if meet and same.pairwise_score >= threshold:
                 continue
+            why = (
+                f"the model scores the moving part as the same person at "
+                f"{same.pairwise_score:.2f}"
+                if meet
+                else "the two parts print given names that cannot be one person's"
+            )
             drafts.append(
                 _Draft(
                     "split",
-                    round(1.0 - same.pairwise_score, 6),
+                    round(1.0 - same.pairwise_score, 6) if meet else 0.99,
                     {
                         **same.evidence,
                         "flag": f"{suspect.suspicion.flag}: "
-                        f"{suspect.suspicion.detail}; the model scores the moving "
-                        f"part as the same person at {same.pairwise_score:.2f}",
+                        f"{suspect.suspicion.detail}; {why}",
                     },
                     suspect.block_key,
                     sorted(v.id for v in moving),

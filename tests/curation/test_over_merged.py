@@ -268,3 +268,24 @@ def test_too_many_papers_a_year_are_reclustered_into_the_people_they_hold():
     moving = set(split.authorships.values_list("given_name", flat=True))
     assert moving == {"John"}  # the smaller part moves
     assert split.authorships.count() == 40
+
+
+def test_two_people_sharing_bare_initials_are_still_split_apart():
+    """ "Wei" and "Wen" Wang in one profile, with "W." mentions that fit both."""
+    researcher = ResearcherFactory(display_name="Wei Wang", block_key="wang w")
+    for n in range(85):
+        AuthorshipFactory(
+            paper=PaperFactory(published=dt.date(2021, 1 + n % 12, 1)),
+            given_name="Wei" if n < 40 else "Wen" if n < 68 else "W.",
+            family_name="Wang",
+            researcher=researcher,
+        )
+
+    services.matching_run()
+
+    split = Proposal.objects.get(kind="split", researcher=researcher)
+    moving = set(split.authorships.values_list("given_name", flat=True))
+    assert "Wen" in moving
+    assert "Wei" not in moving
+    assert split.score == 0.99
+    assert "cannot be one person" in split.evidence["flag"]
