@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from django.conf import settings
 from django.db import connection
@@ -36,6 +37,8 @@ from curation.matching.features import (
 from curation.matching.overmerge import Suspicion
 from curation.models import Constraint, CurationEvent, MatcherModel, Proposal
 from wovepaper.models import Authorship, Researcher
+
+T = TypeVar("T")
 
 # SQLite allows 32,766 bound parameters per statement; PostgreSQL plans long IN lists
 # slowly. Id lists are read in chunks of this size.
@@ -68,6 +71,19 @@ def _bylines(paper_ids: Iterable[int]) -> dict[int, list[tuple[int, str]]]:
 _RARITIES: dict[str, tuple[float, dict[str, float]]] = {}
 
 
+def _read_remembered(store: dict, remembered: bool, read: Callable[[], T]) -> T:
+    """``read()``, or what it gave this process for this database less than
+    ``CURATION_RARITY_SECONDS`` ago when ``remembered``; the answer is kept."""
+    database = connection.settings_dict["NAME"]
+    if remembered and database in store:
+        expires, value = store[database]
+        if time.monotonic() < expires:
+            return value
+    value = read()
+    store[database] = (time.monotonic() + settings.CURATION_RARITY_SECONDS, value)
+    return value
+
+
 def forget_given_rarities() -> None:
     """Drop the remembered rarities, the profiles built with them and the model.
 
@@ -92,15 +108,7 @@ def corpus_given_rarities(*, remembered: bool = False) -> dict[str, float]:
         :func:`curation.matching.features.given_name_rarities`); one query that
         groups by given name, or none.
     """
-    database = connection.settings_dict["NAME"]
-    if remembered and database in _RARITIES:
-        expires, rarities = _RARITIES[database]
-        if time.monotonic() < expires:
-            return rarities
-    rarities = _count_given_rarities()
-    expires = time.monotonic() + settings.CURATION_RARITY_SECONDS
-    _RARITIES[database] = (expires, rarities)
-    return rarities
+    return _read_remembered(_RARITIES, remembered, _count_given_rarities)
 
 
 def _count_given_rarities() -> dict[str, float]:
@@ -164,35 +172,30 @@ def _views(rows: list[tuple], rarities: Mapping[str, float]) -> list[AuthorshipV
 
 
 def authorship_views(
-    authorships: QuerySet[Authorship] | Iterable[Authorship],
-    rarities: Mapping[str, float] | None = None,
+    authorships: Iterable[Authorship], rarities: Mapping[str, float] | None = None
 ) -> list[AuthorshipView]:
-    """Snapshot authorships for the matcher (co-authors and categories included).
+    """Snapshot saved authorships for the matcher (co-authors and categories).
 
     Args:
-        authorships: a QuerySet of Authorship (read as values, with its paper's
-            fields joined), or saved Authorship rows (read again by id).
+        authorships: saved Authorship rows (read again by id, with their papers'
+            fields).
         rarities: full given name rarities (:func:`corpus_given_rarities`); None
             leaves every rarity at 0.0.
 
     Returns:
-        One AuthorshipView per row, in the QuerySet's or the input's order. Two
-        queries per :data:`CHUNK` authorships.
+        One AuthorshipView per row, in input order. Two queries per
+        :data:`CHUNK` authorships.
     """
-    if isinstance(authorships, QuerySet):
-        rows = list(authorships.values_list(*_VIEW_FIELDS))
-    else:
-        ids = [a.pk for a in authorships]
-        found: dict[int, tuple] = {}
-        for chunk in _chunks(ids):
-            found.update(
-                (row[0], row)
-                for row in Authorship.objects.filter(pk__in=chunk).values_list(
-                    *_VIEW_FIELDS
-                )
+    ids = [a.pk for a in authorships]
+    found: dict[int, tuple] = {}
+    for chunk in _chunks(ids):
+        found.update(
+            (row[0], row)
+            for row in Authorship.objects.filter(pk__in=chunk).values_list(
+                *_VIEW_FIELDS
             )
-        rows = [found[pk] for pk in ids if pk in found]
-    return _views(rows, rarities or {})
+        )
+    return _views([found[pk] for pk in ids if pk in found], rarities or {})
 
 
 def matchable_views(
@@ -620,25 +623,20 @@ def active_weights(*, remembered: bool = False) -> scoring.Weights:
             time, one trained in this process at once). False reads it afresh
             and remembers it.
     """
-    database = connection.settings_dict["NAME"]
-    if remembered and database in _WEIGHTS:
-        expires, weights = _WEIGHTS[database]
-        if time.monotonic() < expires:
-            return weights
+    return _read_remembered(_WEIGHTS, remembered, _read_weights)
+
+
+def _read_weights() -> scoring.Weights:
     model = active_model()
-    weights = (
-        scoring.DEFAULT
-        if model is None
-        else scoring.Weights(
-            model.version, model.bias, dict(model.weights), model.threshold
-        )
+    if model is None:
+        return scoring.DEFAULT
+    return scoring.Weights(
+        model.version, model.bias, dict(model.weights), model.threshold
     )
-    _WEIGHTS[database] = (time.monotonic() + settings.CURATION_RARITY_SECONDS, weights)
-    return weights
 
 
-def pending_proven(block_keys: Iterable[str] | None) -> list[Proposal]:
-    """Pending identifier-proven proposals in these blocks, oldest first.
+def pending_proven() -> list[Proposal]:
+    """Pending identifier-proven proposals, oldest first.
 
     What a matching run's auto-apply policy applies: the ones it created, and
     the ones an earlier run saved but did not get to apply (a worker killed
@@ -646,20 +644,14 @@ def pending_proven(block_keys: Iterable[str] | None) -> list[Proposal]:
     no later run proposes them again). Few are ever pending: each run applies
     them, and only a locked researcher or a clash keeps one waiting.
 
-    Args:
-        block_keys: block keys (a sub-block ``"key/sub"`` counts as ``key``);
-            None for every block.
-
     Returns:
         The proposals, by id. One query.
     """
-    wanted = None if block_keys is None else {k.split("/", 1)[0] for k in block_keys}
-    found = Proposal.objects.filter(
-        status=Proposal.Status.PENDING, identifier_proven=True
-    ).order_by("pk")
-    return [
-        p for p in found if wanted is None or p.block_key.split("/", 1)[0] in wanted
-    ]
+    return list(
+        Proposal.objects.filter(
+            status=Proposal.Status.PENDING, identifier_proven=True
+        ).order_by("pk")
+    )
 
 
 def known_fingerprints(fingerprints: Iterable[str]) -> dict[str, tuple[int, dict]]:

@@ -638,7 +638,7 @@ def matching_run(
         # an incremental run, the ones it created (one query less, for a
         # harvest's many small runs).
         proven = (
-            selectors.pending_proven(None)
+            selectors.pending_proven()
             if block_keys is None
             else [p for p in created if p.identifier_proven]
         )

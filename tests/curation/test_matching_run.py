@@ -113,28 +113,6 @@ def test_an_incremental_run_auto_applies_what_it_proposed():
     assert counts["auto_applied"] == 1
 
 
-def test_a_full_run_applies_the_proven_proposals_an_earlier_run_left_pending(
-    settings,
-):
-    older = _byline(("Jean-Pierre", "Serre", ORCID))
-    r = _researcher_with(older, orcid=ORCID)
-    (row,) = _byline(("J.-P.", "Serre", ORCID), categories=("math.AG",))
-    settings.CURATION_AUTO_APPLY = "none"  # as a run killed after saving
-    services.matching_run()
-    left = Proposal.objects.get(authorships=row, identifier_proven=True)
-    assert left.status == "pending"
-    settings.CURATION_AUTO_APPLY = "identifiers"
-
-    assert services.matching_run(block_keys=[row.block_key]).get("auto_applied") is None
-    counts = services.matching_run()
-
-    left.refresh_from_db()
-    row.refresh_from_db()
-    assert left.status == "applied"
-    assert row.researcher_id == r.pk
-    assert counts["auto_applied"] == 1
-
-
 def test_matching_run_orcid_with_contradicting_names_waits_for_a_curator():
     r = _researcher_with(_byline(("Jean-Pierre", "Serre", ORCID)), orcid=ORCID)
     (row,) = _byline(("Jacques", "Serre", ORCID))
@@ -368,6 +346,8 @@ def test_matching_run_applies_a_proven_proposal_an_interrupted_run_left_pending(
     assert left.status == "pending"
     assert left.identifier_proven
 
+    # An incremental run applies only what it proposes; the full run, leftovers.
+    assert services.matching_run(block_keys=[row.block_key]).get("auto_applied") is None
     counts = services.matching_run()
 
     left.refresh_from_db()
