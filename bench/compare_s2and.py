@@ -12,7 +12,7 @@ shared/data/and/s2and/qian_partial) this runs, one after the other:
   ``curation.matching.evaluation.b_cubed``, against the gold labels our loader
   (``curation.matching.labelled.load``) reads.
 - Ours: ``manage.py evaluate_matching --dataset FOLDER --json`` (default weights,
-  and the learned model in 5 folds split by gold cluster).
+  and the learned model in 5 folds of whole blocks and gold clusters).
 
 It prints B³ precision / recall / F1 of each, S2AND's published B³ F1 (all
 features: inspire 0.957, qian 0.971), and the wall time of each side (the S2AND

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -27,6 +27,7 @@ from curation.matching import overmerge, scoring
 from curation.matching.features import (
     COAUTHOR_MAX_BYLINE,
     AuthorshipView,
+    NameRarities,
     ProfileView,
     affiliation_tokens,
     coauthor_keys_of,
@@ -36,6 +37,7 @@ from curation.matching.features import (
 )
 from curation.matching.overmerge import Suspicion
 from curation.models import Constraint, CurationEvent, MatcherModel, Proposal
+from curation.names import fold
 from wovepaper.models import Authorship, Researcher
 
 T = TypeVar("T")
@@ -68,7 +70,7 @@ def _bylines(paper_ids: Iterable[int]) -> dict[int, list[tuple[int, str]]]:
 # The corpus rarities an incremental run last read, by database: (monotonic
 # expiry time, rarities). Kept in the process, not the shared cache: at millions
 # of authorships the table is tens of MB, dearer to fetch than to keep.
-_RARITIES: dict[str, tuple[float, dict[str, float]]] = {}
+_RARITIES: dict[str, tuple[float, NameRarities]] = {}
 
 
 def _read_remembered(store: dict, remembered: bool, read: Callable[[], T]) -> T:
@@ -94,8 +96,8 @@ def forget_given_rarities() -> None:
     _WEIGHTS.clear()
 
 
-def corpus_given_rarities(*, remembered: bool = False) -> dict[str, float]:
-    """Rarity of every full given name over all person authorships, in [0, 1].
+def corpus_given_rarities(*, remembered: bool = False) -> NameRarities:
+    """Rarity of every full given name and family name over person authorships.
 
     Args:
         remembered: accept the table this process read less than
@@ -104,24 +106,32 @@ def corpus_given_rarities(*, remembered: bool = False) -> dict[str, float]:
             authorship, 60 ms at 100,000). False reads it afresh and remembers it.
 
     Returns:
-        ``{full given key: rarity}`` (see
-        :func:`curation.matching.features.given_name_rarities`); one query that
-        groups by given name, or none.
+        NameRarities: ``{full given key: rarity}`` in [0, 1] (see
+        :func:`curation.matching.features.given_name_rarities`) and its
+        ``family`` table (:func:`curation.matching.features.family_name_rarities`);
+        one query that groups by given and family name, or none.
     """
-    return _read_remembered(_RARITIES, remembered, _count_given_rarities)
+    return _read_remembered(_RARITIES, remembered, _count_name_rarities)
 
 
-def _count_given_rarities() -> dict[str, float]:
+def _count_name_rarities() -> NameRarities:
     counts: dict[str, int] = defaultdict(int)
-    for given, n in (
+    givens_of: dict[str, set[str]] = defaultdict(set)
+    for given, family, n in (
         Authorship.objects.filter(is_collaboration=False)
-        .values_list("given_name")
+        .values_list("given_name", "family_name")
         .annotate(n=Count("id"))
     ):
         key = full_given_key(given)
+        seen = givens_of[fold(family)]
         if key:
             counts[key] += n
-    return rarities_from_counts(counts)
+            seen.add(key)
+    # The same counts as features.NameRarities.of, from grouped rows.
+    return NameRarities(
+        rarities_from_counts(counts),
+        rarities_from_counts({f: max(1, len(g)) for f, g in givens_of.items()}),
+    )
 
 
 # What an AuthorshipView is built from, read as plain values (no model
@@ -139,7 +149,7 @@ _VIEW_FIELDS = (
 )
 
 
-def _views(rows: list[tuple], rarities: Mapping[str, float]) -> list[AuthorshipView]:
+def _views(rows: list[tuple], rarities: NameRarities) -> list[AuthorshipView]:
     """AuthorshipViews of ``rows`` (tuples of :data:`_VIEW_FIELDS`), in order."""
     keys = _bylines(row[1] for row in rows)
     return [
@@ -155,6 +165,7 @@ def _views(rows: list[tuple], rarities: Mapping[str, float]) -> list[AuthorshipV
             year=published.year if published else None,
             affiliation_tokens=affiliation_tokens(affiliations or ()),
             given_rarity=rarities.get(full_given_key(given), 0.0),
+            family_rarity=rarities.family.get(fold(family), 0.0),
             authors=len(keys[pid]),
         )
         for (
@@ -172,15 +183,15 @@ def _views(rows: list[tuple], rarities: Mapping[str, float]) -> list[AuthorshipV
 
 
 def authorship_views(
-    authorships: Iterable[Authorship], rarities: Mapping[str, float] | None = None
+    authorships: Iterable[Authorship], rarities: NameRarities | None = None
 ) -> list[AuthorshipView]:
     """Snapshot saved authorships for the matcher (co-authors and categories).
 
     Args:
         authorships: saved Authorship rows (read again by id, with their papers'
             fields).
-        rarities: full given name rarities (:func:`corpus_given_rarities`); None
-            leaves every rarity at 0.0.
+        rarities: name rarities (:func:`corpus_given_rarities`); None leaves
+            every rarity at 0.0.
 
     Returns:
         One AuthorshipView per row, in input order. Two queries per
@@ -195,11 +206,14 @@ def authorship_views(
                 *_VIEW_FIELDS
             )
         )
-    return _views([found[pk] for pk in ids if pk in found], rarities or {})
+    return _views(
+        [found[pk] for pk in ids if pk in found],
+        rarities if rarities is not None else NameRarities(),
+    )
 
 
 def matchable_views(
-    block_keys: Iterable[str] | None, rarities: Mapping[str, float]
+    block_keys: Iterable[str] | None, rarities: NameRarities
 ) -> tuple[list[AuthorshipView], frozenset[int]]:
     """The authorships a matching run matches, as views.
 
@@ -210,7 +224,7 @@ def matchable_views(
 
     Args:
         block_keys: only these blocks; None for every block.
-        rarities: full given name rarities (:func:`corpus_given_rarities`).
+        rarities: name rarities (:func:`corpus_given_rarities`).
 
     Returns:
         ``(views by id, ids held by a pending new proposal)``: a draft holding
@@ -300,10 +314,10 @@ _Built = tuple[ProfileView, dict[str, list[int]], Suspect | None]
 # assigned authorship (deleted, given an ORCID iD or affiliations) through
 # harvest.services.upsert; both bump the revision.
 PROFILE_MEMORY = 50_000
-_PROFILES: dict[str, tuple[Mapping[str, float], OrderedDict[int, tuple]]] = {}
+_PROFILES: dict[str, tuple[NameRarities, OrderedDict[int, tuple]]] = {}
 
 
-def _profile_memo(rarities: Mapping[str, float]) -> OrderedDict[int, tuple]:
+def _profile_memo(rarities: NameRarities) -> OrderedDict[int, tuple]:
     database = connection.settings_dict["NAME"]
     held = _PROFILES.get(database)
     if held is None or held[0] is not rarities:
@@ -313,7 +327,7 @@ def _profile_memo(rarities: Mapping[str, float]) -> OrderedDict[int, tuple]:
 
 
 def _build_profiles(
-    heads: dict[int, _Head], blocks: dict[int, str], rarities: Mapping[str, float]
+    heads: dict[int, _Head], blocks: dict[int, str], rarities: NameRarities
 ) -> dict[int, _Built]:
     """Profiles of these researchers from their authorships: two queries a chunk.
 
@@ -354,7 +368,7 @@ def _build_profiles(
 
 def researcher_snapshot(
     block_keys: Iterable[str],
-    rarities: Mapping[str, float] | None = None,
+    rarities: NameRarities | None = None,
     *,
     remembered: bool = False,
 ) -> ResearcherSnapshot:
@@ -362,7 +376,7 @@ def researcher_snapshot(
 
     Args:
         block_keys: block keys (a sub-block name ``"key/sub"`` counts as ``key``).
-        rarities: full given name rarities (:func:`corpus_given_rarities`).
+        rarities: name rarities (:func:`corpus_given_rarities`).
         remembered: reuse what this process built for an earlier incremental
             run with the same remembered ``rarities`` table, for the researchers
             whose revision, ORCID and lock have not changed since (at most
@@ -375,7 +389,7 @@ def researcher_snapshot(
         per :data:`CHUNK` keys, and two per :data:`CHUNK` researchers not
         remembered; the ORCID conflicts and suspects come from the same rows.
     """
-    rarities = rarities if rarities is not None else {}
+    rarities = rarities if rarities is not None else NameRarities()
     wanted = sorted({k.split("/", 1)[0] for k in block_keys})
     heads: dict[int, _Head] = {}
     block_of: dict[int, str] = {}

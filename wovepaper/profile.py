@@ -207,6 +207,7 @@ _FEATURE_WORDS = {
     "categories": "the same fields",
     "affiliation": "similar affiliations",
     "rare_name": "a rare given name printed the same way",
+    "rare_family": "a family name few others carry",
 }
 
 

@@ -58,6 +58,8 @@ class AuthorshipView:
             this authorship (:func:`affiliation_tokens`).
         given_rarity: how rare the full given name is in the corpus, in [0, 1]
             (:func:`given_name_rarities`); 0.0 for initials.
+        family_rarity: how few full given names the family name is printed
+            with in the corpus, in [0, 1] (:func:`family_name_rarities`).
         authors: how many slots the paper's byline has (0: unknown).
     """
 
@@ -72,6 +74,7 @@ class AuthorshipView:
     year: int | None = None
     affiliation_tokens: frozenset[str] = frozenset()
     given_rarity: float = 0.0
+    family_rarity: float = 0.0
     authors: int = 0
 
 
@@ -101,6 +104,7 @@ class ProfileView:
     locked: bool = False
     affiliation_tokens: frozenset[str] = frozenset()
     given_rarity: float = 0.0
+    family_rarity: float = 0.0
     revision: int = 0
 
 
@@ -131,6 +135,10 @@ class Features:
             share no content word, else 0.0: a mismatch is evidence, a missing
             affiliation is none, and ``affiliation`` alone (0.0 for both) cannot
             tell them apart.
+        rare_family: how rare the family name is (the lower of the two sides'
+            :func:`family_name_rarities`), in [0, 1]: namesakes are few under a
+            family name printed with few given names ("Willett"), many under
+            "Wang", whatever the given name.
     """
 
     orcid: float
@@ -142,6 +150,7 @@ class Features:
     rare_name: float = 0.0
     same_given: float = 0.0
     affiliation_conflict: float = 0.0
+    rare_family: float = 0.0
     extra: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, float]:
@@ -155,6 +164,7 @@ class Features:
             "rare_name": self.rare_name,
             "same_given": self.same_given,
             "affiliation_conflict": self.affiliation_conflict,
+            "rare_family": self.rare_family,
             "same_paper": self.same_paper,
         }
 
@@ -213,6 +223,31 @@ def given_form(given: str) -> str:
     return "".join(names.fold(given).split())
 
 
+class NameRarities(dict):
+    """A corpus's name rarities: ``{full given key: rarity}``, plus ``family``.
+
+    The mapping itself holds the given-name rarities
+    (:func:`given_name_rarities`); the ``family`` attribute holds
+    ``{folded family name: rarity}`` (:func:`family_name_rarities`).
+    """
+
+    def __init__(
+        self,
+        given: Mapping[str, float] | None = None,
+        family: Mapping[str, float] | None = None,
+    ) -> None:
+        super().__init__(given or {})
+        self.family: dict[str, float] = dict(family or {})
+
+    @classmethod
+    def of(cls, names_: Iterable[tuple[str, str]]) -> NameRarities:
+        """The rarities of a corpus given as ``(given, family)`` of every mention."""
+        names_ = list(names_)
+        return cls(
+            given_name_rarities(g for g, _ in names_), family_name_rarities(names_)
+        )
+
+
 def given_name_rarities(givens: Iterable[str]) -> dict[str, float]:
     """Rarity of each full given name in a corpus, in [0, 1].
 
@@ -234,6 +269,32 @@ def given_name_rarities(givens: Iterable[str]) -> dict[str, float]:
         if key:
             counts[key] = counts.get(key, 0) + 1
     return rarities_from_counts(counts)
+
+
+def family_name_rarities(names_: Iterable[tuple[str, str]]) -> dict[str, float]:
+    """Rarity of each family name in a corpus, in [0, 1], by its given names.
+
+    A family name's count is the number of distinct full given names
+    (:func:`full_given_key`; initials are not counted, at least 1) it is printed
+    with: a proxy for how many people carry it, which its number of mentions is
+    not (one prolific "Willett" prints as many mentions as many "Wangs"). Rarity
+    is :func:`rarities_from_counts` of those counts. S2AND weighs a pair by the
+    counts of its last name for the same reason (Subramanian et al. 2021, its
+    "last name count" features); the counts come from the corpus itself here.
+
+    Args:
+        names_: ``(given, family)`` of every mention.
+
+    Returns:
+        ``{folded family name: rarity}``.
+    """
+    givens: dict[str, set[str]] = {}
+    for given, family in names_:
+        seen = givens.setdefault(names.fold(family), set())
+        key = full_given_key(given)
+        if key:
+            seen.add(key)
+    return rarities_from_counts({f: max(1, len(g)) for f, g in givens.items()})
 
 
 def rarities_from_counts(counts: Mapping[str, int]) -> dict[str, float]:
@@ -391,6 +452,7 @@ def profile_of(
             *(a.affiliation_tokens for a in authorships)
         ),
         given_rarity=max(a.given_rarity for a in authorships),
+        family_rarity=max(a.family_rarity for a in authorships),
         locked=locked,
         revision=revision,
     )
@@ -410,6 +472,7 @@ def authorship_profile_features(a: AuthorshipView, p: ProfileView) -> Features:
         affiliation_conflict=_affiliation_conflict(
             a.affiliation_tokens, p.affiliation_tokens
         ),
+        rare_family=min(a.family_rarity, p.family_rarity),
     )
 
 
@@ -429,4 +492,5 @@ def profile_profile_features(p: ProfileView, q: ProfileView) -> Features:
         affiliation_conflict=_affiliation_conflict(
             p.affiliation_tokens, q.affiliation_tokens
         ),
+        rare_family=min(p.family_rarity, q.family_rarity),
     )

@@ -22,10 +22,10 @@ from pathlib import Path
 from curation import names
 from curation.matching.features import (
     AuthorshipView,
+    NameRarities,
     affiliation_tokens,
     coauthor_keys_of,
     full_given_key,
-    given_name_rarities,
 )
 
 # The labelled sets evaluated and trained on by default, under WOVEPAPER_DATA_DIR.
@@ -99,9 +99,13 @@ def _view(
 
 
 def _with_rarity(views: list[AuthorshipView]) -> list[AuthorshipView]:
-    rarities = given_name_rarities(v.given for v in views)
+    rarities = NameRarities.of((v.given, v.family) for v in views)
     return [
-        replace(v, given_rarity=rarities.get(full_given_key(v.given), 0.0))
+        replace(
+            v,
+            given_rarity=rarities.get(full_given_key(v.given), 0.0),
+            family_rarity=rarities.family.get(names.fold(v.family), 0.0),
+        )
         for v in views
     ]
 

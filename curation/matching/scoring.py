@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from curation.matching.features import Features
 
-MODEL_VERSION = "default-weights-v3"
+MODEL_VERSION = "default-weights-v4"
 
 BIAS = -3.0
 WEIGHTS: dict[str, float] = {
@@ -29,6 +29,7 @@ WEIGHTS: dict[str, float] = {
     "rare_name": 3.0,  # same full given name, by its rarity in [0, 1]
     "same_given": 0.3,  # the same printed given name (two bare "Wei" stay < 0.6)
     "affiliation_conflict": -1.0,  # both printed affiliations, no word shared
+    "rare_family": 1.0,  # a family name printed with few given names, in [0, 1]
 }
 # The features a model weighs, in this order (vectors for training use it too).
 FEATURES: tuple[str, ...] = tuple(WEIGHTS)

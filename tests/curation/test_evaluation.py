@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import io
 import json
+import math
 
 import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from curation.matching import evaluation, labelled
-from curation.matching.features import given_name_rarities
+from curation.matching.features import (
+    NameRarities,
+    family_name_rarities,
+    given_name_rarities,
+)
 
 GOLD = {1: "a", 2: "a", 3: "a", 4: "b", 5: "b"}
 
@@ -45,6 +50,29 @@ def test_given_name_rarities_common_names_score_lower():
     assert rarities["wei"] == 0.0
     assert rarities["shangyung"] > 0.8
     assert "p" not in rarities  # initials have no rarity
+
+
+def test_family_rarity_counts_given_names_not_mentions():
+    # One prolific Willett prints 40 mentions, Wang is printed with 3 given
+    # names: Willett is the rarer family name; initials do not count.
+    rarities = family_name_rarities(
+        [("Peter", "Willett")] * 40
+        + [("Wei", "Wang"), ("Jun", "Wang"), ("Lei", "Wang"), ("J.", "Wang")]
+    )
+    # rarity = 1 - log(1 + count) / log(1 + top count): 1 - log 2 / log 4.
+    assert rarities == {"wang": 0.0, "willett": 0.5}
+    both = NameRarities.of([("Peter", "Willett"), ("Wei", "Wang")])
+    assert set(both) == {"peter", "wei"}
+    assert set(both.family) == {"willett", "wang"}
+
+
+def test_family_rarity_on_real_qian_names_sets_rare_surnames_above_common_ones():
+    data = labelled.load(settings.WOVEPAPER_DATA_DIR / "and/s2and/qian_partial")
+    rarity = {v.family: v.family_rarity for v in data.views}
+    # Zhang is printed with 27 full given names there, Willett with one.
+    assert rarity["Zhang"] == 0.0
+    assert rarity["Willett"] == pytest.approx(1 - math.log(2) / math.log(28), abs=1e-6)
+    assert 0.0 < rarity["Brown"] < rarity["Willett"]
 
 
 def test_labelled_load_wang_counts():

@@ -9,6 +9,7 @@ from django.conf import settings
 
 from curation import selectors, services
 from tests.factories import AuthorshipFactory
+from wovepaper.models import Authorship
 
 pytestmark = pytest.mark.django_db
 
@@ -29,6 +30,20 @@ def test_an_incremental_read_reuses_the_last_count_a_full_read_counts_again():
     fresh = selectors.corpus_given_rarities()
     assert "dayong" in fresh
     assert selectors.corpus_given_rarities(remembered=True) is fresh
+
+
+def test_the_corpus_table_holds_family_rarities_counted_by_given_names():
+    _corpus()
+    for given in ("Peter", "P."):
+        AuthorshipFactory(given_name=given, family_name="Willett")
+    AuthorshipFactory(given_name="Jian", family_name="Wang")
+    table = selectors.corpus_given_rarities()
+    # Wang: three full given names (Wei, Shang-Yung, Jian); Willett: one.
+    assert table.family == {"wang": 0.0, "willett": 0.5}  # 1 - log 2 / log 4
+    views = selectors.authorship_views(
+        Authorship.objects.filter(family_name="Willett"), table
+    )
+    assert [v.family_rarity for v in views] == [0.5, 0.5]
 
 
 def test_remembered_rarities_expire(settings):

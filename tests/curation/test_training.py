@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import io
+from collections import Counter, defaultdict
 
 import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from curation import services
-from curation.matching import scoring, training
+from curation.matching import labelled, scoring, training
+from curation.matching.features import AuthorshipView
 from curation.models import MatcherModel, Proposal
 from tests.factories import AuthorshipFactory, PaperFactory, UserFactory
 
@@ -38,10 +40,31 @@ def test_fit_refuses_one_class():
         training.fit(training.Examples([[0.0] * 6], [1]), version="t")
 
 
-def test_fold_of_is_stable_and_spreads_clusters():
-    folds = [training.fold_of(str(n), 5) for n in range(1000)]
-    assert folds == [training.fold_of(str(n), 5) for n in range(1000)]
-    assert set(folds) == {0, 1, 2, 3, 4}
+def test_block_folds_keep_whole_blocks_and_whole_people_on_the_real_qian_set():
+    data = labelled.load(settings.WOVEPAPER_DATA_DIR / QIAN)
+    fold = training.block_folds(data.views, data.gold, 5)
+    assert fold == training.block_folds(reversed(data.views), data.gold, 5)
+    folds_of_block, folds_of_person = defaultdict(set), defaultdict(set)
+    for v in data.views:
+        folds_of_block[v.block_key].add(fold[v.id])
+        folds_of_person[data.gold[v.id]].add(fold[v.id])
+    # A held-out block is clustered with all its namesakes; no person is both
+    # trained on and evaluated.
+    assert all(len(f) == 1 for f in folds_of_block.values())
+    assert all(len(f) == 1 for f in folds_of_person.values())
+    sizes = Counter(fold.values())
+    assert set(sizes) == {0, 1, 2, 3, 4}
+    assert max(sizes.values()) < 1.2 * min(sizes.values())
+
+
+def test_block_folds_join_blocks_that_one_person_spans():
+    views = [
+        AuthorshipView(id=n, paper_id=n, given="", family="", block_key=block)
+        for n, block in enumerate(["wang j", "wang j", "zhang l", "li p"])
+    ]
+    # Person "x" is printed in two blocks: both blocks go to one fold.
+    fold = training.block_folds(views, {0: "x", 1: "y", 2: "x", 3: "z"}, 2)
+    assert fold[0] == fold[1] == fold[2] != fold[3]
 
 
 @pytest.mark.django_db

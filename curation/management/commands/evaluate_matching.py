@@ -41,15 +41,17 @@ def cross_validated(
 ) -> tuple[dict[int, str], list[int]]:
     """Cluster each fold with a model trained on the other folds.
 
-    Folds split by gold cluster (:func:`curation.matching.training.fold_of`), so no
-    person's mentions are both trained on and evaluated. A fold whose training
-    part holds only one class of pairs (tiny sets) uses the default weights.
+    Folds keep whole gold clusters and whole blocks together
+    (:func:`curation.matching.training.block_folds`), so no person's mentions are
+    both trained on and evaluated, and each held-out block is clustered with all
+    its namesakes, as the baselines are. A fold whose training part holds only
+    one class of pairs (tiny sets) uses the default weights.
 
     Returns:
         ``({view id: predicted cluster label} over all folds, [the folds that
         fell back to the default weights])``.
     """
-    fold = {v.id: training.fold_of(data.gold[v.id], folds) for v in data.views}
+    fold = training.block_folds(data.views, data.gold, folds)
     predicted: dict[int, str] = {}
     untrained: list[int] = []
     for k in range(folds):
@@ -99,8 +101,8 @@ class Command(BaseCommand):
             "--folds",
             type=int,
             default=5,
-            help="also train the logistic model in k folds split by gold cluster "
-            "and report it on the held-out folds (0: skip); default 5",
+            help="also train the logistic model in k folds of whole blocks and "
+            "gold clusters and report it on the held-out folds (0: skip); default 5",
         )
 
     def handle(self, *args, **options) -> None:
