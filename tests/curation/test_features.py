@@ -10,6 +10,7 @@ from django.conf import settings
 from curation.matching import labelled, scoring
 from curation.matching.features import (
     AuthorshipView,
+    authorship_profile_features,
     given_form,
     names_conflict,
     profile_of,
@@ -151,3 +152,23 @@ def test_a_shared_bare_initial_is_no_ground_for_a_merge_or_an_attach():
     yury = dataclasses.replace(new, given="Yury", block_key="wang y")
     drafts = services._propose_block("wang y", [yury], [yuri], set(), scoring.DEFAULT)
     assert [(d.kind, d.researcher_id) for d in drafts] == [("attach", 3)]
+
+
+def test_two_profiles_conflict_on_main_affiliations_though_their_unions_touch():
+    # Two real "Zhi-Gang Wang" of the INSPIRE gold: 115 mentions at North China
+    # Electric Power University, 40 at IHEP Beijing. Some of the first print
+    # "Beijing" and "Phys." too, so their unions share words by chance.
+    data = _wang()
+    ncepu, ihep = (
+        profile_of([v for v in data.views if data.gold[v.id] == person])
+        for person in ("623996", "653681")
+    )
+    assert ncepu.affiliation_tokens & ihep.affiliation_tokens == {"beijing", "phys"}
+    assert ncepu.main_affiliation_tokens == {"north", "china", "electric", "power"}
+    assert ihep.main_affiliation_tokens == {"beijing", "high", "energy", "phys"}
+    assert profile_profile_features(ncepu, ihep).affiliation_conflict == 1.0
+    # One mention is compared with every word a profile printed.
+    ihep_mention = next(v for v in data.views if data.gold[v.id] == "653681")
+    assert authorship_profile_features(ihep_mention, ncepu).affiliation_conflict == 0.0
+    # A profile with one printed affiliation has no main words of its own.
+    assert profile_of([ihep_mention]).main_affiliation_tokens is None
