@@ -34,6 +34,7 @@ from curation.matching.features import (
     full_given_key,
     profile_of,
     rarities_from_counts,
+    source_ids_of,
 )
 from curation.matching.overmerge import Suspicion
 from curation.models import Constraint, CurationEvent, MatcherModel, Proposal
@@ -144,6 +145,8 @@ _VIEW_FIELDS = (
     "block_key",
     "orcid",
     "affiliations",
+    "openalex_author_id",
+    "s2_author_id",
     "paper__categories",
     "paper__published",
 )
@@ -166,6 +169,7 @@ def _views(rows: list[tuple], rarities: NameRarities) -> list[AuthorshipView]:
             affiliation_tokens=affiliation_tokens(affiliations or ()),
             given_rarity=rarities.get(full_given_key(given), 0.0),
             family_rarity=rarities.family.get(fold(family), 0.0),
+            source_ids=source_ids_of(openalex_id, s2_id),
             authors=len(keys[pid]),
         )
         for (
@@ -176,6 +180,8 @@ def _views(rows: list[tuple], rarities: NameRarities) -> list[AuthorshipView]:
             block,
             orcid,
             affiliations,
+            openalex_id,
+            s2_id,
             categories,
             published,
         ) in rows
@@ -301,7 +307,7 @@ class ResearcherSnapshot:
 
 
 # What a researcher's profile was built from: (revision, ORCID, locked) as read.
-_Head = tuple[int, str, bool]
+_Head = tuple[int, str, bool, frozenset[str]]
 # One researcher's built profile, ``{ORCID iD: [authorship id]}`` of its
 # authorships that carry one, and what makes it a suspect (None for most).
 _Built = tuple[ProfileView, dict[str, list[int]], Suspect | None]
@@ -346,14 +352,19 @@ def _build_profiles(
     views = dict(zip((row[0] for row in rows), _views(rows, rarities), strict=True))
     built: dict[int, _Built] = {}
     for pk, rs in rows_of.items():
-        revision, orcid, locked = heads[pk]
+        revision, orcid, locked, source_ids = heads[pk]
         members = [views[row[0]] for row in rs]
         orcids: dict[str, list[int]] = defaultdict(list)
         for v in members:
             if v.orcid:
                 orcids[v.orcid].append(v.id)
         profile = profile_of(
-            members, id=pk, orcid=orcid, locked=locked, revision=revision
+            members,
+            id=pk,
+            orcid=orcid,
+            locked=locked,
+            revision=revision,
+            source_ids=source_ids,
         )
         suspicion = overmerge.suspect(members)
         built[pk] = (
@@ -394,12 +405,21 @@ def researcher_snapshot(
     heads: dict[int, _Head] = {}
     block_of: dict[int, str] = {}
     for start in range(0, len(wanted), CHUNK):
-        for pk, block, revision, orcid, locked in (
+        for pk, block, revision, orcid, locked, openalex_id, s2_id in (
             Researcher.objects.live()
             .filter(block_key__in=wanted[start : start + CHUNK])
-            .values_list("pk", "block_key", "revision", "orcid", "locked")
+            .values_list(
+                "pk",
+                "block_key",
+                "revision",
+                "orcid",
+                "locked",
+                "openalex_author_id",
+                "s2_author_id",
+            )
         ):
-            heads[pk] = (revision, orcid or "", locked)
+            ids = source_ids_of(openalex_id or "", s2_id or "")
+            heads[pk] = (revision, orcid or "", locked, ids)
             block_of[pk] = block
     memo = _profile_memo(rarities) if remembered else None
     built: dict[int, _Built] = {}

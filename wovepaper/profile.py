@@ -208,6 +208,7 @@ _FEATURE_WORDS = {
     "affiliation": "similar affiliations",
     "rare_name": "a rare given name printed the same way",
     "rare_family": "a family name few others carry",
+    "source_id": "the same OpenAlex or Semantic Scholar author",
 }
 
 

@@ -60,6 +60,8 @@ class AuthorshipView:
             (:func:`given_name_rarities`); 0.0 for initials.
         family_rarity: how few full given names the family name is printed
             with in the corpus, in [0, 1] (:func:`family_name_rarities`).
+        source_ids: the author ids the sources gave this byline slot, as
+            ``"openalex:A5023888391"`` and ``"s2:1741101"`` (:func:`source_ids_of`).
         authors: how many slots the paper's byline has (0: unknown).
     """
 
@@ -75,6 +77,7 @@ class AuthorshipView:
     affiliation_tokens: frozenset[str] = frozenset()
     given_rarity: float = 0.0
     family_rarity: float = 0.0
+    source_ids: frozenset[str] = frozenset()
     authors: int = 0
 
 
@@ -96,6 +99,7 @@ class ProfileView:
             affiliation, or None with fewer than two such authorships (then
             ``affiliation_tokens`` stands for them).
         given_rarity, family_rarity: the highest of its authorships'.
+        source_ids: the union of its authorships' source author ids.
         revision: the researcher's revision when the profile was read (0 for a
             cluster); a proposal records it, so that a later change makes it stale.
     """
@@ -113,6 +117,7 @@ class ProfileView:
     family_rarity: float = 0.0
     revision: int = 0
     main_affiliation_tokens: frozenset[str] | None = None
+    source_ids: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -148,6 +153,13 @@ class Features:
             :func:`family_name_rarities`), in [0, 1]: namesakes are few under a
             family name printed with few given names ("Willett"), many under
             "Wang", whatever the given name.
+        source_id: 1.0 when both sides carry one author id of OpenAlex or
+            Semantic Scholar (their own disambiguation put the two under one
+            profile), else 0.0.
+        source_id_conflict: 1.0 when, for some source, both sides carry its
+            author ids and share none, and no source id agrees; else 0.0. Weaker
+            evidence than an agreement: a source often splits one person over
+            several ids (OpenAlex merges them later), more rarely joins two.
     """
 
     orcid: float
@@ -160,6 +172,8 @@ class Features:
     same_given: float = 0.0
     affiliation_conflict: float = 0.0
     rare_family: float = 0.0
+    source_id: float = 0.0
+    source_id_conflict: float = 0.0
     extra: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, float]:
@@ -174,6 +188,8 @@ class Features:
             "same_given": self.same_given,
             "affiliation_conflict": self.affiliation_conflict,
             "rare_family": self.rare_family,
+            "source_id": self.source_id,
+            "source_id_conflict": self.source_id_conflict,
             "same_paper": self.same_paper,
         }
 
@@ -342,6 +358,40 @@ def _affiliation_conflict(a: frozenset[str], b: frozenset[str]) -> float:
     return 1.0 if a and b and not a & b else 0.0
 
 
+def source_ids_of(openalex_author_id: str, s2_author_id: str) -> frozenset[str]:
+    """A byline slot's source author ids as prefixed strings.
+
+    Args:
+        openalex_author_id: ``Authorship.openalex_author_id`` ("" for none).
+        s2_author_id: ``Authorship.s2_author_id`` ("" for none).
+
+    Returns:
+        ``{"openalex:<id>", "s2:<id>"}``, without the empty ones.
+    """
+    out = set()
+    if openalex_author_id:
+        out.add(f"openalex:{openalex_author_id}")
+    if s2_author_id:
+        out.add(f"s2:{s2_author_id}")
+    return frozenset(out)
+
+
+def _source_ids(a: frozenset[str], b: frozenset[str]) -> tuple[float, float]:
+    """``(source_id, source_id_conflict)`` of two sets of source author ids."""
+    if not a or not b:
+        return 0.0, 0.0
+    if a & b:
+        return 1.0, 0.0
+    sources_a = {i.split(":", 1)[0] for i in a}
+    both = sources_a & {i.split(":", 1)[0] for i in b}
+    return 0.0, 1.0 if both else 0.0
+
+
+def _source_id_features(a: frozenset[str], b: frozenset[str]) -> dict[str, float]:
+    agree, conflict = _source_ids(a, b)
+    return {"source_id": agree, "source_id_conflict": conflict}
+
+
 def _orcid(a: str, b: str) -> float:
     if a and b:
         return 1.0 if a == b else -1.0
@@ -458,6 +508,7 @@ def profile_of(
     orcid: str = "",
     locked: bool = False,
     revision: int = 0,
+    source_ids: Iterable[str] = (),
 ) -> ProfileView:
     """Build a ProfileView as the union of authorships.
 
@@ -467,6 +518,9 @@ def profile_of(
         orcid: the researcher's ORCID, "" to take the first one its authorships carry.
         locked: whether the researcher is locked.
         revision: the researcher's revision as read.
+        source_ids: the researcher's own source author ids (its OpenAlex and
+            Semantic Scholar ids, :func:`source_ids_of`), added to its
+            authorships'.
 
     Returns:
         The ProfileView.
@@ -491,6 +545,7 @@ def profile_of(
         given_rarity=max(a.given_rarity for a in authorships),
         family_rarity=max(a.family_rarity for a in authorships),
         main_affiliation_tokens=_main_affiliation_tokens(authorships),
+        source_ids=frozenset(source_ids).union(*(a.source_ids for a in authorships)),
         locked=locked,
         revision=revision,
     )
@@ -511,6 +566,7 @@ def authorship_profile_features(a: AuthorshipView, p: ProfileView) -> Features:
             a.affiliation_tokens, p.affiliation_tokens
         ),
         rare_family=min(a.family_rarity, p.family_rarity),
+        **_source_id_features(a.source_ids, p.source_ids),
     )
 
 
@@ -533,4 +589,5 @@ def profile_profile_features(p: ProfileView, q: ProfileView) -> Features:
             _main_affiliation(p), _main_affiliation(q)
         ),
         rare_family=min(p.family_rarity, q.family_rarity),
+        **_source_id_features(p.source_ids, q.source_ids),
     )

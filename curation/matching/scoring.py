@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from curation.matching.features import Features
 
-MODEL_VERSION = "default-weights-v4"
+MODEL_VERSION = "default-weights-v5"
 
 BIAS = -3.0
 WEIGHTS: dict[str, float] = {
@@ -30,6 +30,8 @@ WEIGHTS: dict[str, float] = {
     "same_given": 0.3,  # the same printed given name (two bare "Wei" stay < 0.6)
     "affiliation_conflict": -1.0,  # both printed affiliations, no word shared
     "rare_family": 1.0,  # a family name printed with few given names, in [0, 1]
+    "source_id": 2.5,  # one OpenAlex or Semantic Scholar author id on both sides
+    "source_id_conflict": -0.5,  # ids of one source on both sides, none shared
 }
 # The features a model weighs, in this order (vectors for training use it too).
 FEATURES: tuple[str, ...] = tuple(WEIGHTS)

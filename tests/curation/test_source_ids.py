@@ -1,0 +1,154 @@
+"""Source author ids (OpenAlex, Semantic Scholar) as matching evidence, on the real
+OpenAlex works of TU9 universities (2022 schema) in shared/data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from curation import selectors, services
+from curation.matching.features import (
+    authorship_profile_features,
+    profile_of,
+    profile_profile_features,
+    source_ids_of,
+)
+from curation.models import Proposal
+from tests.factories import ResearcherFactory
+from wovepaper.models import Authorship
+
+pytestmark = pytest.mark.django_db
+
+TU9 = Path(settings.WOVEPAPER_DATA_DIR) / "openalex" / "diophila_tu9_works_2022"
+SCHOMMERS = "A2711670117"  # OpenAlex's Wolfram Schommers: two works in the file
+MAINZER = "A1982331699"  # one of OpenAlex's Klaus Mainzers
+
+
+@pytest.fixture
+def tu9():
+    """The real works of the file that name Schommers or Mainzer, stored."""
+    from harvest.services import paper_upsert
+    from harvest.sources.openalex import parse_openalex_work, read_openalex_file
+
+    works = [
+        parse_openalex_work(item)
+        for item in read_openalex_file(TU9 / "tu9_works_diophila_2022.json")
+    ]
+    chosen = [
+        w
+        for w in works
+        if {a.family_name for a in w.authors} & {"Schommers", "Mainzer"}
+    ]
+    for work in chosen:
+        paper_upsert(record=work)
+    assert len(chosen) == 6
+
+
+def _views(**filters):
+    return selectors.authorship_views(
+        Authorship.objects.filter(**filters).order_by("id"),
+        selectors.corpus_given_rarities(),
+    )
+
+
+def test_source_ids_agree_conflict_or_are_absent_on_the_real_slots(tu9):
+    schommers = _views(openalex_author_id=SCHOMMERS)
+    assert [v.source_ids for v in schommers] == [{f"openalex:{SCHOMMERS}"}] * 2
+    one, other = (profile_of([v]) for v in schommers)
+    agree = profile_profile_features(one, other)
+    assert (agree.source_id, agree.source_id_conflict) == (1.0, 0.0)
+
+    # OpenAlex split Klaus Mainzer (TU München) over more than one id: the
+    # conflict is recorded, weaker evidence than an agreement.
+    mainzers = _views(family_name="Mainzer", given_name="Klaus")
+    ids = {v.source_ids for v in mainzers}
+    assert len(ids) > 1 and frozenset({f"openalex:{MAINZER}"}) in ids
+    split = next(v for v in mainzers if v.source_ids != {f"openalex:{MAINZER}"})
+    kept = profile_of([v for v in mainzers if v.source_ids == {f"openalex:{MAINZER}"}])
+    conflict = authorship_profile_features(split, kept)
+    assert (conflict.source_id, conflict.source_id_conflict) == (0.0, 1.0)
+
+    # A slot without a source id says nothing.
+    bare = profile_of([schommers[0]]).__class__(
+        id=None, given_names=("Wolfram",), family="Schommers"
+    )
+    absent = profile_profile_features(one, bare)
+    assert (absent.source_id, absent.source_id_conflict) == (0.0, 0.0)
+    assert source_ids_of("", "1741101") == {"s2:1741101"}
+
+
+def test_a_shared_openalex_id_joins_what_the_names_and_affiliations_do_not(tu9):
+    # The real Schommers pair, the second printed as "W. Schommers" at another
+    # institution (as a later paper of a moved researcher prints it).
+    first, second = Authorship.objects.filter(openalex_author_id=SCHOMMERS).order_by(
+        "id"
+    )
+    Authorship.objects.filter(pk=second.pk).update(
+        given_name="W.", raw_name="W. Schommers", affiliations=["Universität Bremen"]
+    )
+    services.matching_run()
+    together = Proposal.objects.filter(kind="new", authorships=first).get()
+    assert set(together.authorships.values_list("id", flat=True)) == {
+        first.pk,
+        second.pk,
+    }
+    pair = together.evidence["pairs"][0]
+    assert pair["features"]["source_id"] == 1.0
+    assert pair["contributions"]["source_id"] > 0
+
+
+def test_without_the_shared_id_the_initial_and_the_other_institution_stay_apart(tu9):
+    first, second = Authorship.objects.filter(openalex_author_id=SCHOMMERS).order_by(
+        "id"
+    )
+    Authorship.objects.filter(pk=second.pk).update(
+        given_name="W.",
+        raw_name="W. Schommers",
+        affiliations=["Universität Bremen"],
+        openalex_author_id="",
+    )
+    services.matching_run()
+    alone = Proposal.objects.filter(kind="new", authorships=first).get()
+    assert list(alone.authorships.values_list("id", flat=True)) == [first.pk]
+
+
+def test_an_authorship_attaches_to_the_researcher_its_openalex_profile_holds(tu9):
+    first, second = Authorship.objects.filter(openalex_author_id=SCHOMMERS).order_by(
+        "id"
+    )
+    researcher = ResearcherFactory(
+        display_name="Wolfram Schommers", block_key=first.block_key
+    )
+    Authorship.objects.filter(pk=first.pk).update(researcher=researcher)
+    Authorship.objects.filter(pk=second.pk).update(
+        given_name="W.", raw_name="W. Schommers", affiliations=["Universität Bremen"]
+    )
+    services.matching_run()
+    attach = Proposal.objects.get(kind="attach", authorships=second)
+    assert attach.researcher_id == researcher.pk
+    assert attach.evidence["features"]["source_id"] == 1.0
+
+
+def test_the_researchers_own_openalex_id_counts_as_its_authorships_do(tu9):
+    first, second = Authorship.objects.filter(openalex_author_id=SCHOMMERS).order_by(
+        "id"
+    )
+    # A curator recorded the OpenAlex id on the researcher; its one authorship
+    # came from a source that gave none.
+    researcher = ResearcherFactory(
+        display_name="Wolfram Schommers",
+        block_key=first.block_key,
+        openalex_author_id=SCHOMMERS,
+    )
+    Authorship.objects.filter(pk=first.pk).update(
+        researcher=researcher, openalex_author_id=""
+    )
+    Authorship.objects.filter(pk=second.pk).update(
+        given_name="W.", raw_name="W. Schommers", affiliations=["Universität Bremen"]
+    )
+    services.matching_run()
+    attach = Proposal.objects.get(kind="attach", authorships=second)
+    assert attach.researcher_id == researcher.pk
+    assert attach.evidence["features"]["source_id"] == 1.0
