@@ -10,6 +10,7 @@ from django.conf import settings
 
 from curation import selectors, services
 from curation.matching.features import (
+    ProfileView,
     authorship_profile_features,
     profile_of,
     profile_profile_features,
@@ -64,30 +65,46 @@ def test_source_ids_agree_conflict_or_are_absent_on_the_real_slots(tu9):
     # conflict is recorded, weaker evidence than an agreement.
     mainzers = _views(family_name="Mainzer", given_name="Klaus")
     ids = {v.source_ids for v in mainzers}
-    assert len(ids) > 1 and frozenset({f"openalex:{MAINZER}"}) in ids
+    assert len(ids) > 1
+    assert frozenset({f"openalex:{MAINZER}"}) in ids
     split = next(v for v in mainzers if v.source_ids != {f"openalex:{MAINZER}"})
     kept = profile_of([v for v in mainzers if v.source_ids == {f"openalex:{MAINZER}"}])
     conflict = authorship_profile_features(split, kept)
     assert (conflict.source_id, conflict.source_id_conflict) == (0.0, 1.0)
 
     # A slot without a source id says nothing.
-    bare = profile_of([schommers[0]]).__class__(
-        id=None, given_names=("Wolfram",), family="Schommers"
-    )
+    bare = ProfileView(id=None, given_names=("Wolfram",), family="Schommers")
     absent = profile_profile_features(one, bare)
     assert (absent.source_id, absent.source_id_conflict) == (0.0, 0.0)
     assert source_ids_of("", "1741101") == {"s2:1741101"}
 
 
-def test_a_shared_openalex_id_joins_what_the_names_and_affiliations_do_not(tu9):
-    # The real Schommers pair, the second printed as "W. Schommers" at another
-    # institution (as a later paper of a moved researcher prints it).
+def _schommers_moved(**second_fields) -> tuple[Authorship, Authorship]:
+    """The real Schommers pair, the second printed as "W. Schommers" at another
+    institution (as a later paper of a moved researcher prints it)."""
     first, second = Authorship.objects.filter(openalex_author_id=SCHOMMERS).order_by(
         "id"
     )
     Authorship.objects.filter(pk=second.pk).update(
-        given_name="W.", raw_name="W. Schommers", affiliations=["Universität Bremen"]
+        given_name="W.",
+        raw_name="W. Schommers",
+        affiliations=["Universität Bremen"],
+        **second_fields,
     )
+    return first, second
+
+
+def _attached_by_source_id(second: Authorship) -> int:
+    """Run matching; the researcher ``second`` is proposed to, checking the
+    proposal's evidence holds the shared source id."""
+    services.matching_run()
+    attach = Proposal.objects.get(kind="attach", authorships=second)
+    assert attach.evidence["features"]["source_id"] == 1.0
+    return attach.researcher_id
+
+
+def test_a_shared_openalex_id_joins_what_the_names_and_affiliations_do_not(tu9):
+    first, second = _schommers_moved()
     services.matching_run()
     together = Proposal.objects.filter(kind="new", authorships=first).get()
     assert set(together.authorships.values_list("id", flat=True)) == {
@@ -100,41 +117,23 @@ def test_a_shared_openalex_id_joins_what_the_names_and_affiliations_do_not(tu9):
 
 
 def test_without_the_shared_id_the_initial_and_the_other_institution_stay_apart(tu9):
-    first, second = Authorship.objects.filter(openalex_author_id=SCHOMMERS).order_by(
-        "id"
-    )
-    Authorship.objects.filter(pk=second.pk).update(
-        given_name="W.",
-        raw_name="W. Schommers",
-        affiliations=["Universität Bremen"],
-        openalex_author_id="",
-    )
+    first, _ = _schommers_moved(openalex_author_id="")
     services.matching_run()
     alone = Proposal.objects.filter(kind="new", authorships=first).get()
     assert list(alone.authorships.values_list("id", flat=True)) == [first.pk]
 
 
 def test_an_authorship_attaches_to_the_researcher_its_openalex_profile_holds(tu9):
-    first, second = Authorship.objects.filter(openalex_author_id=SCHOMMERS).order_by(
-        "id"
-    )
+    first, second = _schommers_moved()
     researcher = ResearcherFactory(
         display_name="Wolfram Schommers", block_key=first.block_key
     )
     Authorship.objects.filter(pk=first.pk).update(researcher=researcher)
-    Authorship.objects.filter(pk=second.pk).update(
-        given_name="W.", raw_name="W. Schommers", affiliations=["Universität Bremen"]
-    )
-    services.matching_run()
-    attach = Proposal.objects.get(kind="attach", authorships=second)
-    assert attach.researcher_id == researcher.pk
-    assert attach.evidence["features"]["source_id"] == 1.0
+    assert _attached_by_source_id(second) == researcher.pk
 
 
 def test_the_researchers_own_openalex_id_counts_as_its_authorships_do(tu9):
-    first, second = Authorship.objects.filter(openalex_author_id=SCHOMMERS).order_by(
-        "id"
-    )
+    first, second = _schommers_moved()
     # A curator recorded the OpenAlex id on the researcher; its one authorship
     # came from a source that gave none.
     researcher = ResearcherFactory(
@@ -145,10 +144,4 @@ def test_the_researchers_own_openalex_id_counts_as_its_authorships_do(tu9):
     Authorship.objects.filter(pk=first.pk).update(
         researcher=researcher, openalex_author_id=""
     )
-    Authorship.objects.filter(pk=second.pk).update(
-        given_name="W.", raw_name="W. Schommers", affiliations=["Universität Bremen"]
-    )
-    services.matching_run()
-    attach = Proposal.objects.get(kind="attach", authorships=second)
-    assert attach.researcher_id == researcher.pk
-    assert attach.evidence["features"]["source_id"] == 1.0
+    assert _attached_by_source_id(second) == researcher.pk
