@@ -152,9 +152,57 @@ _VIEW_FIELDS = (
 )
 
 
+def _profile_orcids(rows: list[tuple]) -> dict[tuple[str, str], str]:
+    """The ORCID iDs the sources' author profiles behind these rows' slots carry.
+
+    Args:
+        rows: tuples of :data:`_VIEW_FIELDS`.
+
+    Returns:
+        ``{("openalex" | "semanticscholar", author id): ORCID}`` from the stored
+        :class:`~harvest.models.SourceAuthor` profiles (not deleted, with an
+        ORCID); no query when no row carries a source author id.
+    """
+    from harvest.models import SourceAuthor
+
+    wanted = {
+        "openalex": {row[_OPENALEX] for row in rows if row[_OPENALEX]},
+        "semanticscholar": {row[_S2] for row in rows if row[_S2]},
+    }
+    if not any(wanted.values()):
+        return {}
+    found: dict[tuple[str, str], str] = {}
+    for source, ids in wanted.items():
+        for chunk in _chunks(sorted(ids)):
+            found.update(
+                ((source, external_id), orcid)
+                for external_id, orcid in SourceAuthor.objects.filter(
+                    source=source, external_id__in=chunk, deleted=False
+                )
+                .exclude(orcid="")
+                .values_list("external_id", "orcid")
+            )
+    return found
+
+
+_OPENALEX = _VIEW_FIELDS.index("openalex_author_id")
+_S2 = _VIEW_FIELDS.index("s2_author_id")
+
+
 def _views(rows: list[tuple], rarities: NameRarities) -> list[AuthorshipView]:
-    """AuthorshipViews of ``rows`` (tuples of :data:`_VIEW_FIELDS`), in order."""
+    """AuthorshipViews of ``rows`` (tuples of :data:`_VIEW_FIELDS`), in order.
+
+    A slot's source ids are its OpenAlex and Semantic Scholar author ids and,
+    as ``"orcid:<iD>"``, the ORCID iDs their stored author profiles carry
+    (:func:`_profile_orcids`) and its own. A profile's ORCID was linked by the
+    source's disambiguation, not printed with the byline: it is source-id
+    evidence (``source_id``), not the ``orcid`` feature, and never makes a
+    proposal the identifier policy applies. The slot's own iD is among them so
+    that a profile's iD can meet it (two own iDs that agree count twice: as
+    ``orcid`` and as ``source_id``).
+    """
     keys = _bylines(row[1] for row in rows)
+    profile_orcids = _profile_orcids(rows)
     return [
         AuthorshipView(
             id=aid,
@@ -169,7 +217,16 @@ def _views(rows: list[tuple], rarities: NameRarities) -> list[AuthorshipView]:
             affiliation_tokens=affiliation_tokens(affiliations or ()),
             given_rarity=rarities.get(full_given_key(given), 0.0),
             family_rarity=rarities.family.get(fold(family), 0.0),
-            source_ids=source_ids_of(openalex_id, s2_id),
+            source_ids=source_ids_of(openalex_id, s2_id)
+            | {
+                f"orcid:{found}"
+                for found in (
+                    orcid,
+                    profile_orcids.get(("openalex", openalex_id)),
+                    profile_orcids.get(("semanticscholar", s2_id)),
+                )
+                if found
+            },
             authors=len(keys[pid]),
         )
         for (

@@ -61,7 +61,10 @@ class AuthorshipView:
         family_rarity: how few full given names the family name is printed
             with in the corpus, in [0, 1] (:func:`family_name_rarities`).
         source_ids: the author ids the sources gave this byline slot, as
-            ``"openalex:A5023888391"`` and ``"s2:1741101"`` (:func:`source_ids_of`).
+            ``"openalex:A5023888391"`` and ``"s2:1741101"`` (:func:`source_ids_of`),
+            and ORCID iDs as ``"orcid:0000-0002-3666-1234"``: the slot's own and
+            those of the sources' author profiles behind it
+            (``curation.selectors``).
         authors: how many slots the paper's byline has (0: unknown).
     """
 
@@ -155,7 +158,8 @@ class Features:
             "Wang", whatever the given name.
         source_id: 1.0 when both sides carry one author id of OpenAlex or
             Semantic Scholar (their own disambiguation put the two under one
-            profile), else 0.0.
+            profile), or one ORCID iD among their source ids (a source's author
+            profile links it to one side), else 0.0.
         source_id_conflict: 1.0 when, for some source, both sides carry its
             author ids and share none, and no source id agrees; else 0.0. Weaker
             evidence than an agreement: a source often splits one person over

@@ -17,12 +17,13 @@ from curation.matching.features import (
     source_ids_of,
 )
 from curation.models import Proposal
-from tests.factories import ResearcherFactory
+from tests.factories import AuthorshipFactory, PaperFactory, ResearcherFactory
 from wovepaper.models import Authorship
 
 pytestmark = pytest.mark.django_db
 
-TU9 = Path(settings.WOVEPAPER_DATA_DIR) / "openalex" / "diophila_tu9_works_2022"
+OPENALEX = Path(settings.WOVEPAPER_DATA_DIR) / "openalex"
+TU9 = OPENALEX / "diophila_tu9_works_2022"
 SCHOMMERS = "A2711670117"  # OpenAlex's Wolfram Schommers: two works in the file
 MAINZER = "A1982331699"  # one of OpenAlex's Klaus Mainzers
 
@@ -145,3 +146,35 @@ def test_the_researchers_own_openalex_id_counts_as_its_authorships_do(tu9):
         researcher=researcher, openalex_author_id=""
     )
     assert _attached_by_source_id(second) == researcher.pk
+
+
+def test_an_orcid_only_the_openalex_profile_carries_links_the_slot():
+    """OpenAlex's profile A5023888391 (Jason Priem) carries ORCID iD
+    0000-0001-6187-6610. A work record that prints him without the iD (as many
+    2022-schema records do: here the real work W2741809807 with the iD removed)
+    still meets a slot of another paper that prints it, through the profile."""
+    from harvest import services as harvest
+
+    harvest.harvest_files(source="openalex", root=OPENALEX / "openalex_python_entities")
+    priem = Authorship.objects.get(openalex_author_id="A5023888391")
+    Authorship.objects.filter(pk=priem.pk).update(orcid="")
+    printed = AuthorshipFactory(
+        paper=PaperFactory(),
+        given_name="Jason",
+        family_name="Priem",
+        orcid="0000-0001-6187-6610",
+        affiliations=["Our Research"],
+    )
+    (view,) = _views(pk=priem.pk)
+    assert view.source_ids == {"openalex:A5023888391", "orcid:0000-0001-6187-6610"}
+    services.matching_run()
+    together = Proposal.objects.get(kind="new", authorships=printed)
+    assert set(together.authorships.values_list("id", flat=True)) == {
+        priem.pk,
+        printed.pk,
+    }
+    features = together.evidence["pairs"][0]["features"]
+    assert (features["orcid"], features["source_id"]) == (0.0, 1.0)
+    # The iD came from a source's profile, not a byline: no automatic apply.
+    assert together.status == "pending"
+    assert not together.identifier_proven
