@@ -32,7 +32,7 @@ Usage::
     .venv/bin/python bench/compare_s2and.py [--sets wang,qian] [--json] \\
         [--data-dir ../shared/data] [--name-counts empty|none] [--n-jobs 2]
 
-About 50 minutes on 2 cores: S2AND's Python featuriser scores every pair inside
+About 55 minutes on 2 cores: S2AND's Python featuriser scores every pair inside
 a block, 9.8 million pairs for Wang (its largest block, "j wang", has 2,711
 mentions), 0.27 million for Qian. With ``--json`` the figures are printed as one
 JSON object on standard output and the running commentary goes to standard

@@ -28,6 +28,11 @@ from curation.matching.features import (
     full_given_key,
 )
 
+# Said when a default labelled set is missing: where the commands look.
+DATA_DIR_HINT = (
+    " (the labelled sets are read under WOVEPAPER_DATA_DIR/and:"
+    " set WOVEPAPER_DATA_DIR=/path/to/shared/data)"
+)
 # The labelled sets evaluated and trained on by default, under WOVEPAPER_DATA_DIR.
 DEFAULT_SETS = ("and/beard_inspire_wang", "and/s2and/qian_partial")
 

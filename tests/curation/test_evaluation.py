@@ -137,3 +137,13 @@ def test_evaluate_matching_missing_folder_says_so(tmp_path):
         call_command(
             "evaluate_matching", dataset=[tmp_path / "nope"], stdout=io.StringIO()
         )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("command", ["evaluate_matching", "train_matcher"])
+def test_missing_default_sets_say_where_they_are_looked_for(
+    command, tmp_path, settings
+):
+    settings.WOVEPAPER_DATA_DIR = tmp_path
+    with pytest.raises(CommandError, match="set WOVEPAPER_DATA_DIR="):
+        call_command(command, stdout=io.StringIO())

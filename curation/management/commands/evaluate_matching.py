@@ -112,7 +112,8 @@ class Command(BaseCommand):
         learned_threshold = options["learned_threshold"] or DEFAULT_THRESHOLD
         for folder in folders:
             if not folder.is_dir():
-                raise CommandError(f"{folder}: no such folder")
+                hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
+                raise CommandError(f"{folder}: no such folder{hint}")
             try:
                 data = labelled.load(folder)
             except labelled.DatasetError as exc:

@@ -50,7 +50,8 @@ class Command(BaseCommand):
         try:
             model = matcher_train(datasets=folders, threshold=options["threshold"])
         except (labelled.DatasetError, ValueError) as exc:
-            raise CommandError(str(exc)) from exc
+            hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
+            raise CommandError(f"{exc}{hint}") from exc
         t = model.training
         self.stdout.write(
             f"trained {model.version}: {t['pairs']} pairs ({t['positives']} "
