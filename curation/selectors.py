@@ -478,6 +478,11 @@ def researcher_snapshot(
             ids = source_ids_of(openalex_id or "", s2_id or "")
             heads[pk] = (revision, orcid or "", locked, ids)
             block_of[pk] = block
+    survivors = _merged_survivors({i for head in heads.values() for i in head[3]})
+    for pk, (revision, orcid, locked, ids) in list(heads.items()):
+        if ids & survivors.keys():
+            later = {survivors[i] for i in ids if i in survivors}
+            heads[pk] = (revision, orcid, locked, ids | later)
     memo = _profile_memo(rarities) if remembered else None
     built: dict[int, _Built] = {}
     if memo is not None:
@@ -513,6 +518,27 @@ def researcher_snapshot(
                 )
             )
     return ResearcherSnapshot(dict(profiles), conflicts, suspects)
+
+
+def _merged_survivors(source_ids: set[str]) -> dict[str, str]:
+    """``{"openalex:<old>": "openalex:<survivor>"}`` for the OpenAlex ids among
+    ``source_ids`` whose stored profile OpenAlex merged into another: a
+    researcher's own id, set by a curator, keeps meeting the slots that the
+    merge moved to the survivor (harvest.services.authors). No query when no
+    OpenAlex id is given."""
+    from harvest.models import SourceAuthor
+
+    wanted = sorted(i.split(":", 1)[1] for i in source_ids if i.startswith("openalex:"))
+    if not wanted:
+        return {}
+    return {
+        f"openalex:{old}": f"openalex:{new}"
+        for old, new in SourceAuthor.objects.filter(
+            source="openalex", external_id__in=wanted
+        )
+        .exclude(merged_into="")
+        .values_list("external_id", "merged_into")
+    }
 
 
 def cannot_links(researcher_ids: Iterable[int]) -> set[tuple[str, int, int]]:

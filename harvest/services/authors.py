@@ -22,9 +22,10 @@ from harvest.models import HarvestRun, RawRecord, SourceAuthor
 from harvest.records import AuthorProfileRecord, RawItem, RecordError, clean_text
 from harvest.services.batches import entities_batch
 from harvest.services.lookups import lookup_run
+from harvest.services.upsert import _researchers_evidence_changed
 from harvest.sources.json_answers import json_payload
 from harvest.sources.polite_http import PoliteClient, SourceError
-from wovepaper.models import Authorship
+from wovepaper.models import Authorship, Researcher
 
 logger = logging.getLogger(__name__)
 
@@ -82,14 +83,36 @@ def source_author_upsert(
             raw_record=raw,
             **fields,
         )
+        if fields["orcid"]:
+            _holders_changed(record.source, record.external_id)
         return "created"
     if all(getattr(row, k) == v for k, v in fields.items()):
         return "unchanged"
+    if (row.orcid, row.deleted) != (fields["orcid"], fields["deleted"]):
+        _holders_changed(record.source, record.external_id)
     for key, value in fields.items():
         setattr(row, key, value)
     row.raw_record = raw or row.raw_record
     row.save()
     return "updated"
+
+
+def _holders_changed(source: str, external_id: str) -> None:
+    """Bump the revision of the researchers that hold a slot carrying this
+    author id or carry it themselves: the matcher reads a profile's ORCID iD
+    and ids as evidence (curation.selectors), and remembers researchers'
+    profiles by revision."""
+    field = _SLOT_ID[source]
+    _researchers_evidence_changed(
+        [
+            *Authorship.objects.filter(**{field: external_id})
+            .exclude(researcher=None)
+            .values_list("researcher_id", flat=True),
+            *Researcher.objects.filter(**{field: external_id}).values_list(
+                "pk", flat=True
+            ),
+        ]
+    )
 
 
 # Longest chain of merges followed to a survivor (OpenAlex merges a profile into
@@ -127,8 +150,14 @@ def _survivor(record: AuthorProfileRecord) -> str:
 
 
 def _slots_move(source: str, old: str, new: str) -> int:
-    """Move the byline slots carrying author id ``old`` to ``new``; how many."""
+    """Move the byline slots carrying author id ``old`` to ``new``; how many.
+
+    The researchers holding them, or carrying ``old`` as their own id (which
+    stays as a curator set it; matching reads it as its survivor, see
+    curation.selectors), get a new revision.
+    """
     field = _SLOT_ID[source]
+    _holders_changed(source, old)
     moved = Authorship.objects.filter(**{field: old}).update(**{field: new})
     if moved:
         logger.info(

@@ -178,3 +178,48 @@ def test_an_orcid_only_the_openalex_profile_carries_links_the_slot():
     # The iD came from a source's profile, not a byline: no automatic apply.
     assert together.status == "pending"
     assert not together.identifier_proven
+
+
+def _schommers_researcher(first: Authorship, **fields) -> int:
+    researcher = ResearcherFactory(
+        display_name="Wolfram Schommers", block_key=first.block_key, **fields
+    )
+    Authorship.objects.filter(pk=first.pk).update(researcher=researcher)
+    return researcher.pk
+
+
+def _openalex_merges_schommers_into(survivor: str) -> None:
+    from harvest.records import AuthorProfileRecord
+    from harvest.services import source_author_upsert
+
+    source_author_upsert(
+        AuthorProfileRecord(
+            source="openalex", external_id=SCHOMMERS, merged_into=survivor
+        )
+    )
+
+
+def test_an_openalex_merge_reaches_the_profiles_an_incremental_run_remembers(tu9):
+    first, second = _schommers_moved(openalex_author_id="")
+    researcher = _schommers_researcher(first)
+    # A harvest's incremental run remembers the researcher's profile...
+    services.matching_run(block_keys=[first.block_key])
+    assert not Proposal.objects.filter(kind="attach").exists()
+    # ...then OpenAlex merges the profile: the slot moves to the survivor, and a
+    # new slot arrives with it.
+    _openalex_merges_schommers_into("A9999999999")
+    assert Authorship.objects.get(pk=first.pk).openalex_author_id == "A9999999999"
+    Authorship.objects.filter(pk=second.pk).update(openalex_author_id="A9999999999")
+    services.matching_run(block_keys=[first.block_key])
+    attach = Proposal.objects.get(kind="attach", authorships=second)
+    assert attach.researcher_id == researcher
+
+
+def test_a_researchers_own_openalex_id_is_read_as_its_survivor(tu9):
+    first, second = _schommers_moved()
+    Authorship.objects.filter(pk=first.pk).update(openalex_author_id="")
+    researcher = _schommers_researcher(first, openalex_author_id=SCHOMMERS)
+    _openalex_merges_schommers_into("A9999999999")
+    # The slot moved to the survivor; the curated id on the researcher did not.
+    assert Authorship.objects.get(pk=second.pk).openalex_author_id == "A9999999999"
+    assert _attached_by_source_id(second) == researcher
