@@ -33,7 +33,6 @@ from curation.matching.features import (
     coauthor_keys_of,
     full_given_key,
     profile_of,
-    rarities_from_counts,
     source_ids_of,
 )
 from curation.matching.overmerge import Suspicion
@@ -116,22 +115,10 @@ def corpus_given_rarities(*, remembered: bool = False) -> NameRarities:
 
 
 def _count_name_rarities() -> NameRarities:
-    counts: dict[str, int] = defaultdict(int)
-    givens_of: dict[str, set[str]] = defaultdict(set)
-    for given, family, n in (
+    return NameRarities.counted(
         Authorship.objects.filter(is_collaboration=False)
         .values_list("given_name", "family_name")
         .annotate(n=Count("id"))
-    ):
-        key = full_given_key(given)
-        seen = givens_of[fold(family)]
-        if key:
-            counts[key] += n
-            seen.add(key)
-    # The same counts as features.NameRarities.of, from grouped rows.
-    return NameRarities(
-        rarities_from_counts(counts),
-        rarities_from_counts({f: max(1, len(g)) for f, g in givens_of.items()}),
     )
 
 
@@ -150,6 +137,12 @@ _VIEW_FIELDS = (
     "paper__categories",
     "paper__published",
 )
+
+
+def _given_rarity(given: str, rarities: NameRarities) -> float:
+    """The rarity of a full given name; 0.0 for initials."""
+    key = full_given_key(given)
+    return rarities.get(key, rarities.given_unseen) if key else 0.0
 
 
 def _profile_orcids(rows: list[tuple]) -> dict[tuple[str, str], str]:
@@ -215,8 +208,8 @@ def _views(rows: list[tuple], rarities: NameRarities) -> list[AuthorshipView]:
             categories=frozenset(categories or ()),
             year=published.year if published else None,
             affiliation_tokens=affiliation_tokens(affiliations or ()),
-            given_rarity=rarities.get(full_given_key(given), 0.0),
-            family_rarity=rarities.family.get(fold(family), 0.0),
+            given_rarity=_given_rarity(given, rarities),
+            family_rarity=rarities.family.get(fold(family), rarities.family_unseen),
             source_ids=source_ids_of(openalex_id, s2_id)
             | {
                 f"orcid:{found}"
@@ -747,8 +740,14 @@ def _read_weights() -> scoring.Weights:
     model = active_model()
     if model is None:
         return scoring.DEFAULT
+    # A model trained before a feature existed never saw it: the feature keeps
+    # its default weight, as one the training pairs never varied does
+    # (curation.matching.training.fit), rather than weighing nothing.
     return scoring.Weights(
-        model.version, model.bias, dict(model.weights), model.threshold
+        model.version,
+        model.bias,
+        {**scoring.WEIGHTS, **model.weights},
+        model.threshold,
     )
 
 

@@ -258,23 +258,67 @@ class NameRarities(dict):
     The mapping itself holds the given-name rarities
     (:func:`given_name_rarities`); the ``family`` attribute holds
     ``{folded family name: rarity}`` (:func:`family_name_rarities`).
+    ``given_unseen`` and ``family_unseen`` are the rarity of a name the table
+    has not counted (a name first seen after the table was read, as by an
+    incremental matching run): the rarity of a count of one, the rarest.
     """
 
     def __init__(
         self,
         given: Mapping[str, float] | None = None,
         family: Mapping[str, float] | None = None,
+        *,
+        given_unseen: float = 0.0,
+        family_unseen: float = 0.0,
     ) -> None:
         super().__init__(given or {})
         self.family: dict[str, float] = dict(family or {})
+        self.given_unseen = given_unseen
+        self.family_unseen = family_unseen
 
     @classmethod
     def of(cls, names_: Iterable[tuple[str, str]]) -> NameRarities:
         """The rarities of a corpus given as ``(given, family)`` of every mention."""
-        names_ = list(names_)
+        return cls.counted((given, family, 1) for given, family in names_)
+
+    @classmethod
+    def counted(cls, rows: Iterable[tuple[str, str, int]]) -> NameRarities:
+        """The rarities of a corpus given as ``(given, family, mentions)`` rows
+        (one row per distinct printed name, as a grouping query returns them).
+
+        Given names are counted by mentions (:func:`given_name_rarities`);
+        family names by the people they stand for (:func:`family_name_rarities`).
+        """
+        given_counts: dict[str, int] = {}
+        full: dict[str, set[str]] = {}
+        initials: dict[str, set[str]] = {}
+        for given, family, n in rows:
+            folded = names.fold(family)
+            full.setdefault(folded, set())
+            key = full_given_key(given)
+            if key:
+                given_counts[key] = given_counts.get(key, 0) + n
+                full[folded].add(key)
+            first = names.fold(given)[:1]
+            if first:
+                initials.setdefault(folded, set()).add(first)
+        family_counts = {
+            f: max(1, len(keys), len(initials.get(f, ()))) for f, keys in full.items()
+        }
         return cls(
-            given_name_rarities(g for g, _ in names_), family_name_rarities(names_)
+            rarities_from_counts(given_counts),
+            rarities_from_counts(family_counts),
+            given_unseen=_rarity_of_one(given_counts),
+            family_unseen=_rarity_of_one(family_counts),
         )
+
+
+def _rarity_of_one(counts: Mapping[str, int]) -> float:
+    """The rarity :func:`rarities_from_counts` gives a count of 1 beside
+    ``counts`` (0.0 with none: no corpus, no rarity)."""
+    if not counts:
+        return 0.0
+    return round(1.0 - math.log(2) / math.log1p(max(max(counts.values()), 1)), 6)
 
 
 def given_name_rarities(givens: Iterable[str]) -> dict[str, float]:
@@ -303,11 +347,13 @@ def given_name_rarities(givens: Iterable[str]) -> dict[str, float]:
 def family_name_rarities(names_: Iterable[tuple[str, str]]) -> dict[str, float]:
     """Rarity of each family name in a corpus, in [0, 1], by its given names.
 
-    A family name's count is the number of distinct full given names
-    (:func:`full_given_key`; initials are not counted, at least 1) it is printed
-    with: a proxy for how many people carry it, which its number of mentions is
-    not (one prolific "Willett" prints as many mentions as many "Wangs"). Rarity
-    is :func:`rarities_from_counts` of those counts. S2AND weighs a pair by the
+    A family name's count stands for how many people carry it, which its
+    number of mentions does not (one prolific "Willett" prints as many
+    mentions as many "Wangs"): the number of distinct full given names
+    (:func:`full_given_key`) it is printed with, or of distinct first
+    initials when those are more (a family printed with initials only, "A.
+    Wang" to "Z. Wang", is no rarer for it), at least 1. Rarity is
+    :func:`rarities_from_counts` of those counts. S2AND weighs a pair by the
     counts of its last name for the same reason (Subramanian et al. 2021, its
     "last name count" features); the counts come from the corpus itself here.
 
@@ -317,13 +363,7 @@ def family_name_rarities(names_: Iterable[tuple[str, str]]) -> dict[str, float]:
     Returns:
         ``{folded family name: rarity}``.
     """
-    givens: dict[str, set[str]] = {}
-    for given, family in names_:
-        seen = givens.setdefault(names.fold(family), set())
-        key = full_given_key(given)
-        if key:
-            seen.add(key)
-    return rarities_from_counts({f: max(1, len(g)) for f, g in givens.items()})
+    return NameRarities.of(names_).family
 
 
 def rarities_from_counts(counts: Mapping[str, int]) -> dict[str, float]:

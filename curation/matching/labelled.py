@@ -72,16 +72,35 @@ def load(folder: Path) -> LabelledSet:
         The LabelledSet; mentions without a gold cluster are left out.
 
     Raises:
-        DatasetError: neither format is there.
+        DatasetError: neither format is there, a file of it cannot be read or
+            is not the shape its format has (named with the problem), or no
+            mention has a gold cluster.
     """
     if (folder / "wang_signatures.json").is_file():
-        return _load_beard(folder)
-    if (folder / "signatures.json").is_file() and (folder / "clusters.json").is_file():
-        return _load_s2and(folder)
-    raise DatasetError(
-        f"{folder}: no wang_signatures.json (beard) or signatures.json + "
-        "clusters.json (S2AND) here"
-    )
+        read = _load_beard
+    elif (folder / "signatures.json").is_file() and (
+        folder / "clusters.json"
+    ).is_file():
+        read = _load_s2and
+    else:
+        raise DatasetError(
+            f"{folder}: no wang_signatures.json (beard) or signatures.json + "
+            "clusters.json (S2AND) here"
+        )
+    try:
+        data = read(folder)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        # Missing or unreadable files, bad JSON, records of another shape.
+        raise DatasetError(
+            f"{folder}: not a {read.__name__.removeprefix('_load_')} labelled set: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    if not data.views:
+        raise DatasetError(
+            f"{folder}: no mention has a gold cluster (do the cluster files name "
+            "the signature ids the signature file uses?)"
+        )
+    return data
 
 
 def _view(
@@ -174,7 +193,7 @@ def _load_s2and(folder: Path) -> LabelledSet:
                 sig["paper_id"],
                 given,
                 family,
-                info.get("affiliations") or [],
+                [a for a in info.get("affiliations") or [] if isinstance(a, str)],
                 coauthors,
             )
         )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import math
+import shutil
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -64,6 +66,16 @@ def test_family_rarity_counts_given_names_not_mentions():
     both = NameRarities.of([("Peter", "Willett"), ("Wei", "Wang")])
     assert set(both) == {"peter", "wei"}
     assert set(both.family) == {"willett", "wang"}
+
+
+def test_a_family_printed_with_initials_only_is_as_common_as_its_initials_say():
+    # 26 people "A. Wang" ... "Z. Wang" and one Peter Willett: Wang is the
+    # commoner family though no full given name is printed with it.
+    rarities = family_name_rarities(
+        [(f"{chr(ord('A') + n)}.", "Wang") for n in range(26)] + [("Peter", "Willett")]
+    )
+    assert rarities["wang"] == 0.0
+    assert rarities["willett"] > 0.7
 
 
 def test_family_rarity_on_real_qian_names_sets_rare_surnames_above_common_ones():
@@ -147,3 +159,62 @@ def test_missing_default_sets_say_where_they_are_looked_for(
     settings.WOVEPAPER_DATA_DIR = tmp_path
     with pytest.raises(CommandError, match="set WOVEPAPER_DATA_DIR="):
         call_command(command, stdout=io.StringIO())
+
+
+def _s2and_copy(tmp_path, **replace) -> Path:
+    """The real S2AND dummy set copied, with some files replaced by text."""
+    folder = tmp_path / "set"
+    shutil.copytree(settings.WOVEPAPER_DATA_DIR / "and/s2and/dummy", folder)
+    for name, text in replace.items():
+        (folder / f"{name}.json").write_text(text)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("broken", "problem"),
+    [
+        ({"clusters": "{not json"}, "JSONDecodeError"),
+        ({"signatures": "[1, 2]"}, "AttributeError"),
+        ({"clusters": "{}"}, "no mention has a gold cluster"),
+    ],
+)
+def test_a_broken_labelled_set_is_refused_naming_the_folder(tmp_path, broken, problem):
+    folder = _s2and_copy(tmp_path, **broken)
+    with pytest.raises(CommandError, match=f"{folder}.*{problem}"):
+        call_command("evaluate_matching", dataset=[folder], stdout=io.StringIO())
+
+
+def test_a_beard_set_without_its_clusters_file_is_refused(tmp_path):
+    (tmp_path / "wang_signatures.json").write_text("[]")
+    with pytest.raises(labelled.DatasetError, match="FileNotFoundError"):
+        labelled.load(tmp_path)
+
+
+def test_null_affiliations_of_an_s2and_signature_are_skipped(tmp_path):
+    folder = _s2and_copy(tmp_path)
+    signatures = json.loads((folder / "signatures.json").read_text())
+    first = next(iter(signatures.values()))
+    first["author_info"]["affiliations"] = [None, "Allen Institute for AI"]
+    (folder / "signatures.json").write_text(json.dumps(signatures))
+    data = labelled.load(folder)
+    assert {"allen"} <= set().union(*(v.affiliation_tokens for v in data.views))
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"folds": 1},
+        {"folds": -1},
+        {"learned_threshold": 0.0},
+        {"learned_threshold": float("nan")},
+        {"learned_threshold": 1.5},
+    ],
+)
+def test_evaluate_matching_refuses_folds_and_thresholds_it_cannot_use(option):
+    with pytest.raises(CommandError, match="must"):
+        call_command(
+            "evaluate_matching",
+            dataset=[settings.WOVEPAPER_DATA_DIR / "and/s2and/dummy"],
+            stdout=io.StringIO(),
+            **option,
+        )

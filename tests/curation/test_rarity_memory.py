@@ -8,7 +8,8 @@ import pytest
 from django.conf import settings
 
 from curation import selectors, services
-from tests.factories import AuthorshipFactory
+from curation.models import Proposal
+from tests.factories import AuthorshipFactory, PaperFactory
 from wovepaper.models import Authorship
 
 pytestmark = pytest.mark.django_db
@@ -44,6 +45,47 @@ def test_the_corpus_table_holds_family_rarities_counted_by_given_names():
         Authorship.objects.filter(family_name="Willett"), table
     )
     assert [v.family_rarity for v in views] == [0.5, 0.5]
+
+
+def test_names_the_remembered_table_never_counted_are_as_rare_as_one_use():
+    _corpus()
+    table = selectors.corpus_given_rarities(remembered=True)
+    later = AuthorshipFactory(given_name="Zoltan", family_name="Zyxwvut")
+    (view,) = selectors.authorship_views([later], table)
+    # The rarity of one use beside the table's commonest: 1 - log 2 / log(1 + 5)
+    # for given names (Wei, 5 mentions), 1 - log 2 / log(1 + 2) for families
+    # (Wang, 2 given names).
+    assert (table.given_unseen, table.family_unseen) == (0.613147, 0.36907)
+    assert (view.given_rarity, view.family_rarity) == (0.613147, 0.36907)
+    # A full run counts the new names as what they now are: the rarest.
+    fresh = selectors.corpus_given_rarities()
+    assert (fresh["zoltan"], fresh.family["zyxwvut"]) == (0.613147, 0.36907)
+
+
+def test_an_incremental_run_and_a_full_run_agree_on_new_rare_names():
+    _corpus()
+    selectors.corpus_given_rarities(remembered=True)
+    # Two papers of unrelated fields: the name is the evidence.
+    for field in ("math.AG", "q-bio.NC"):
+        AuthorshipFactory(
+            given_name="Zoltan",
+            family_name="Zyxwvut",
+            paper=PaperFactory(categories=[field], primary_category=field),
+        )
+
+    def proposed() -> list[tuple[str, int]]:
+        return sorted(
+            (p.kind, p.authorships.count())
+            for p in Proposal.objects.filter(block_key="zyxwvut z")
+        )
+
+    services.matching_run(block_keys=["zyxwvut z"])
+    incremental = proposed()
+    Proposal.objects.filter(block_key="zyxwvut z").delete()
+    services.matching_run()
+    # One person of a name no table had counted, in either run (the scores
+    # differ a little: the full run counts the name twice).
+    assert incremental == proposed() == [("new", 2)]
 
 
 def test_remembered_rarities_expire(settings):

@@ -116,3 +116,23 @@ def test_train_matcher_rejects_bad_threshold_and_folder(tmp_path):
         call_command("train_matcher", threshold=1.5, stdout=io.StringIO())
     with pytest.raises(CommandError, match="no wang_signatures.json"):
         call_command("train_matcher", dataset=[tmp_path], stdout=io.StringIO())
+
+
+@pytest.mark.django_db
+def test_a_model_trained_before_a_feature_existed_gives_it_the_default_weight():
+    from curation import selectors
+
+    # As stored by a train_matcher run before source ids and family rarity.
+    older = {
+        name: 1.0
+        for name in scoring.FEATURES
+        if name not in {"source_id", "source_id_conflict", "rare_family"}
+    }
+    MatcherModel.objects.create(
+        version="logreg-old", bias=-1.0, weights=older, threshold=0.4
+    )
+    weights = selectors.active_weights()
+    assert weights.version == "logreg-old"
+    assert weights.weights["source_id"] == scoring.WEIGHTS["source_id"]
+    assert weights.weights["rare_family"] == scoring.WEIGHTS["rare_family"]
+    assert weights.weights["name"] == 1.0

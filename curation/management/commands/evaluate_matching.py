@@ -109,7 +109,16 @@ class Command(BaseCommand):
         folders = options["dataset"] or [
             Path(settings.WOVEPAPER_DATA_DIR) / p for p in labelled.DEFAULT_SETS
         ]
-        learned_threshold = options["learned_threshold"] or DEFAULT_THRESHOLD
+        learned_threshold = options["learned_threshold"]
+        if learned_threshold is None:
+            learned_threshold = DEFAULT_THRESHOLD
+        elif not 0.0 < learned_threshold < 1.0:  # also refuses nan
+            raise CommandError("--learned-threshold must lie strictly between 0 and 1")
+        if options["folds"] < 0 or options["folds"] == 1:
+            raise CommandError(
+                "--folds must be 0 (no learned model) or at least 2 (train on "
+                "the other folds)"
+            )
         for folder in folders:
             if not folder.is_dir():
                 hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
@@ -201,10 +210,12 @@ class Command(BaseCommand):
                 + ", ".join(map(str, report["learned"]["untrained_folds"]))
                 + " had too few labelled pairs to train on: default weights)"
             )
-        w(
-            "  the learned model is scored on the folds it was not trained on; "
-            "by block size, default weights:"
-        )
+        if "learned" in report:
+            w(
+                "  the learned model is scored on the folds it was not trained "
+                "on (whole blocks and whole people held out)"
+            )
+        w("  by block size, default weights:")
         for band, s in report["ours_by_block_size"].items():
             w(
                 f"  blocks of {band:>9} mentions, {s['mentions']:>5} mentions in all: "
