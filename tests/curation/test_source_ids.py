@@ -3,6 +3,7 @@ OpenAlex works of TU9 universities (2022 schema) in shared/data."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -223,3 +224,22 @@ def test_a_researchers_own_openalex_id_is_read_as_its_survivor(tu9):
     # The slot moved to the survivor; the curated id on the researcher did not.
     assert Authorship.objects.get(pk=second.pk).openalex_author_id == "A9999999999"
     assert _attached_by_source_id(second) == researcher
+
+
+def test_a_profile_that_gains_an_orcid_refreshes_the_researchers_behind_it(tu9):
+    from harvest.records import AuthorProfileRecord
+    from harvest.services import source_author_upsert
+    from wovepaper.models import Researcher
+
+    first, _ = _schommers_moved()
+    researcher = _schommers_researcher(first)
+    before = Researcher.objects.get(pk=researcher).revision
+    profile = AuthorProfileRecord(
+        source="openalex", external_id=SCHOMMERS, name="Wolfram Schommers"
+    )
+    source_author_upsert(profile)  # created without an ORCID iD: nothing to read
+    assert Researcher.objects.get(pk=researcher).revision == before
+    source_author_upsert(dataclasses.replace(profile, orcid="0000-0002-1825-0097"))
+    assert Researcher.objects.get(pk=researcher).revision == before + 1
+    (view,) = _views(pk=first.pk)
+    assert "orcid:0000-0002-1825-0097" in view.source_ids
