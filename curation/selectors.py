@@ -356,19 +356,21 @@ class ResearcherSnapshot:
         return {p.id: p.revision for ps in self.profiles.values() for p in ps}
 
 
-# What a researcher's profile was built from: (revision, ORCID, locked) as read.
+# What a researcher's profile was built from: (revision, ORCID, locked, its own
+# source ids with their OpenAlex survivors) as read.
 _Head = tuple[int, str, bool, frozenset[str]]
 # One researcher's built profile, ``{ORCID iD: [authorship id]}`` of its
 # authorships that carry one, and what makes it a suspect (None for most).
 _Built = tuple[ProfileView, dict[str, list[int]], Suspect | None]
 # The profiles that incremental runs built, by database: the rarity table they
 # were built with, and ``{researcher id: (head, built)}`` least recently used
-# first. One is reused while its researcher's revision, ORCID and lock are
-# unchanged and the rarity table is the one remembered (so for at most
-# ``CURATION_RARITY_SECONDS``): every move of an authorship to or from a
-# researcher goes through curation.changes, and every harvest change of an
-# assigned authorship (deleted, given an ORCID iD or affiliations) through
-# harvest.services.upsert; both bump the revision.
+# first. One is reused while its researcher's head is unchanged and the rarity
+# table is the one remembered (so for at most ``CURATION_RARITY_SECONDS``):
+# every move of an authorship to or from a researcher goes through
+# curation.changes, every harvest change of an assigned authorship (deleted,
+# given an ORCID iD or affiliations) through harvest.services.upsert, and every
+# OpenAlex merge or new profile ORCID iD behind its slots through
+# harvest.services.authors; all bump the revision.
 PROFILE_MEMORY = 50_000
 _PROFILES: dict[str, tuple[NameRarities, OrderedDict[int, tuple]]] = {}
 

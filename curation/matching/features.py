@@ -58,8 +58,8 @@ class AuthorshipView:
             this authorship (:func:`affiliation_tokens`).
         given_rarity: how rare the full given name is in the corpus, in [0, 1]
             (:func:`given_name_rarities`); 0.0 for initials.
-        family_rarity: how few full given names the family name is printed
-            with in the corpus, in [0, 1] (:func:`family_name_rarities`).
+        family_rarity: how rare the family name is in the corpus, by the
+            people it stands for, in [0, 1] (:func:`family_name_rarities`).
         source_ids: the author ids the sources gave this byline slot, as
             ``"openalex:A5023888391"`` and ``"s2:1741101"`` (:func:`source_ids_of`),
             and ORCID iDs as ``"orcid:0000-0002-3666-1234"``: the slot's own and
@@ -102,7 +102,8 @@ class ProfileView:
             affiliation, or None with fewer than two such authorships (then
             ``affiliation_tokens`` stands for them).
         given_rarity, family_rarity: the highest of its authorships'.
-        source_ids: the union of its authorships' source author ids.
+        source_ids: the union of its authorships' source ids and the
+            researcher's own (``profile_of``).
         revision: the researcher's revision when the profile was read (0 for a
             cluster); a proposal records it, so that a later change makes it stale.
     """

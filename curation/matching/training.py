@@ -142,7 +142,8 @@ def block_folds(
     Clustering a fold of one person in ``folds`` would leave a block with a
     ``folds``-th of its namesakes, an easier task than the whole set and than
     the baselines, which are scored on whole blocks. S2AND's benchmark holds out
-    whole blocks for the same reason (Subramanian et al. 2021, section 4).
+    whole blocks for the same reason (Subramanian et al. 2021: its train, validation
+    and test sets are disjoint sets of blocks).
 
     Args:
         views: mentions with unique ``id`` and their ``block_key``.
