@@ -218,7 +218,7 @@ def _pair_scorer(
 
     def cannot_link(a: Sequence[int], b: Sequence[int]) -> bool:
         i, j = sorted((a[0], b[0]))
-        return "veto" in scored(i, j).evidence or conflicts[i, j]
+        return bool(scored(i, j).veto) or conflicts[i, j]
 
     return (lambda i, j: scored(i, j).pairwise_score), cannot_link, scores
 

@@ -59,26 +59,68 @@ class Weights:
 DEFAULT = Weights(MODEL_VERSION, BIAS, WEIGHTS)
 
 
-@dataclass(frozen=True)
 class Score:
     """A pairwise score and its explanation.
 
     Attributes:
         pairwise_score: probability-like score in [0, 1]; 0.0 exactly when the pair
             is impossible (names incompatible, or both on one paper).
-        evidence: ``{"features": {name: value}, "contributions": {name: logit},
-            "bias": float, "model_version": str}``.
+        veto: why the pair is impossible, or "" (see :func:`is_vetoed`).
+        evidence: ``{"features": {name: value}, "bias": float, "model_version":
+            str, "contributions": {name: logit}}`` (and ``"veto"`` when vetoed),
+            built when first read: clustering scores millions of pairs and
+            keeps the evidence of few.
+
+    Made by :func:`score` from the features as a dict (``values``), the model
+    (``weights``), each feature's logit contribution in :data:`FEATURES` order
+    (``logits``; None when vetoed) and the veto.
     """
 
-    pairwise_score: float
-    evidence: dict
+    __slots__ = ("pairwise_score", "veto", "_values", "_weights", "_logits", "_built")
+
+    def __init__(
+        self,
+        pairwise_score: float,
+        values: dict[str, float],
+        weights: Weights,
+        logits: list[float] | None = None,
+        veto: str = "",
+    ) -> None:
+        self.pairwise_score = pairwise_score
+        self.veto = veto
+        self._values = values
+        self._weights = weights
+        self._logits = logits
+        self._built: dict | None = None
+
+    @property
+    def evidence(self) -> dict:
+        """The pair's evidence (see the class docstring); the same dict each read."""
+        if self._built is None:
+            base = {
+                "features": self._values,
+                "bias": self._weights.bias,
+                "model_version": self._weights.version,
+            }
+            if self.veto:
+                self._built = {**base, "contributions": {}, "veto": self.veto}
+            else:
+                contributions = dict(zip(FEATURES, self._logits or (), strict=True))
+                self._built = {**base, "contributions": contributions}
+        return self._built
 
 
 def vector(features: Features) -> list[float]:
     """The model inputs of a pair, in :data:`FEATURES` order (co-authors capped)."""
-    values = features.as_dict()
-    values["coauthors"] = min(values["coauthors"], COAUTHOR_CAP)
-    return [float(values[name]) for name in FEATURES]
+    return _inputs(features.as_dict())
+
+
+def _inputs(values: dict[str, float]) -> list[float]:
+    """:func:`vector` of ``features.as_dict()``, which it leaves as it is."""
+    return [
+        float(min(values[name], COAUTHOR_CAP) if name == "coauthors" else values[name])
+        for name in FEATURES
+    ]
 
 
 def is_vetoed(features: Features) -> str:
@@ -106,16 +148,12 @@ def score(features: Features, weights: Weights = DEFAULT) -> Score:
         the evidence.
     """
     values = features.as_dict()
-    base = {"features": values, "bias": weights.bias, "model_version": weights.version}
     veto = is_vetoed(features)
     if veto:
-        return Score(0.0, {**base, "contributions": {}, "veto": veto})
-    contributions = {
-        name: round(weights.weights.get(name, 0.0) * value, 4)
-        for name, value in zip(FEATURES, vector(features), strict=True)
-    }
-    logit = weights.bias + sum(contributions.values())
-    return Score(
-        round(1.0 / (1.0 + math.exp(-logit)), 6),
-        {**base, "contributions": contributions},
-    )
+        return Score(0.0, values, weights, veto=veto)
+    logits = [
+        round(weights.weights.get(name, 0.0) * value, 4)
+        for name, value in zip(FEATURES, _inputs(values), strict=True)
+    ]
+    logit = weights.bias + sum(logits)
+    return Score(round(1.0 / (1.0 + math.exp(-logit)), 6), values, weights, logits)
