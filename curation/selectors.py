@@ -38,6 +38,7 @@ from curation.matching.features import (
 from curation.matching.overmerge import Suspicion
 from curation.models import Constraint, CurationEvent, MatcherModel, Proposal
 from curation.names import fold
+from harvest.models import SourceAuthor
 from wovepaper.models import Authorship, Researcher
 
 T = TypeVar("T")
@@ -47,7 +48,7 @@ T = TypeVar("T")
 CHUNK = 2000
 
 
-def _chunks(ids: list[int], size: int = CHUNK) -> Iterable[list[int]]:
+def _chunks(ids: list[T], size: int = CHUNK) -> Iterable[list[T]]:
     for start in range(0, len(ids), size):
         yield ids[start : start + size]
 
@@ -156,8 +157,6 @@ def _profile_orcids(rows: list[tuple]) -> dict[tuple[str, str], str]:
         :class:`~harvest.models.SourceAuthor` profiles (not deleted, with an
         ORCID); no query when no row carries a source author id.
     """
-    from harvest.models import SourceAuthor
-
     wanted = {
         "openalex": {row[_OPENALEX] for row in rows if row[_OPENALEX]},
         "semanticscholar": {row[_S2] for row in rows if row[_S2]},
@@ -521,8 +520,6 @@ def _merged_survivors(source_ids: set[str]) -> dict[str, str]:
     researcher's own id, set by a curator, keeps meeting the slots that the
     merge moved to the survivor (harvest.services.authors). No query when no
     OpenAlex id is given."""
-    from harvest.models import SourceAuthor
-
     wanted = sorted(i.split(":", 1)[1] for i in source_ids if i.startswith("openalex:"))
     if not wanted:
         return {}
