@@ -5,9 +5,10 @@ times as needed, each copy re-keyed: a new arXiv id (``3001.00001`` ...) and its
 suffixed, so every copy is a new paper with its real title, abstract and byline.
 Each size is harvested by ``harvest.services.harvest_files`` (what ``manage.py
 harvest arxiv --dir`` runs) into an emptied database, in a child process of its own
-so its peak RSS is its own. A baseline in the same run harvests the smallest size
+so its peak RSS is its own. Two baselines in the same run: the first size
+without prepare workers (parsed in the harvest's own process), and 2,000 papers
 one record at a time (``BATCH_RECORDS = 1``: how every record was written before
-batching) for the ratio.
+batching).
 
 Usage::
 
@@ -17,9 +18,16 @@ Usage::
 
 The database must be disposable: it is migrated and emptied. ``--json`` prints one
 JSON object ``{"<size>": {"papers": n, "seconds": s, "papers_per_s": r,
-"peak_rss_mb": m}, ..., "baseline": {...}, "byline": {...}}``; ``--byline`` prints
-only the seconds to write a 3,000-author byline and its reordered next version.
-The PostgreSQL server's own memory is not in the RSS figures (another process).
+"peak_rss_mb": m, "worker_peak_rss_mb": w, "cpu_s": {"harvest", "workers",
+"postgres"}, "workers": k}, ..., "no_workers": {...}, "baseline": {...},
+"byline": {...}, "host_loop_s": t}``; ``--byline`` prints only the seconds to
+write a 3,000-author byline and its reordered next version. The PostgreSQL
+server's own memory is not in the RSS figures (another process); its CPU is,
+read from ``/proc`` for the backend serving the harvest (when the server runs on
+this machine). ``no_workers`` is the first size without prepare workers
+(``HARVEST_PREPARE_WORKERS=0``), for the ratio; ``host_loop_s`` is the seconds
+of a fixed Python loop on this host (:func:`host_speed`), so figures from
+different hosts compare.
 """
 
 from __future__ import annotations
@@ -90,25 +98,68 @@ def write_corpus(size: int, folder: Path, sources: list[Path]) -> int:
     return written
 
 
-def one_size(size: int, batch: int) -> dict:
-    """In this process: empty the database, harvest ``size`` papers, measure."""
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (``/proc/<pid>/stat``,
+    fields 14 and 15, proc(5))."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _rusage_cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def one_size(size: int, batch: int, workers: int | None) -> dict:
+    """In this process: empty the database, harvest ``size`` papers, measure.
+
+    Args:
+        size: papers to ingest.
+        batch: records a batch (``BATCH_RECORDS``).
+        workers: ``HARVEST_PREPARE_WORKERS`` (None: the setting's default).
+
+    Returns:
+        The figures, with the CPU seconds of the harvest's process, of its
+        prepare workers, and of its PostgreSQL backend (the server process
+        serving its connection, read from ``/proc``).
+    """
+    from django.conf import settings
     from django.core.management import call_command
+    from django.db import connection
 
     from harvest import services
     from harvest.services import files
+    from harvest.services.prepare import prepare_workers
     from wovepaper.models import Authorship, Paper
 
     call_command("migrate", verbosity=0)
     call_command("flush", interactive=False, verbosity=0)
     files.BATCH_RECORDS = batch
+    if workers is not None:
+        settings.HARVEST_PREPARE_WORKERS = workers
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]
+    try:
+        _cpu_seconds(backend)
+    except OSError:  # a server on another machine
+        backend = None
     with tempfile.TemporaryDirectory(prefix="wovepaper-ingest-") as tmp:
         folder = Path(tmp)
-        from django.conf import settings
-
         write_corpus(size, folder, real_abs_files(Path(settings.WOVEPAPER_DATA_DIR)))
+        cpu = (
+            _rusage_cpu(resource.RUSAGE_SELF),
+            _rusage_cpu(resource.RUSAGE_CHILDREN),
+            _cpu_seconds(backend) if backend else 0.0,
+        )
         started = time.perf_counter()
         run = services.harvest_files(source="arxiv", root=folder)
         seconds = time.perf_counter() - started
+        cpu = (
+            _rusage_cpu(resource.RUSAGE_SELF) - cpu[0],
+            _rusage_cpu(resource.RUSAGE_CHILDREN) - cpu[1],
+            (_cpu_seconds(backend) - cpu[2]) if backend else None,
+        )
     papers = Paper.objects.count()
     return {
         "papers": papers,
@@ -119,8 +170,29 @@ def one_size(size: int, batch: int) -> dict:
         "peak_rss_mb": round(
             resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1
         ),
+        # The largest prepare worker (they are waited for when the pool stops).
+        "worker_peak_rss_mb": round(
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
+        ),
+        "cpu_s": {
+            "harvest": round(cpu[0], 2),
+            "workers": round(cpu[1], 2),
+            "postgres": None if cpu[2] is None else round(cpu[2], 2),
+        },
         "batch": batch,
+        "workers": prepare_workers(),
     }
+
+
+def host_speed() -> float:
+    """Seconds this host takes for a fixed pure-Python loop (20 million
+    additions, one core): papers/s figures from different hosts compare once
+    divided by it. A 2024 desktop core takes about 1 s."""
+    started = time.perf_counter()
+    total = 0
+    for i in range(20_000_000):
+        total += i
+    return round(time.perf_counter() - started, 2)
 
 
 def big_byline(authors: int = 3000) -> dict:
@@ -173,14 +245,12 @@ def big_byline(authors: int = 3000) -> dict:
     }
 
 
-def in_child(size: int, batch: int) -> dict:
+def in_child(size: int, batch: int, workers: int | None = None) -> dict:
     """:func:`one_size` in a fresh interpreter, so its peak RSS is its own."""
-    out = subprocess.run(
-        [sys.executable, __file__, "--one", str(size), "--batch", str(batch)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    argv = [sys.executable, __file__, "--one", str(size), "--batch", str(batch)]
+    if workers is not None:
+        argv += ["--workers", str(workers)]
+    out = subprocess.run(argv, check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -194,43 +264,66 @@ def main() -> None:
     )
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--batch", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--workers", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         from harvest.services import BATCH_RECORDS
 
-        print(json.dumps(one_size(args.one, args.batch or BATCH_RECORDS)))
+        print(json.dumps(one_size(args.one, args.batch or BATCH_RECORDS, args.workers)))
         return
     if args.byline:
         print(json.dumps(big_byline()))
         return
-    results: dict[str, dict] = {}
+    results: dict[str, dict] = {"host_loop_s": host_speed()}
     if args.baseline:
-        results["baseline"] = in_child(args.baseline, 1)
+        results["baseline"] = in_child(args.baseline, 1, workers=0)
     from harvest.services import BATCH_RECORDS
 
-    for size in (int(s) for s in args.sizes.split(",")):
+    sizes = [int(s) for s in args.sizes.split(",")]
+    # The same first size batched without workers: what the workers add.
+    results["no_workers"] = in_child(sizes[0], BATCH_RECORDS, workers=0)
+    for size in sizes:
         results[str(size)] = in_child(size, BATCH_RECORDS)
     results["byline"] = big_byline()
     if args.json:
         print(json.dumps(results))
         return
     print(
-        f"{'corpus':>22} {'papers':>8} {'authorships':>12} {'seconds':>8} "
-        f"{'papers/s':>9} {'peak RSS MB':>12}"
+        f"host: a fixed Python loop takes {results.pop('host_loop_s')} s "
+        "(a 2024 desktop core: about 1 s)"
+    )
+    print(
+        f"{'corpus':>30} {'papers':>8} {'authorships':>12} {'seconds':>8} "
+        f"{'papers/s':>9} {'peak RSS MB':>12} {'CPU s: harvest/workers/postgres':>32}"
     )
     base = results.get("baseline")
+    alone = results["no_workers"]
     big = results.pop("byline")
     for name, r in results.items():
-        label = f"{r['papers']} one by one" if name == "baseline" else f"{name} batched"
-        ratio = (
-            f"  {r['papers_per_s'] / base['papers_per_s']:.1f}x the one-by-one rate"
-            if base and name != "baseline"
-            else ""
-        )
+        if name == "baseline":
+            label = f"{r['papers']} one by one"
+        elif name == "no_workers":
+            label = f"{r['papers']} batched, no workers"
+        else:
+            label = f"{name} batched, {r['workers']} workers"
+        ratios = []
+        if name not in {"baseline", "no_workers"}:
+            ratios.append(
+                f"{r['papers_per_s'] / alone['papers_per_s']:.2f}x without workers"
+            )
+        if base and name != "baseline":
+            ratios.append(f"{r['papers_per_s'] / base['papers_per_s']:.1f}x one by one")
+        cpu = r["cpu_s"]
+        cpu_text = f"{cpu['harvest']}/{cpu['workers']}/{cpu['postgres']}"
+        rss = f"{r['peak_rss_mb']}+{r['worker_peak_rss_mb']}"
         print(
-            f"{label:>22} {r['papers']:>8} {r['authorships']:>12} {r['seconds']:>8} "
-            f"{r['papers_per_s']:>9} {r['peak_rss_mb']:>12}{ratio}"
+            f"{label:>30} {r['papers']:>8} {r['authorships']:>12} {r['seconds']:>8} "
+            f"{r['papers_per_s']:>9} {rss:>12} {cpu_text:>32}  {', '.join(ratios)}"
         )
+    print(
+        "peak RSS: the harvest's process + its largest prepare worker (the "
+        "PostgreSQL server's memory is not counted)"
+    )
     print(
         f"a {big['authors']:,}-author byline: created in {big['create_s']} s, its "
         f"next version with every slot moved in {big['reordered_version_s']} s"

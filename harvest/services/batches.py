@@ -8,50 +8,35 @@ from collections.abc import Callable
 from django.db import DatabaseError, DataError, IntegrityError, connection, transaction
 
 from harvest.models import HarvestRun, RawRecord
-from harvest.records import (
-    PaperRecord,
-    RawItem,
-    RecordError,
-    clean_record,
-    clean_text,
+from harvest.records import RawItem, RecordError, clean_text
+from harvest.services.json_rows import papers_insert, row_defaults
+from harvest.services.prepare import WORK_IDS, Ready, parsed, ready_record
+from harvest.services.raw import (
+    RawKey,
+    RecordParser,
+    _mark,
+    raw_key,
+    raw_records_found,
+    raw_records_store,
 )
-from harvest.services.copy_rows import papers_copy
-from harvest.services.raw import RecordParser, _mark, raw_records_store
-from harvest.services.upsert import (
-    NO_WORK_ID,
-    _authorship_fields,
-    _check_limits,
-    _has_work_id,
-    _institutions_link,
-    _merge_versions,
-    _paper_fields,
-    paper_upsert,
-)
+from harvest.services.upsert import _institutions_link, paper_upsert
 from wovepaper.models import Authorship, Institution, Paper
 from wovepaper.search import search_vectors_refresh
-from wovepaper.text import slug_for
 
 logger = logging.getLogger(__name__)
 
+_PARSED = RawRecord.Status.PARSED
 
-def _parsed(item: RawItem, parse: RecordParser) -> PaperRecord:
-    """Parse one item; a parser bug is a RecordError naming it, not a crash."""
-    if item.problem:
-        raise RecordError(item.problem)
-    try:
-        return parse(item)
-    except RecordError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a parser bug costs one record only
-        raise RecordError(
-            f"unexpected parser error {type(exc).__name__}: {exc}"
-        ) from exc
+
+def _failure(item: RawItem, exc: Exception | str) -> str:
+    """What a raw record's error says: the problem, naming the record's place."""
+    return str(exc) if item.locator in str(exc) else f"{item.locator}: {exc}"
 
 
 def _record_failed(
     run: HarvestRun, source: str, item: RawItem, raw: RawRecord, exc: Exception
 ) -> None:
-    message = str(exc) if item.locator in str(exc) else f"{item.locator}: {exc}"
+    message = _failure(item, exc)
     logger.warning(
         "harvest %s record failed: %s",
         source,
@@ -67,7 +52,7 @@ def _record_failed(
     run.records_failed += 1
 
 
-def _fresh(records: list[tuple[RawItem, RawRecord, PaperRecord]]) -> tuple[list, list]:
+def _fresh(records: list[tuple[RawItem, RawRecord, Ready]]) -> tuple[list, list]:
     """Split parsed records into those that make new papers and the rest.
 
     A record is fresh when no stored paper holds its arXiv id, DOI, OpenAlex or S2 id
@@ -75,10 +60,8 @@ def _fresh(records: list[tuple[RawItem, RawRecord, PaperRecord]]) -> tuple[list,
     upserted one by one after the batch's papers exist, so they find them).
     """
     ids = {
-        "arxiv_id": {r.arxiv_id for _, _, r in records if r.arxiv_id},
-        "doi": {r.doi for _, _, r in records if r.doi},
-        "openalex_id": {r.openalex_id for _, _, r in records if r.openalex_id},
-        "s2_id": {r.s2_id for _, _, r in records if r.s2_id},
+        name: {ready.work_ids[name] for _, _, ready in records} - {""}
+        for name in WORK_IDS
     }
     taken = {
         name: set(
@@ -90,9 +73,9 @@ def _fresh(records: list[tuple[RawItem, RawRecord, PaperRecord]]) -> tuple[list,
     }
     fresh, rest = [], []
     for entry in records:
-        record = entry[2]
-        keys = {name: getattr(record, name) for name in taken if getattr(record, name)}
-        if record.deleted or any(v in taken[n] for n, v in keys.items()):
+        ready = entry[2]
+        keys = {name: value for name, value in ready.work_ids.items() if value}
+        if ready.deleted or any(v in taken[n] for n, v in keys.items()):
             rest.append(entry)
             continue
         for name, value in keys.items():
@@ -101,49 +84,22 @@ def _fresh(records: list[tuple[RawItem, RawRecord, PaperRecord]]) -> tuple[list,
     return fresh, rest
 
 
-def _paper_values(raw: RawRecord, record: PaperRecord) -> dict:
-    """A fresh paper's field values (attribute names), as its first upsert sets."""
-    return {
-        "arxiv_id": record.arxiv_id or None,
-        "doi": record.doi or None,
-        "openalex_id": record.openalex_id or None,
-        "s2_id": record.s2_id or None,
-        "published": record.published,
-        "published_precision": record.published_precision,
-        "versions": _merge_versions([], record),
-        "source_hash": raw.content_hash,
-        "text_source": record.source,
-        "cited_by_count": record.cited_by_count,
-        "slug": slug_for(record.title, fallback="paper"),
-        **_paper_fields(record),
-    }
-
-
-def _papers_bulk_create(records: list[tuple[RawItem, RawRecord, PaperRecord]]) -> None:
+def _papers_bulk_create(records: list[tuple[RawItem, RawRecord, Ready]]) -> None:
     """Create the papers and bylines of fresh records in a few statements.
 
-    On PostgreSQL with ``COPY`` (:func:`harvest.services.copy_rows.papers_copy`:
-    five statements, search vectors computed as the papers go in); elsewhere
-    (SQLite, the embedded demo) with ``bulk_create`` and a vector refresh.
+    On PostgreSQL as one JSON document (:func:`harvest.services.json_rows.
+    papers_insert`: two statements, search vectors computed as the papers go
+    in); elsewhere (SQLite, the embedded demo) with ``bulk_create`` and a vector
+    refresh.
 
     Raises:
         IntegrityError, DataError: a row the database refuses (the caller then
             upserts the records one by one).
     """
-    values = [
-        (
-            _paper_values(raw, record),
-            [
-                {"position": position, **_authorship_fields(author)}
-                for position, author in enumerate(record.authors, start=1)
-            ],
-        )
-        for _, raw, record in records
-    ]
     if connection.vendor == "postgresql":
-        ids = papers_copy(values)
-        papers = [Paper(pk=pk) for pk in ids]
+        ids = papers_insert([ready.doc for _, _, ready in records])
     else:
+        values = [ready.rows for _, _, ready in records]
         papers = [Paper(**paper) for paper, _ in values]
         Paper.objects.bulk_create(papers)
         Authorship.objects.bulk_create(
@@ -151,9 +107,11 @@ def _papers_bulk_create(records: list[tuple[RawItem, RawRecord, PaperRecord]]) -
             for paper, (_, slots) in zip(papers, values, strict=True)
             for slot in slots
         )
-        search_vectors_refresh(paper_ids=[p.pk for p in papers])
-    for paper, (_, _, record) in zip(papers, records, strict=True):
-        _institutions_link(paper=paper, authors=record.authors)
+        ids = [p.pk for p in papers]
+        search_vectors_refresh(paper_ids=ids)
+    for pk, (_, _, ready) in zip(ids, records, strict=True):
+        if ready.linked:
+            _institutions_link(paper=Paper(pk=pk), authors=ready.record.authors)
 
 
 def harvest_batch(
@@ -163,6 +121,7 @@ def harvest_batch(
     items: list[RawItem],
     parse: RecordParser,
     reparse: bool = False,
+    prepared: list[tuple[RawKey, Ready]] | None = None,
 ) -> None:
     """Store, parse and upsert a batch of raw records, as :func:`harvest_record`
     does one by one, with new papers written in bulk.
@@ -179,32 +138,60 @@ def harvest_batch(
         items: the raw records, in source order.
         parse: the parser for these records.
         reparse: parse and upsert even payloads parsed before.
+        prepared: each item's raw key and parse, made ahead by a
+            :class:`~harvest.services.prepare.PreparePool`, in the items' order;
+            None to parse here (only the records not parsed before).
 
     Raises:
+        ValueError: ``prepared`` does not have one entry per item (a bug).
         DatabaseError: other than integrity and data errors (a lost connection):
             transient, the run resumes from its cursor.
     """
-    raws = raw_records_store(run=run, source=source, items=items)
+    if prepared is not None and len(prepared) != len(items):
+        raise ValueError(f"{len(prepared)} prepared records for {len(items)} items")
+    keys = (
+        [raw_key(item) for item in items]
+        if prepared is None
+        else [key for key, _ in prepared]
+    )
+    found = raw_records_found(source=source, keys=keys)
+    defaults = row_defaults()
     run.records_seen += len(items)
-    parsed = []
-    seen_raw: set[int] = set()
-    for item, raw in zip(items, raws, strict=True):
-        if (
-            raw.status == RawRecord.Status.PARSED and not reparse
-        ) or raw.pk in seen_raw:
+    # Parsed before the raw records are written, so a new one is stored with its
+    # outcome (the same transaction holds both).
+    parses: dict[int, Ready] = {}
+    seen: set[tuple[str, str]] = set()
+    for index, (item, key) in enumerate(zip(items, keys, strict=True)):
+        pair = (key.external_id, key.digest)
+        before = found.get(pair)
+        parsed_before = before is not None and before.status == _PARSED
+        if (parsed_before and not reparse) or pair in seen:
             run.papers_unchanged += 1
             continue
-        seen_raw.add(raw.pk)
-        try:
-            record = clean_record(_parsed(item, parse))
-            if not _has_work_id(record):
-                raise RecordError(f"{record.external_id}: {NO_WORK_ID}")
-            _check_limits(record)
-        except RecordError as exc:
-            _record_failed(run, source, item, raw, exc)
+        seen.add(pair)
+        parses[index] = (
+            ready_record(item, parse, key.digest, defaults)
+            if prepared is None
+            else prepared[index][1]
+        )
+
+    def outcome(index: int) -> tuple[str, str]:
+        ready = parses[index]
+        if ready.error:
+            return RawRecord.Status.FAILED, _failure(items[index], ready.error)
+        return RawRecord.Status.PARSED, ""
+
+    raws = raw_records_store(
+        run=run, source=source, items=items, keys=keys, found=found, outcome=outcome
+    )
+    readies = []
+    for index, ready in parses.items():
+        item, raw = items[index], raws[index]
+        if ready.error:
+            _record_failed(run, source, item, raw, RecordError(ready.error))
             continue
-        parsed.append((item, raw, record))
-    fresh, rest = _fresh(parsed)
+        readies.append((item, raw, ready))
+    fresh, rest = _fresh(readies)
     if fresh:
         try:
             with transaction.atomic():
@@ -216,15 +203,20 @@ def harvest_batch(
         except (ValueError, OverflowError):  # a value a database driver refused
             rest = fresh + rest
         else:
-            RawRecord.objects.filter(pk__in=[raw.pk for _, raw, _ in fresh]).update(
-                status=RawRecord.Status.PARSED, error=""
-            )
+            # Written only for raw records stored before and parsed again.
+            unmarked = [
+                raw for _, raw, _ in fresh if raw.status != _PARSED or raw.error
+            ]
+            if unmarked:
+                RawRecord.objects.filter(pk__in=[raw.pk for raw in unmarked]).update(
+                    status=_PARSED, error=""
+                )
             run.papers_created += len(fresh)
-    order = {id(entry): index for index, entry in enumerate(parsed)}
-    for item, raw, record in sorted(rest, key=lambda entry: order[id(entry)]):
+    order = {id(entry): index for index, entry in enumerate(readies)}
+    for item, raw, ready in sorted(rest, key=lambda entry: order[id(entry)]):
         try:
             with transaction.atomic():
-                result = paper_upsert(record=record, record_hash=raw.content_hash)
+                result = paper_upsert(record=ready.record, record_hash=raw.content_hash)
         except (RecordError, IntegrityError, DataError) as exc:
             _record_failed(run, source, item, raw, exc)
             continue
@@ -302,7 +294,7 @@ def entities_batch(
             continue
         try:
             with transaction.atomic():
-                outcome = upsert(_parsed(item, parse), raw)
+                outcome = upsert(parsed(item, parse), raw)
         except (RecordError, IntegrityError, DataError) as exc:
             _record_failed(run, source, item, raw, exc)
             continue

@@ -1,13 +1,4 @@
-"""New papers and their bylines written with PostgreSQL ``COPY`` (the bulk path).
-
-A batch of fresh papers costs five statements whatever its size: one asks the
-paper id sequence for the batch's ids, one ``COPY`` streams the authorships
-straight into their table, one creates a staging table (temporary, dropped at
-commit, so it always has the paper table's current columns), one ``COPY``
-streams the papers into it, and one ``INSERT ... SELECT`` moves them into
-``wovepaper_paper`` computing each search vector on the way
-(:data:`wovepaper.search.VECTOR_SQL`), so every paper row and its indexes are
-written once, not inserted and then updated.
+"""Rows written with PostgreSQL ``COPY``: raw records in bulk.
 
 ``COPY`` is PostgreSQL's fastest way in ("Populating a Database", PostgreSQL 15
 manual, 14.4.2: "Use COPY"); psycopg 3 streams the rows while the server inserts
@@ -17,9 +8,8 @@ preparing each value field by field, and quoting them. Rows are built here from
 the same field values ``bulk_create`` would store; model defaults, ``auto_now``
 and ``auto_now_add`` are applied alike.
 
-Authorships reference papers that do not exist yet until the last statement: the
-foreign key is checked at commit (Django creates PostgreSQL foreign keys
-``DEFERRABLE INITIALLY DEFERRED``).
+New papers and their bylines go in as one JSON document instead
+(:mod:`harvest.services.json_rows`), which costs the writing process less.
 """
 
 from __future__ import annotations
@@ -31,13 +21,6 @@ from django.db import connection
 from django.db.models import JSONField, Model
 from django.utils import timezone
 from psycopg.types.json import Jsonb
-
-from wovepaper.models import Authorship, Paper
-from wovepaper.search import VECTOR_SQL
-
-_STAGE = "wovepaper_paper_stage"
-# The byline's names as printed, one string per paper, for the search vector.
-_NAMES = "byline_names"
 
 
 def _columns(model: type[Model], *, skip: Sequence[str] = ()) -> list:
@@ -139,76 +122,5 @@ def rows_copy(model: type[Model], rows: list[dict[str, Any]]) -> list[int]:
                 _row(plan, {**values, "id": pk}, now)
                 for pk, values in zip(ids, rows, strict=True)
             ),
-        )
-    return ids
-
-
-def papers_copy(papers: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> list[int]:
-    """Write new papers and their authorships with ``COPY``; PostgreSQL only.
-
-    Call inside a transaction (the deferred foreign keys are checked at its
-    commit). Nothing is written for an empty list.
-
-    Args:
-        papers: one ``(paper_values, authorship_values)`` per paper, where
-            ``paper_values`` maps Paper attribute names to values (no ``id``,
-            no ``search_vector``) and ``authorship_values`` holds one mapping of
-            Authorship attribute names per byline slot (no ``id`` or
-            ``paper_id``), ``position`` included.
-
-    Returns:
-        The new papers' ids, in the order given.
-
-    Raises:
-        django.db.DataError, django.db.IntegrityError: a row the database
-            refuses (a value too long for its column, an identifier some paper
-            already holds); the statement and the whole batch fail, as with
-            ``bulk_create``.
-    """
-    if not papers:
-        return []
-    ids = ids_take(Paper, len(papers))
-    now = timezone.now()
-    paper_fields = _columns(Paper, skip=("search_vector",))
-    slot_fields = _columns(Authorship, skip=("id",))
-    paper_plan, slot_plan = _plan(paper_fields), _plan(slot_fields)
-    stage_columns = ", ".join(connection.ops.quote_name(f.column) for f in paper_fields)
-    with connection.cursor() as cursor, connection.wrap_database_errors:
-        raw = cursor.cursor  # psycopg's own cursor: COPY is not in Django's API
-        _copy(
-            raw,
-            "wovepaper_authorship",
-            slot_fields,
-            (
-                _row(slot_plan, {**slot, "paper_id": pk}, now)
-                for pk, (_, slots) in zip(ids, papers, strict=True)
-                for slot in slots
-            ),
-        )
-        raw.execute(
-            f"CREATE TEMP TABLE IF NOT EXISTS {_STAGE} "
-            f"(LIKE wovepaper_paper, {_NAMES} text) ON COMMIT DROP"
-        )
-        _copy(
-            raw,
-            _STAGE,
-            paper_fields,
-            (
-                (
-                    *_row(paper_plan, {**values, "id": pk}, now),
-                    " ".join(slot["raw_name"] for slot in slots),
-                )
-                for pk, (values, slots) in zip(ids, papers, strict=True)
-            ),
-            extra=(_NAMES,),
-        )
-        vector = VECTOR_SQL.format(
-            title="s.title", names=f"s.{_NAMES}", abstract="s.abstract"
-        )
-        raw.execute(
-            f"WITH s AS (DELETE FROM {_STAGE} RETURNING *) "  # noqa: S608
-            f"INSERT INTO wovepaper_paper ({stage_columns}, search_vector) "
-            f"SELECT {', '.join(f's.{c}' for c in stage_columns.split(', '))}, "
-            f"{vector} FROM s"
         )
     return ids

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from harvest.records import (
     file_locator,
 )
 from harvest.services.batches import harvest_batch, institutions_batch
+from harvest.services.prepare import PendingBatch, PreparePool, prepare_workers
 from harvest.services.raw import FileReader, RecordParser
 from harvest.services.runs import harvest_run_finish, harvest_run_start
 from harvest.sources.json_answers import saved_answer_items
@@ -87,16 +90,13 @@ def arxiv_files(root: Path) -> list[Path]:
 
 
 def _file_items(
-    path: Path, root: Path | None, reader: FileReader, run: HarvestRun
+    path: Path, root: Path | None, reader: FileReader, skipped: list[dict]
 ) -> Iterable[RawItem]:
     try:
         yield from reader.split(path, root)
     except NotARecordFile as exc:
         logger.info("skipped %s", exc)
-        run.files_skipped = [
-            *run.files_skipped,
-            {"file": file_locator(path, root), "reason": str(exc)},
-        ]
+        skipped.append({"file": file_locator(path, root), "reason": str(exc)})
     except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
         if isinstance(exc, DatabaseError):
             raise
@@ -206,6 +206,29 @@ def _first_entry(path: Path) -> object:
     if isinstance(data, list):
         return next((e for e in data if e is not None), None)
     return data
+
+
+@dataclass
+class _Batch:
+    """Records read from files and not written yet.
+
+    Attributes:
+        items: the raw records.
+        parse, write: how they are parsed and written (the reader's; None: the
+            source's own writer).
+        done: the run's cursor once the batch is written (files completed).
+        files: how many files it completes (for the progress bar).
+        skipped: files skipped while reading it, added to the run when written.
+        pending: its preparation by a :class:`PreparePool`, when one runs.
+    """
+
+    items: list[RawItem] = field(default_factory=list)
+    parse: RecordParser | None = None
+    write: Callable[..., None] | None = None
+    done: int = 0
+    files: int = 0
+    skipped: list[dict] = field(default_factory=list)
+    pending: PendingBatch | None = None
 
 
 # How each source's files are found and read.
@@ -332,52 +355,79 @@ def harvest_files(
     # Files are read into batches of about BATCH_RECORDS records sharing a parser;
     # each batch, the run's counts and the cursor (files done) commit together, so
     # a killed run resumes at the first file of the batch that did not land.
-    batch: list[RawItem] = []
-    batch_parse: RecordParser | None = None
-    batch_write: Callable[..., None] | None = None
-    done, files_in_batch = start, 0
+    # Papers batches after the first are prepared by forked workers while earlier
+    # ones are written (harvest.services.prepare), up to one batch per worker ahead.
+    workers = prepare_workers()
+    pool: PreparePool | None = None
+    ahead: deque[_Batch] = deque()
+    batch = _Batch(done=start)
 
-    def flush() -> None:
-        nonlocal batch, batch_parse, batch_write, files_in_batch
+    def write(ready: _Batch) -> None:
         with transaction.atomic():
-            if batch:
-                (batch_write or kind.write)(
+            if ready.items:
+                extra = {}
+                if ready.pending is not None:
+                    prepared = ready.pending.result()
+                    if prepared is not None:
+                        extra["prepared"] = prepared
+                (ready.write or kind.write)(
                     run=run,
                     source=source,
-                    items=batch,
-                    parse=batch_parse,
+                    items=ready.items,
+                    parse=ready.parse,
                     reparse=reparse,
+                    **extra,
                 )
-            run.cursor = str(done)
+            run.files_skipped = [*run.files_skipped, *ready.skipped]
+            run.cursor = str(ready.done)
             run.save()
         if progress:
-            progress(files_in_batch)
-        batch, batch_parse, batch_write, files_in_batch = [], None, None, 0
+            progress(ready.files)
 
-    for index, path in enumerate(files[start:], start=start):
-        name = file_locator(path, base)
-        try:
-            reader = kind.reader_for(path)
-        except RecordError as exc:
-            logger.warning("%s", exc, extra={"harvest_run": run.pk, "file": str(path)})
-            reason = f"{name}: {str(exc).removeprefix(f'{path}: ')}"
-            run.files_skipped = [*run.files_skipped, {"file": name, "reason": reason}]
-            done, files_in_batch = index + 1, files_in_batch + 1
-            continue
-        skipped_before = len(run.files_skipped)
-        items = list(_file_items(path, base, reader, run))
-        if not items and len(run.files_skipped) == skipped_before:
-            run.files_skipped = [
-                *run.files_skipped,
-                {"file": name, "reason": f"{name}: no records in it"},
-            ]
-        if batch and (reader.parse, reader.write) != (batch_parse, batch_write):
-            flush()
-        batch += items
-        batch_parse, batch_write = reader.parse, reader.write
-        done, files_in_batch = index + 1, files_in_batch + 1
-        if len(batch) >= BATCH_RECORDS:
-            flush()
-    if files_in_batch:
-        flush()
+    def close_batch() -> None:
+        nonlocal batch, pool, closed
+        papers = bool(batch.items) and (batch.write or kind.write) is harvest_batch
+        # A harvest of one batch starts no workers.
+        if papers and workers and pool is None and closed:
+            pool = stack.enter_context(PreparePool(workers))
+        closed += 1
+        if papers and pool is not None:
+            batch.pending = pool.submit(batch.items, batch.parse)
+        ahead.append(batch)
+        batch = _Batch(done=batch.done)
+        while len(ahead) > (pool.workers if pool is not None else 0):
+            write(ahead.popleft())
+
+    closed = 0
+    with ExitStack() as stack:
+        for index, path in enumerate(files[start:], start=start):
+            name = file_locator(path, base)
+            try:
+                reader = kind.reader_for(path)
+            except RecordError as exc:
+                logger.warning(
+                    "%s", exc, extra={"harvest_run": run.pk, "file": str(path)}
+                )
+                reason = f"{name}: {str(exc).removeprefix(f'{path}: ')}"
+                batch.skipped.append({"file": name, "reason": reason})
+                batch.done, batch.files = index + 1, batch.files + 1
+                continue
+            skipped: list[dict] = []
+            items = list(_file_items(path, base, reader, skipped))
+            if not items and not skipped:
+                reason = f"{name}: no records in it"
+                skipped.append({"file": name, "reason": reason})
+            same_reader = (reader.parse, reader.write) == (batch.parse, batch.write)
+            if batch.items and not same_reader:
+                close_batch()
+            batch.skipped += skipped
+            batch.items += items
+            batch.parse, batch.write = reader.parse, reader.write
+            batch.done, batch.files = index + 1, batch.files + 1
+            if len(batch.items) >= BATCH_RECORDS:
+                close_batch()
+        if batch.files:
+            close_batch()
+        while ahead:
+            write(ahead.popleft())
     return harvest_run_finish(run=run)

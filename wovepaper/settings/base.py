@@ -380,6 +380,13 @@ SPECTACULAR_SETTINGS = {
 WOVEPAPER_DATA_DIR = Path(
     os.environ.get("WOVEPAPER_DATA_DIR", BASE_DIR.parent / "shared" / "data")
 )
+# Worker processes a harvest from files forks to parse batches ahead of the one it
+# writes (harvest.services.prepare); unset: one per CPU; 0: parse in the process.
+HARVEST_PREPARE_WORKERS = (
+    int(os.environ["HARVEST_PREPARE_WORKERS"])
+    if os.environ.get("HARVEST_PREPARE_WORKERS", "").strip()
+    else None
+)
 # --- live harvesting ------------------------------------------------------------------
 # The contact address in every harvest request's User-Agent (Crossref's polite pool and
 # arXiv's terms of use ask for one).

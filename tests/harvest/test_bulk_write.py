@@ -1,12 +1,14 @@
-"""The COPY write path (harvest.services.copy_rows) stores what the one-by-one
-upsert stores, on the real arXiv .abs files, and falls back when PostgreSQL
-refuses a batch."""
+"""The bulk write path (new papers as one JSON document, harvest.services.json_rows;
+raw records with COPY, stored with their parse's outcome) stores what the
+one-by-one upsert stores, on the real arXiv .abs files, and falls back when
+PostgreSQL refuses a batch."""
 
 from __future__ import annotations
 
 import pytest
 from django.conf import settings
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from harvest import services
 from harvest.models import RawRecord
@@ -50,7 +52,7 @@ def _snapshot() -> dict:
     return out
 
 
-def test_copy_path_stores_what_the_one_by_one_upsert_stores(tmp_path):
+def test_bulk_path_stores_what_the_one_by_one_upsert_stores(tmp_path):
     files = _abs_files(tmp_path, 150)
     run = services.harvest_files(source="arxiv", root=tmp_path)
     assert run.papers_created == Paper.objects.count() == 150
@@ -76,12 +78,12 @@ def test_copy_path_stores_what_the_one_by_one_upsert_stores(tmp_path):
     assert sum(len(v["byline"]) for v in copied.values()) == Authorship.objects.count()
 
 
-def test_a_paper_stored_meanwhile_fails_the_copy_and_the_batch_is_upserted_instead(
+def test_a_paper_stored_meanwhile_fails_the_bulk_insert_and_the_batch_is_upserted(
     monkeypatch, tmp_path
 ):
-    """Between the batch's lookup of stored ids and its COPY, another harvest
-    stored one of its papers: the COPY is refused (unique arXiv id), nothing of it
-    stays, and every record of the batch is upserted one by one: that paper is
+    """Between the batch's lookup of stored ids and its insert, another harvest
+    stored one of its papers: the insert is refused (unique arXiv id), nothing of
+    it stays, and every record of the batch is upserted one by one: that paper is
     updated, not doubled, and the others are created."""
     files = _abs_files(tmp_path, 20)
     first = parse_abs(read_abs_file(files[0]))
@@ -116,3 +118,19 @@ def test_the_write_indexes_nobody_reads_are_gone():
         "wovepaper_paper_arxiv_id_key",
         "wovepaper_paper_search_vector_gin",
     } <= names
+
+
+def test_a_raw_record_is_written_once_with_its_parse_outcome(tmp_path):
+    """New raw records go in with the outcome of their parse (parsed, or failed
+    with the error naming them), not as pending and then updated."""
+    _abs_files(tmp_path, 30)
+    (tmp_path / "broken.abs").write_text("Title: a record with no identifier\n")
+    with CaptureQueriesContext(connection) as queries:
+        run = services.harvest_files(source="arxiv", root=tmp_path)
+    assert run.papers_created == 30
+    assert run.records_failed == 1
+    assert not [q for q in queries if q["sql"].startswith('UPDATE "harvest_rawrecord"')]
+    failed = RawRecord.objects.get(status=RawRecord.Status.FAILED)
+    assert failed.locator.endswith("broken.abs")
+    assert failed.error.startswith(failed.locator)
+    assert RawRecord.objects.filter(status=RawRecord.Status.PARSED).count() == 30

@@ -1,0 +1,160 @@
+"""New papers and their bylines written as one JSON document a batch (PostgreSQL).
+
+A batch of fresh papers costs two statements whatever its size: one asks the
+paper id sequence for the batch's ids, one receives the whole batch as a single
+``jsonb`` parameter and inserts every paper (computing its search vector on the
+way, :data:`wovepaper.search.VECTOR_SQL`) and every byline slot from it. The rows
+are made in the server by ``jsonb_populate_record`` (PostgreSQL 15 manual, 9.16.
+"JSON Functions and Operators"), which fills each column from the key of its
+name with the column's own input conversion.
+
+Why not ``COPY``: it was this path before, and on a bulk harvest it left the
+harvest's process formatting every row in Python (psycopg's ``write_row``, a
+call per row and a JSON dump per JSON column), the largest cost after parsing.
+Here Python makes one ``json.dumps`` of the batch (C), and the server, which
+parses JSON in C, does the rest: bench/ingest.py measures both.
+
+Rows hold the same values ``bulk_create`` would store: the caller's, else the
+field's default; ``auto_now`` and ``auto_now_add`` fields get the batch's time.
+Each row is sent whole, defaults included.
+
+Authorships reference papers inserted by the same statement; the foreign key is
+checked at commit (Django creates PostgreSQL foreign keys ``DEFERRABLE INITIALLY
+DEFERRED``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from functools import cache
+from typing import Any
+
+from django.db import connection
+from django.db.models import Model
+from django.utils import timezone
+
+from harvest.services.copy_rows import ids_take
+from wovepaper.models import Authorship, Paper
+from wovepaper.search import VECTOR_SQL
+
+
+def _json_value(value: object) -> str:
+    """``json.dumps`` hook: dates and times as ISO 8601, which PostgreSQL reads.
+
+    Raises:
+        TypeError: any other type (a bug: only these reach rows).
+    """
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not a row value")
+
+
+def _defaults(model: type[Model], now: dt.datetime, skip: set[str]) -> dict:
+    """``model``'s defaults by column: every field with a default,
+    ``auto_now``/``auto_now_add`` fields at ``now`` (as ISO 8601 text, made once,
+    not once a row by the ``json.dumps`` hook)."""
+    values: dict[str, Any] = {}
+    for field in model._meta.concrete_fields:
+        if field.column in skip:
+            continue
+        if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+            values[field.column] = now.isoformat()
+        elif field.has_default():
+            values[field.column] = field.get_default()
+    return values
+
+
+def _columns(model: type[Model], skip: set[str]) -> list[str]:
+    return [f.column for f in model._meta.concrete_fields if f.column not in skip]
+
+
+@cache
+def _papers_sql() -> str:
+    """The statement (table and column names only are put in, no input)."""
+    quote = connection.ops.quote_name
+    paper_columns = _columns(Paper, {"id", "search_vector"})
+    slot_columns = _columns(Authorship, {"id", "paper_id"})
+    vector = VECTOR_SQL.format(
+        title="p.title", names="(d.value->>'names')", abstract="p.abstract"
+    )
+    return f"""
+WITH d AS (
+    SELECT (%(ids)s::bigint[])[e.n::int] AS id, e.value
+    FROM jsonb_array_elements(%(docs)s::jsonb) WITH ORDINALITY AS e(value, n)
+), slots AS (
+    INSERT INTO wovepaper_authorship (paper_id, {", ".join(map(quote, slot_columns))})
+    SELECT d.id, {", ".join(f"a.{quote(c)}" for c in slot_columns)}
+    FROM d,
+         jsonb_populate_recordset(NULL::wovepaper_authorship, d.value->'slots') AS a
+)
+INSERT INTO wovepaper_paper (id, {", ".join(map(quote, paper_columns))}, search_vector)
+SELECT d.id, {", ".join(f"p.{quote(c)}" for c in paper_columns)}, {vector}
+FROM d, jsonb_populate_record(NULL::wovepaper_paper, d.value->'paper') AS p
+"""  # noqa: S608
+
+
+def row_defaults(now: dt.datetime | None = None) -> tuple[dict, dict]:
+    """The defaults of a new paper row and of a new byline slot row, by column
+    (``auto_now`` fields at ``now``, default: the current time)."""
+    now = now or timezone.now()
+    return (
+        _defaults(Paper, now, {"id", "search_vector"}),
+        _defaults(Authorship, now, {"id", "paper_id"}),
+    )
+
+
+def paper_doc(
+    values: dict[str, Any], slots: list[dict[str, Any]], defaults: tuple[dict, dict]
+) -> str:
+    """One new paper with its byline as the JSON text :func:`papers_insert` takes.
+
+    Pure (made in prepare workers): no database.
+
+    Args:
+        values: Paper attribute names to values (no ``id``, no
+            ``search_vector``); values JSON holds, dates and datetimes.
+        slots: one mapping of Authorship attribute names per byline slot (no
+            ``id`` or ``paper_id``), ``position`` included.
+        defaults: :func:`row_defaults`, filled in under the values.
+
+    Raises:
+        TypeError: a value JSON cannot hold (a bug).
+    """
+    paper_defaults, slot_defaults = defaults
+    return json.dumps(
+        {
+            "paper": {**paper_defaults, **values},
+            "slots": [{**slot_defaults, **slot} for slot in slots],
+            "names": " ".join(slot["raw_name"] for slot in slots),
+        },
+        default=_json_value,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def papers_insert(docs: list[str]) -> list[int]:
+    """Write new papers and their authorships in one statement; PostgreSQL only.
+
+    Call inside a transaction (the deferred foreign keys are checked at its
+    commit). Nothing is written for an empty list.
+
+    Args:
+        docs: one :func:`paper_doc` per paper.
+
+    Returns:
+        The new papers' ids, in the order given.
+
+    Raises:
+        django.db.DataError, django.db.IntegrityError: a row the database
+            refuses (a value too long for its column, an identifier some paper
+            already holds); the statement and the whole batch fail, as with
+            ``bulk_create``.
+    """
+    if not docs:
+        return []
+    ids = ids_take(Paper, len(docs))
+    with connection.cursor() as cursor:
+        cursor.execute(_papers_sql(), {"ids": ids, "docs": f"[{','.join(docs)}]"})
+    return ids
