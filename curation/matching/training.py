@@ -15,8 +15,6 @@ import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from sklearn.linear_model import LogisticRegression
-
 from curation import names
 from curation.matching import blocking, scoring
 from curation.matching.features import (
@@ -115,6 +113,11 @@ def fit(examples: Examples, *, version: str) -> scoring.Weights:
     """
     if len(set(examples.y)) < 2:
         raise ValueError("training needs both matching and non-matching pairs")
+    # Imported here: scikit-learn (with SciPy) takes over a second to import, and
+    # every process that loads the curation app (web, Celery, every command)
+    # would pay it, where only training uses it.
+    from sklearn.linear_model import LogisticRegression
+
     model = LogisticRegression(C=1.0, max_iter=2000)
     model.fit(examples.x, examples.y)
     weights = {}

@@ -30,6 +30,7 @@ from harvest.services.files import (  # noqa: F401
     arxiv_reader_for,
     crossref_files,
     crossref_reader_for,
+    files_count,
     harvest_arxiv_files,
     harvest_files,
     locator_base,

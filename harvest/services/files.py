@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
@@ -71,22 +72,68 @@ def arxiv_reader_for(path: Path) -> FileReader:
     )
 
 
-def arxiv_files(root: Path) -> list[Path]:
-    """Every arXiv file under ``root`` (or ``root`` itself), sorted, oldest id first.
+def files_under(root: Path, *, by_text: bool) -> Iterator[Path]:
+    """Every file under ``root``, in the order of sorting all their paths, without
+    holding them all (a snapshot of millions of files costs the largest folder's
+    names, not the tree's).
+
+    Each folder's entries are read and sorted one folder at a time, depth first.
+    As ``Path.rglob`` (Python 3.11), links to folders are not followed (no link
+    loop), links to files are; a folder that cannot be read is passed over.
+
+    Args:
+        root: a folder.
+        by_text: sort as the paths' text sorts (``str(path)``: a folder "a"
+            comes after a file "a-b", "/" sorting after "-"); False: as
+            ``Path`` objects sort (part by part).
+
+    Returns:
+        An iterator of the files' paths.
+    """
+
+    def walk(folder: Path) -> Iterator[Path]:
+        try:
+            with os.scandir(folder) as scan:
+                entries = [
+                    (e.name, e.is_dir(follow_symlinks=False), e.is_file()) for e in scan
+                ]
+        except OSError:
+            return
+        entries.sort(key=lambda e: e[0] + "/" if by_text and e[1] else e[0])
+        for name, is_dir, is_file in entries:
+            if is_dir:
+                yield from walk(folder / name)
+            elif is_file:
+                yield folder / name
+
+    return walk(root)
+
+
+def arxiv_files(root: Path) -> Iterator[Path]:
+    """Every arXiv file under ``root`` (or ``root`` itself), oldest id first.
 
     Args:
         root: a folder (searched recursively) or a single file.
 
     Returns:
-        Sorted paths with a suffix in :data:`ARXIV_SUFFIXES`; ``.abs`` version files
-        under ``orig/`` come before the current ones so versions arrive in order.
+        An iterator, in a fixed order: ``.abs`` files before the others, and
+        in each, files under an ``orig/`` folder (earlier versions) before the
+        rest so versions arrive in order; then by path text. The folder is
+        walked once per group (:func:`files_under`), so no list of every file is
+        held.
     """
     if root.is_file():
-        return [root]
-    return sorted(
-        (p for p in root.rglob("*") if p.is_file() and p.suffix in ARXIV_SUFFIXES),
-        key=lambda p: (p.suffix != ".abs", "orig" not in p.parts, str(p)),
-    )
+        yield root
+        return
+    for is_abs in (True, False):
+        for in_orig in (True, False):
+            for path in files_under(root, by_text=True):
+                if (
+                    path.suffix in ARXIV_SUFFIXES
+                    and (path.suffix == ".abs") == is_abs
+                    and ("orig" in path.parts) == in_orig
+                ):
+                    yield path
 
 
 def _file_items(
@@ -136,12 +183,18 @@ def locator_base(root: Path) -> Path | None:
 BATCH_RECORDS = 500
 
 
-def crossref_files(root: Path) -> list[Path]:
-    """Every ``.json`` file under ``root`` (or ``root`` itself), sorted: the saved
-    answers of the JSON sources (Crossref, OpenAlex)."""
+def crossref_files(root: Path) -> Iterator[Path]:
+    """Every ``.json`` file under ``root`` (or ``root`` itself), in path order:
+    the saved answers of the JSON sources (Crossref, OpenAlex, ROR, Semantic
+    Scholar). An iterator (:func:`files_under`)."""
     if root.is_file():
-        return [root]
-    return sorted(p for p in root.rglob("*.json") if p.is_file())
+        return iter([root])
+    return (p for p in files_under(root, by_text=False) if p.name.endswith(".json"))
+
+
+def files_count(source: str, root: Path) -> int:
+    """How many files a harvest of ``source`` under ``root`` reads (one walk)."""
+    return sum(1 for _ in FILE_SOURCES[source].find(root))
 
 
 def crossref_reader_for(path: Path) -> FileReader:
@@ -237,14 +290,15 @@ class FileSource:
     """How a source's files are found, read and written.
 
     Attributes:
-        find: ``root -> files`` in harvest order.
+        find: ``root -> files`` in harvest order (an iterator: the same order
+            each time, so a run's cursor, the files done, names where to resume).
         reader_for: ``file -> FileReader`` (raises RecordError for a file it
             cannot read).
         write: writes a batch of raw records (:func:`harvest_batch` for papers,
             :func:`institutions_batch` for ROR).
     """
 
-    find: Callable[[Path], list[Path]]
+    find: Callable[[Path], Iterable[Path]]
     reader_for: Callable[[Path], FileReader]
     write: Callable[..., None]
 
@@ -340,14 +394,13 @@ def harvest_files(
     """
     root = root.resolve()
     kind = FILE_SOURCES[source]
-    files = kind.find(root)
     base = locator_base(root)
     if run is None and task_id:
         run = selectors.run_of_task(source=source, task_id=task_id)
         if run is not None and run.status == HarvestRun.Status.FINISHED:
             return run
     if run is None:
-        params = {"root": str(root), "files": len(files)}
+        params = {"root": str(root), "files": files_count(source, root)}
         run = harvest_run_start(
             source=source, params={**params, "task": task_id} if task_id else params
         )
@@ -400,7 +453,9 @@ def harvest_files(
 
     closed = 0
     with ExitStack() as stack:
-        for index, path in enumerate(files[start:], start=start):
+        for index, path in enumerate(kind.find(root)):
+            if index < start:
+                continue  # done before the run was stopped
             name = file_locator(path, base)
             try:
                 reader = kind.reader_for(path)

@@ -46,7 +46,7 @@ def test_harvest_truncated_xml_file_is_reported_and_others_land(arxiv_dir, tmp_p
 
 def test_harvest_resumes_from_cursor_without_duplicates(arxiv_dir):
     root = arxiv_dir / "hepcrawl_oai"
-    files = services.arxiv_files(root)
+    files = list(services.arxiv_files(root))
     run = services.harvest_run_start(source="arxiv", params={"root": str(root)})
     run.cursor = "5"  # as a run killed after its fifth file left it
     run.save()
@@ -150,3 +150,46 @@ def test_paper_upsert_arxiv_record_joins_a_paper_known_by_doi_only():
     known.refresh_from_db()
     assert known.arxiv_id == "hep-th/9901001"
     assert Paper.objects.count() == 1
+
+
+def test_files_come_in_the_order_of_their_sorted_paths_without_a_list(tmp_path):
+    """The walk gives what sorting every path gave: .abs before the rest, orig/
+    before current, then by path text (a folder "a" after a file "a-b"); the
+    JSON sources by path parts; a link to a folder is not followed (no loop)."""
+    for name in [
+        "a-b.abs",
+        "a/z.abs",
+        "a/orig/y.abs",
+        "b.xml",
+        "a/orig/c.json",
+        "notes.txt",
+        "x/1.json",
+        "x-1.json",
+    ]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    (tmp_path / "a" / "loop").symlink_to(tmp_path / "a")
+    sorted_paths = sorted(
+        (
+            p
+            for p in tmp_path.rglob("*")
+            if p.is_file()
+            and p.suffix in services.ARXIV_SUFFIXES
+            and "loop" not in p.parts
+        ),
+        key=lambda p: (p.suffix != ".abs", "orig" not in p.parts, str(p)),
+    )
+    assert list(services.arxiv_files(tmp_path)) == sorted_paths
+    assert [p.relative_to(tmp_path).as_posix() for p in sorted_paths] == [
+        "a/orig/y.abs",
+        "a-b.abs",
+        "a/z.abs",
+        "a/orig/c.json",
+        "b.xml",
+        "x-1.json",
+        "x/1.json",
+    ]
+    assert list(services.crossref_files(tmp_path)) == sorted(
+        p for p in tmp_path.rglob("*.json") if "loop" not in p.parts
+    )
+    assert services.files_count("arxiv", tmp_path) == 7

@@ -363,9 +363,8 @@ class Command(BaseCommand):
         root = Path(run.params["root"]) if run else options["file"] or options["dir"]
         if not root.exists():
             raise CommandError(f"{root}: no such file or folder")
-        files = services.FILE_SOURCES[options["source"]].find(root)
         with tqdm(
-            total=len(files),
+            total=services.files_count(options["source"], root),
             unit="file",
             disable=options["no_progress"],
             desc=f"harvest {options['source']}",
