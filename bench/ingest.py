@@ -186,8 +186,8 @@ def one_size(size: int, batch: int, workers: int | None) -> dict:
 
 def host_speed() -> float:
     """Seconds this host takes for a fixed pure-Python loop (20 million
-    additions, one core): papers/s figures from different hosts compare once
-    divided by it. A 2024 desktop core takes about 1 s."""
+    additions, one core), printed beside the figures so runs on different hosts,
+    or on one shared host at different times, can be told apart."""
     started = time.perf_counter()
     total = 0
     for i in range(20_000_000):
@@ -289,8 +289,8 @@ def main() -> None:
         print(json.dumps(results))
         return
     print(
-        f"host: a fixed Python loop takes {results.pop('host_loop_s')} s "
-        "(a 2024 desktop core: about 1 s)"
+        f"host: a fixed Python loop (20 million additions) takes "
+        f"{results.pop('host_loop_s')} s"
     )
     print(
         f"{'corpus':>30} {'papers':>8} {'authorships':>12} {'seconds':>8} "
