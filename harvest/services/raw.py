@@ -1,4 +1,6 @@
-"""Raw records, kept before parsing (one row a payload), and how files are read."""
+"""Raw records, every payload read kept as read (one row a payload), and how files
+are read. A batch's new raw records are written in the transaction that writes
+what their parse gave, carrying its outcome (parsed, or failed with the error)."""
 
 from __future__ import annotations
 
