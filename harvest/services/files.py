@@ -152,7 +152,10 @@ def _file_items(
                 f"{file_locator(path, root)}: unreadable file "
                 f"({type(exc).__name__}: {str(exc)[:200]})"
             )
-        text = path.read_bytes().decode("utf-8", errors="replace")
+        try:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+        except OSError:  # unreadable (permissions, vanished): kept without text
+            text = ""
         yield RawItem(
             external_id=f"file:{file_locator(path, root)}",
             payload=text,
@@ -250,7 +253,7 @@ def _first_entry(path: Path) -> object:
     then names the problem)."""
     try:
         data = json.loads(path.read_text(errors="surrogateescape"))
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError, OSError):
         return None
     if isinstance(data, dict) and isinstance(data.get("results"), list):
         data = data["results"]

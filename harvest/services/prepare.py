@@ -339,17 +339,20 @@ class PreparePool:
 def prepare_workers() -> int:
     """How many prepare workers a harvest from files may start here.
 
-    ``settings.HARVEST_PREPARE_WORKERS`` (default: the number of CPUs), or 0 when
-    processes cannot be forked here: a daemonic process (a Celery prefork worker's
-    child may not have children of its own) or a platform without ``fork``.
+    ``settings.HARVEST_PREPARE_WORKERS``, at most the number of CPUs (more
+    workers than CPUs only add memory: each holds a batch, and the harvest one
+    batch per worker ahead); unset, the number of CPUs. 0 when processes cannot
+    be forked here: a daemonic process (a Celery prefork worker's child may not
+    have children of its own) or a platform without ``fork``.
     """
+    cpus = os.cpu_count() or 1
     wanted = getattr(settings, "HARVEST_PREPARE_WORKERS", None)
     if wanted is None:
-        wanted = os.cpu_count() or 1
+        wanted = cpus
     if (
         wanted <= 0
         or multiprocessing.current_process().daemon
         or "fork" not in multiprocessing.get_all_start_methods()
     ):
         return 0
-    return int(wanted)
+    return min(int(wanted), cpus)

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from harvest import services
 from harvest.models import RawRecord
@@ -199,3 +201,48 @@ def test_a_stray_carriage_return_in_a_header_does_not_cut_the_field(real_abs, tm
         "Yosuke Imamura",
         "Bob Newline",
     ]
+
+
+def _unreadable(monkeypatch, name: str) -> None:
+    """Reading the file called ``name`` fails as a file without read permission
+    does (root, running the tests, reads any file, so chmod cannot show it)."""
+    read_bytes, read_text = Path.read_bytes, Path.read_text
+
+    def refuse(path):
+        if path.name == name:
+            raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(Path, "read_bytes", lambda p: refuse(p) or read_bytes(p))
+    monkeypatch.setattr(
+        Path, "read_text", lambda p, *a, **k: refuse(p) or read_text(p, *a, **k)
+    )
+
+
+def test_an_unreadable_file_is_a_failed_record_and_the_harvest_goes_on(
+    real_abs, tmp_path, monkeypatch
+):
+    (tmp_path / "a.abs").write_text(real_abs)
+    (tmp_path / "b.abs").write_text(real_abs)
+    (tmp_path / "c.abs").write_text(real_abs.replace("9901001", "9912345"))
+    _unreadable(monkeypatch, "b.abs")
+    run = services.harvest_arxiv_files(root=tmp_path)
+    assert run.status == run.Status.FINISHED
+    assert run.papers_created == 2
+    assert run.records_failed == 1
+    (error,) = _failed().values()
+    assert error.startswith(f"{tmp_path / 'b.abs'}: unreadable file (PermissionError")
+
+
+def test_an_unreadable_saved_answer_is_a_failed_record_for_the_json_sources(
+    tmp_path, monkeypatch
+):
+    source = settings.WOVEPAPER_DATA_DIR / "openalex/peneira_works_page"
+    for path in sorted(source.glob("*.json")):
+        (tmp_path / path.name).write_text(path.read_text())
+    (tmp_path / "zz.json").write_text("{}")
+    _unreadable(monkeypatch, "zz.json")
+    run = services.harvest_files(source="openalex", root=tmp_path)
+    assert run.status == run.Status.FINISHED
+    assert run.papers_created > 0
+    (error,) = _failed().values()
+    assert error.startswith(f"{tmp_path / 'zz.json'}: unreadable file")

@@ -214,3 +214,6 @@ def test_no_workers_where_none_may_be_forked(settings):
     assert prepare_workers() == 0
     settings.HARVEST_PREPARE_WORKERS = None
     assert prepare_workers() == (os.cpu_count() or 1)
+    # More workers than CPUs only cost memory (a batch each, and one ahead each).
+    settings.HARVEST_PREPARE_WORKERS = 100_000
+    assert prepare_workers() == (os.cpu_count() or 1)

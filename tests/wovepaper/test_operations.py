@@ -5,12 +5,16 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
+import subprocess
+import sys
 from logging.config import dictConfig
 
 import pytest
 from django.conf import settings
 
 from wovepaper.celery import app
+from wovepaper.settings.base import env_int
 
 
 @pytest.mark.parametrize(
@@ -50,3 +54,27 @@ def test_json_log_format_writes_one_object_a_line_with_extra_fields(monkeypatch)
     assert (entry["level"], entry["name"]) == ("INFO", "wovepaper.test.json_lines")
     assert (entry["harvest_run"], entry["record"]) == (7, "arXiv:2101.00001")
     assert "time" in entry
+
+
+def test_a_number_setting_that_is_not_a_number_names_the_variable():
+    """Every command loads the settings: a bad value stops it with the variable
+    named, not a bare ValueError."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "wovepaper.settings.base",
+        "HARVEST_PREPARE_WORKERS": "2.5",
+    }
+    out = subprocess.run(  # noqa: S603 - our own manage.py
+        [sys.executable, "manage.py", "check"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode != 0
+    assert (
+        "ImproperlyConfigured: HARVEST_PREPARE_WORKERS must be a whole number, "
+        "not '2.5'" in out.stderr
+    )
+    assert env_int("WOVEPAPER_TEST_UNSET_NUMBER", 7) == 7

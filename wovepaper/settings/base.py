@@ -13,6 +13,7 @@ from pathlib import Path
 
 import dj_database_url
 from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -31,6 +32,32 @@ def env_bool(name: str, default: bool) -> bool:
     if not value:
         return default
     return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int | None) -> int | None:
+    """Read a whole number from the environment.
+
+    Args:
+        name: variable name.
+        default: value when the variable is unset or empty.
+
+    Returns:
+        The number.
+
+    Raises:
+        ImproperlyConfigured: the value is not a whole number (naming the
+            variable and the value, instead of a bare ``ValueError`` from every
+            command).
+    """
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"{name} must be a whole number, not {value!r}"
+        ) from None
 
 
 DEBUG = env_bool("DEBUG", default=True)
@@ -95,14 +122,12 @@ AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
-AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
-AXES_COOLOFF_TIME = timedelta(
-    minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15"))
-)
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "wovepaper.views.accounts.locked_out"
-AXES_IPWARE_PROXY_COUNT = int(os.environ.get("LOGIN_PROXY_COUNT", "0")) or None
+AXES_IPWARE_PROXY_COUNT = env_int("LOGIN_PROXY_COUNT", 0) or None
 
 ROOT_URLCONF = "wovepaper.urls"
 WSGI_APPLICATION = "wovepaper.wsgi.application"
@@ -126,7 +151,7 @@ VAR_DIR = Path(os.environ.get("WOVEPAPER_VAR_DIR", BASE_DIR / "var"))
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'wovepaper.sqlite3'}"),
-        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "0")),
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -154,7 +179,7 @@ EMAIL_BACKEND = os.environ.get(
     "EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"
 )
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
-EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", default=False)
@@ -229,7 +254,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # transport, "visibility_timeout"). It must exceed the longest task
 # (CELERY_TASK_TIME_LIMIT), or a running task is handed to a second worker.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)
 }
 # How long a matching run waits before trying again when another holds the
 # matching lock (seconds; curation.tasks.matching_run_task).
@@ -246,8 +271,8 @@ CELERY_TASK_ROUTES = {
     "curation.notify_followers": {"queue": "notifications"},
     "wovepaper.digest_send": {"queue": "notifications"},
 }
-CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "1800"))
-CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "1900"))
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 1800)
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 1900)
 # The periodic tasks, as first installed: `manage.py schedule_ensure` writes each into
 # django-celery-beat's tables if it is not there yet (`--reset` restores these), and
 # beat reads the tables (CELERY_BEAT_SCHEDULER), so an operator edits a schedule in the
@@ -382,11 +407,7 @@ WOVEPAPER_DATA_DIR = Path(
 )
 # Worker processes a harvest from files forks to parse batches ahead of the one it
 # writes (harvest.services.prepare); unset: one per CPU; 0: parse in the process.
-HARVEST_PREPARE_WORKERS = (
-    int(os.environ["HARVEST_PREPARE_WORKERS"])
-    if os.environ.get("HARVEST_PREPARE_WORKERS", "").strip()
-    else None
-)
+HARVEST_PREPARE_WORKERS = env_int("HARVEST_PREPARE_WORKERS", None)
 # --- live harvesting ------------------------------------------------------------------
 # The contact address in every harvest request's User-Agent (Crossref's polite pool and
 # arXiv's terms of use ask for one).
@@ -403,15 +424,15 @@ OPENALEX_API_KEY = os.environ.get("OPENALEX_API_KEY", "")
 S2_API_URL = os.environ.get("S2_API_URL", "https://api.semanticscholar.org/graph/v1")
 # A paper Semantic Scholar answered null for is asked again after this many days
 # (S2 adds papers every week).
-S2_RECHECK_DAYS = int(os.environ.get("S2_RECHECK_DAYS", "30"))
+S2_RECHECK_DAYS = env_int("S2_RECHECK_DAYS", 30)
 ROR_API_URL = os.environ.get("ROR_API_URL", "https://api.ror.org/v2/organizations")
 # Not a secret: ROR client ids only tell users apart (ROR docs, "Client ID").
 ROR_CLIENT_ID = os.environ.get("ROR_CLIENT_ID", "")
 S2_API_KEY = os.environ.get("S2_API_KEY", "")
 # A live harvest is cut into windows of this many days, newest first; a first harvest
 # with no --from reaches back this many days.
-HARVEST_WINDOW_DAYS = int(os.environ.get("HARVEST_WINDOW_DAYS", "7"))
-HARVEST_FIRST_DAYS = int(os.environ.get("HARVEST_FIRST_DAYS", "7"))
+HARVEST_WINDOW_DAYS = env_int("HARVEST_WINDOW_DAYS", 7)
+HARVEST_FIRST_DAYS = env_int("HARVEST_FIRST_DAYS", 7)
 # How hard each source may be asked (harvest.sources.polite_http.Politeness: seconds
 # between requests, timeout, tries, backoff, longest Retry-After waited out).
 # arXiv: "no more than 1 request every 3 seconds" (arXiv API terms of use).
@@ -452,7 +473,7 @@ CURATION_ATTACH_THRESHOLD = float(os.environ.get("CURATION_ATTACH_THRESHOLD", "0
 CURATION_MERGE_THRESHOLD = float(os.environ.get("CURATION_MERGE_THRESHOLD", "0.75"))
 # How long an incremental matching run may reuse the given-name rarities its
 # process last counted (seconds); a full run always counts afresh.
-CURATION_RARITY_SECONDS = int(os.environ.get("CURATION_RARITY_SECONDS", "600"))
+CURATION_RARITY_SECONDS = env_int("CURATION_RARITY_SECONDS", 600)
 # Longest a matching run may hold its lock (seconds): past the task time limit, so
 # a killed worker's lock expires on its own.
 CURATION_MATCHING_LOCK_SECONDS = int(
