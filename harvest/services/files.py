@@ -7,13 +7,14 @@ import logging
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from urllib.parse import quote, unquote_to_bytes
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 
 from harvest import selectors
 from harvest.models import HarvestRun
@@ -26,7 +27,11 @@ from harvest.records import (
 from harvest.services.batches import harvest_batch, institutions_batch
 from harvest.services.prepare import PendingBatch, PreparePool, prepare_workers
 from harvest.services.raw import FileReader, RecordParser
-from harvest.services.runs import harvest_run_finish, harvest_run_start
+from harvest.services.runs import (
+    HarvestRunRefused,
+    harvest_run_finish,
+    harvest_run_start,
+)
 from harvest.sources.json_answers import saved_answer_items
 
 logger = logging.getLogger(__name__)
@@ -107,6 +112,11 @@ def files_under(root: Path, *, by_text: bool) -> Iterator[Path]:
                 yield folder / name
 
     return walk(root)
+
+
+def arxiv_order(path: Path) -> tuple:
+    """The sort key of :func:`arxiv_files`'s order."""
+    return (path.suffix != ".abs", "orig" not in path.parts, str(path))
 
 
 def arxiv_files(root: Path) -> Iterator[Path]:
@@ -195,6 +205,23 @@ def crossref_files(root: Path) -> Iterator[Path]:
     return (p for p in files_under(root, by_text=False) if p.name.endswith(".json"))
 
 
+def files_cursor(cursor: str) -> tuple[int, str]:
+    """Read a file run's cursor: ``(files done, last file done)``.
+
+    The cursor is ``"<files done> <last file's path relative to the root>"``,
+    the path percent-encoded from its bytes (a file name that is not UTF-8
+    cannot be stored as text, and must come back as the same name); a cursor of
+    the count alone (runs before the path was kept) gives ``""``.
+    """
+    count, _, last = (cursor or "0").partition(" ")
+    return int(count), os.fsdecode(unquote_to_bytes(last)) if last else ""
+
+
+def _cursor(done: int, last: str) -> str:
+    """The cursor :func:`files_cursor` reads."""
+    return f"{done} {quote(os.fsencode(last))}" if last else str(done)
+
+
 def files_count(source: str, root: Path) -> int:
     """How many files a harvest of ``source`` under ``root`` reads (one walk)."""
     return sum(1 for _ in FILE_SOURCES[source].find(root))
@@ -272,7 +299,9 @@ class _Batch:
         items: the raw records.
         parse, write: how they are parsed and written (the reader's; None: the
             source's own writer).
-        done: the run's cursor once the batch is written (files completed).
+        done: how many files are completed once the batch is written.
+        last: the last of them, relative to the root (the run's cursor holds
+            both).
         files: how many files it completes (for the progress bar).
         skipped: files skipped while reading it, added to the run when written.
         pending: its preparation by a :class:`PreparePool`, when one runs.
@@ -285,6 +314,7 @@ class _Batch:
     files: int = 0
     skipped: list[dict] = field(default_factory=list)
     pending: PendingBatch | None = None
+    last: str = ""
 
 
 # How each source's files are found and read.
@@ -299,11 +329,15 @@ class FileSource:
             cannot read).
         write: writes a batch of raw records (:func:`harvest_batch` for papers,
             :func:`institutions_batch` for ROR).
+        order: ``path -> key`` whose sorting is ``find``'s order, so a run
+            resumes after the last file it did even when files were added or
+            removed meanwhile (default: as ``Path`` objects sort).
     """
 
     find: Callable[[Path], Iterable[Path]]
     reader_for: Callable[[Path], FileReader]
     write: Callable[..., None]
+    order: Callable[[Path], tuple] = lambda path: path.parts
 
 
 def ror_reader_for(path: Path) -> FileReader:
@@ -352,7 +386,7 @@ def s2_reader_for(path: Path) -> FileReader:
 
 # How each source's files are found, read and written.
 FILE_SOURCES: dict[str, FileSource] = {
-    "arxiv": FileSource(arxiv_files, arxiv_reader_for, harvest_batch),
+    "arxiv": FileSource(arxiv_files, arxiv_reader_for, harvest_batch, arxiv_order),
     "crossref": FileSource(crossref_files, crossref_reader_for, harvest_batch),
     "openalex": FileSource(crossref_files, openalex_reader_for, harvest_batch),
     "ror": FileSource(crossref_files, ror_reader_for, institutions_batch),
@@ -394,6 +428,10 @@ def harvest_files(
 
     Returns:
         The finished HarvestRun with its counts.
+
+    Raises:
+        HarvestRunRefused: another process is harvesting the run (:func:`run_lock`).
+        HarvestInterrupted: Ctrl-C; the run is closed as failed, to be resumed.
     """
     root = root.resolve()
     kind = FILE_SOURCES[source]
@@ -407,7 +445,82 @@ def harvest_files(
         run = harvest_run_start(
             source=source, params={**params, "task": task_id} if task_id else params
         )
-    start = int(run.cursor or 0)
+    with run_lock(run):
+        try:
+            return _harvest_run(kind, source, root, base, run, progress, reparse)
+        except KeyboardInterrupt as exc:
+            # Counts as the last committed batch left them; the batch cut short
+            # was rolled back.
+            run.refresh_from_db()
+            harvest_run_finish(run=run, error="interrupted (Ctrl-C)")
+            raise HarvestInterrupted(run) from exc
+
+
+class HarvestInterrupted(KeyboardInterrupt):
+    """A harvest stopped by Ctrl-C: its run is closed as failed (so it can be
+    resumed) and travels with the interruption (``.run``)."""
+
+    def __init__(self, run: HarvestRun) -> None:
+        super().__init__(f"run #{run.pk} interrupted")
+        self.run = run
+
+
+# The namespace of harvest runs' advisory locks (any constant the project
+# reserves; PostgreSQL 15 manual, 9.27.10 "Advisory Lock Functions").
+_RUN_LOCK_SPACE = 7301
+
+
+@contextmanager
+def run_lock(run: HarvestRun) -> Iterator[None]:
+    """Hold ``run`` for this process while it harvests (PostgreSQL; elsewhere a
+    no-op): a second process resuming the same run is refused.
+
+    The lock is a session-level advisory lock: PostgreSQL lets it go when the
+    holder's connection ends, so a harvest killed with SIGKILL leaves it free.
+
+    Raises:
+        HarvestRunRefused: another process holds the run.
+    """
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [_RUN_LOCK_SPACE, run.pk])
+        (held,) = cursor.fetchone()
+    if not held:
+        raise HarvestRunRefused(
+            f"run #{run.pk} is being harvested by another process: "
+            "resume it once that one has stopped"
+        )
+    try:
+        yield
+    finally:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_advisory_unlock(%s, %s)", [_RUN_LOCK_SPACE, run.pk]
+                )
+        except DatabaseError:
+            # The connection is gone (the lock went with it) or inside a
+            # transaction an error aborted (it goes when the session ends):
+            # the error that got here is the one to report.
+            logger.warning(
+                "harvest run #%s: its lock is released at disconnect", run.pk
+            )
+
+
+def _harvest_run(
+    kind: FileSource,
+    source: str,
+    root: Path,
+    base: Path | None,
+    run: HarvestRun,
+    progress: Callable[[int], None] | None,
+    reparse: bool,
+) -> HarvestRun:
+    """The body of :func:`harvest_files`, once its run is known and held."""
+    start, last_done = files_cursor(run.cursor)
+    after = kind.order(root / last_done) if last_done else None
     # Files are read into batches of about BATCH_RECORDS records sharing a parser;
     # each batch, the run's counts and the cursor (files done) commit together, so
     # a killed run resumes at the first file of the batch that did not land.
@@ -416,7 +529,7 @@ def harvest_files(
     workers = prepare_workers()
     pool: PreparePool | None = None
     ahead: deque[_Batch] = deque()
-    batch = _Batch(done=start)
+    batch = _Batch(done=start, last=last_done)
 
     def write(ready: _Batch) -> None:
         with transaction.atomic():
@@ -435,7 +548,7 @@ def harvest_files(
                     **extra,
                 )
             run.files_skipped = [*run.files_skipped, *ready.skipped]
-            run.cursor = str(ready.done)
+            run.cursor = _cursor(ready.done, ready.last)
             run.save()
         if progress:
             progress(ready.files)
@@ -450,15 +563,22 @@ def harvest_files(
         if papers and pool is not None:
             batch.pending = pool.submit(batch.items, batch.parse)
         ahead.append(batch)
-        batch = _Batch(done=batch.done)
+        batch = _Batch(done=batch.done, last=batch.last)
         while len(ahead) > (pool.workers if pool is not None else 0):
             write(ahead.popleft())
 
     closed = 0
     with ExitStack() as stack:
         for index, path in enumerate(kind.find(root)):
-            if index < start:
-                continue  # done before the run was stopped
+            # Done before the run was stopped: every file up to the last one
+            # done, by the order's key (files added or removed meanwhile move
+            # no other file in or out), or by count for an older cursor.
+            if (after is not None and kind.order(path) <= after) or (
+                after is None and index < start
+            ):
+                batch.done = index + 1
+                continue
+            relative = path.relative_to(root).as_posix() if root != path else ""
             name = file_locator(path, base)
             try:
                 reader = kind.reader_for(path)
@@ -468,7 +588,8 @@ def harvest_files(
                 )
                 reason = f"{name}: {str(exc).removeprefix(f'{path}: ')}"
                 batch.skipped.append({"file": name, "reason": reason})
-                batch.done, batch.files = index + 1, batch.files + 1
+                batch.done, batch.last = index + 1, relative
+                batch.files += 1
                 continue
             skipped: list[dict] = []
             items = list(_file_items(path, base, reader, skipped))
@@ -481,7 +602,8 @@ def harvest_files(
             batch.skipped += skipped
             batch.items += items
             batch.parse, batch.write = reader.parse, reader.write
-            batch.done, batch.files = index + 1, batch.files + 1
+            batch.done, batch.last = index + 1, relative
+            batch.files += 1
             if len(batch.items) >= BATCH_RECORDS:
                 close_batch()
         if batch.files:

@@ -6,6 +6,7 @@ import datetime as dt
 import shutil
 
 import pytest
+from django.conf import settings
 
 from harvest import services
 from harvest.models import RawRecord
@@ -56,7 +57,7 @@ def test_harvest_resumes_from_cursor_without_duplicates(arxiv_dir):
     read = {r.locator.split("#")[0] for r in RawRecord.objects.all()}
     assert read == {f"arxiv/hepcrawl_oai/{p.name}" for p in files[5:]}
     run.refresh_from_db()
-    assert run.cursor == str(len(files))
+    assert services.files_cursor(run.cursor)[0] == len(files)
     assert run.status == "finished"
 
     services.harvest_arxiv_files(root=root)
@@ -193,3 +194,25 @@ def test_files_come_in_the_order_of_their_sorted_paths_without_a_list(tmp_path):
         p for p in tmp_path.rglob("*.json") if "loop" not in p.parts
     )
     assert services.files_count("arxiv", tmp_path) == 7
+
+
+def test_a_resumed_run_starts_after_its_last_file_even_if_files_went_meanwhile(
+    tmp_path,
+):
+    """The cursor keeps the last file done, not only a count: a file removed
+    before the resume moves no other file out of the harvest (a count would skip
+    the first file not done yet)."""
+    month = settings.WOVEPAPER_DATA_DIR / "arxiv/abs_files/ftp/arxiv/papers/0704"
+    for path in sorted(month.glob("*.abs"))[:8]:
+        (tmp_path / path.name).symlink_to(path)
+    files = list(services.arxiv_files(tmp_path))
+    run = services.harvest_run_start(source="arxiv", params={"root": str(tmp_path)})
+    # As a run killed after its fifth file left it.
+    run.cursor = f"5 {files[4].name}"
+    run.save()
+    files[1].unlink()  # done before the kill, gone before the resume
+    services.harvest_arxiv_files(root=tmp_path, run=run)
+    read = {r.locator.rsplit("/", 1)[-1] for r in RawRecord.objects.all()}
+    assert read == {p.name for p in files[5:]}
+    run.refresh_from_db()
+    assert services.files_cursor(run.cursor) == (7, files[-1].name)

@@ -23,7 +23,7 @@ from curation.models import Constraint, CurationEvent, Proposal
 from curation.services import matching_run
 from curation.tasks import matching_run_task
 from harvest.models import HarvestRun, RawRecord
-from harvest.services import harvest_arxiv_files
+from harvest.services import files_cursor, harvest_arxiv_files
 from harvest.tasks import harvest_arxiv_files_task
 from tests.integration.workers import (
     broker_in_use,
@@ -111,7 +111,7 @@ def test_worker_killed_mid_harvest_resumes_its_run_losing_and_doubling_nothing(
         finally:
             stop_worker(first)
         run = HarvestRun.objects.get()
-        killed_at = int(run.cursor)
+        killed_at = files_cursor(run.cursor)[0]
         assert run.status == "running"
         assert 0 < killed_at < run.params["files"]
         seen_at_kill = run.records_seen

@@ -370,11 +370,16 @@ class Command(BaseCommand):
             desc=f"harvest {options['source']}",
         ) as bar:
             if run is not None:
-                bar.update(int(run.cursor or 0))
-            return services.harvest_files(
-                source=options["source"],
-                root=root,
-                run=run,
-                progress=bar.update,
-                reparse=options["reparse"],
-            )
+                bar.update(services.files_cursor(run.cursor)[0])
+            try:
+                return services.harvest_files(
+                    source=options["source"],
+                    root=root,
+                    run=run,
+                    progress=bar.update,
+                    reparse=options["reparse"],
+                )
+            except services.HarvestInterrupted as stop:
+                return stop.run  # failed: the report says how to resume it
+            except services.HarvestRunRefused as exc:
+                raise CommandError(str(exc)) from None
