@@ -13,8 +13,10 @@ batching).
 Usage::
 
     createdb -h 127.0.0.1 -U postgres wovepaper_ingest
+    WOVEPAPER_DATA_DIR=../shared/data \\
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/wovepaper_ingest \\
-        .venv/bin/python bench/ingest.py [--sizes 10000,100000] [--json]
+        .venv/bin/python bench/ingest.py [--sizes 10000,100000] [--baseline 2000] \\
+        [--json]
 
 The database must be disposable: it is migrated and emptied. ``--json`` prints one
 JSON object ``{"<size>": {"papers": n, "seconds": s, "papers_per_s": r,
@@ -80,6 +82,12 @@ def write_corpus(size: int, folder: Path, sources: list[Path]) -> int:
             continue
         if _ID_LINE.search(text):
             texts.append(text)
+    if not texts:
+        # Without this, the copies below would never add up to ``size``.
+        raise SystemExit(
+            "no real arXiv .abs files to copy: set WOVEPAPER_DATA_DIR to the "
+            "shared data folder (it holds arxiv/abs_files/ftp)"
+        )
     written = 0
     copy = 0
     while written < size:
@@ -250,15 +258,26 @@ def in_child(size: int, batch: int, workers: int | None = None) -> dict:
     argv = [sys.executable, __file__, "--one", str(size), "--batch", str(batch)]
     if workers is not None:
         argv += ["--workers", str(workers)]
-    out = subprocess.run(argv, check=True, capture_output=True, text=True)
+    out = subprocess.run(argv, check=False, capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(f"ingesting {size} papers failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="10000,100000")
-    parser.add_argument("--baseline", type=int, default=2000)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--sizes", default="10000,100000", help="papers to ingest, comma-separated"
+    )
+    parser.add_argument(
+        "--baseline",
+        type=int,
+        default=2000,
+        help="papers ingested one by one for the ratio (0: none)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object of the figures"
+    )
     parser.add_argument(
         "--byline", action="store_true", help="only the 3,000-author byline figure"
     )
@@ -274,6 +293,13 @@ def main() -> None:
     if args.byline:
         print(json.dumps(big_byline()))
         return
+    from django.conf import settings
+
+    if not real_abs_files(Path(settings.WOVEPAPER_DATA_DIR)):
+        raise SystemExit(
+            f"no arXiv .abs files under {settings.WOVEPAPER_DATA_DIR}: set "
+            "WOVEPAPER_DATA_DIR to the shared data folder"
+        )
     results: dict[str, dict] = {"host_loop_s": host_speed()}
     if args.baseline:
         results["baseline"] = in_child(args.baseline, 1, workers=0)
