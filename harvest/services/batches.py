@@ -155,7 +155,8 @@ def harvest_batch(
         else [key for key, _ in prepared]
     )
     found = raw_records_found(source=source, keys=keys)
-    defaults = row_defaults()
+    # Made once a batch for the records parsed here (workers make their own).
+    defaults = row_defaults() if prepared is None else None
     run.records_seen += len(items)
     # Parsed before the raw records are written, so a new one is stored with its
     # outcome (the same transaction holds both).

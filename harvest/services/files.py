@@ -196,13 +196,17 @@ def locator_base(root: Path) -> Path | None:
 BATCH_RECORDS = 500
 
 
+def _is_json(path: Path) -> bool:
+    return path.name.endswith(".json")
+
+
 def crossref_files(root: Path) -> Iterator[Path]:
     """Every ``.json`` file under ``root`` (or ``root`` itself), in path order:
     the saved answers of the JSON sources (Crossref, OpenAlex, ROR, Semantic
     Scholar). An iterator (:func:`files_under`)."""
     if root.is_file():
         return iter([root])
-    return (p for p in files_under(root, by_text=False) if p.name.endswith(".json"))
+    return (p for p in files_under(root, by_text=False) if _is_json(p))
 
 
 def files_cursor(cursor: str) -> tuple[int, str]:
@@ -223,8 +227,12 @@ def _cursor(done: int, last: str) -> str:
 
 
 def files_count(source: str, root: Path) -> int:
-    """How many files a harvest of ``source`` under ``root`` reads (one walk)."""
-    return sum(1 for _ in FILE_SOURCES[source].find(root))
+    """How many files a harvest of ``source`` under ``root`` reads (one walk,
+    where :func:`arxiv_files` walks once per group)."""
+    if root.is_file():
+        return 1
+    keeps = FILE_SOURCES[source].keeps
+    return sum(1 for path in files_under(root, by_text=False) if keeps(path))
 
 
 def crossref_reader_for(path: Path) -> FileReader:
@@ -332,12 +340,15 @@ class FileSource:
         order: ``path -> key`` whose sorting is ``find``'s order, so a run
             resumes after the last file it did even when files were added or
             removed meanwhile (default: as ``Path`` objects sort).
+        keeps: whether ``find`` gives a file, in any order: counting needs one
+            walk where ``find`` may take several (default: ``.json`` files).
     """
 
     find: Callable[[Path], Iterable[Path]]
     reader_for: Callable[[Path], FileReader]
     write: Callable[..., None]
     order: Callable[[Path], tuple] = lambda path: path.parts
+    keeps: Callable[[Path], bool] = _is_json
 
 
 def ror_reader_for(path: Path) -> FileReader:
@@ -386,7 +397,13 @@ def s2_reader_for(path: Path) -> FileReader:
 
 # How each source's files are found, read and written.
 FILE_SOURCES: dict[str, FileSource] = {
-    "arxiv": FileSource(arxiv_files, arxiv_reader_for, harvest_batch, arxiv_order),
+    "arxiv": FileSource(
+        arxiv_files,
+        arxiv_reader_for,
+        harvest_batch,
+        arxiv_order,
+        lambda path: path.suffix in ARXIV_SUFFIXES,
+    ),
     "crossref": FileSource(crossref_files, crossref_reader_for, harvest_batch),
     "openalex": FileSource(crossref_files, openalex_reader_for, harvest_batch),
     "ror": FileSource(crossref_files, ror_reader_for, institutions_batch),

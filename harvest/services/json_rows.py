@@ -34,7 +34,7 @@ from django.db import connection
 from django.db.models import Model
 from django.utils import timezone
 
-from harvest.services.copy_rows import ids_take
+from harvest.services.copy_rows import _columns, _plan, ids_take
 from wovepaper.models import Authorship, Paper
 from wovepaper.search import VECTOR_SQL
 
@@ -51,30 +51,25 @@ def _json_value(value: object) -> str:
 
 
 def _defaults(model: type[Model], now: dt.datetime, skip: set[str]) -> dict:
-    """``model``'s defaults by column: every field with a default,
+    """``model``'s defaults by column, by the plan ``COPY`` rows follow
+    (:func:`~harvest.services.copy_rows._plan`): every field with a default,
     ``auto_now``/``auto_now_add`` fields at ``now`` (as ISO 8601 text, made once,
     not once a row by the ``json.dumps`` hook)."""
     values: dict[str, Any] = {}
-    for field in model._meta.concrete_fields:
-        if field.column in skip:
-            continue
-        if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+    for _, how, field, _ in _plan(_columns(model, skip=tuple(skip))):
+        if how == "now":
             values[field.column] = now.isoformat()
         elif field.has_default():
             values[field.column] = field.get_default()
     return values
 
 
-def _columns(model: type[Model], skip: set[str]) -> list[str]:
-    return [f.column for f in model._meta.concrete_fields if f.column not in skip]
-
-
 @cache
 def _papers_sql() -> str:
     """The statement (table and column names only are put in, no input)."""
     quote = connection.ops.quote_name
-    paper_columns = _columns(Paper, {"id", "search_vector"})
-    slot_columns = _columns(Authorship, {"id", "paper_id"})
+    paper_columns = [f.column for f in _columns(Paper, skip=("id", "search_vector"))]
+    slot_columns = [f.column for f in _columns(Authorship, skip=("id", "paper_id"))]
     vector = VECTOR_SQL.format(
         title="p.title", names="(d.value->>'names')", abstract="p.abstract"
     )
