@@ -8,6 +8,7 @@ cache them under the researcher's cache version (:mod:`wovepaper.cache`).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import connection
@@ -25,7 +26,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
-from wovepaper import selectors
+from wovepaper import profile_sql, selectors
 from wovepaper.models import Authorship, Institution, Paper, Researcher
 from wovepaper.selectors import UNDATED, in_category, researcher_coauthors
 
@@ -41,6 +42,8 @@ SORTS = {
     "cited": (F("cited_by_count").desc(nulls_last=True), "-sort_date", "-id"),
     "title": ("title", "id"),
 }
+# Institutions listed on a researcher page, most recent first.
+INSTITUTIONS = 20
 # Co-authors drawn in the network (the centre plus this many).
 NETWORK_SIZE = 15
 
@@ -73,8 +76,9 @@ def researcher_papers_page(
     Returns:
         ``{"papers": [paper dict], "count": n, "number": k, "num_pages": m}``
         where each paper dict is built by :func:`paper_rows` with the reason the
-        paper is on this profile under ``"why"``. Four queries (five without
-        ``count``) whatever the researcher's paper count.
+        paper is on this profile under ``"why"``. Two statements on PostgreSQL
+        (:mod:`wovepaper.profile_sql`), four queries elsewhere; one more without
+        ``count``; whatever the researcher's paper count.
     """
     papers = Paper.objects.filter(pk__in=researcher_paper_ids(researcher))
     if category:
@@ -83,16 +87,38 @@ def researcher_papers_page(
         count = papers.count()
     num_pages = max(1, -(-count // PAGE_SIZE))
     number = min(max(1, number), num_pages)
-    ordered = papers.annotate(sort_date=Coalesce("published", Value(UNDATED))).order_by(
-        *SORTS.get(sort, SORTS["newest"])
-    )
+    sort = sort if sort in SORTS else "newest"
     start = (number - 1) * PAGE_SIZE
-    rows = paper_rows(ordered[start : start + PAGE_SIZE], keep=researcher.pk)
-    why = attachment_reasons(
-        researcher, [p["own_authorship"] for p in rows if p["own_authorship"]]
-    )
+    if connection.vendor == "postgresql":
+        ids = profile_sql.researcher_page_ids(
+            researcher.pk,
+            category=category,
+            sort=sort,
+            start=start,
+            size=PAGE_SIZE,
+            undated=UNDATED,
+        )
+        fetched = {
+            row["id"]: row
+            for row in profile_sql.paper_rows(
+                ids, keep=researcher.pk, shown=BYLINE_SHOWN
+            )
+        }
+        rows = [_paper_row(fetched[pk], researcher.pk) for pk in ids if pk in fetched]
+        placed = {
+            row["own_authorship"]: _placed_by(fetched[row["id"]]["placed_by"])
+            for row in rows
+            if row["own_authorship"]
+        }
+    else:
+        ordered = papers.annotate(
+            sort_date=Coalesce("published", Value(UNDATED))
+        ).order_by(*SORTS[sort])
+        rows = paper_rows(ordered[start : start + PAGE_SIZE], keep=researcher.pk)
+        placed = _placements([p["own_authorship"] for p in rows if p["own_authorship"]])
     for row in rows:
-        row["why"] = why.get(row["own_authorship"], "")
+        own = row["own_authorship"]
+        row["why"] = _reason(researcher, *placed[own]) if own else ""
     return {"papers": rows, "count": count, "number": number, "num_pages": num_pages}
 
 
@@ -121,17 +147,7 @@ def paper_rows(papers: QuerySet[Paper], *, keep: int | None = None) -> list[dict
     )
     rows = list(
         papers.annotate(author_count=Coalesce(author_count, 0)).values(
-            "id",
-            "arxiv_id",
-            "doi",
-            "slug",
-            "title",
-            "published",
-            "published_precision",
-            "primary_category",
-            "categories",
-            "cited_by_count",
-            "author_count",
+            *profile_sql.PAPER_COLUMNS
         )
     )
     wanted = Q(position__lte=BYLINE_SHOWN)
@@ -151,39 +167,44 @@ def paper_rows(papers: QuerySet[Paper], *, keep: int | None = None) -> list[dict
         )
     ):
         slots[slot["paper_id"]].append(slot)
-    out = []
-    for row in rows:
-        byline = [
-            {
-                "id": s["id"],
-                "position": s["position"],
-                "name": s["raw_name"],
-                "researcher_id": s["researcher_id"],
-                "researcher_url": (
-                    f"/researchers/{s['researcher_id']}-"
-                    f"{s['researcher__slug'] or 'researcher'}"
-                    if s["researcher_id"]
-                    else ""
-                ),
-            }
-            for s in slots[row["id"]]
-        ]
-        own = next((s["id"] for s in byline if s["researcher_id"] == keep), None)
-        key = row["arxiv_id"] or str(row["id"])
-        out.append(
-            {
-                **{k: v for k, v in row.items() if k != "slug"},
-                "url": f"/papers/{key}-{row['slug'] or 'paper'}",
-                "published_shown": Paper(
-                    published=row["published"],
-                    published_precision=row["published_precision"],
-                ).published_shown,
-                "byline": byline,
-                "more": max(0, row["author_count"] - len(byline)),
-                "own_authorship": own if keep is not None else None,
-            }
-        )
-    return out
+    return [_paper_row({**row, "slots": slots[row["id"]]}, keep) for row in rows]
+
+
+def _paper_row(row: dict, keep: int | None) -> dict:
+    """A paper row of :func:`paper_rows` from the paper's columns and ``slots``
+    (its shown byline slots by position, as ``.values()`` dicts)."""
+    byline = [
+        {
+            "id": s["id"],
+            "position": s["position"],
+            "name": s["raw_name"],
+            "researcher_id": s["researcher_id"],
+            "researcher_url": (
+                f"/researchers/{s['researcher_id']}-"
+                f"{s['researcher__slug'] or 'researcher'}"
+                if s["researcher_id"]
+                else ""
+            ),
+        }
+        for s in row["slots"]
+    ]
+    own = next((s["id"] for s in byline if s["researcher_id"] == keep), None)
+    key = row["arxiv_id"] or str(row["id"])
+    return {
+        **{k: row[k] for k in _ROW_KEYS},
+        "url": f"/papers/{key}-{row['slug'] or 'paper'}",
+        "published_shown": Paper(
+            published=row["published"],
+            published_precision=row["published_precision"],
+        ).published_shown,
+        "byline": byline,
+        "more": max(0, (row["author_count"] or 0) - len(byline)),
+        "own_authorship": own if keep is not None else None,
+    }
+
+
+# The paper columns a row of :func:`paper_rows` carries as they are.
+_ROW_KEYS = tuple(c for c in profile_sql.PAPER_COLUMNS if c != "slug")
 
 
 def paper_rows_by_id(ids: list[int]) -> list[dict]:
@@ -196,7 +217,13 @@ def paper_rows_by_id(ids: list[int]) -> list[dict]:
         Paper rows in the order of ``ids``; hidden or unknown ids are left out.
     """
     order = {pk: i for i, pk in enumerate(ids)}
-    rows = paper_rows(Paper.objects.filter(pk__in=ids, hidden=False))
+    if connection.vendor == "postgresql":
+        rows = [
+            _paper_row(row, None)
+            for row in profile_sql.paper_rows(ids, keep=None, shown=BYLINE_SHOWN)
+        ]
+    else:
+        rows = paper_rows(Paper.objects.filter(pk__in=ids, hidden=False))
     return sorted(rows, key=lambda row: order[row["id"]])
 
 
@@ -226,8 +253,16 @@ def attachment_reasons(researcher: Researcher, authorship_ids: list[int]) -> dic
         authorship_ids: its authorships on the page.
 
     Returns:
-        ``{authorship id: "sentence"}``; two queries.
+        ``{authorship id: "sentence"}``; two queries. A proposal counts as
+        applied by a curator when any of its applied events names one.
     """
+    placed = _placements(authorship_ids)
+    return {aid: _reason(researcher, *placed[aid]) for aid in authorship_ids}
+
+
+def _placements(authorship_ids: list[int]) -> dict[int, tuple]:
+    """``{authorship id: (its latest applied proposal or None, whether a curator
+    applied it)}``; two queries."""
     from curation.models import CurationEvent, Proposal
 
     links = (
@@ -240,32 +275,56 @@ def attachment_reasons(researcher: Researcher, authorship_ids: list[int]) -> dic
     latest: dict[int, Proposal] = {}
     for link in links:
         latest[link.authorship_id] = link.proposal
-    by_curator = dict(
+    by_curator = set(
         CurationEvent.objects.filter(
             proposal__in=[p.pk for p in latest.values()],
             kind=CurationEvent.Kind.PROPOSAL_APPLIED,
-        ).values_list("proposal_id", "actor_id")
+            actor__isnull=False,
+        ).values_list("proposal_id", flat=True)
     )
-    reasons = {}
-    for authorship_id in authorship_ids:
-        proposal = latest.get(authorship_id)
-        if proposal is None or proposal.researcher_id not in (researcher.pk, None):
-            reasons[authorship_id] = (
-                "A curator placed this paper on the profile directly (a merge, a "
-                "move or a confirmed claim)."
-            )
-            continue
-        who = (
-            "A curator approved the match"
-            if by_curator.get(proposal.pk)
-            else "Applied automatically because an identifier proves it"
+    return {
+        aid: (latest.get(aid), aid in latest and latest[aid].pk in by_curator)
+        for aid in authorship_ids
+    }
+
+
+def _placed_by(found: dict | None) -> tuple:
+    """:func:`_placements`'s pair from a row of :func:`profile_sql.paper_rows`."""
+    from curation.models import Proposal
+
+    if found is None:
+        return None, False
+    proposal = Proposal(
+        pk=found["id"],
+        kind=found["kind"],
+        researcher_id=found["researcher_id"],
+        decided_at=found["decided_at"],
+        score=found["score"],
+        evidence={
+            "features": found["features"],
+            "contributions": found["contributions"],
+        },
+    )
+    return proposal, found["by_curator"]
+
+
+def _reason(researcher: Researcher, proposal, by_curator: bool) -> str:
+    """The sentence of :func:`attachment_reasons` for one authorship."""
+    if proposal is None or proposal.researcher_id not in (researcher.pk, None):
+        return (
+            "A curator placed this paper on the profile directly (a merge, a "
+            "move or a confirmed claim)."
         )
-        when = proposal.decided_at.date().isoformat() if proposal.decided_at else ""
-        reasons[authorship_id] = (
-            f"{who}{' on ' + when if when else ''}: "
-            f"{_evidence_words(proposal)} (score {proposal.score:.2f})."
-        )
-    return reasons
+    who = (
+        "A curator approved the match"
+        if by_curator
+        else "Applied automatically because an identifier proves it"
+    )
+    when = proposal.decided_at.date().isoformat() if proposal.decided_at else ""
+    return (
+        f"{who}{' on ' + when if when else ''}: "
+        f"{_evidence_words(proposal)} (score {proposal.score:.2f})."
+    )
 
 
 def _evidence_words(proposal) -> str:
@@ -340,13 +399,19 @@ def position_histogram(researcher: Researcher) -> Histogram:
         .values("n"),
         output_field=IntegerField(),
     )
-    counts = Counter()
-    total = 0
-    for position, n, missing in (
+    return _histogram(
         Authorship.objects.filter(researcher=researcher, paper__hidden=False)
         .annotate(n=n_slots, missing=Coalesce(unmatched, 0))
         .values_list("position", "n", "missing")
-    ):
+    )
+
+
+def _histogram(slots: Iterable[tuple[int, int, int]]) -> Histogram:
+    """:class:`Histogram` of ``(position, slots on the paper, unmatched person
+    slots)`` over a researcher's visible authorships."""
+    counts = Counter()
+    total = 0
+    for position, n, missing in slots:
         total += 1
         if missing:
             continue
@@ -377,35 +442,70 @@ def researcher_summary(researcher: Researcher) -> dict:
         "ror_id", "first", "last", "papers"}] latest first, "affiliations":
         [{"text", "first", "last", "papers"}] (printed strings, when no
         institution is linked), "identifiers": [{"label", "value", "url",
-        "via"}], "split_into": [{"id", "name", "url", "when"}]}``. Six queries
-        whatever the paper count.
+        "via"}], "split_into": [{"id", "name", "url", "when"}]}``. One statement on
+        PostgreSQL (:func:`profile_sql.summary_parts`; two when profiles were
+        split off it), six queries elsewhere; whatever the paper count.
     """
-    rows = list(
-        Authorship.objects.filter(
-            researcher=researcher, paper__hidden=False
-        ).values_list(
-            "paper__published",
-            "paper__categories",
-            "affiliations",
-            "orcid",
-            "s2_author_id",
-            "openalex_author_id",
-        )
-    )
+    if connection.vendor == "postgresql":
+        parts = profile_sql.summary_parts(researcher.pk, institutions=INSTITUTIONS)
+        rows = parts["rows"]
+        histogram = _histogram(row[6:] for row in rows)
+        found = parts["institutions"]
+        split_events = parts["split_events"]
+    else:
+        rows = [
+            (d.year if d else None, *rest)
+            for d, *rest in Authorship.objects.filter(
+                researcher=researcher, paper__hidden=False
+            ).values_list(
+                "paper__published",
+                "paper__categories",
+                "affiliations",
+                "orcid",
+                "s2_author_id",
+                "openalex_author_id",
+            )
+        ]
+        histogram = position_histogram(researcher)
+        found = [
+            {
+                **row,
+                "first": row["first"].year if row["first"] else None,
+                "last": row["last"].year if row["last"] else None,
+            }
+            for row in Authorship.institutions.through.objects.filter(
+                authorship__researcher=researcher, authorship__paper__hidden=False
+            )
+            .values(
+                "institution_id",
+                "institution__name",
+                "institution__slug",
+                "institution__ror_id",
+            )
+            .annotate(
+                first=Min("authorship__paper__published"),
+                last=Max("authorship__paper__published"),
+                papers=Count("authorship__paper", distinct=True),
+            )
+            .order_by(F("last").desc(nulls_last=True), "institution__name")[
+                :INSTITUTIONS
+            ]
+        ]
+        split_events = _split_events(researcher)
     categories = Counter()
     affiliations: dict[str, list] = {}
-    years = [d.year for d, *_ in rows if d]
+    years = [year for year, *_ in rows if year]
     printed = Counter()
-    for published, cats, affs, orcid, s2, openalex in rows:
+    for year, cats, affs, orcid, s2, openalex, *_ in rows:
         categories.update(set(cats or []))
         for text in affs or []:
             text = " ".join(str(text).split())[:300]
             if not text:
                 continue
             span = affiliations.setdefault(text, [None, None, 0])
-            if published:
-                span[0] = min(filter(None, (span[0], published.year)))
-                span[1] = max(filter(None, (span[1], published.year)))
+            if year:
+                span[0] = min(filter(None, (span[0], year)))
+                span[1] = max(filter(None, (span[1], year)))
             span[2] += 1
         printed.update({("orcid", orcid): 1, ("s2", s2): 1, ("openalex", openalex): 1})
     institutions = [
@@ -415,31 +515,17 @@ def researcher_summary(researcher: Researcher) -> dict:
                 pk=row["institution_id"], slug=row["institution__slug"]
             ).get_absolute_url(),
             "ror_id": row["institution__ror_id"],
-            "first": row["first"].year if row["first"] else None,
-            "last": row["last"].year if row["last"] else None,
+            "first": row["first"],
+            "last": row["last"],
             "papers": row["papers"],
         }
-        for row in Authorship.institutions.through.objects.filter(
-            authorship__researcher=researcher, authorship__paper__hidden=False
-        )
-        .values(
-            "institution_id",
-            "institution__name",
-            "institution__slug",
-            "institution__ror_id",
-        )
-        .annotate(
-            first=Min("authorship__paper__published"),
-            last=Max("authorship__paper__published"),
-            papers=Count("authorship__paper", distinct=True),
-        )
-        .order_by(F("last").desc(nulls_last=True), "institution__name")[:20]
+        for row in found
     ]
     return {
         "paper_count": len(rows),
         "years": (min(years), max(years)) if years else None,
         "categories": sorted(categories.items(), key=lambda kv: (-kv[1], kv[0])),
-        "histogram": position_histogram(researcher),
+        "histogram": histogram,
         "institutions": institutions,
         "affiliations": [
             {"text": text, "first": first, "last": last, "papers": n}
@@ -448,7 +534,7 @@ def researcher_summary(researcher: Researcher) -> dict:
             )[:10]
         ],
         "identifiers": _identifiers(researcher, printed),
-        "split_into": _split_into(researcher),
+        "split_into": _split_into(researcher, split_events),
     }
 
 
@@ -481,26 +567,39 @@ def _identifiers(researcher: Researcher, printed: Counter) -> list[dict]:
     return out
 
 
-def _split_into(researcher: Researcher) -> list[dict]:
-    """Profiles split off this one (still live), newest first: two queries.
+def _split_events(researcher: Researcher) -> list[tuple]:
+    """The latest 200 split events that may have moved authorships off this
+    researcher, as ``(created, moves, fields)``, newest first; one query.
 
-    A split event moved authorships off this researcher (``moves[].before``) to
-    a researcher it created (``fields[<id>]["retired"]``). PostgreSQL finds the
-    events by JSON containment; SQLite (no JSON containment) reads the latest
-    split events and checks them here.
+    PostgreSQL finds them by JSON containment; SQLite (no JSON containment)
+    reads the latest split events, which :func:`_split_into` checks.
     """
     from curation.models import CurationEvent
 
     events = CurationEvent.objects.filter(kind=CurationEvent.Kind.SPLIT)
     if connection.vendor == "postgresql":
         events = events.filter(moves__contains=[{"before": researcher.pk}])
+    return list(
+        events.order_by("-created").values_list("created", "moves", "fields")[:200]
+    )
+
+
+def _split_into(researcher: Researcher, events: list[tuple]) -> list[dict]:
+    """Profiles split off this one (still live), newest first: one query when
+    a split moved authorships off it.
+
+    A split event moved authorships off this researcher (``moves[].before``) to
+    a researcher it created (``fields[<id>]["retired"]``).
+    """
     found = []
-    for event in events.order_by("-created")[:200]:
-        if not any(m.get("before") == researcher.pk for m in event.moves):
+    for created, moves, fields in events:
+        if not any(m.get("before") == researcher.pk for m in moves):
             continue
-        for pk, fields in event.fields.items():
-            if pk != str(researcher.pk) and "retired" in fields:
-                found.append((int(pk), event.created))
+        for pk, changed in fields.items():
+            if pk != str(researcher.pk) and "retired" in changed:
+                found.append((int(pk), created))
+    if not found:
+        return []
     live = Researcher.objects.live().in_bulk([pk for pk, _ in found])
     return [
         {

@@ -335,15 +335,16 @@ def test_search_page_query_count_is_flat(client, django_assert_num_queries):
             counts.append(len(queries))
     # One query reads the matches (ranked, counted and faceted from it, under
     # its statement timeout: savepoint, SET LOCAL, query, release), then the
-    # page's rows and bylines, the researchers; the same with a category filter,
+    # page's rows with their bylines (one statement), the researchers; the same
+    # with a category filter,
     # whose spelling as the papers have it is looked up once, then cached, and
     # whose researchers (named by the same words) come from the cache.
-    assert counts == [7, 7, 7, 6]
+    assert counts == [6, 6, 6, 5]
     # Asked again, the ranked head and the researchers come from the cache:
-    # rows and bylines.
+    # the rows with their bylines.
     with CaptureQueriesContext(connection) as queries:
         client.get("/search/", {"q": "pulsar"})
-    assert len(queries) == 2
+    assert len(queries) == 1
 
 
 def test_sqlite_fallback_path_searches_by_substring(monkeypatch, corpus):
