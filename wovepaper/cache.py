@@ -45,6 +45,13 @@ def researchers_version() -> int:
     return cache.get_or_set(ANY_VERSION_KEY, 1, timeout=None)
 
 
-def researcher_key(pk: int, view: str) -> str:
-    """The cache key of one rendering (``view``) of researcher ``pk`` now."""
-    return f"researcher:{pk}:v{researcher_version(pk)}:{view}"
+def researcher_key(pk: int, view: str, *, version: int | None = None) -> str:
+    """The cache key of one rendering (``view``) of researcher ``pk`` now.
+
+    Args:
+        version: the researcher's :func:`researcher_version` when the caller
+            read it already (a page reads several keys); None reads it.
+    """
+    if version is None:
+        version = researcher_version(pk)
+    return f"researcher:{pk}:v{version}:{view}"

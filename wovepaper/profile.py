@@ -8,7 +8,7 @@ cache them under the researcher's cache version (:mod:`wovepaper.cache`).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from django.db import connection
@@ -22,25 +22,26 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
-    Value,
 )
 from django.db.models.functions import Coalesce
 
 from wovepaper import profile_sql, selectors
 from wovepaper.models import Authorship, Institution, Paper, Researcher
-from wovepaper.selectors import UNDATED, in_category, researcher_coauthors
+from wovepaper.selectors import UNDATED, researcher_coauthors
 
 # Names printed per paper in a list; the rest is "and N more" (a paper may have
 # thousands of authors, and a list page must not read them all).
 BYLINE_SHOWN = 10
 # Papers per page, as DESIGN.md asks for the researcher page and search.
 PAGE_SIZE = 24
-# Researcher page sort orders: key -> ORDER BY.
+# Researcher page sort orders. Newest and oldest go by first-version date
+# (undated papers as selectors.UNDATED), cited by citations (unknown last), each
+# then by date and id; title by the database's collation, then id.
 SORTS = {
-    "newest": ("-sort_date", "-id"),
-    "oldest": ("sort_date", "id"),
-    "cited": (F("cited_by_count").desc(nulls_last=True), "-sort_date", "-id"),
-    "title": ("title", "id"),
+    "newest": "newest first",
+    "oldest": "oldest first",
+    "cited": "most cited first",
+    "title": "by title",
 }
 # Institutions listed on a researcher page, most recent first.
 INSTITUTIONS = 20
@@ -55,13 +56,44 @@ def researcher_paper_ids(researcher: Researcher) -> QuerySet:
     )
 
 
+def researcher_paper_keys(researcher: Researcher) -> list[tuple]:
+    """The sort keys of a researcher's visible papers; one query.
+
+    Returns:
+        ``[(paper id, published | None, cited_by_count | None, categories)]``,
+        as :func:`researcher_summary` gives them under ``"papers"``.
+    """
+    return list(
+        Paper.objects.filter(pk__in=researcher_paper_ids(researcher)).values_list(
+            "id", "published", "cited_by_count", "categories"
+        )
+    )
+
+
+def _python_order(sort: str) -> Callable[[tuple], tuple] | None:
+    """The sort key of :data:`SORTS` over :func:`researcher_paper_keys` rows, or
+    None for the title order, which is the database collation's."""
+    if sort == "newest":
+        return lambda k: (-(k[1] or UNDATED).toordinal(), -k[0])
+    if sort == "oldest":
+        return lambda k: ((k[1] or UNDATED).toordinal(), k[0])
+    if sort == "cited":
+        return lambda k: (
+            k[2] is None,
+            -(k[2] or 0),
+            -(k[1] or UNDATED).toordinal(),
+            -k[0],
+        )
+    return None
+
+
 def researcher_papers_page(
     researcher: Researcher,
     *,
     category: str = "",
     sort: str = "newest",
     number: int = 1,
-    count: int | None = None,
+    keys: list[tuple] | None = None,
 ) -> dict:
     """One page of a researcher's papers with short bylines and why each is here.
 
@@ -70,34 +102,36 @@ def researcher_papers_page(
         category: only papers carrying this arXiv category ("" for all).
         sort: a key of :data:`SORTS` (unknown keys sort newest first).
         number: 1-based page number; out of range shows the last page.
-        count: how many papers match, when the caller knows it already (the
-            researcher summary counts every category); None counts them.
+        keys: the researcher's paper sort keys, when the caller has them (the
+            summary's ``"papers"``); None reads them (:func:`researcher_paper_keys`).
 
     Returns:
         ``{"papers": [paper dict], "count": n, "number": k, "num_pages": m}``
         where each paper dict is built by :func:`paper_rows` with the reason the
-        paper is on this profile under ``"why"``. Two statements on PostgreSQL
-        (:mod:`wovepaper.profile_sql`), four queries elsewhere; one more without
-        ``count``; whatever the researcher's paper count.
+        paper is on this profile under ``"why"``. The papers are ordered here
+        from ``keys`` (by title, one query orders them); then one statement on
+        PostgreSQL (:func:`profile_sql.paper_rows`), three queries elsewhere,
+        read the page; whatever the researcher's paper count.
     """
-    papers = Paper.objects.filter(pk__in=researcher_paper_ids(researcher))
+    if keys is None:
+        keys = researcher_paper_keys(researcher)
     if category:
-        papers = papers.filter(in_category(category))
-    if count is None:
-        count = papers.count()
+        keys = [k for k in keys if category in (k[3] or [])]
+    order = _python_order(sort if sort in SORTS else "newest")
+    if order is not None:
+        ids = [k[0] for k in sorted(keys, key=order)]
+    else:
+        ids = list(
+            Paper.objects.filter(pk__in=[k[0] for k in keys])
+            .order_by("title", "id")
+            .values_list("id", flat=True)
+        )
+    count = len(ids)
     num_pages = max(1, -(-count // PAGE_SIZE))
     number = min(max(1, number), num_pages)
-    sort = sort if sort in SORTS else "newest"
     start = (number - 1) * PAGE_SIZE
+    ids = ids[start : start + PAGE_SIZE]
     if connection.vendor == "postgresql":
-        ids = profile_sql.researcher_page_ids(
-            researcher.pk,
-            category=category,
-            sort=sort,
-            start=start,
-            size=PAGE_SIZE,
-            undated=UNDATED,
-        )
         fetched = {
             row["id"]: row
             for row in profile_sql.paper_rows(
@@ -111,10 +145,11 @@ def researcher_papers_page(
             if row["own_authorship"]
         }
     else:
-        ordered = papers.annotate(
-            sort_date=Coalesce("published", Value(UNDATED))
-        ).order_by(*SORTS[sort])
-        rows = paper_rows(ordered[start : start + PAGE_SIZE], keep=researcher.pk)
+        position = {pk: n for n, pk in enumerate(ids)}
+        rows = sorted(
+            paper_rows(Paper.objects.filter(pk__in=ids), keep=researcher.pk),
+            key=lambda row: position[row["id"]],
+        )
         placed = _placements([p["own_authorship"] for p in rows if p["own_authorship"]])
     for row in rows:
         own = row["own_authorship"]
@@ -437,7 +472,9 @@ def researcher_summary(researcher: Researcher) -> dict:
     """Everything on the researcher page except the list of papers.
 
     Returns:
-        ``{"paper_count", "years": (first, last) | None, "categories": [(cat, n)]
+        ``{"paper_count", "papers": [(id, published, cited_by_count,
+        categories)] (the sort keys of :func:`researcher_papers_page`),
+        "years": (first, last) | None, "categories": [(cat, n)]
         most first, "histogram": Histogram, "institutions": [{"name", "url",
         "ror_id", "first", "last", "papers"}] latest first, "affiliations":
         [{"text", "first", "last", "papers"}] (printed strings, when no
@@ -449,23 +486,24 @@ def researcher_summary(researcher: Researcher) -> dict:
     if connection.vendor == "postgresql":
         parts = profile_sql.summary_parts(researcher.pk, institutions=INSTITUTIONS)
         rows = parts["rows"]
-        histogram = _histogram(row[6:] for row in rows)
+        histogram = _histogram(row[8:] for row in rows)
         found = parts["institutions"]
         split_events = parts["split_events"]
     else:
-        rows = [
-            (d.year if d else None, *rest)
-            for d, *rest in Authorship.objects.filter(
+        rows = list(
+            Authorship.objects.filter(
                 researcher=researcher, paper__hidden=False
             ).values_list(
+                "paper_id",
                 "paper__published",
+                "paper__cited_by_count",
                 "paper__categories",
                 "affiliations",
                 "orcid",
                 "s2_author_id",
                 "openalex_author_id",
             )
-        ]
+        )
         histogram = position_histogram(researcher)
         found = [
             {
@@ -494,9 +532,10 @@ def researcher_summary(researcher: Researcher) -> dict:
         split_events = _split_events(researcher)
     categories = Counter()
     affiliations: dict[str, list] = {}
-    years = [year for year, *_ in rows if year]
+    years = [published.year for _, published, *_ in rows if published]
     printed = Counter()
-    for year, cats, affs, orcid, s2, openalex, *_ in rows:
+    for _, published, _, cats, affs, orcid, s2, openalex, *_ in rows:
+        year = published.year if published else None
         categories.update(set(cats or []))
         for text in affs or []:
             text = " ".join(str(text).split())[:300]
@@ -523,6 +562,7 @@ def researcher_summary(researcher: Researcher) -> dict:
     ]
     return {
         "paper_count": len(rows),
+        "papers": sorted({row[0]: row[:4] for row in rows}.values()),
         "years": (min(years), max(years)) if years else None,
         "categories": sorted(categories.items(), key=lambda kv: (-kv[1], kv[0])),
         "histogram": histogram,

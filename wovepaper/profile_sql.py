@@ -18,69 +18,6 @@ from datetime import date, datetime
 
 from django.db import connection
 
-# ORDER BY of each researcher page sort (:data:`wovepaper.profile.SORTS`): the
-# same orders, undated papers as 0001-01-01 (selectors.UNDATED).
-PAGE_ORDER = {
-    "newest": "sort_date DESC, p.id DESC",
-    "oldest": "sort_date, p.id",
-    "cited": "p.cited_by_count DESC NULLS LAST, sort_date DESC, p.id DESC",
-    "title": "p.title, p.id",
-}
-
-_PAGE_IDS = """
-SELECT p.id, COALESCE(p.published, %(undated)s) AS sort_date
-FROM wovepaper_paper p
-WHERE p.id IN (
-    SELECT a.paper_id FROM wovepaper_authorship a WHERE a.researcher_id = %(r)s
-) AND NOT p.hidden {category}
-ORDER BY {order}
-LIMIT %(size)s OFFSET %(start)s
-"""
-
-
-def researcher_page_ids(
-    researcher_id: int,
-    *,
-    category: str,
-    sort: str,
-    start: int,
-    size: int,
-    undated: date,
-) -> list[int]:
-    """Ids of one page of a researcher's visible papers, in the page's order.
-
-    Args:
-        researcher_id: a live researcher.
-        category: only papers carrying this category ("" for all).
-        sort: a key of :data:`PAGE_ORDER`.
-        start: 0-based offset of the page's first paper.
-        size: papers a page.
-        undated: the date undated papers sort as.
-
-    Returns:
-        Paper ids; one statement.
-
-    Raises:
-        KeyError: ``sort`` is not a key of :data:`PAGE_ORDER`.
-    """
-    sql = _PAGE_IDS.format(
-        order=PAGE_ORDER[sort],
-        category="AND p.categories @> %(category)s::jsonb" if category else "",
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(
-            sql,
-            {
-                "r": researcher_id,
-                "category": json.dumps([category]),
-                "size": size,
-                "start": start,
-                "undated": undated,
-            },
-        )
-        return [row[0] for row in cursor.fetchall()]
-
-
 # One row a paper: its columns, its author count, its first ``shown`` slots plus
 # the kept researcher's (as JSON), and, for the kept researcher's own slot, the
 # applied proposal that last placed it (latest decided last, undecided after
@@ -221,7 +158,7 @@ def paper_rows(ids: list[int], *, keep: int | None, shown: int) -> list[dict]:
 _SUMMARY = """
 SELECT
   (SELECT json_agg(json_build_array(
-        EXTRACT(YEAR FROM p.published)::int, p.categories, a.affiliations,
+        a.paper_id, p.published, p.cited_by_count, p.categories, a.affiliations,
         a.orcid, a.s2_author_id, a.openalex_author_id, a.position,
         (SELECT count(*) FROM wovepaper_authorship s WHERE s.paper_id = a.paper_id),
         (SELECT count(*) FROM wovepaper_authorship s
@@ -263,8 +200,9 @@ def summary_parts(researcher_id: int, *, institutions: int) -> dict:
         institutions: how many institutions, most recent first.
 
     Returns:
-        ``{"rows": [(year | None, categories, affiliations, orcid, s2, openalex,
-        position, slots on the paper, unmatched person slots)], "institutions":
+        ``{"rows": [(paper id, published date | None, cited_by_count,
+        categories, affiliations, orcid, s2, openalex, position, slots on the
+        paper, unmatched person slots)], "institutions":
         [{"institution_id", "institution__name", "institution__slug",
         "institution__ror_id", "first", "last", "papers"}] (years as ints),
         "split_events": [(created datetime, moves, fields)] newest first}``.
@@ -283,7 +221,10 @@ def summary_parts(researcher_id: int, *, institutions: int) -> dict:
         )
         rows, found, events = cursor.fetchone()
     return {
-        "rows": [tuple(r) for r in _json(rows) or []],
+        "rows": [
+            (pid, date.fromisoformat(published) if published else None, *rest)
+            for pid, published, *rest in _json(rows) or []
+        ],
         "institutions": [
             {
                 "institution_id": pk,

@@ -5,12 +5,17 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from django.contrib.messages import constants
+from django.contrib.messages.storage.base import Message
+from django.contrib.messages.storage.cookie import CookieStorage
 from django.core.cache import cache
 from django.db import connection
+from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 
 from tests.factories import ResearcherFactory
-from wovepaper.models import Authorship, Institution, Paper
+from wovepaper.cache import researchers_changed
+from wovepaper.models import Authorship, Institution, Paper, Researcher
 
 pytestmark = pytest.mark.django_db
 
@@ -64,7 +69,7 @@ def _queries(client, url, **headers) -> int:
 
 @pytest.mark.parametrize(
     "path",
-    ["", "?category=cat-3", "?sort=cited&page=2", "coauthors"],
+    ["", "?category=cat-3", "?sort=cited&page=2", "?sort=title&page=3", "coauthors"],
 )
 def test_researcher_page_queries_flat_from_10_to_1000_papers(client, path):
     small, large = _researcher_with(10, "1001."), _researcher_with(1000, "2002.")
@@ -76,10 +81,12 @@ def test_researcher_page_queries_flat_from_10_to_1000_papers(client, path):
 
     assert _queries(client, url(small)) == _queries(client, url(large))
     # The page: the researcher, then on PostgreSQL one statement for the
-    # summary, one for the page's ids and one for its rows with their bylines
-    # and why each is there (wovepaper.profile_sql). The network: the survivor
-    # check, the researcher, co-authors, their profiles, the shared papers.
-    assert _queries(client, url(large)) == (5 if path == "coauthors" else 4)
+    # summary (with the papers' sort keys) and one for the page's rows with
+    # their bylines and why each is there (wovepaper.profile_sql); by title the
+    # database orders the ids. The network: the survivor check, the researcher,
+    # co-authors, their profiles, the shared papers.
+    expected = {"coauthors": 5, "?sort=title&page=3": 4}.get(path, 3)
+    assert _queries(client, url(large)) == expected
 
 
 def test_researcher_markdown_queries_flat(client):
@@ -108,3 +115,42 @@ def test_paper_and_institution_pages_queries_flat(client):
     assert _queries(client, inst_small.get_absolute_url()) == _queries(
         client, inst_large.get_absolute_url()
     )
+
+
+def test_a_stateless_visitor_gets_the_rendered_page_from_the_cache(
+    client, django_user_model
+):
+    r = _researcher_with(30, "4004.")
+    url = r.get_absolute_url() + "?sort=oldest&page=2"
+    first = client.get(url)
+    with CaptureQueriesContext(connection) as ctx:
+        again = client.get(url)
+    # Only the researcher is read: the page is the one rendered before.
+    assert len(ctx.captured_queries) == 1
+    assert again.content == first.content
+    assert again["Vary"] == "Accept, Cookie"
+    assert again["Content-Type"] == first["Content-Type"]
+    # Another format, host or query string is another page.
+    md = client.get(url, HTTP_ACCEPT="text/markdown")
+    assert md["Content-Type"].startswith("text/markdown")
+    other_host = client.get(url, HTTP_HOST="127.0.0.1")
+    assert b'href="http://127.0.0.1/researchers/' in other_host.content
+    assert client.get(r.get_absolute_url()).content != first.content
+    # A curation change is shown at once: the researcher's version moved.
+    Researcher.objects.filter(pk=r.pk).update(display_name="Renamed Grows")
+    researchers_changed([r.pk])
+    assert b"Renamed Grows" in client.get(url).content
+    # A signed-in reader is never served the visitors' page, nor is one with
+    # a message waiting.
+    client.force_login(django_user_model.objects.create_user("reader", "", "pw"))
+    signed_in = client.get(url)
+    assert b'id="follow-button" aria-pressed="false"' in signed_in.content
+    client.logout()
+    storage = CookieStorage(RequestFactory().get("/"))
+    client.cookies[CookieStorage.cookie_name] = storage._encode(
+        [Message(constants.INFO, "You are signed out.")]
+    )
+    assert b"You are signed out." in client.get(url).content
+    # ... and the message is not kept for the next visitor.
+    client.cookies.clear()
+    assert b"You are signed out." not in client.get(url).content

@@ -11,8 +11,11 @@ prefer ``text/markdown`` (``Accept``).
 
 from __future__ import annotations
 
+import hashlib
 import re
 
+from django.conf import settings
+from django.contrib.messages.storage.cookie import CookieStorage
 from django.core.cache import cache
 from django.http import (
     Http404,
@@ -26,7 +29,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from wovepaper import profile, selectors
-from wovepaper.cache import researcher_key
+from wovepaper.cache import researcher_key, researcher_version
 from wovepaper.identifiers import ARXIV_CATEGORY
 from wovepaper.models import Follow, Paper, Researcher
 from wovepaper.text import latex_to_text
@@ -191,6 +194,32 @@ def _live_researcher(request: HttpRequest, pk: int) -> Researcher | HttpResponse
     return researcher
 
 
+def _stateless(request: HttpRequest) -> bool:
+    """Whether the request carries no session and no pending messages, so its
+    page is the same for every such visitor (signed out, nothing to tell)."""
+    return (
+        settings.SESSION_COOKIE_NAME not in request.COOKIES
+        and CookieStorage.cookie_name not in request.COOKIES
+    )
+
+
+def _page_format(request: HttpRequest) -> str:
+    return "md" if _wants_markdown(request) else "html"
+
+
+def _digest(text: str) -> str:
+    """A short stable digest of ``text`` for a cache key (keys have a length
+    limit and must not hold spaces)."""
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def _cached_response(content: bytes, content_type: str) -> HttpResponse:
+    """A cached page as :func:`_render` answered it."""
+    response = HttpResponse(content, content_type=content_type)
+    response["Vary"] = "Accept, Cookie"
+    return response
+
+
 @require_safe
 def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResponse:
     """A researcher profile: identity, papers (24 a page), fields, positions, network.
@@ -198,9 +227,10 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
     Query parameters: ``category`` (only papers in it), ``sort`` (newest,
     oldest, cited, title), ``page``. A merged-away researcher answers 301 to its
     survivor; a retired one (an undone split or new profile) 410 with where its
-    papers went. The summary is cached until a curation change bumps the
-    researcher's cache version (or :data:`SUMMARY_SECONDS`), a papers page for
-    :data:`PAPERS_SECONDS`.
+    papers went. The summary (with the papers' sort keys) is cached until a
+    curation change bumps the researcher's cache version (or
+    :data:`SUMMARY_SECONDS`), a papers page for :data:`PAPERS_SECONDS`, and so
+    is the whole rendered page for visitors with no session and no messages.
     """
     found = _live_researcher(request, pk)
     if isinstance(found, HttpResponse):
@@ -214,22 +244,37 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
     sort = request.GET.get("sort", "newest")
     sort = sort if sort in profile.SORTS else "newest"
     number = _page_number(request)
+    version = researcher_version(pk)
+    # A visitor with no session and no messages sees what every such visitor
+    # sees: the rendered page is cached whole, for as long as a papers page.
+    page_key = None
+    if _stateless(request):
+        page_key = researcher_key(
+            pk,
+            # The page names its own absolute URL (canonical, Open Graph).
+            f"page-{_page_format(request)}:{_digest(request.build_absolute_uri())}",
+            version=version,
+        )
+        cached = cache.get(page_key)
+        if cached is not None:
+            return _cached_response(*cached)
     summary = cache.get_or_set(
-        researcher_key(pk, "page-summary"),
+        researcher_key(pk, "page-summary", version=version),
         lambda: profile.researcher_summary(researcher),
         SUMMARY_SECONDS,
     )
-    # The summary counts the papers in every category: no count query here. A
-    # category typed in another letter case is the one the papers carry.
-    counts = {name.lower(): (name, n) for name, n in summary["categories"]}
+    # A category typed in another letter case is the one the papers carry.
+    spelled = {name.lower(): name for name, _ in summary["categories"]}
     if category:
-        category, count = counts.get(category.lower(), (category, 0))
-    else:
-        count = summary["paper_count"]
+        category = spelled.get(category.lower(), category)
     papers = cache.get_or_set(
-        researcher_key(pk, f"page-papers:{category}:{sort}:{number}"),
+        researcher_key(pk, f"page-papers:{category}:{sort}:{number}", version=version),
         lambda: profile.researcher_papers_page(
-            researcher, category=category, sort=sort, number=number, count=count
+            researcher,
+            category=category,
+            sort=sort,
+            number=number,
+            keys=summary["papers"],
         ),
         PAPERS_SECONDS,
     )
@@ -238,7 +283,7 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
         and Follow.objects.filter(user=request.user, researcher=researcher).exists()
     )
     absolute = request.build_absolute_uri(canonical)
-    return _render(
+    response = _render(
         request,
         "researcher",
         {
@@ -265,6 +310,11 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
             },
         },
     )
+    if page_key is not None:
+        cache.set(
+            page_key, (response.content, response["Content-Type"]), PAPERS_SECONDS
+        )
+    return response
 
 
 @require_safe
