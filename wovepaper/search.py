@@ -456,9 +456,11 @@ SEARCH_CACHE_SECONDS = 600
 SEARCH_SAMPLE = 1000
 # A broad search counts its matches exactly up to this many, unless PostgreSQL
 # estimates at least as many (then its estimate is shown). Counting reads each
-# match (2.5 us), so the cap bounds a count at about 25 ms; the number is
-# Elasticsearch's default track_total_hits.
-COUNT_CAP = 10_000
+# match: on the 100,000-paper bench database (bench/pages.py) counting up to
+# 10,000, Elasticsearch's default track_total_hits, took 45-56 ms, half a
+# broad search and the slowest searches' whole lead; up to 2,000 about 10 ms.
+# Past the cap the page says "more than 2,000".
+COUNT_CAP = 2_000
 
 # Longest one statement of a search may run (milliseconds, PostgreSQL's
 # statement_timeout); past it the search is refused with :data:`SEARCH_TOO_SLOW`
