@@ -19,7 +19,7 @@ install: $(STAMP)
 ## Harvest the bundled real arXiv records into SQLite, match, summarise, then serve.
 ## NO_SERVE=1 skips serving; DATA=PATH harvests another folder or file.
 demo: install
-	@mkdir -p var
+	@mkdir -p "$${WOVEPAPER_VAR_DIR:-var}"
 	$(PY) manage.py migrate --verbosity 0
 	$(PY) manage.py demo --data "$(DATA)"
 ifndef NO_SERVE
@@ -35,7 +35,7 @@ run: export DATABASE_URL := $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5
 run: export REDIS_URL := $(or $(REDIS_URL),redis://127.0.0.1:6379/0)
 run: export DEBUG := 0
 run: install
-	@mkdir -p var
+	@mkdir -p "$${WOVEPAPER_VAR_DIR:-var}"
 	createdb -h 127.0.0.1 -U postgres wovepaper 2>/dev/null || true
 	$(PY) manage.py migrate --verbosity 0
 	$(PY) manage.py collectstatic --noinput --verbosity 0

@@ -22,6 +22,7 @@ from harvest.records import (
     clean_record,
     clean_text,
 )
+from wovepaper.cache import researchers_changed
 from wovepaper.models import Authorship, Institution, Paper, Researcher
 from wovepaper.search import search_vectors_refresh
 
@@ -197,7 +198,6 @@ def _doi_free(doi: str, paper_id: int | None) -> bool:
     return bool(doi) and not Paper.objects.filter(doi=doi).exclude(pk=paper_id).exists()
 
 
-@transaction.atomic
 def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
     """Create or update the Paper (and its byline) one parsed record describes.
 
@@ -205,7 +205,10 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
     an older version than the one stored only adds that version's entry to
     ``versions`` (and an earlier ``published`` date); it never overwrites newer text.
     A deleted record hides the paper. A DOI already held by another paper is not
-    taken twice (logged; the arXiv id still unifies the record).
+    taken twice (logged; the arXiv id still unifies the record). When a paper
+    changes, the researchers it is applied to have their cached pages dropped
+    once the transaction commits (:func:`wovepaper.cache.researchers_changed`):
+    a page orders, filters and counts their papers from a cached summary.
 
     Args:
         record: the parsed record; needs an arXiv id, DOI, OpenAlex or S2 id.
@@ -219,6 +222,21 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
         RecordError: the record has no arXiv id, DOI, OpenAlex id or S2 id, or a
             deleted record names a paper we never had.
     """
+    result = _paper_upsert(record=record, record_hash=record_hash)
+    if result.outcome == "updated":
+        researcher_ids = list(
+            result.paper.authorships.filter(researcher__isnull=False).values_list(
+                "researcher_id", flat=True
+            )
+        )
+        if researcher_ids:
+            transaction.on_commit(lambda: researchers_changed(researcher_ids))
+    return result
+
+
+@transaction.atomic
+def _paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
+    """:func:`paper_upsert` without telling the researcher pages."""
     if not _has_work_id(record):
         raise RecordError(f"{record.external_id}: {NO_WORK_ID}")
     record = clean_record(record)

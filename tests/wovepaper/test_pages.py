@@ -420,3 +420,34 @@ def test_paper_page_folds_long_bylines(client):
     assert [li.text_content().strip() for li in folded[:1]] == ["101. Author 101"]
     assert len(folded) == 50
     assert "Show all 150 authors" in doc.cssselect("article details summary")[0].text
+
+
+def test_a_paper_the_source_deletes_leaves_the_cached_researcher_page_at_once(
+    client, corpus, django_capture_on_commit_callbacks
+):
+    from harvest.records import PaperRecord
+    from harvest.services import paper_upsert
+
+    r = _most_papers(corpus)
+    papers = Paper.objects.filter(authorships__researcher=r).order_by(
+        "-published", "-id"
+    )
+    n = papers.count()
+    before = client.get(r.get_absolute_url()).content.decode()
+    assert f"{n} papers here" in before
+    gone = papers.first()
+    assert gone.get_absolute_url() in before
+    with django_capture_on_commit_callbacks(execute=True):
+        result = paper_upsert(
+            record=PaperRecord(
+                source="arxiv",
+                external_id=gone.arxiv_id,
+                title="",
+                arxiv_id=gone.arxiv_id,
+                deleted=True,
+            )
+        )
+    assert result.outcome == "updated"
+    after = client.get(r.get_absolute_url()).content.decode()
+    assert f"{n - 1} paper{'s' if n - 1 != 1 else ''} here" in after
+    assert gone.get_absolute_url() not in after

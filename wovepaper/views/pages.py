@@ -259,7 +259,9 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
         if cached is not None:
             return _cached_response(*cached)
     summary = cache.get_or_set(
-        researcher_key(pk, "page-summary", version=version),
+        # v2: the summary carries the papers' sort keys; summaries cached by
+        # the code before (no "papers") must not be read.
+        researcher_key(pk, "page-summary-v2", version=version),
         lambda: profile.researcher_summary(researcher),
         SUMMARY_SECONDS,
     )
