@@ -23,9 +23,10 @@ Prints p50, p99 and max in milliseconds, errors and the p99 ratio to the
 baseline. The load generator shares the 2 cores with the server, so the figures
 are an upper bound. Usage (about 6 minutes, 2 of them building):
 ``DATABASE_URL=postgres://postgres@127.0.0.1:5432/wovepaper_bench_pages
-.venv/bin/python bench/pages.py [--papers N] [--rate R] [--seconds S]
-[--only search] [--keep]``; ``--only`` runs the baseline and the scenarios whose
-name holds the text, ``--keep`` keeps the database and reuses it next time.
+.venv/bin/python bench/pages.py [--papers N] [--researchers N] [--rate R]
+[--seconds S] [--workers N] [--only search] [--keep]``; ``--only`` runs the
+baseline and the scenarios whose name holds the text, ``--keep`` keeps the
+database and reuses it next time; ``--workers`` sets gunicorn's sync workers.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.core.cache import cache
+from django.db import transaction
 
 VERSION_KEY = "researcher-version:{pk}"
 # Bumped with any researcher's: the version of views that list researchers found
@@ -37,6 +38,30 @@ def researchers_changed(pks: Iterable[int]) -> None:
             cache.incr(key)
         except ValueError:  # evicted between add and incr
             cache.set(key, 2, timeout=None)
+
+
+def papers_changed(paper_ids: Iterable[int]) -> None:
+    """Invalidate the cached views of the researchers these papers are applied
+    to, once the current transaction commits (at once outside one).
+
+    For writes that change a paper itself (hidden, deleted, its date, fields or
+    citations: a researcher page orders, filters and counts its papers from a
+    cached summary). Reads the researchers now, so call it before a delete.
+
+    Args:
+        paper_ids: papers written by the caller.
+    """
+    from wovepaper.models import Authorship
+
+    ids = list(
+        Authorship.objects.filter(
+            paper_id__in=list(paper_ids), researcher__isnull=False
+        )
+        .values_list("researcher_id", flat=True)
+        .distinct()
+    )
+    if ids:
+        transaction.on_commit(lambda: researchers_changed(ids))
 
 
 def researchers_version() -> int:

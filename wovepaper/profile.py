@@ -147,7 +147,9 @@ def researcher_papers_page(
     else:
         position = {pk: n for n, pk in enumerate(ids)}
         rows = sorted(
-            paper_rows(Paper.objects.filter(pk__in=ids), keep=researcher.pk),
+            paper_rows(
+                Paper.objects.filter(pk__in=ids, hidden=False), keep=researcher.pk
+            ),
             key=lambda row: position[row["id"]],
         )
         placed = _placements([p["own_authorship"] for p in rows if p["own_authorship"]])
@@ -534,9 +536,12 @@ def researcher_summary(researcher: Researcher) -> dict:
     affiliations: dict[str, list] = {}
     years = [published.year for _, published, *_ in rows if published]
     printed = Counter()
-    for _, published, _, cats, affs, orcid, s2, openalex, *_ in rows:
-        year = published.year if published else None
+    # One researcher may hold two slots of one paper: papers count once.
+    papers = {row[0]: row[:4] for row in rows}
+    for _, _, _, cats in papers.values():
         categories.update(set(cats or []))
+    for _, published, _, _, affs, orcid, s2, openalex, *_ in rows:
+        year = published.year if published else None
         for text in affs or []:
             text = " ".join(str(text).split())[:300]
             if not text:
@@ -561,8 +566,8 @@ def researcher_summary(researcher: Researcher) -> dict:
         for row in found
     ]
     return {
-        "paper_count": len(rows),
-        "papers": sorted({row[0]: row[:4] for row in rows}.values()),
+        "paper_count": len(papers),
+        "papers": sorted(papers.values()),
         "years": (min(years), max(years)) if years else None,
         "categories": sorted(categories.items(), key=lambda kv: (-kv[1], kv[0])),
         "histogram": histogram,

@@ -454,12 +454,12 @@ SEARCH_CACHE_SECONDS = 600
 # follow Elasticsearch's ``track_total_hits`` (exact up to 10,000, then a lower
 # bound; Elasticsearch reference, "Search your data", track total hits).
 SEARCH_SAMPLE = 1000
-# A broad search counts its matches exactly up to this many, unless PostgreSQL
-# estimates at least as many (then its estimate is shown). Counting reads each
-# match: on the 100,000-paper bench database (bench/pages.py) counting up to
-# 10,000, Elasticsearch's default track_total_hits, took 45-56 ms, half a
-# broad search and the slowest searches' whole lead; up to 2,000 about 10 ms.
-# Past the cap the page says "more than 2,000".
+# A broad search counts its matches exactly up to this many; past that it shows
+# PostgreSQL's estimate ("about"), or "more than" this when the estimate is
+# lower. Counting reads each match: on the 100,000-paper bench database
+# (bench/pages.py) counting up to 10,000, Elasticsearch's default
+# track_total_hits, took 45-56 ms, half a broad search and the slowest
+# searches' whole lead; up to 2,000 about 10 ms.
 COUNT_CAP = 2_000
 
 # Longest one statement of a search may run (milliseconds, PostgreSQL's
@@ -570,13 +570,13 @@ def search_head(*, query: str, category: str | None, year: int | None) -> dict:
       whose *title* matches (up to :data:`SEARCH_SAMPLE`, read through the title
       index of migration 0006, ranked), then other matches of the sample,
       ranked; the categories are those of the sample, commonest first, without
-      counts. The total: when PostgreSQL's estimate reaches
-      :data:`COUNT_CAP`, that estimate to two significant figures ("about");
-      else the matches counted up to :data:`COUNT_CAP` (exact, or "more than"
-      :data:`COUNT_CAP`). The planner's estimate of a common word is within
-      about 10%, but of a word pair or a middling word it can be a quarter of
-      the truth (bench corpus: "dark matter" 4,375 matches, estimated 1,000).
-      Three to five queries.
+      counts. The total: the matches counted up to :data:`COUNT_CAP` (exact);
+      past it, PostgreSQL's estimate to two significant figures ("about") when
+      that is above the cap, else "more than" :data:`COUNT_CAP`. The
+      planner's estimate of a common word is within about 10%, but of a word
+      pair or a middling word it can be a quarter of the truth (bench corpus:
+      "dark matter" 4,375 matches, estimated 1,000) or three times it, so it
+      is never shown for a total the count could give. Three to five queries.
 
     On SQLite (the demo) a broad search counts exactly and lists the newest
     :data:`SEARCH_SAMPLE`.
@@ -663,13 +663,15 @@ def _search_head(
     listed = _ranked(titled)
     seen = set(listed)
     listed += [pk for pk in _ranked(chosen_matches) if pk not in seen]
-    estimate = _estimate(chosen)
-    if estimate >= COUNT_CAP:
-        count, count_is = _two_figures(estimate), "about"
+    count = chosen.order_by().values("pk")[: COUNT_CAP + 1].count()
+    if count <= COUNT_CAP:
+        count_is = "exact"
     else:
-        count = chosen.order_by().values("pk")[: COUNT_CAP + 1].count()
+        estimate = _estimate(chosen)
         count, count_is = (
-            (count, "exact") if count <= COUNT_CAP else (COUNT_CAP, "more")
+            (_two_figures(estimate), "about")
+            if estimate > COUNT_CAP
+            else (COUNT_CAP, "more")
         )
     return {
         "ids": listed[:SEARCH_SAMPLE],

@@ -22,7 +22,7 @@ from harvest.records import (
     clean_record,
     clean_text,
 )
-from wovepaper.cache import researchers_changed
+from wovepaper.cache import papers_changed, researchers_changed
 from wovepaper.models import Authorship, Institution, Paper, Researcher
 from wovepaper.search import search_vectors_refresh
 
@@ -224,13 +224,8 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
     """
     result = _paper_upsert(record=record, record_hash=record_hash)
     if result.outcome == "updated":
-        researcher_ids = list(
-            result.paper.authorships.filter(researcher__isnull=False).values_list(
-                "researcher_id", flat=True
-            )
-        )
-        if researcher_ids:
-            transaction.on_commit(lambda: researchers_changed(researcher_ids))
+        # Researchers whose slots the byline sync removed are told there.
+        papers_changed([result.paper.pk])
     return result
 
 
@@ -581,11 +576,14 @@ def _researchers_evidence_changed(researcher_ids: Iterable[int]) -> None:
     of its researcher: the revision tells matching runs to read the profile
     again (curation.selectors.researcher_snapshot remembers profiles by it) and
     makes pending proposals computed on the old evidence stale (a later run
-    proposes them again on the new).
+    proposes them again on the new). Their cached pages are dropped when the
+    transaction commits.
     """
     ids = sorted(set(researcher_ids))
     if ids:
         Researcher.objects.filter(pk__in=ids).update(revision=F("revision") + 1)
+        # Their public pages count and list the paper from a cached summary.
+        transaction.on_commit(lambda: researchers_changed(ids))
 
 
 def _snapshot(paper: Paper) -> dict:

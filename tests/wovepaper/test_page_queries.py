@@ -154,3 +154,16 @@ def test_a_stateless_visitor_gets_the_rendered_page_from_the_cache(
     # ... and the message is not kept for the next visitor.
     client.cookies.clear()
     assert b"You are signed out." not in client.get(url).content
+
+
+def test_a_page_asked_with_parameters_it_does_not_read_is_not_cached(client):
+    r = _researcher_with(5, "5005.")
+    junk = r.get_absolute_url() + "?utm_source=x"
+    plain = r.get_absolute_url() + "?sort=cited"
+    client.get(junk)
+    client.get(plain)
+    # A write that does not bump the version (as no curation write does):
+    # the cached page keeps the old name, a page rendered anew shows the new.
+    Researcher.objects.filter(pk=r.pk).update(display_name="Quietly Renamed")
+    assert b"Quietly Renamed" in client.get(junk).content
+    assert b"Quietly Renamed" not in client.get(plain).content

@@ -187,3 +187,16 @@ def test_search_of_common_words_only_says_so(client, corpus):
     other = client.get("/search/", {"q": "zzyzxqwv"}).content.decode()
     assert "No paper matches" in other
     assert "too common" not in other
+
+
+def test_an_estimate_never_stands_for_a_total_the_count_can_give(corpus, monkeypatch):
+    """The planner may guess far over the matches (a word pair: the hostile
+    test saw "About 2,900" for 1,100); up to the cap the count is shown."""
+    matches = search.paper_search(query="Maestro").count()
+    monkeypatch.setattr(search, "SEARCH_SAMPLE", 5)
+    monkeypatch.setattr(search, "COUNT_CAP", matches)
+    monkeypatch.setattr(search, "_estimate", lambda papers: 100 * matches)
+
+    head = _head("Maestro")
+
+    assert (head["count_is"], head["count"]) == ("exact", matches)

@@ -194,12 +194,19 @@ def _live_researcher(request: HttpRequest, pk: int) -> Researcher | HttpResponse
     return researcher
 
 
+# The query parameters the researcher page reads; a page asked with others is
+# rendered but not cached (each junk parameter would be a cache entry).
+_PAGE_PARAMETERS = frozenset({"category", "sort", "page"})
+
+
 def _stateless(request: HttpRequest) -> bool:
     """Whether the request carries no session and no pending messages, so its
-    page is the same for every such visitor (signed out, nothing to tell)."""
+    page is the same for every such visitor (signed out, nothing to tell), and
+    only the parameters the page reads."""
     return (
         settings.SESSION_COOKIE_NAME not in request.COOKIES
         and CookieStorage.cookie_name not in request.COOKIES
+        and set(request.GET) <= _PAGE_PARAMETERS
     )
 
 
