@@ -22,8 +22,9 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
+    Window,
 )
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, DenseRank
 
 from wovepaper import profile_sql, selectors
 from wovepaper.models import Authorship, Institution, Paper, Researcher
@@ -60,19 +61,25 @@ def researcher_paper_keys(researcher: Researcher) -> list[tuple]:
     """The sort keys of a researcher's visible papers; one query.
 
     Returns:
-        ``[(paper id, published | None, cited_by_count | None, categories)]``,
-        as :func:`researcher_summary` gives them under ``"papers"``.
+        ``[(paper id, published | None, cited_by_count | None, categories,
+        title rank)]``, as :func:`researcher_summary` gives them under
+        ``"papers"``; the title rank orders them by title in the database's
+        collation, then id.
     """
     return list(
-        Paper.objects.filter(pk__in=researcher_paper_ids(researcher)).values_list(
-            "id", "published", "cited_by_count", "categories"
-        )
+        Paper.objects.filter(pk__in=researcher_paper_ids(researcher))
+        .annotate(title_rank=_TITLE_RANK)
+        .values_list("id", "published", "cited_by_count", "categories", "title_rank")
     )
 
 
-def _python_order(sort: str) -> Callable[[tuple], tuple] | None:
-    """The sort key of :data:`SORTS` over :func:`researcher_paper_keys` rows, or
-    None for the title order, which is the database collation's."""
+# A paper's place among a researcher's papers by title (the database's
+# collation: Python's string order is another), then id.
+_TITLE_RANK = Window(DenseRank(), order_by=[F("title").asc(), F("id").asc()])
+
+
+def _python_order(sort: str) -> Callable[[tuple], tuple]:
+    """The sort key of :data:`SORTS` over :func:`researcher_paper_keys` rows."""
     if sort == "newest":
         return lambda k: (-(k[1] or UNDATED).toordinal(), -k[0])
     if sort == "oldest":
@@ -84,7 +91,7 @@ def _python_order(sort: str) -> Callable[[tuple], tuple] | None:
             -(k[1] or UNDATED).toordinal(),
             -k[0],
         )
-    return None
+    return lambda k: (k[4], k[0])
 
 
 def researcher_papers_page(
@@ -109,23 +116,16 @@ def researcher_papers_page(
         ``{"papers": [paper dict], "count": n, "number": k, "num_pages": m}``
         where each paper dict is built by :func:`paper_rows` with the reason the
         paper is on this profile under ``"why"``. The papers are ordered here
-        from ``keys`` (by title, one query orders them); then one statement on
-        PostgreSQL (:func:`profile_sql.paper_rows`), three queries elsewhere,
-        read the page; whatever the researcher's paper count.
+        from ``keys``; then one statement on PostgreSQL
+        (:func:`profile_sql.paper_rows`), three queries elsewhere, read the
+        page; whatever the researcher's paper count.
     """
     if keys is None:
         keys = researcher_paper_keys(researcher)
     if category:
         keys = [k for k in keys if category in (k[3] or [])]
     order = _python_order(sort if sort in SORTS else "newest")
-    if order is not None:
-        ids = [k[0] for k in sorted(keys, key=order)]
-    else:
-        ids = list(
-            Paper.objects.filter(pk__in=[k[0] for k in keys])
-            .order_by("title", "id")
-            .values_list("id", flat=True)
-        )
+    ids = [k[0] for k in sorted(keys, key=order)]
     count = len(ids)
     num_pages = max(1, -(-count // PAGE_SIZE))
     number = min(max(1, number), num_pages)
@@ -475,7 +475,8 @@ def researcher_summary(researcher: Researcher) -> dict:
 
     Returns:
         ``{"paper_count", "papers": [(id, published, cited_by_count,
-        categories)] (the sort keys of :func:`researcher_papers_page`),
+        categories, title rank)] (the sort keys of
+        :func:`researcher_paper_keys`),
         "years": (first, last) | None, "categories": [(cat, n)]
         most first, "histogram": Histogram, "institutions": [{"name", "url",
         "ror_id", "first", "last", "papers"}] latest first, "affiliations":
@@ -488,18 +489,24 @@ def researcher_summary(researcher: Researcher) -> dict:
     if connection.vendor == "postgresql":
         parts = profile_sql.summary_parts(researcher.pk, institutions=INSTITUTIONS)
         rows = parts["rows"]
-        histogram = _histogram(row[8:] for row in rows)
+        histogram = _histogram(row[9:] for row in rows)
         found = parts["institutions"]
         split_events = parts["split_events"]
     else:
         rows = list(
-            Authorship.objects.filter(
-                researcher=researcher, paper__hidden=False
-            ).values_list(
+            Authorship.objects.filter(researcher=researcher, paper__hidden=False)
+            .annotate(
+                title_rank=Window(
+                    DenseRank(),
+                    order_by=[F("paper__title").asc(), F("paper_id").asc()],
+                )
+            )
+            .values_list(
                 "paper_id",
                 "paper__published",
                 "paper__cited_by_count",
                 "paper__categories",
+                "title_rank",
                 "affiliations",
                 "orcid",
                 "s2_author_id",
@@ -537,10 +544,10 @@ def researcher_summary(researcher: Researcher) -> dict:
     years = [published.year for _, published, *_ in rows if published]
     printed = Counter()
     # One researcher may hold two slots of one paper: papers count once.
-    papers = {row[0]: row[:4] for row in rows}
-    for _, _, _, cats in papers.values():
+    papers = {row[0]: row[:5] for row in rows}
+    for _, _, _, cats, _ in papers.values():
         categories.update(set(cats or []))
-    for _, published, _, _, affs, orcid, s2, openalex, *_ in rows:
+    for _, published, _, _, _, affs, orcid, s2, openalex, *_ in rows:
         year = published.year if published else None
         for text in affs or []:
             text = " ".join(str(text).split())[:300]

@@ -122,8 +122,9 @@ def summary_parts(researcher_id: int, *, institutions: int) -> dict:
 
     Returns:
         ``{"rows": [(paper id, published date | None, cited_by_count,
-        categories, affiliations, orcid, s2, openalex, position, slots on the
-        paper, unmatched person slots)], "institutions":
+        categories, title rank (by title in the database's collation, then
+        id), affiliations, orcid, s2, openalex, position, slots on the paper,
+        unmatched person slots)], "institutions":
         [{"institution_id", "institution__name", "institution__slug",
         "institution__ror_id", "first", "last", "papers"}] (years as ints),
         "split_events": [(created datetime, moves, fields)] newest first}``.

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 from django.db import connection
+from django.db.models import F
 
 from curation import edits, services
 from curation.models import Proposal
@@ -105,6 +106,18 @@ def test_papers_pages_are_the_same_by_both_paths(curated, monkeypatch):
         "A curator placed this paper on the profile directly (a merge, a move or a "
         "confirmed claim).",
     }
+    # The orders are the database's: titles in its collation, not Python's.
+    monkeypatch.setattr(profile, "PAGE_SIZE", 10**6)
+    for r in curated:
+        visible = Paper.objects.filter(authorships__researcher=r, hidden=False)
+        for sort, order in (
+            ("title", ("title", "id")),
+            ("oldest", (F("published").asc(nulls_first=True), "id")),
+        ):
+            listed = profile.researcher_papers_page(r, sort=sort)["papers"]
+            assert [p["id"] for p in listed] == list(
+                visible.order_by(*order).values_list("id", flat=True)
+            )
 
 
 def test_search_rows_are_the_same_by_both_paths(curated, monkeypatch):

@@ -68,8 +68,9 @@ $$;
 """
 
 # What the researcher summary counts, in one row: the researcher's visible
-# authorships (paper id, date, citations, categories, affiliations, identifiers,
-# position, the paper's slot count and its unmatched person slots), its
+# authorships (paper id, date, citations, categories, the paper's rank by title
+# among them, affiliations, identifiers, position, the paper's slot count and
+# its unmatched person slots), its
 # ``institutions`` most recent institutions (first and last year, papers), and
 # the latest 200 split events that moved authorships off it.
 SUMMARY = """
@@ -81,14 +82,19 @@ BEGIN
 RETURN QUERY
 SELECT
   (SELECT json_agg(json_build_array(
-        a.paper_id, p.published, p.cited_by_count, p.categories, a.affiliations,
-        a.orcid, a.s2_author_id, a.openalex_author_id, a.position,
-        (SELECT count(*) FROM wovepaper_authorship s WHERE s.paper_id = a.paper_id),
+        t.paper_id, t.published, t.cited_by_count, t.categories, t.title_rank,
+        t.affiliations, t.orcid, t.s2_author_id, t.openalex_author_id, t.position,
+        (SELECT count(*) FROM wovepaper_authorship s WHERE s.paper_id = t.paper_id),
         (SELECT count(*) FROM wovepaper_authorship s
-         WHERE s.paper_id = a.paper_id AND s.researcher_id IS NULL
+         WHERE s.paper_id = t.paper_id AND s.researcher_id IS NULL
            AND NOT s.is_collaboration)))
-   FROM wovepaper_authorship a JOIN wovepaper_paper p ON p.id = a.paper_id
-   WHERE a.researcher_id = rid AND NOT p.hidden),
+   FROM (
+     SELECT a.paper_id, p.published, p.cited_by_count, p.categories,
+         dense_rank() OVER (ORDER BY p.title, p.id) AS title_rank,
+         a.affiliations, a.orcid, a.s2_author_id, a.openalex_author_id, a.position
+     FROM wovepaper_authorship a JOIN wovepaper_paper p ON p.id = a.paper_id
+     WHERE a.researcher_id = rid AND NOT p.hidden
+   ) t),
   (SELECT json_agg(json_build_array(
         i.id, i.name, i.slug, i.ror_id, i.first, i.last, i.papers))
    FROM (
