@@ -427,9 +427,10 @@ def harvest_files(
 ) -> HarvestRun:
     """Harvest every file of ``source`` under ``root``; resumable from the run's cursor.
 
-    The cursor is the number of files completed, saved with the counts after every
-    file, so a run killed mid-way resumes at the first unfinished file (records of a
-    file half-done are upserted again, which is idempotent).
+    The cursor names the files completed (their number and the last one,
+    :func:`files_cursor`), saved with the counts after every file, so a run
+    killed mid-way resumes after the last file done by the walk's order (records
+    of a file half-done are upserted again, which is idempotent).
 
     Args:
         source: a key of :data:`FILE_SOURCES` (``"arxiv"``, ``"crossref"``).
