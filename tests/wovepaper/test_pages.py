@@ -320,6 +320,25 @@ def test_markdown_escapes_link_syntax_from_sources(client):
     assert text.splitlines()[0] == r"# \[Click me\](javascript:alert(1)) \*bold\*"
 
 
+def test_markdown_researcher_page_lists_institutions_or_affiliations(client):
+    printed = ResearcherFactory(display_name="Printed Only")
+    AuthorshipFactory(researcher=printed, affiliations=["[Lab](javascript:x) *U*"])
+    text = client.get(
+        printed.get_absolute_url(), HTTP_ACCEPT="text/markdown"
+    ).content.decode()
+    assert "## Affiliations" in text
+    assert r"- \[Lab\](javascript:x) \*U\* 2021 (1 paper)" in text
+    linked = ResearcherFactory(display_name="Linked Person")
+    inst = Institution.objects.create(name="Universität Wien", ror_id="03prydq77")
+    AuthorshipFactory(researcher=linked, affiliations=["Wien"]).institutions.add(inst)
+    text = client.get(
+        linked.get_absolute_url(), HTTP_ACCEPT="text/markdown"
+    ).content.decode()
+    assert "## Institutions" in text
+    assert "## Affiliations" not in text
+    assert f"- [Universität Wien](http://testserver{inst.get_absolute_url()})" in text
+
+
 def test_institution_resolves_by_id_ror_and_name(client):
     inst = Institution.objects.create(
         name="Universität Wien", ror_id="03prydq77", country_code="AT"
