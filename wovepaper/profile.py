@@ -135,7 +135,7 @@ def researcher_papers_page(
         fetched = {
             row["id"]: row
             for row in profile_sql.paper_rows(
-                ids, keep=researcher.pk, shown=BYLINE_SHOWN
+                ids, keep=researcher.pk, shown=BYLINE_SHOWN, new_pairs=NEW_PAIRS_READ
             )
         }
         rows = [_paper_row(fetched[pk], researcher.pk) for pk in ids if pk in fetched]
@@ -257,7 +257,9 @@ def paper_rows_by_id(ids: list[int]) -> list[dict]:
     if connection.vendor == "postgresql":
         rows = [
             _paper_row(row, None)
-            for row in profile_sql.paper_rows(ids, keep=None, shown=BYLINE_SHOWN)
+            for row in profile_sql.paper_rows(
+                ids, keep=None, shown=BYLINE_SHOWN, new_pairs=0
+            )
         ]
     else:
         rows = paper_rows(Paper.objects.filter(pk__in=ids, hidden=False))
@@ -340,6 +342,8 @@ def _placed_by(found: dict | None) -> tuple:
         evidence={
             "features": found["features"],
             "contributions": found["contributions"],
+            "members": found["members"],
+            "pairs": found["pairs"],
         },
     )
     return proposal, found["by_curator"]
@@ -364,12 +368,48 @@ def _reason(researcher: Researcher, proposal, by_curator: bool) -> str:
     )
 
 
+# Pairs of a ``new`` proposal's evidence read to explain it (the proposal keeps
+# up to 20; profile_sql reads this many).
+NEW_PAIRS_READ = 5
+
+
 def _evidence_words(proposal) -> str:
-    """The evidence of a proposal in words: strongest positive features first."""
+    """The evidence of a proposal in words: strongest positive features first.
+
+    A ``new`` proposal of several papers says what joined them: the words of
+    its strongest pair among the first :data:`NEW_PAIRS_READ` it recorded.
+    """
+    evidence = proposal.evidence
     if proposal.kind == "new":
-        return "no existing profile matched, so this paper started a new one"
-    features = proposal.evidence.get("features", {})
-    contributions = proposal.evidence.get("contributions", {})
+        members = int(evidence.get("members") or 1)
+        pairs = [
+            pair
+            for pair in (evidence.get("pairs") or [])[:NEW_PAIRS_READ]
+            if isinstance(pair, dict) and not pair.get("veto")
+        ]
+        if members < 2 or not pairs:
+            return "no existing profile matched, so this paper started a new one"
+        strongest = max(
+            pairs,
+            key=lambda pair: sum(
+                c for c in (pair.get("contributions") or {}).values() if c > 0
+            ),
+        )
+        others = members - 1
+        return (
+            f"no existing profile matched; this paper and {others} "
+            f"other{'s' if others != 1 else ''} started a new one, joined by "
+            + _feature_words(
+                strongest.get("features") or {}, strongest.get("contributions") or {}
+            )
+        )
+    return _feature_words(
+        evidence.get("features", {}), evidence.get("contributions", {})
+    )
+
+
+def _feature_words(features: dict, contributions: dict) -> str:
+    """Up to four features with a positive logit contribution, in words."""
     positive = sorted(
         (name for name, c in contributions.items() if c > 0 and features.get(name)),
         key=lambda name: -contributions[name],

@@ -43,7 +43,9 @@ def _json(value):
     return json.loads(value) if isinstance(value, str) else value
 
 
-def paper_rows(ids: list[int], *, keep: int | None, shown: int) -> list[dict]:
+def paper_rows(
+    ids: list[int], *, keep: int | None, shown: int, new_pairs: int
+) -> list[dict]:
     """The visible papers among ``ids``, with short bylines, in one statement.
 
     Args:
@@ -51,6 +53,7 @@ def paper_rows(ids: list[int], *, keep: int | None, shown: int) -> list[dict]:
         keep: a researcher whose own slot is always in the byline, and whose
             slot's latest applied proposal is read; None for neither.
         shown: byline slots read from the first (``position <= shown``).
+        new_pairs: pairs of a ``new`` proposal's evidence read.
 
     Returns:
         ``[{"id", "arxiv_id", "doi", "slug", "title", "published",
@@ -58,7 +61,8 @@ def paper_rows(ids: list[int], *, keep: int | None, shown: int) -> list[dict]:
         "cited_by_count", "author_count", "slots": [{"id", "position",
         "raw_name", "researcher_id", "researcher__slug"}] by position,
         "placed_by": None | {"id", "kind", "researcher_id", "decided_at",
-        "score", "features", "contributions", "by_curator"}}]`` in no set order:
+        "score", "features", "contributions", "members", "pairs" (the first
+        ``new_pairs`` recorded), "by_curator"}}]`` in no set order:
         the shapes :func:`wovepaper.profile.paper_rows` and
         :func:`wovepaper.profile.attachment_reasons` read.
     """
@@ -68,13 +72,14 @@ def paper_rows(ids: list[int], *, keep: int | None, shown: int) -> list[dict]:
         return []
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT * FROM wovepaper_paper_rows_v1(%s::bigint[], %s, %s, %s, %s)",
+            "SELECT * FROM wovepaper_paper_rows_v1(%s::bigint[], %s, %s, %s, %s, %s)",
             [
                 list(ids),
                 keep,
                 shown,
                 Proposal.Status.APPLIED.value,
                 CurationEvent.Kind.PROPOSAL_APPLIED.value,
+                new_pairs,
             ],
         )
         fetched = cursor.fetchall()
@@ -92,9 +97,8 @@ def paper_rows(ids: list[int], *, keep: int | None, shown: int) -> list[dict]:
             }
             for sid, position, name, rid, slug in _json(row[11]) or []
         ]
-        pid, kind, rid, decided_at, score, features, contributions, by_curator = row[
-            12:
-        ]
+        pid, kind, rid, decided_at, score, features, contributions = row[12:19]
+        members, pairs, by_curator = row[19:]
         paper["placed_by"] = (
             None
             if pid is None
@@ -106,6 +110,8 @@ def paper_rows(ids: list[int], *, keep: int | None, shown: int) -> list[dict]:
                 "score": score,
                 "features": _json(features) or {},
                 "contributions": _json(contributions) or {},
+                "members": _json(members),
+                "pairs": _json(pairs) or [],
                 "by_curator": by_curator,
             }
         )

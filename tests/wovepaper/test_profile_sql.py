@@ -106,6 +106,14 @@ def test_papers_pages_are_the_same_by_both_paths(curated, monkeypatch):
         "A curator placed this paper on the profile directly (a merge, a move or a "
         "confirmed claim).",
     }
+    # A profile a `new` proposal started says what joined its papers.
+    joined = [
+        row["why"] for p in by_sql for row in p["papers"] if "joined by" in row["why"]
+    ]
+    assert joined
+    assert all(
+        re.search(r"this paper and \d+ others? started a new one", w) for w in joined
+    )
     # The orders are the database's: titles in its collation, not Python's.
     monkeypatch.setattr(profile, "PAGE_SIZE", 10**6)
     for r in curated:

@@ -16,17 +16,19 @@ from django.db import migrations
 # One row a paper among ``ids`` (visible ones): its columns, its author count,
 # its slots up to ``shown`` plus ``keep``'s own (JSON, by position), and for
 # ``keep``'s own slot the applied proposal that last placed it (latest decided
-# last, undecided after all) and whether a curator applied it.
+# last, undecided after all; for a ``new`` one its members and first
+# ``pairs_read`` pairs) and whether a curator applied it.
 PAPER_ROWS = """
 CREATE OR REPLACE FUNCTION wovepaper_paper_rows_v1(
-    ids bigint[], keep bigint, shown integer, applied text, applied_event text
+    ids bigint[], keep bigint, shown integer, applied text, applied_event text,
+    pairs_read integer
 ) RETURNS TABLE (
     id bigint, arxiv_id text, doi text, slug text, title text, published date,
     published_precision text, primary_category text, categories jsonb,
     cited_by_count integer, author_count bigint, byline json, placed_id bigint,
     placed_kind text, placed_researcher_id bigint, decided_at timestamptz,
-    score double precision, features jsonb, contributions jsonb,
-    by_curator boolean
+    score double precision, features jsonb, contributions jsonb, members jsonb,
+    pairs jsonb, by_curator boolean
 ) LANGUAGE plpgsql STABLE AS $$
 #variable_conflict use_column
 BEGIN
@@ -42,7 +44,15 @@ SELECT p.id, p.arxiv_id::text, p.doi::text, p.slug::text, p.title, p.published,
      LEFT JOIN wovepaper_researcher r ON r.id = s.researcher_id
      WHERE s.paper_id = p.id AND (s.position <= shown OR s.researcher_id = keep)),
     why.id, why.kind::text, why.researcher_id, why.decided_at, why.score,
-    why.evidence -> 'features', why.evidence -> 'contributions', why.by_curator
+    why.evidence -> 'features', why.evidence -> 'contributions',
+    why.evidence -> 'members',
+    (SELECT jsonb_agg(t.pair ORDER BY t.n)
+     FROM jsonb_array_elements(
+         CASE WHEN jsonb_typeof(why.evidence -> 'pairs') = 'array'
+         THEN why.evidence -> 'pairs' ELSE '[]'::jsonb END
+     ) WITH ORDINALITY AS t(pair, n)
+     WHERE t.n <= pairs_read),
+    why.by_curator
 FROM wovepaper_paper p
 LEFT JOIN LATERAL (
     SELECT o.id FROM wovepaper_authorship o
@@ -124,7 +134,9 @@ $$;
 """
 
 DROP = """
-DROP FUNCTION IF EXISTS wovepaper_paper_rows_v1(bigint[], bigint, integer, text, text);
+DROP FUNCTION IF EXISTS wovepaper_paper_rows_v1(
+    bigint[], bigint, integer, text, text, integer
+);
 DROP FUNCTION IF EXISTS wovepaper_researcher_summary_v1(bigint, integer, text);
 """
 
