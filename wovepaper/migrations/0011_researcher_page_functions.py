@@ -46,12 +46,12 @@ SELECT p.id, p.arxiv_id::text, p.doi::text, p.slug::text, p.title, p.published,
     why.id, why.kind::text, why.researcher_id, why.decided_at, why.score,
     why.evidence -> 'features', why.evidence -> 'contributions',
     why.evidence -> 'members',
-    (SELECT jsonb_agg(t.pair ORDER BY t.n)
-     FROM jsonb_array_elements(
-         CASE WHEN jsonb_typeof(why.evidence -> 'pairs') = 'array'
-         THEN why.evidence -> 'pairs' ELSE '[]'::jsonb END
-     ) WITH ORDINALITY AS t(pair, n)
-     WHERE t.n <= pairs_read),
+    CASE WHEN jsonb_typeof(why.evidence -> 'pairs') = 'array' THEN
+        (SELECT jsonb_agg(t.pair ORDER BY t.n)
+         FROM jsonb_array_elements(why.evidence -> 'pairs') WITH ORDINALITY
+             AS t(pair, n)
+         WHERE t.n <= pairs_read)
+    END,
     why.by_curator
 FROM wovepaper_paper p
 LEFT JOIN LATERAL (
