@@ -35,14 +35,21 @@ from wovepaper.selectors import UNDATED, researcher_coauthors
 BYLINE_SHOWN = 10
 # Papers per page, as DESIGN.md asks for the researcher page and search.
 PAGE_SIZE = 24
-# Researcher page sort orders. Newest and oldest go by first-version date
-# (undated papers as selectors.UNDATED), cited by citations (unknown last), each
-# then by date and id; title by the database's collation, then id.
-SORTS = {
-    "newest": "newest first",
-    "oldest": "oldest first",
-    "cited": "most cited first",
-    "title": "by title",
+# Researcher page sort orders, as sort keys of researcher_paper_keys rows
+# (id, published, cited_by_count, categories, title rank). Newest and oldest go
+# by first-version date (undated papers as selectors.UNDATED), cited by
+# citations (unknown last), each then by date and id; title by the database's
+# collation (the rank), then id.
+SORTS: dict[str, Callable[[tuple], tuple]] = {
+    "newest": lambda k: (-(k[1] or UNDATED).toordinal(), -k[0]),
+    "oldest": lambda k: ((k[1] or UNDATED).toordinal(), k[0]),
+    "cited": lambda k: (
+        k[2] is None,
+        -(k[2] or 0),
+        -(k[1] or UNDATED).toordinal(),
+        -k[0],
+    ),
+    "title": lambda k: (k[4], k[0]),
 }
 # Institutions listed on a researcher page, most recent first.
 INSTITUTIONS = 20
@@ -78,22 +85,6 @@ def researcher_paper_keys(researcher: Researcher) -> list[tuple]:
 _TITLE_RANK = Window(DenseRank(), order_by=[F("title").asc(), F("id").asc()])
 
 
-def _python_order(sort: str) -> Callable[[tuple], tuple]:
-    """The sort key of :data:`SORTS` over :func:`researcher_paper_keys` rows."""
-    if sort == "newest":
-        return lambda k: (-(k[1] or UNDATED).toordinal(), -k[0])
-    if sort == "oldest":
-        return lambda k: ((k[1] or UNDATED).toordinal(), k[0])
-    if sort == "cited":
-        return lambda k: (
-            k[2] is None,
-            -(k[2] or 0),
-            -(k[1] or UNDATED).toordinal(),
-            -k[0],
-        )
-    return lambda k: (k[4], k[0])
-
-
 def researcher_papers_page(
     researcher: Researcher,
     *,
@@ -124,8 +115,7 @@ def researcher_papers_page(
         keys = researcher_paper_keys(researcher)
     if category:
         keys = [k for k in keys if category in (k[3] or [])]
-    order = _python_order(sort if sort in SORTS else "newest")
-    ids = [k[0] for k in sorted(keys, key=order)]
+    ids = [k[0] for k in sorted(keys, key=SORTS.get(sort, SORTS["newest"]))]
     count = len(ids)
     num_pages = max(1, -(-count // PAGE_SIZE))
     number = min(max(1, number), num_pages)
@@ -278,30 +268,11 @@ _FEATURE_WORDS = {
 }
 
 
-def attachment_reasons(researcher: Researcher, authorship_ids: list[int]) -> dict:
-    """Why each authorship is on this researcher's profile, in plain words.
-
-    The reason is the applied proposal that last moved the authorship here: who
-    applied it (a curator, or the identifier policy) and its strongest evidence
-    (features with a positive logit contribution, largest first). An authorship
-    with no applied proposal for this researcher was placed by a curator directly
-    (a merge, a move, an approved claim).
-
-    Args:
-        researcher: the profile shown.
-        authorship_ids: its authorships on the page.
-
-    Returns:
-        ``{authorship id: "sentence"}``; two queries. A proposal counts as
-        applied by a curator when any of its applied events names one.
-    """
-    placed = _placements(authorship_ids)
-    return {aid: _reason(researcher, *placed[aid]) for aid in authorship_ids}
-
-
 def _placements(authorship_ids: list[int]) -> dict[int, tuple]:
     """``{authorship id: (its latest applied proposal or None, whether a curator
-    applied it)}``; two queries."""
+    applied it)}``: the ORM path of :func:`profile_sql.paper_rows`'s
+    ``placed_by``; two queries. A proposal counts as applied by a curator when
+    any of its applied events names one."""
     from curation.models import CurationEvent, Proposal
 
     links = (
@@ -350,7 +321,15 @@ def _placed_by(found: dict | None) -> tuple:
 
 
 def _reason(researcher: Researcher, proposal, by_curator: bool) -> str:
-    """The sentence of :func:`attachment_reasons` for one authorship."""
+    """Why an authorship is on this researcher's profile, in plain words.
+
+    The reason is the applied proposal that last moved the authorship here
+    (``proposal``, None when there is none): who applied it (a curator, or the
+    identifier policy) and its strongest evidence (features with a positive
+    logit contribution, largest first). An authorship with no applied proposal
+    for this researcher was placed by a curator directly (a merge, a move, an
+    approved claim).
+    """
     if proposal is None or proposal.researcher_id not in (researcher.pk, None):
         return (
             "A curator placed this paper on the profile directly (a merge, a "

@@ -63,8 +63,8 @@ def paper_rows(
         "placed_by": None | {"id", "kind", "researcher_id", "decided_at",
         "score", "features", "contributions", "members", "pairs" (the first
         ``new_pairs`` recorded), "by_curator"}}]`` in no set order:
-        the shapes :func:`wovepaper.profile.paper_rows` and
-        :func:`wovepaper.profile.attachment_reasons` read.
+        the shapes :mod:`wovepaper.profile` builds its paper rows and
+        "why is this paper here?" from.
     """
     from curation.models import CurationEvent, Proposal
 
