@@ -20,6 +20,7 @@ from curation.models import Proposal
 from harvest.services import harvest_arxiv_files
 from tests.factories import AuthorshipFactory, PaperFactory, ResearcherFactory
 from wovepaper import search
+from wovepaper.cache import researchers_changed
 from wovepaper.models import Paper, Researcher
 from wovepaper.selectors import paper_list
 
@@ -340,11 +341,55 @@ def test_search_page_query_count_is_flat(client, django_assert_num_queries):
     # whose spelling as the papers have it is looked up once, then cached, and
     # whose researchers (named by the same words) come from the cache.
     assert counts == [6, 6, 6, 5]
-    # Asked again, the ranked head and the researchers come from the cache:
-    # the rows with their bylines.
+    # Asked again by a visitor with no session, the whole page comes from the
+    # cache; with a parameter the page does not read it is rendered, and the
+    # ranked head and the researchers come from the cache: the rows with their
+    # bylines.
     with CaptureQueriesContext(connection) as queries:
-        client.get("/search/", {"q": "pulsar"})
+        again = client.get("/search/", {"q": "pulsar"})
+    assert len(queries) == 0
+    assert again.context is None  # no template rendered
+    assert "Pulsar Person" in again.content.decode()
+    with CaptureQueriesContext(connection) as queries:
+        client.get("/search/", {"q": "pulsar", "utm_source": "x"})
     assert len(queries) == 1
+
+
+def test_cached_search_page_shows_a_curation_change_at_once(client):
+    a = AuthorshipFactory(paper=PaperFactory(title="Magnetar flares"))
+    a.researcher = ResearcherFactory(display_name="Magnetar Person")
+    a.save()
+    search.search_vectors_refresh(paper_ids=[a.paper_id])
+    first = client.get("/search/", {"q": "magnetar"}).content.decode()
+    assert "Magnetar Person" in first
+    assert client.get("/search/", {"q": "magnetar"}).content.decode() == first
+
+    Researcher.objects.filter(pk=a.researcher_id).update(
+        display_name="Magnetar Renamed"
+    )
+    researchers_changed([a.researcher_id])
+
+    body = client.get("/search/", {"q": "magnetar"}).content.decode()
+    assert "Magnetar Renamed" in body
+    assert "Magnetar Person" not in body
+
+
+def test_signed_in_reader_and_bad_input_are_not_served_a_cached_page(
+    client, django_user_model
+):
+    PaperFactory(title="Blazar jets")
+    search.search_vectors_refresh(paper_ids=Paper.objects.values_list("pk", flat=True))
+    client.get("/search/", {"q": "blazar"})
+    client.force_login(django_user_model.objects.create_user("reader"))
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get("/search/", {"q": "blazar"})
+    assert response.status_code == 200
+    assert len(queries) > 0
+    client.logout()
+    for _ in range(2):
+        bad = client.get("/search/", {"q": "blazar", "year": "x"})
+        assert bad.status_code == 400
+        assert "The year must be a number" in bad.content.decode()
 
 
 def test_sqlite_fallback_path_searches_by_substring(monkeypatch, corpus):

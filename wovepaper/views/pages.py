@@ -11,11 +11,8 @@ prefer ``text/markdown`` (``Accept``).
 
 from __future__ import annotations
 
-import hashlib
 import re
 
-from django.conf import settings
-from django.contrib.messages.storage.cookie import CookieStorage
 from django.core.cache import cache
 from django.http import (
     Http404,
@@ -33,6 +30,7 @@ from wovepaper.cache import researcher_key, researcher_version
 from wovepaper.identifiers import ARXIV_CATEGORY
 from wovepaper.models import Follow, Paper, Researcher
 from wovepaper.text import latex_to_text
+from wovepaper.views import page_cache
 
 # Cached researcher page parts live at most this long (seconds) even without a
 # curation bump; the papers list also shows other researchers' names and the
@@ -195,36 +193,12 @@ def _live_researcher(request: HttpRequest, pk: int) -> Researcher | HttpResponse
 
 
 # The query parameters the researcher page reads; a page asked with others is
-# rendered but not cached (each junk parameter would be a cache entry).
+# rendered but not cached.
 _PAGE_PARAMETERS = frozenset({"category", "sort", "page"})
-
-
-def _stateless(request: HttpRequest) -> bool:
-    """Whether the request carries no session and no pending messages, so its
-    page is the same for every such visitor (signed out, nothing to tell), and
-    only the parameters the page reads."""
-    return (
-        settings.SESSION_COOKIE_NAME not in request.COOKIES
-        and CookieStorage.cookie_name not in request.COOKIES
-        and set(request.GET) <= _PAGE_PARAMETERS
-    )
 
 
 def _page_format(request: HttpRequest) -> str:
     return "md" if _wants_markdown(request) else "html"
-
-
-def _digest(text: str) -> str:
-    """A short stable digest of ``text`` for a cache key (keys have a length
-    limit and must not hold spaces)."""
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
-
-
-def _cached_response(content: bytes, content_type: str) -> HttpResponse:
-    """A cached page as :func:`_render` answered it."""
-    response = HttpResponse(content, content_type=content_type)
-    response["Vary"] = "Accept, Cookie"
-    return response
 
 
 @require_safe
@@ -255,16 +229,15 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
     # A visitor with no session and no messages sees what every such visitor
     # sees: the rendered page is cached whole, for as long as a papers page.
     page_key = None
-    if _stateless(request):
+    if page_cache.stateless(request, _PAGE_PARAMETERS):
         page_key = researcher_key(
             pk,
-            # The page names its own absolute URL (canonical, Open Graph).
-            f"page-{_page_format(request)}:{_digest(request.build_absolute_uri())}",
+            "page-" + page_cache.url_digest(request, _page_format(request)),
             version=version,
         )
-        cached = cache.get(page_key)
+        cached = page_cache.cached_page(page_key)
         if cached is not None:
-            return _cached_response(*cached)
+            return cached
     summary = cache.get_or_set(
         # v2: the summary carries the papers' sort keys; summaries cached by
         # the code before (no "papers") must not be read.
@@ -320,9 +293,7 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
         },
     )
     if page_key is not None:
-        cache.set(
-            page_key, (response.content, response["Content-Type"]), PAPERS_SECONDS
-        )
+        page_cache.keep_page(page_key, response, PAPERS_SECONDS)
     return response
 
 

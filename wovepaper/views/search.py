@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
+from wovepaper.cache import researchers_version
 from wovepaper.identifiers import ARXIV_CATEGORY
 from wovepaper.profile import paper_rows_by_id
 from wovepaper.search import (
@@ -19,6 +20,7 @@ from wovepaper.search import (
     search_results,
 )
 from wovepaper.selectors import category_spelled
+from wovepaper.views import page_cache
 
 PAGE_SIZE = 24
 # Researchers shown above the papers (first page only).
@@ -29,6 +31,16 @@ CATEGORY_CHOICES = 20
 # the length of Paper.primary_category).
 BAD_CATEGORY = "The category is not an arXiv category name (such as hep-th or cs.LG)."
 BAD_YEAR = "The year must be a number from 1 to 9999."
+# The query parameters the page reads: a stateless visitor's page asked with
+# these alone is cached whole (wovepaper.views.page_cache).
+PAGE_PARAMETERS = frozenset({"q", "category", "year", "page"})
+# How long a rendered search page is reused for stateless visitors (seconds), under
+# every researcher's cache version (a curation change shows at once). A paper's
+# own edit (title, hiding) shows within this; papers harvested meanwhile appear
+# within the ranked head's wovepaper.search.SEARCH_CACHE_SECONDS, as before.
+# Readers repeat searches and page through them: on bench/pages.py's repeated
+# (Zipf) searches a cached page is served like robots.txt.
+PAGE_SECONDS = 60
 
 
 def _with_other_variants(researchers: list) -> list:
@@ -107,8 +119,18 @@ def search(request: HttpRequest) -> HttpResponse:
     :func:`wovepaper.search.search_head`). No
     text: the form alone. Text over the bounds of
     :func:`wovepaper.search.search_query_clean`, a malformed category or year: the
-    form with the reason, HTTP 400.
+    form with the reason, HTTP 400. A stateless visitor's page (no session, no
+    messages, only :data:`PAGE_PARAMETERS`) is cached whole for
+    :data:`PAGE_SECONDS` under every researcher's cache version.
     """
+    page_key = None
+    if page_cache.stateless(request, PAGE_PARAMETERS):
+        page_key = (
+            f"search-page:v{researchers_version()}:{page_cache.url_digest(request)}"
+        )
+        cached = page_cache.cached_page(page_key)
+        if cached is not None:
+            return cached
     query = request.GET.get("q", "")
     category, year, errors = _filters(request)
     kept = {
@@ -165,4 +187,9 @@ def search(request: HttpRequest) -> HttpResponse:
             )
         except SearchQueryError as exc:
             errors.append(str(exc))
-    return render(request, "pages/search.html", context, status=400 if errors else 200)
+    response = render(
+        request, "pages/search.html", context, status=400 if errors else 200
+    )
+    if page_key is not None:
+        page_cache.keep_page(page_key, response, PAGE_SECONDS)
+    return response
