@@ -153,6 +153,32 @@ def test_researcher_search_orders_by_similarity_then_paper_count(corpus):
         )
 
 
+@pytest.mark.parametrize(
+    "query", ["Maestro", "Sachdve", "Adrián del Maestor", "Affleck", "S. Sachdev"]
+)
+def test_researcher_search_statement_answers_as_the_queryset(corpus, query):
+    """The written-out statement of PostgreSQL gives researcher_matches' answer."""
+    ResearcherFactory(
+        display_name="Ian Affleck",
+        name_variants=["I. Affleck"],
+        orcid="0000-0002-1825-0097",
+    )
+    ResearcherFactory(display_name="Ian Affleck", retired=True)
+    found = search.researcher_search(query=query, limit=10)
+    expected = list(search.researcher_matches(query=query)[:10])
+    assert found
+    assert [
+        (r.pk, r.display_name, r.name_variants, r.orcid, r.slug, r.paper_count)
+        + (r.name_similarity, r.get_absolute_url())
+        for r in found
+    ] == [
+        (r.pk, r.display_name, r.name_variants, r.orcid, r.slug, r.paper_count)
+        + (r.name_similarity, r.get_absolute_url())
+        for r in expected
+    ]
+    assert all(isinstance(r.name_variants, list) for r in found)
+
+
 def test_researcher_search_matches_variants_and_skips_merged_away(corpus):
     kept = ResearcherFactory(display_name="Q. Zorbington", name_variants=["Quentin"])
     gone = ResearcherFactory(display_name="Quentin Zorbington", merged_into=kept)
