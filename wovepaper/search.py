@@ -64,6 +64,7 @@ from django.db.models import (
 from django.db.models.functions import Cast, Coalesce
 
 from api.search import MAX_SEARCH_CHARS, MAX_SEARCH_TERMS
+from wovepaper import search_sql
 from wovepaper.cache import researchers_version
 from wovepaper.models import Authorship, Paper, Researcher
 from wovepaper.selectors import (
@@ -630,9 +631,11 @@ def search_head(*, query: str, category: str | None, year: int | None) -> dict:
       planner's estimate of a common word is within about 10%, but of a word
       pair or a middling word it can be a quarter of the truth (bench corpus:
       "dark matter" 4,375 matches, estimated 1,000) or three times it, so it
-      is never shown for a total the count could give. Three to five queries.
+      is never shown for a total the count could give.
 
-    On SQLite (the demo) a broad search counts exactly and lists the newest
+    On PostgreSQL one statement computes it (:mod:`wovepaper.search_sql`); the
+    ORM path (:func:`_search_head`) gives the same head and serves SQLite (the
+    demo), where a broad search counts exactly and lists the newest
     :data:`SEARCH_SAMPLE`.
 
     Args:
@@ -652,9 +655,20 @@ def search_head(*, query: str, category: str | None, year: int | None) -> dict:
     Raises:
         SearchQueryError: a query ran past :data:`SEARCH_TIMEOUT_MS`.
     """
-    everything, search = _paper_matches(query=query, category=None, year=year)
     try:
         with transaction.atomic(), _statement_timeout(SEARCH_TIMEOUT_MS):
+            if connection.vendor == "postgresql":
+                head = search_sql.search_head(
+                    search_query_clean(query),
+                    category=category,
+                    year=year,
+                    sample=SEARCH_SAMPLE,
+                    cap=COUNT_CAP,
+                )
+                if head["count_is"] == "about":
+                    head["count"] = _two_figures(head["count"])
+                return head
+            everything, search = _paper_matches(query=query, category=None, year=year)
             return _search_head(everything, search, category=category, year=year)
     except OperationalError as exc:  # psycopg's QueryCanceled is one
         logger.warning(
@@ -677,16 +691,18 @@ def _search_head(
     category: str | None,
     year: int | None,
 ) -> dict:
-    """:func:`search_head` inside its transaction."""
+    """:func:`search_head` through the ORM, inside its transaction: SQLite's
+    path, and on PostgreSQL what the statement of :mod:`wovepaper.search_sql`
+    is tested against. One query for an exact search, three to five for a
+    broad one."""
     sample = _matches(
         everything, search, limit=SEARCH_SAMPLE + 1, with_categories=bool(category)
     )
     broad = len(sample) > SEARCH_SAMPLE
     primaries = Counter(m.primary_category for m in sample)
+    categories = sorted(primaries.items(), key=lambda item: (-item[1], item[0]))
     if broad:
-        categories = [(name, None) for name, _ in primaries.most_common()]
-    else:
-        categories = sorted(primaries.items(), key=lambda item: (-item[1], item[0]))
+        categories = [(name, None) for name, _ in categories]
     chosen, chosen_matches = everything, sample
     if category:
         chosen = everything.filter(in_category(category))

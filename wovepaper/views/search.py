@@ -113,15 +113,16 @@ def search(request: HttpRequest) -> HttpResponse:
 
     Researchers whose name is like the text (first page only, at most
     :data:`RESEARCHER_COUNT`), then the matching papers, :data:`PAGE_SIZE` a page,
-    best first, as :func:`wovepaper.profile.paper_rows` (short bylines); four
-    queries for a search of at most :data:`wovepaper.search.SEARCH_SAMPLE`
-    matches, up to seven for a broad one (estimated total, ranked sample;
-    :func:`wovepaper.search.search_head`). No
-    text: the form alone. Text over the bounds of
-    :func:`wovepaper.search.search_query_clean`, a malformed category or year: the
-    form with the reason, HTTP 400. A stateless visitor's page (no session, no
-    messages, only :data:`PAGE_PARAMETERS`) is cached whole for
-    :data:`PAGE_SECONDS` under every researcher's cache version.
+    best first, as :func:`wovepaper.profile.paper_rows` (short bylines). On
+    PostgreSQL the same statements whatever the matches (the ranked head in
+    one, under its statement timeout; the page's rows; the researchers), on
+    SQLite up to five more for a broad search
+    (:func:`wovepaper.search.search_head`). No text: the form alone. Text over
+    the bounds of :func:`wovepaper.search.search_query_clean`, a malformed
+    category or year: the form with the reason, HTTP 400. A stateless
+    visitor's page (no session, no messages, only :data:`PAGE_PARAMETERS`) is
+    cached whole for :data:`PAGE_SECONDS` under every researcher's cache
+    version.
     """
     page_key = None
     if page_cache.stateless(request, PAGE_PARAMETERS):
