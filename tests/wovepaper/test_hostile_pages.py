@@ -123,3 +123,30 @@ def test_api_researcher_cache_keys_on_fields_only():
     # Other parameters share one entry with the plain rendering.
     plain = api.get(f"/api/researchers/{r.pk}/").json()
     assert api.get(f"/api/researchers/{r.pk}/?x=1").json() == plain
+
+
+def test_byline_names_with_markup_are_escaped_and_linked_only_when_applied(client):
+    r = ResearcherFactory(display_name='Q. "Quote" <b>Bold</b>')
+    paper = PaperFactory(title="Escaped bylines")
+    AuthorshipFactory(paper=paper, position=1, raw_name="<script>x</script> Ann")
+    AuthorshipFactory(
+        paper=paper, position=2, raw_name='Q. "Quote" <b>Bold</b>', researcher=r
+    )
+    AuthorshipFactory(paper=paper, position=3, raw_name="O'Brien & Sons")
+
+    body = client.get(paper.get_absolute_url()).content.decode()
+    home = client.get("/").content.decode()
+
+    for page in (body, home):
+        assert "<script>x" not in page
+        assert "<b>Bold" not in page
+    # The home page lists the paper with the byline of a paper row.
+    (byline,) = [
+        line for line in home.split('<div class="byline">')[1:] if "Ann" in line
+    ]
+    byline = byline.split("</div>")[0]
+    assert byline == (
+        "&lt;script&gt;x&lt;/script&gt; Ann, "
+        f'<a href="{r.get_absolute_url()}">Q. &quot;Quote&quot; '
+        "&lt;b&gt;Bold&lt;/b&gt;</a>, O&#x27;Brien &amp; Sons"
+    )
