@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+from html import escape
 
 from django import template
-from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from wovepaper.text import latex_to_text
@@ -77,21 +77,17 @@ def byline(row: dict) -> SafeString:
             authors not shown).
 
     Returns:
-        Safe HTML; every name and URL escaped. Written here rather than as a
-        template loop: a search page's 24 bylines were most of its rendering
-        time.
+        Safe HTML; every name and URL escaped, "and N more" a number. Written
+        here rather than as a template loop: a search page's 24 bylines were
+        most of its rendering time.
     """
-    names = format_html_join(
-        ", ",
-        "{}",
-        (
-            (
-                format_html('<a href="{}">{}</a>', a["researcher_url"], a["name"])
-                if a["researcher_url"]
-                else a["name"],
-            )
-            for a in row["byline"]
-        ),
+    # html.escape is what django.utils.html.escape applies (Django 3.0+),
+    # without its lazy-string wrapping per call.
+    names = ", ".join(
+        f'<a href="{escape(a["researcher_url"])}">{escape(a["name"])}</a>'
+        if a["researcher_url"]
+        else escape(a["name"])
+        for a in row["byline"]
     )
     more = row.get("more")
-    return format_html("{} and {} more", names, more) if more else names
+    return mark_safe(f"{names} and {more} more" if more else names)  # noqa: S308
