@@ -77,20 +77,25 @@ def arxiv_reader_for(path: Path) -> FileReader:
     )
 
 
-def files_under(root: Path, *, by_text: bool) -> Iterator[Path]:
+def files_under(
+    root: Path, *, by_text: bool, unreadable: list[dict] | None = None
+) -> Iterator[Path]:
     """Every file under ``root``, in the order of sorting all their paths, without
     holding them all (a snapshot of millions of files costs the largest folder's
     names, not the tree's).
 
     Each folder's entries are read and sorted one folder at a time, depth first.
     As ``Path.rglob`` (Python 3.11), links to folders are not followed (no link
-    loop), links to files are; a folder that cannot be read is passed over.
+    loop), links to files are; a folder that cannot be read is passed over, and
+    named in ``unreadable`` when given.
 
     Args:
         root: a folder.
         by_text: sort as the paths' text sorts (``str(path)``: a folder "a"
             comes after a file "a-b", "/" sorting after "-"); False: as
             ``Path`` objects sort (part by part).
+        unreadable: a list to append ``{"file": folder path, "reason": why}``
+            to for each folder that could not be read.
 
     Returns:
         An iterator of the files' paths.
@@ -102,7 +107,15 @@ def files_under(root: Path, *, by_text: bool) -> Iterator[Path]:
                 entries = [
                     (e.name, e.is_dir(follow_symlinks=False), e.is_file()) for e in scan
                 ]
-        except OSError:
+        except OSError as exc:
+            if unreadable is not None:
+                unreadable.append(
+                    {
+                        "file": str(folder),
+                        "reason": f"{folder}: folder not readable "
+                        f"({exc.strerror or type(exc).__name__})",
+                    }
+                )
             return
         entries.sort(key=lambda e: e[0] + "/" if by_text and e[1] else e[0])
         for name, is_dir, is_file in entries:
@@ -226,13 +239,20 @@ def _cursor(done: int, last: str) -> str:
     return f"{done} {quote(os.fsencode(last))}" if last else str(done)
 
 
-def files_count(source: str, root: Path) -> int:
+def files_count(
+    source: str, root: Path, *, unreadable: list[dict] | None = None
+) -> int:
     """How many files a harvest of ``source`` under ``root`` reads (one walk,
-    where :func:`arxiv_files` walks once per group)."""
+    where :func:`arxiv_files` walks once per group); the folders it could not
+    read are appended to ``unreadable`` when given (see :func:`files_under`)."""
     if root.is_file():
         return 1
     keeps = FILE_SOURCES[source].keeps
-    return sum(1 for path in files_under(root, by_text=False) if keeps(path))
+    return sum(
+        1
+        for path in files_under(root, by_text=False, unreadable=unreadable)
+        if keeps(path)
+    )
 
 
 def crossref_reader_for(path: Path) -> FileReader:
@@ -459,10 +479,17 @@ def harvest_files(
         if run is not None and run.status == HarvestRun.Status.FINISHED:
             return run
     if run is None:
-        params = {"root": str(root), "files": files_count(source, root)}
+        unreadable: list[dict] = []
+        params = {
+            "root": str(root),
+            "files": files_count(source, root, unreadable=unreadable),
+        }
         run = harvest_run_start(
             source=source, params={**params, "task": task_id} if task_id else params
         )
+        if unreadable:  # reported with the run's skipped files
+            run.files_skipped = unreadable
+            run.save(update_fields=["files_skipped"])
     with run_lock(run):
         try:
             return _harvest_run(kind, source, root, base, run, progress, reparse)

@@ -77,7 +77,7 @@ def test_command_harvests_live_between_dates(server, exchange, capsys):
     answer_2015(server, exchange)
     harvest_2015_command(server)
     out = capsys.readouterr().out
-    assert "2 records, 2 created, 0 updated, 0 unchanged, 0 failed" in out
+    assert "2 records, 2 created, 0 updated, 0 unchanged, 0 rejected" in out
     assert set(Paper.objects.values_list("arxiv_id", flat=True)) == {
         "1412.8544",
         "hep-th/9504118",
@@ -246,3 +246,77 @@ def test_admin_resume_without_a_broker_says_how_the_run_ended(
         follow=True,
     )
     assert f"ran at once: run #{run.pk} finished" in response.content.decode()
+
+
+def test_command_names_the_run_as_it_starts(server, exchange, capsys):
+    """The id is printed before the harvest runs, so a run killed outright
+    (no report) can be resumed."""
+    answer_2015(server, exchange)
+    harvest_2015_command(server)
+    run = HarvestRun.objects.get()
+    lines = capsys.readouterr().out.splitlines()
+    started = (
+        f"run #{run.pk} started; if it stops, resume it with: "
+        f"manage.py harvest arxiv --resume {run.pk}"
+    )
+    assert lines.index(started) < next(
+        i for i, line in enumerate(lines) if line.startswith(f"run #{run.pk}: ")
+    )
+
+
+def test_command_on_files_names_the_run_and_says_when_a_folder_holds_none(
+    arxiv_dir, tmp_path, capsys
+):
+    folder = arxiv_dir / "abs_files" / "ftp" / "adap-org"  # four .abs files
+    call_command("harvest", "arxiv", "--dir", str(folder), "--no-progress")
+    out = capsys.readouterr().out
+    run = HarvestRun.objects.get()
+    assert out.startswith(f"run #{run.pk} started;")
+    assert f"run #{run.pk}: 4 records, 4 created" in out
+    assert "nothing to harvest" not in out
+
+    call_command("harvest", "arxiv", "--dir", str(tmp_path), "--no-progress")
+    empty = HarvestRun.objects.latest("pk")
+    assert capsys.readouterr().out.splitlines()[-2:] == [
+        f"run #{empty.pk}: 0 records, 0 created, 0 updated, 0 unchanged, 0 rejected",
+        f"  no arxiv files under {tmp_path.resolve()}: nothing to harvest",
+    ]
+
+
+def test_command_reports_a_folder_it_cannot_read(
+    arxiv_dir, tmp_path, capsys, monkeypatch
+):
+    """A folder the walk cannot open is named in the report, not passed over
+    silently; the files it can read are harvested. (Simulated: the tests run
+    as root, whom file permissions do not stop.)"""
+    import os
+
+    from harvest.services import files
+
+    source = arxiv_dir / "abs_files" / "ftp" / "adap-org" / "papers" / "9303"
+    (tmp_path / "open").mkdir()
+    (tmp_path / "locked").mkdir()
+    for name in ("9303001.abs", "9303002.abs"):
+        target = tmp_path / ("open" if name.endswith("1.abs") else "locked") / name
+        target.write_bytes((source / name).read_bytes())
+    real_scandir = os.scandir
+
+    def scandir(folder):
+        if str(folder).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(folder))
+        return real_scandir(folder)
+
+    monkeypatch.setattr(files.os, "scandir", scandir)
+    call_command("harvest", "arxiv", "--dir", str(tmp_path), "--no-progress")
+
+    out = capsys.readouterr().out
+    run = HarvestRun.objects.get()
+    assert f"run #{run.pk}: 1 records, 1 created" in out
+    locked = tmp_path.resolve() / "locked"
+    assert f"  skipped {locked}: folder not readable (Permission denied)" in out
+    assert run.files_skipped == [
+        {
+            "file": str(locked),
+            "reason": f"{locked}: folder not readable (Permission denied)",
+        }
+    ]

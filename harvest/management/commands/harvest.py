@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models.signals import post_save
 from tqdm import tqdm
 
 from harvest import services
@@ -41,8 +44,9 @@ class Command(BaseCommand):
     OpenAlex. Lookups by id: arXiv ``--ids``, the Semantic Scholar paper
     backfill, ``--authors`` (OpenAlex, Semantic Scholar), ``--author-papers``
     (Semantic Scholar), ``--institutions`` (OpenAlex) and ``harvest ror``.
-    Prints the run's counts, each rejected record with its reason, and the
-    run's error if it failed.
+    Prints each run it starts (its id, and how to resume it), then the run's
+    counts, each rejected record with its reason, a notice when a folder holds
+    no file of the source, and the run's error if it failed.
     """
 
     help = (
@@ -59,8 +63,21 @@ class Command(BaseCommand):
             "--resume", type=int, metavar="RUN_ID", help="resume a run from its cursor"
         )
         live = parser.add_argument_group("live harvest")
-        live.add_argument("--from", dest="from_date", type=_day, metavar="DATE")
-        live.add_argument("--until", dest="until_date", type=_day, metavar="DATE")
+        live.add_argument(
+            "--from",
+            dest="from_date",
+            type=_day,
+            metavar="DATE",
+            help="first day, YYYY-MM-DD (default: where the last finished run of "
+            "the same list ended)",
+        )
+        live.add_argument(
+            "--until",
+            dest="until_date",
+            type=_day,
+            metavar="DATE",
+            help="last day, YYYY-MM-DD (default: today)",
+        )
         live.add_argument("--set", dest="set_spec", default="", help="arXiv: e.g. cs")
         live.add_argument(
             "--format",
@@ -110,7 +127,11 @@ class Command(BaseCommand):
             help="the endpoint, instead of the setting (ARXIV_OAI_URL, ARXIV_API_URL, "
             "CROSSREF_WORKS_URL, OPENALEX_WORKS_URL, S2_API_URL, ROR_API_URL)",
         )
-        parser.add_argument("--no-progress", action="store_true")
+        parser.add_argument(
+            "--no-progress",
+            action="store_true",
+            help="draw no progress bar (for logs and scheduled jobs)",
+        )
         parser.add_argument(
             "--reparse",
             action="store_true",
@@ -118,6 +139,30 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
+        with self._announce_new_runs():
+            self._handle(options)
+
+    @contextmanager
+    def _announce_new_runs(self) -> Iterator[None]:
+        """Print each harvest run the command creates as it starts, with how to
+        resume it: a run killed outright (``kill -9``) prints no report."""
+
+        def started(sender, instance: HarvestRun, created: bool, **kwargs) -> None:
+            if created:
+                tqdm.write(
+                    f"run #{instance.pk} started; if it stops, resume it with: "
+                    f"manage.py harvest {instance.source} --resume {instance.pk}",
+                    file=self.stdout,
+                    end="",
+                )
+
+        post_save.connect(started, sender=HarvestRun, weak=False)
+        try:
+            yield
+        finally:
+            post_save.disconnect(started, sender=HarvestRun)
+
+    def _handle(self, options: dict) -> None:
         run = None
         if options["resume"] is not None:
             run = HarvestRun.objects.filter(pk=options["resume"]).first()
@@ -281,8 +326,13 @@ class Command(BaseCommand):
         self.stdout.write(
             f"run #{run.pk}: {run.records_seen} records, {run.papers_created} created, "
             f"{run.papers_updated} updated, {run.papers_unchanged} unchanged, "
-            f"{run.records_failed} failed"
+            f"{run.records_failed} rejected"
         )
+        if run.params.get("files") == 0 and not run.files_skipped:
+            self.stdout.write(
+                f"  no {run.source} files under {run.params.get('root')}: "
+                "nothing to harvest"
+            )
         for raw in RawRecord.objects.filter(
             last_run=run, status=RawRecord.Status.FAILED
         ):
