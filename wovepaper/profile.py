@@ -28,6 +28,7 @@ from django.db.models.functions import Coalesce, DenseRank
 
 from wovepaper import profile_sql, selectors
 from wovepaper.models import Authorship, Institution, Paper, Researcher
+from wovepaper.models.paper import date_shown
 from wovepaper.selectors import UNDATED, researcher_coauthors
 
 # Names printed per paper in a list; the rest is "and N more" (a paper may have
@@ -220,10 +221,7 @@ def _paper_row(row: dict, keep: int | None) -> dict:
     return {
         **{k: row[k] for k in _ROW_KEYS},
         "url": f"/papers/{key}-{row['slug'] or 'paper'}",
-        "published_shown": Paper(
-            published=row["published"],
-            published_precision=row["published_precision"],
-        ).published_shown,
+        "published_shown": date_shown(row["published"], row["published_precision"]),
         "byline": byline,
         "more": max(0, (row["author_count"] or 0) - len(byline)),
         "own_authorship": own if keep is not None else None,

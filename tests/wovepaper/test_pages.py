@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 
@@ -470,3 +471,19 @@ def test_a_paper_the_source_deletes_leaves_the_cached_researcher_page_at_once(
     after = client.get(r.get_absolute_url()).content.decode()
     assert f"{n - 1} paper{'s' if n - 1 != 1 else ''} here" in after
     assert gone.get_absolute_url() not in after
+
+
+@pytest.mark.parametrize(
+    ("precision", "shown"),
+    [("year", "2019"), ("month", "2019-03"), ("day", "2019-03-01")],
+)
+def test_paper_rows_show_a_partial_date_to_its_precision(client, precision, shown):
+    paper = PaperFactory(
+        title="Partial dates",
+        published=dt.date(2019, 3, 1),
+        published_precision=precision,
+    )
+    home = client.get("/").content.decode()
+    row = home.split("Partial dates", 1)[1].split("</li>", 1)[0]
+    assert f'<div class="meta">{shown} ·' in row
+    assert paper.published_shown == shown

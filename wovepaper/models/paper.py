@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import datetime as dt
+
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.urls import reverse
@@ -107,11 +109,8 @@ class Paper(models.Model):
     @property
     def published_shown(self) -> str:
         """The published date to its known precision: ``2019``, ``2019-03`` or
-        ``2019-03-05``; "" when undated."""
-        if self.published is None:
-            return ""
-        width = {"year": 4, "month": 7}.get(self.published_precision, 10)
-        return self.published.isoformat()[:width]
+        ``2019-03-05``; "" when undated (:func:`date_shown`)."""
+        return date_shown(self.published, self.published_precision)
 
     @property
     def url_key(self) -> str:
@@ -127,6 +126,21 @@ class Paper(models.Model):
     def pdf_url(self) -> str:
         """The arXiv PDF of the latest version, or "" when there is no arXiv id."""
         return f"https://arxiv.org/pdf/{self.arxiv_id}" if self.arxiv_id else ""
+
+
+def date_shown(day: dt.date | None, precision: str) -> str:
+    """A date to its known precision: ``2019``, ``2019-03`` or ``2019-03-05``.
+
+    Args:
+        day: the date as stored (a partial date is stored as its first day).
+        precision: ``"year"``, ``"month"`` or anything else for a whole date.
+
+    Returns:
+        The ISO 8601 prefix the precision allows; "" when ``day`` is None.
+    """
+    if day is None:
+        return ""
+    return day.isoformat()[: {"year": 4, "month": 7}.get(precision, 10)]
 
 
 class Authorship(models.Model):
