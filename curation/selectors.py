@@ -23,6 +23,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Abs, Coalesce
 
+from curation import matching_sql
 from curation.matching import overmerge, scoring
 from curation.matching.features import (
     COAUTHOR_MAX_BYLINE,
@@ -61,9 +62,14 @@ def _bylines(paper_ids: Iterable[int]) -> dict[int, list[tuple[int, str]]]:
     """
     keys: dict[int, list[tuple[int, str]]] = defaultdict(list)
     for chunk in _chunks(sorted(set(paper_ids))):
-        for pid, aid, key in Authorship.objects.filter(paper_id__in=chunk).values_list(
-            "paper_id", "id", "name_key"
-        ):
+        rows = (
+            matching_sql.byline_rows(chunk)
+            if matching_sql.enabled()
+            else Authorship.objects.filter(paper_id__in=chunk).values_list(
+                "paper_id", "id", "name_key"
+            )
+        )
+        for pid, aid, key in rows:
             keys[pid].append((aid, key))
     return keys
 
@@ -284,33 +290,36 @@ def matchable_views(
     Returns:
         ``(views by id, ids held by a pending new proposal)``: a draft holding
         one of the latter supersedes that proposal. Two queries per
-        :data:`CHUNK` authorships.
+        :data:`CHUNK` authorships; for some blocks on PostgreSQL, written-out
+        statements (:mod:`curation.matching_sql`).
     """
-    # One correlated lookup (so a run over a few blocks looks up only its own
-    # authorships' proposals) tells both: the kind of a pending proposal holding
-    # the authorship, "attach" first.
-    pending_kind = (
-        Proposal.authorships.through.objects.filter(
-            authorship_id=OuterRef("pk"), proposal__status=Proposal.Status.PENDING
-        )
-        .order_by("proposal__kind")
-        .values("proposal__kind")[:1]
-    )
-    qs = (
-        Authorship.objects.filter(
-            researcher__isnull=True, is_collaboration=False, paper__hidden=False
-        )
-        .exclude(block_key="")
-        .annotate(pending=Subquery(pending_kind))
-        .order_by("id")
-    )
     if block_keys is not None:
-        qs = qs.filter(block_key__in=list(block_keys))
-    rows = [
-        row
-        for row in qs.values_list(*_VIEW_FIELDS, "pending")
-        if row[-1] != Proposal.Kind.ATTACH
-    ]
+        block_keys = list(block_keys)
+    if block_keys is not None and matching_sql.enabled():
+        read = matching_sql.matchable_rows(block_keys)
+    else:
+        # One correlated lookup (so a run over a few blocks looks up only its
+        # own authorships' proposals) tells both: the kind of a pending
+        # proposal holding the authorship, "attach" first.
+        pending_kind = (
+            Proposal.authorships.through.objects.filter(
+                authorship_id=OuterRef("pk"), proposal__status=Proposal.Status.PENDING
+            )
+            .order_by("proposal__kind")
+            .values("proposal__kind")[:1]
+        )
+        qs = (
+            Authorship.objects.filter(
+                researcher__isnull=True, is_collaboration=False, paper__hidden=False
+            )
+            .exclude(block_key="")
+            .annotate(pending=Subquery(pending_kind))
+            .order_by("id")
+        )
+        if block_keys is not None:
+            qs = qs.filter(block_key__in=block_keys)
+        read = qs.values_list(*_VIEW_FIELDS, "pending")
+    rows = [row for row in read if row[-1] != Proposal.Kind.ATTACH]
     held = frozenset(row[0] for row in rows if row[-1] == Proposal.Kind.NEW)
     return _views([row[:-1] for row in rows], rarities), held
 
@@ -394,7 +403,9 @@ def _build_profiles(
     rows_of: dict[int, list[tuple]] = defaultdict(list)
     for chunk in _chunks(sorted(heads)):
         for row in (
-            Authorship.objects.filter(researcher_id__in=chunk)
+            matching_sql.rows_of_researchers(chunk)
+            if matching_sql.enabled()
+            else Authorship.objects.filter(researcher_id__in=chunk)
             .order_by("id")
             .values_list("researcher_id", *_VIEW_FIELDS)
         ):
@@ -457,7 +468,9 @@ def researcher_snapshot(
     block_of: dict[int, str] = {}
     for start in range(0, len(wanted), CHUNK):
         for pk, block, revision, orcid, locked, openalex_id, s2_id in (
-            Researcher.objects.live()
+            matching_sql.live_researcher_rows(wanted[start : start + CHUNK])
+            if matching_sql.enabled()
+            else Researcher.objects.live()
             .filter(block_key__in=wanted[start : start + CHUNK])
             .values_list(
                 "pk",
@@ -542,9 +555,13 @@ def cannot_links(researcher_ids: Iterable[int]) -> set[tuple[str, int, int]]:
     """
     out: set[tuple[str, int, int]] = set()
     for chunk in _chunks(sorted(set(researcher_ids))):
-        for rid, aid, other in Constraint.objects.filter(
-            kind=Constraint.Kind.CANNOT_LINK, researcher_id__in=chunk, active=True
-        ).values_list("researcher_id", "authorship_id", "other_researcher_id"):
+        for rid, aid, other in (
+            matching_sql.cannot_link_rows(chunk)
+            if matching_sql.enabled()
+            else Constraint.objects.filter(
+                kind=Constraint.Kind.CANNOT_LINK, researcher_id__in=chunk, active=True
+            ).values_list("researcher_id", "authorship_id", "other_researcher_id")
+        ):
             if aid:
                 out.add(("a", aid, rid))
             elif other:
