@@ -63,10 +63,15 @@ def clean_display_name(value: str | None) -> str:
 
 
 def display_name_of(authorships: list[Authorship]) -> tuple[str, str, str]:
-    """The fullest printed name among authorships: ``(display, given, family)``."""
+    """The fullest printed name among authorships: ``(display, given, family)``.
+
+    The display name is cut to :data:`MAX_DISPLAY_NAME` characters (a byline
+    slot holds up to 500: a source's run-on author string must not make the
+    researcher it founds impossible to save).
+    """
     best = max(authorships, key=lambda a: (len(a.given_name.replace(".", "")), -a.pk))
     display = f"{best.given_name} {best.family_name}".strip() or best.raw_name
-    return display, best.given_name, best.family_name
+    return display[:MAX_DISPLAY_NAME].strip(), best.given_name, best.family_name
 
 
 def merge_into(

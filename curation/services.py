@@ -20,7 +20,7 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from curation import edits, names, selectors
@@ -1014,7 +1014,8 @@ def proposals_decide(
     """Approve or reject many proposals, each by the same one-proposal service.
 
     Each proposal is decided in its own transaction, so one that fails (decided
-    already, stale, conflicting) costs nothing else. One ``batch`` event records the
+    already, stale, conflicting, or refused by the database) costs nothing else
+    and is listed with its reason. One ``batch`` event records the
     bulk action and each proposal's event links to it.
 
     Args:
@@ -1044,6 +1045,13 @@ def proposals_decide(
             done += 1
         except CurationError as exc:
             skipped.append(str(exc))
+        except DatabaseError as exc:
+            # Its own transaction rolled back; the rest of the batch goes on.
+            logger.exception("proposal #%s not decided", proposal.pk)
+            skipped.append(
+                f"proposal #{proposal.pk}: the database refused it "
+                f"({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
+            )
     batch.extra.update({"done": done, "skipped": skipped[:100]})
     batch.save(update_fields=["extra"])
     return batch, done, skipped

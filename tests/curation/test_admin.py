@@ -276,3 +276,54 @@ def test_admin_queue_filters_by_block(client, curator):
 
     assert [p.pk for p in page.context["cl"].result_list] == [wang.pk]
     assert "wang y (1)" in page.content.decode()
+
+
+def test_admin_approves_a_new_researcher_named_past_its_300_characters(client, curator):
+    """A source's run-on author string (a slot holds up to 500 characters)
+    founds a researcher whose display name is cut to 300, with the rest of
+    the batch applied."""
+    long = AuthorshipFactory(given_name="Ann " * 60, family_name="Longname " * 20)
+    assert len(f"{long.given_name} {long.family_name}") > 300
+    new = Proposal.objects.create(
+        kind="new", score=0.9, model_version="test", fingerprint=f"fp-new-{long.pk}"
+    )
+    new.authorships.set([long])
+    other = _attach(AuthorshipFactory(), ResearcherFactory())
+    client.force_login(curator)
+
+    response = _act(client, "approve_selected", [new, other])
+
+    assert "2 applied, 0 skipped" in response.content.decode()
+    long.refresh_from_db()
+    assert len(long.researcher.display_name) <= 300
+    assert long.researcher.display_name.startswith("Ann Ann")
+
+
+def test_a_proposal_the_database_refuses_is_skipped_with_its_reason(
+    curator, monkeypatch
+):
+    from django.db import DataError
+
+    first, second = (_attach(AuthorshipFactory(), ResearcherFactory()) for _ in "ab")
+    real_apply = services.proposal_apply
+
+    def refuse_first(*, proposal, **kwargs):
+        if proposal.pk == first.pk:
+            raise DataError("value too long for type character varying(300)")
+        return real_apply(proposal=proposal, **kwargs)
+
+    monkeypatch.setattr(services, "proposal_apply", refuse_first)
+    batch, done, skipped = services.proposals_decide(
+        proposals=[first, second], approve=True, actor=curator
+    )
+
+    assert done == 1
+    assert skipped == [
+        f"proposal #{first.pk}: the database refused it (DataError: value too "
+        "long for type character varying(300))"
+    ]
+    batch.refresh_from_db()
+    assert (batch.extra["done"], batch.extra["skipped"]) == (1, skipped)
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.status, second.status) == ("pending", "applied")
