@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from wovepaper.cache import papers_changed
+from wovepaper.cache import papers_changed, searches_changed
 from wovepaper.models import Authorship, Follow, Institution, Notification, Paper
 from wovepaper.search import search_vectors_refresh
 
@@ -69,20 +69,25 @@ class PaperAdmin(admin.ModelAdmin):
 
         The stored vector (wovepaper.search) holds the title, the names and the
         abstract; an edit here must reach search as a harvest update does, and
-        the researcher pages (hidden, date, fields) as well.
+        the researcher pages (hidden, date, fields) and cached searches (counts,
+        titles) as well, at once.
         """
         super().save_related(request, form, formsets, change)
         search_vectors_refresh(paper_ids=[form.instance.pk])
         papers_changed([form.instance.pk])
+        searches_changed()
 
     def delete_model(self, request, obj: Paper) -> None:
-        """Delete the paper; its researchers' cached pages go with it."""
+        """Delete the paper; its researchers' cached pages and cached searches
+        go with it."""
         papers_changed([obj.pk])
+        searches_changed()
         super().delete_model(request, obj)
 
     def delete_queryset(self, request, queryset) -> None:
         """Delete the chosen papers (the admin's bulk action), as delete_model."""
         papers_changed(queryset.values_list("pk", flat=True))
+        searches_changed()
         super().delete_queryset(request, queryset)
 
 

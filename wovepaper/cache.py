@@ -18,6 +18,9 @@ VERSION_KEY = "researcher-version:{pk}"
 # Bumped with any researcher's: the version of views that list researchers found
 # by name (the search page's researchers).
 ANY_VERSION_KEY = "researcher-version:any"
+# The version of every cached search (ranked heads, whole pages): bumped when a
+# curator edits, hides or deletes a paper.
+SEARCH_VERSION_KEY = "search-version"
 
 
 def researcher_version(pk: int) -> int:
@@ -33,11 +36,16 @@ def researchers_changed(pks: Iterable[int]) -> None:
     """
     keys = [VERSION_KEY.format(pk=pk) for pk in set(pks)]
     for key in [*keys, ANY_VERSION_KEY] if keys else []:
-        cache.add(key, 1, timeout=None)
-        try:
-            cache.incr(key)
-        except ValueError:  # evicted between add and incr
-            cache.set(key, 2, timeout=None)
+        _bump(key)
+
+
+def _bump(key: str) -> None:
+    """Increment a version key (set to 2 when absent: 1 is its unbumped value)."""
+    cache.add(key, 1, timeout=None)
+    try:
+        cache.incr(key)
+    except ValueError:  # evicted between add and incr
+        cache.set(key, 2, timeout=None)
 
 
 def papers_changed(paper_ids: Iterable[int]) -> None:
@@ -80,3 +88,17 @@ def researcher_key(pk: int, view: str, *, version: int | None = None) -> str:
     if version is None:
         version = researcher_version(pk)
     return f"researcher:{pk}:v{version}:{view}"
+
+
+def searches_version() -> int:
+    """The cache version of every cached search (1 when never bumped)."""
+    return cache.get_or_set(SEARCH_VERSION_KEY, 1, timeout=None)
+
+
+def searches_changed() -> None:
+    """Invalidate every cached search once the current transaction commits (at
+    once outside one): a curator's edit of a paper (its title, hiding it,
+    deleting it) shows in searches at once. A harvest does not call it; the
+    papers it brings appear when a cached search expires
+    (:data:`wovepaper.search.SEARCH_CACHE_SECONDS`)."""
+    transaction.on_commit(lambda: _bump(SEARCH_VERSION_KEY))

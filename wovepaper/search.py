@@ -65,7 +65,7 @@ from django.db.models.functions import Cast, Coalesce
 
 from api.search import MAX_SEARCH_CHARS, MAX_SEARCH_TERMS
 from wovepaper import search_sql
-from wovepaper.cache import researchers_version
+from wovepaper.cache import researchers_version, searches_version
 from wovepaper.models import Authorship, Paper, Researcher
 from wovepaper.selectors import (
     in_category,
@@ -771,7 +771,9 @@ def search_results(
     """One page of a paper search: ids in rank order, the total and the facets.
 
     The head (:func:`search_head`) of a (text, category, year) is cached for
-    :data:`SEARCH_CACHE_SECONDS`; every page is sliced from it.
+    :data:`SEARCH_CACHE_SECONDS` under the searches' cache version (a
+    curator's paper edit bumps it: :func:`wovepaper.cache.searches_changed`);
+    every page is sliced from it.
 
     Args:
         query: the user's text (see :func:`paper_search`).
@@ -796,7 +798,7 @@ def search_results(
     # database is named so two sites on one Redis never answer for each other.
     scope = f"{connection.settings_dict['NAME']}\x1f{text.lower()}"
     digest = hashlib.sha256(f"{scope}\x1f{category or ''}\x1f{year or ''}".encode())
-    key = f"search:v3:{connection.vendor}:{digest.hexdigest()}"
+    key = f"search:v3:{connection.vendor}:{searches_version()}:{digest.hexdigest()}"
     head = cache.get(key)
     if head is None:
         if not text:

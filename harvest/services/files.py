@@ -109,12 +109,13 @@ def files_under(
                 ]
         except OSError as exc:
             if unreadable is not None:
+                problem = (
+                    "not a regular file or folder"
+                    if isinstance(exc, NotADirectoryError)
+                    else f"folder not readable ({exc.strerror or type(exc).__name__})"
+                )
                 unreadable.append(
-                    {
-                        "file": str(folder),
-                        "reason": f"{folder}: folder not readable "
-                        f"({exc.strerror or type(exc).__name__})",
-                    }
+                    {"file": str(folder), "reason": f"{folder}: {problem}"}
                 )
             return
         entries.sort(key=lambda e: e[0] + "/" if by_text and e[1] else e[0])

@@ -320,3 +320,15 @@ def test_command_reports_a_folder_it_cannot_read(
             "reason": f"{locked}: folder not readable (Permission denied)",
         }
     ]
+
+
+def test_command_file_and_dir_must_be_what_they_say(arxiv_dir, tmp_path):
+    folder = arxiv_dir / "abs_files" / "ftp" / "adap-org"
+    one = next(folder.rglob("*.abs"))
+    with pytest.raises(CommandError, match="not a regular file"):
+        call_command("harvest", "arxiv", "--file", str(folder), "--no-progress")
+    with pytest.raises(CommandError, match="not a regular file"):
+        call_command("harvest", "arxiv", "--file", "/dev/null", "--no-progress")
+    with pytest.raises(CommandError, match="not a folder"):
+        call_command("harvest", "arxiv", "--dir", str(one), "--no-progress")
+    assert not HarvestRun.objects.exists()

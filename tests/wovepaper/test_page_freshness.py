@@ -150,3 +150,32 @@ def test_two_slots_of_one_paper_count_it_once():
     page = profile.researcher_papers_page(r, keys=summary["papers"])
     assert summary["paper_count"] == page["count"] == 1
     assert summary["categories"] == [("hep-th", 1)]
+
+
+def test_a_paper_hidden_or_deleted_in_the_admin_leaves_searches_at_once(
+    client, django_capture_on_commit_callbacks
+):
+    from wovepaper.search import search_vectors_refresh
+
+    r, papers = _researcher_with(3, "Zyzzyva Admin")
+    search_vectors_refresh(paper_ids=[p.pk for p in papers])
+    found = client.get("/search/", {"q": "zyzzyva"}).content.decode()
+    assert "3 papers found" in found
+    admin = _admin()
+    change = f"/admin/wovepaper/paper/{papers[0].pk}/change/"
+    form = next(
+        f
+        for f in lxml_html.fromstring(admin.get(change).content).forms
+        if f.get("id") == "paper_form"
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        data = {**dict(form.form_values()), "hidden": "on"}
+        assert admin.post(change, data).status_code == 302
+
+    hidden = client.get("/search/", {"q": "zyzzyva"}).content.decode()
+    assert "2 papers found" in hidden
+    assert papers[0].get_absolute_url() not in hidden
+
+    with django_capture_on_commit_callbacks(execute=True):
+        admin.post(f"/admin/wovepaper/paper/{papers[1].pk}/delete/", {"post": "yes"})
+    assert "1 paper found" in client.get("/search/", {"q": "zyzzyva"}).content.decode()

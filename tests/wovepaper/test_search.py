@@ -462,3 +462,21 @@ def test_operator_runs_do_not_break_the_query_parser(client, text):
 def test_search_refuses_bad_years_and_methods(client):
     assert client.get("/search/", {"q": "x", "year": "9" * 5000}).status_code == 400
     assert client.post("/search/", {"q": "x"}).status_code == 405
+
+
+def test_only_one_spelling_of_a_search_page_is_cached(client):
+    PaperFactory(title="Pulsar timing")
+    search.search_vectors_refresh(paper_ids=Paper.objects.values_list("pk", flat=True))
+    first = client.get("/search/", {"q": "pulsar"})
+    again = client.get("/search/", {"q": "pulsar"})
+    assert first.context is not None
+    assert again.context is None  # from the cache
+    assert again["Vary"] == first["Vary"]
+    assert "Cookie" in first["Vary"]
+    for page in ("abc", "01", " 1", "1.5", "-1"):
+        twice = [client.get("/search/", {"q": "pulsar", "page": page}) for _ in "ab"]
+        # Rendered each time (never stored), showing the first page.
+        assert all(r.context is not None for r in twice), page
+        assert all(r.context["page"].number == 1 for r in twice), page
+    doubled = client.get("/search/?q=pulsar&q=quasar")
+    assert doubled.context is not None

@@ -169,6 +169,12 @@ if REDIS_URL:
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
+            # Every key is the database's: two sites sharing one Redis (staging
+            # beside production) never answer with each other's researchers,
+            # cached pages or cache versions.
+            "KEY_PREFIX": os.environ.get(
+                "CACHE_KEY_PREFIX", str(DATABASES["default"]["NAME"])
+            ),
         }
     }
 else:

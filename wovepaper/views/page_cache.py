@@ -11,12 +11,14 @@ name); a bump makes every older rendering unreachable at once.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Collection
 
 from django.conf import settings
 from django.contrib.messages.storage.cookie import CookieStorage
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
+from django.utils.cache import patch_vary_headers
 
 
 def stateless(request: HttpRequest, parameters: Collection[str]) -> bool:
@@ -29,14 +31,21 @@ def stateless(request: HttpRequest, parameters: Collection[str]) -> bool:
             cache entry).
 
     Returns:
-        True when the request carries no session cookie, no messages cookie and
-        only ``parameters``.
+        True when the request carries no session cookie, no messages cookie,
+        only ``parameters``, each once, and a ``page``, if any, written as a
+        page number is (``1`` to ``999999999``, no sign, space or leading zero:
+        each other spelling of a page would be an entry of its own).
     """
     return (
         settings.SESSION_COOKIE_NAME not in request.COOKIES
         and CookieStorage.cookie_name not in request.COOKIES
         and set(request.GET) <= set(parameters)
+        and all(len(request.GET.getlist(name)) == 1 for name in request.GET)
+        and _PAGE_NUMBER.fullmatch(request.GET.get("page", "1")) is not None
     )
+
+
+_PAGE_NUMBER = re.compile(r"[1-9][0-9]{0,8}")
 
 
 def url_digest(request: HttpRequest, page_format: str = "html") -> str:
@@ -47,13 +56,14 @@ def url_digest(request: HttpRequest, page_format: str = "html") -> str:
 
 
 def cached_page(key: str) -> HttpResponse | None:
-    """The page stored under ``key`` as a response, or None when not stored."""
+    """The page stored under ``key`` as a response (with the ``Vary`` header it
+    was rendered with), or None when not stored."""
     cached = cache.get(key)
-    if cached is None:
+    if cached is None or len(cached) != 3:  # 2-tuples: stored by older code
         return None
-    content, content_type = cached
+    content, content_type, vary = cached
     response = HttpResponse(content, content_type=content_type)
-    response["Vary"] = "Accept, Cookie"
+    response["Vary"] = vary
     return response
 
 
@@ -61,4 +71,9 @@ def keep_page(key: str, response: HttpResponse, seconds: int) -> None:
     """Store a rendered 200 response under ``key`` for ``seconds``; others
     (errors, redirects) are not stored."""
     if response.status_code == 200:
-        cache.set(key, (response.content, response["Content-Type"]), seconds)
+        patch_vary_headers(response, ("Cookie",))  # as the session would
+        cache.set(
+            key,
+            (response.content, response["Content-Type"], response["Vary"]),
+            seconds,
+        )

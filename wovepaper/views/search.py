@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
-from wovepaper.cache import researchers_version
+from wovepaper.cache import researchers_version, searches_version
 from wovepaper.identifiers import ARXIV_CATEGORY
 from wovepaper.profile import paper_rows_by_id
 from wovepaper.search import (
@@ -35,9 +35,10 @@ BAD_YEAR = "The year must be a number from 1 to 9999."
 # these alone is cached whole (wovepaper.views.page_cache).
 PAGE_PARAMETERS = frozenset({"q", "category", "year", "page"})
 # How long a rendered search page is reused for stateless visitors (seconds), under
-# every researcher's cache version (a curation change shows at once). A paper's
-# own edit (title, hiding) shows within this; papers harvested meanwhile appear
-# within the ranked head's wovepaper.search.SEARCH_CACHE_SECONDS, as before.
+# every researcher's cache version and the searches' (a curation change or a
+# curator's paper edit shows at once). A harvest's changes to papers shown show
+# within this; papers harvested meanwhile appear within the ranked head's
+# wovepaper.search.SEARCH_CACHE_SECONDS, as before.
 # Readers repeat searches and page through them: on bench/pages.py's repeated
 # (Zipf) searches a cached page is served like robots.txt.
 PAGE_SECONDS = 60
@@ -121,13 +122,14 @@ def search(request: HttpRequest) -> HttpResponse:
     the bounds of :func:`wovepaper.search.search_query_clean`, a malformed
     category or year: the form with the reason, HTTP 400. A stateless
     visitor's page (no session, no messages, only :data:`PAGE_PARAMETERS`) is
-    cached whole for :data:`PAGE_SECONDS` under every researcher's cache
-    version.
+    cached whole for :data:`PAGE_SECONDS` under every researcher's and the
+    searches' cache versions.
     """
     page_key = None
     if page_cache.stateless(request, PAGE_PARAMETERS):
         page_key = (
-            f"search-page:v{researchers_version()}:{page_cache.url_digest(request)}"
+            f"search-page:v{researchers_version()}.{searches_version()}:"
+            f"{page_cache.url_digest(request)}"
         )
         cached = page_cache.cached_page(page_key)
         if cached is not None:

@@ -413,6 +413,10 @@ class Command(BaseCommand):
         root = Path(run.params["root"]) if run else options["file"] or options["dir"]
         if not root.exists():
             raise CommandError(f"{root}: no such file or folder")
+        if options["file"] and not root.is_file():
+            raise CommandError(f"{root}: not a regular file (--dir reads a folder)")
+        if options["dir"] and not root.is_dir():
+            raise CommandError(f"{root}: not a folder (--file reads one file)")
         with tqdm(
             total=services.files_count(options["source"], root),
             unit="file",
