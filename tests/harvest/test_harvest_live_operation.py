@@ -332,3 +332,11 @@ def test_command_file_and_dir_must_be_what_they_say(arxiv_dir, tmp_path):
     with pytest.raises(CommandError, match="not a folder"):
         call_command("harvest", "arxiv", "--dir", str(one), "--no-progress")
     assert not HarvestRun.objects.exists()
+
+
+def test_command_names_a_rejected_file_once(tmp_path, capsys):
+    (tmp_path / "papers").mkdir()
+    (tmp_path / "papers" / "0509037.abs").write_text("")
+    call_command("harvest", "arxiv", "--dir", str(tmp_path), "--no-progress")
+    name = tmp_path.resolve() / "papers" / "0509037.abs"
+    assert f"  rejected file:{name}: empty file\n" in capsys.readouterr().out
