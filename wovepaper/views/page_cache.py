@@ -3,9 +3,9 @@
 A visitor with no session cookie and no pending messages sees what every such
 visitor sees, so a public page's rendering can be stored once and answered to all
 of them. The key names the page's absolute URL (pages print it: canonical link,
-Open Graph) and its format, under a version the caller reads (a researcher's
-curation version, or every researcher's for pages that list researchers found by
-name); a bump makes every older rendering unreachable at once.
+Open Graph) and its format, under versions the caller reads (a researcher's
+curation version; for search pages, every researcher's and the searches'); a
+bump makes every older rendering unreachable at once.
 """
 
 from __future__ import annotations

@@ -36,9 +36,9 @@ BAD_YEAR = "The year must be a number from 1 to 9999."
 PAGE_PARAMETERS = frozenset({"q", "category", "year", "page"})
 # How long a rendered search page is reused for stateless visitors (seconds), under
 # every researcher's cache version and the searches' (a curation change or a
-# curator's paper edit shows at once). A harvest's changes to papers shown show
-# within this; papers harvested meanwhile appear within the ranked head's
-# wovepaper.search.SEARCH_CACHE_SECONDS, as before.
+# curator's paper edit shows at once). What a harvest changes in the papers
+# listed (titles, bylines) shows within this; papers it adds appear within the
+# ranked head's wovepaper.search.SEARCH_CACHE_SECONDS, as before.
 # Readers repeat searches and page through them: on bench/pages.py's repeated
 # (Zipf) searches a cached page is served like robots.txt.
 PAGE_SECONDS = 60
