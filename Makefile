@@ -36,7 +36,7 @@ run: export REDIS_URL := $(or $(REDIS_URL),redis://127.0.0.1:6379/0)
 run: export DEBUG := 0
 run: install
 	@mkdir -p "$${WOVEPAPER_VAR_DIR:-var}"
-	createdb -h 127.0.0.1 -U postgres wovepaper 2>/dev/null || true
+	createdb -h 127.0.0.1 -U postgres "$${DATABASE_URL##*/}" 2>/dev/null || true
 	$(PY) manage.py migrate --verbosity 0
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py schedule_ensure

@@ -273,6 +273,7 @@ def test_command_on_files_names_the_run_and_says_when_a_folder_holds_none(
     run = HarvestRun.objects.get()
     assert out.startswith(f"run #{run.pk} started;")
     assert f"run #{run.pk}: 4 records, 4 created" in out
+    assert "  next: manage.py match proposes researchers" in out
     assert "nothing to harvest" not in out
 
     call_command("harvest", "arxiv", "--dir", str(tmp_path), "--no-progress")
@@ -339,4 +340,4 @@ def test_command_names_a_rejected_file_once(tmp_path, capsys):
     (tmp_path / "papers" / "0509037.abs").write_text("")
     call_command("harvest", "arxiv", "--dir", str(tmp_path), "--no-progress")
     name = tmp_path.resolve() / "papers" / "0509037.abs"
-    assert f"  rejected file:{name}: empty file\n" in capsys.readouterr().out
+    assert f"  rejected {name}: empty file\n" in capsys.readouterr().out

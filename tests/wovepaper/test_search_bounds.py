@@ -119,8 +119,30 @@ def test_search_page_says_how_many_are_listed(client, corpus, monkeypatch):
     assert response.context["found_all"] is False
     assert response.context["page"].paginator.count == 5
     assert len(response.context["papers"]) == 5
-    assert f"{matches} papers found; 5 of them are listed" in body
+    assert (
+        f"{matches} papers found; 5 of them are listed, those whose title "
+        "matches first" in body
+    )
     assert matches > 5
+
+
+def test_sqlite_search_page_says_its_broad_list_is_the_newest(
+    client, corpus, monkeypatch
+):
+    """The embedded demo's path, forced on PostgreSQL by faking the vendor."""
+    from types import SimpleNamespace
+
+    from wovepaper.views import search as search_view
+
+    sqlite = SimpleNamespace(vendor="sqlite", settings_dict={"NAME": "demo"})
+    monkeypatch.setattr(search, "connection", sqlite)
+    monkeypatch.setattr(search_view, "connection", sqlite)
+    monkeypatch.setattr(search, "SEARCH_SAMPLE", 5)
+
+    body = client.get("/search/", {"q": "Maestro"}).content.decode()
+
+    assert "5 of them are listed, the newest (add words" in body
+    assert "title matches first" not in body
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.core.paginator import Paginator
+from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -179,6 +180,9 @@ def search(request: HttpRequest) -> HttpResponse:
                 found_all=result["count_is"] == "exact"
                 and result["count"] == result["listed"],
                 listed=f"{result['listed']:,}",
+                # A broad search lists title matches first on PostgreSQL, the
+                # newest matches on SQLite (wovepaper.search.search_head).
+                titles_first=connection.vendor == "postgresql",
                 only_common_words=not result["count"] and only_common_words(query),
                 papers=papers,
                 researchers=_with_other_variants(

@@ -200,6 +200,15 @@ class Command(BaseCommand):
             )
         else:
             run = self._papers(run, live, options)
+            self._report(run)
+            if run.papers_created or run.papers_updated:
+                # Scheduled harvests queue matching (harvest.tasks); the
+                # command leaves it to the operator.
+                self.stdout.write(
+                    "  next: manage.py match proposes researchers for the new "
+                    "authorships"
+                )
+            return
         self._report(run)
 
     def _papers(self, run: HarvestRun | None, live, options) -> HarvestRun:
@@ -346,7 +355,9 @@ class Command(BaseCommand):
         for raw in RawRecord.objects.filter(
             last_run=run, status=RawRecord.Status.FAILED
         ):
-            self.stdout.write(f"  rejected {raw.external_id}: {_reason(raw)}")
+            self.stdout.write(
+                f"  rejected {raw.external_id.removeprefix('file:')}: {_reason(raw)}"
+            )
         for skipped in run.files_skipped:
             self.stdout.write(f"  skipped {skipped['reason']}")
         for unknown in run.params.get("unknown", []):
