@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +13,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models.signals import post_save
 from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
 
 from harvest import services
 from harvest.models import HarvestRun, RawRecord
@@ -149,7 +151,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
-        with self._announce_new_runs():
+        # Log lines (a rejected record's warning) print above the progress bar
+        # instead of through it.
+        with self._announce_new_runs(), logging_redirect_tqdm():
             self._handle(options)
 
     @contextmanager
@@ -159,12 +163,13 @@ class Command(BaseCommand):
 
         def started(sender, instance: HarvestRun, created: bool, **kwargs) -> None:
             if created:
-                tqdm.write(
-                    f"run #{instance.pk} started; if it stops, resume it with: "
-                    f"manage.py harvest {instance.source} --resume {instance.pk}",
-                    file=self.stdout,
-                    end="",
-                )
+                # The bar (on stderr) steps aside while the line is written.
+                with tqdm.external_write_mode(file=sys.stderr):
+                    self.stdout.write(
+                        f"run #{instance.pk} started; if it stops, resume it "
+                        f"with: manage.py harvest {instance.source} --resume "
+                        f"{instance.pk}"
+                    )
 
         post_save.connect(started, sender=HarvestRun, weak=False)
         try:
