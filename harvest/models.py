@@ -87,6 +87,17 @@ class RawRecord(models.Model):
     def __str__(self) -> str:
         return f"{self.source}:{self.external_id} ({self.status})"
 
+    @property
+    def problem(self) -> str:
+        """The error as a line naming the record once: ``<record>: <error>``, or
+        the error alone when a file-level failure (id ``file:<locator>``) has an
+        error that starts by naming that file (or an entry of it: ``#entry-0``)."""
+        name = self.external_id.removeprefix("file:")
+        head, sep, _ = self.error.partition(": ")
+        if self.external_id.startswith("file:") and sep and name in head:
+            return self.error
+        return f"{name}: {self.error}"
+
 
 class SourceAuthor(models.Model):
     """An author profile as OpenAlex or Semantic Scholar keeps it.

@@ -7,6 +7,8 @@ or ``update()``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.contrib import admin
 
 from wovepaper.cache import papers_changed, searches_changed
@@ -74,21 +76,26 @@ class PaperAdmin(admin.ModelAdmin):
         """
         super().save_related(request, form, formsets, change)
         search_vectors_refresh(paper_ids=[form.instance.pk])
-        papers_changed([form.instance.pk])
-        searches_changed()
+        _papers_edited([form.instance.pk])
 
     def delete_model(self, request, obj: Paper) -> None:
         """Delete the paper; its researchers' cached pages and cached searches
         go with it."""
-        papers_changed([obj.pk])
-        searches_changed()
+        _papers_edited([obj.pk])
         super().delete_model(request, obj)
 
     def delete_queryset(self, request, queryset) -> None:
         """Delete the chosen papers (the admin's bulk action), as delete_model."""
-        papers_changed(queryset.values_list("pk", flat=True))
-        searches_changed()
+        _papers_edited(queryset.values_list("pk", flat=True))
         super().delete_queryset(request, queryset)
+
+
+def _papers_edited(paper_ids: Iterable[int]) -> None:
+    """A curator wrote these papers: their researchers' cached pages and every
+    cached search are dropped when the change commits (a harvest drops only
+    the former: wovepaper.cache.searches_changed)."""
+    papers_changed(paper_ids)
+    searches_changed()
 
 
 @admin.register(Institution)

@@ -366,17 +366,25 @@ def _researchers_by_name(text: str, limit: int) -> list[Researcher]:
     return found
 
 
-def researchers_named(*, query: str, limit: int = 10) -> list[Researcher]:
+def researchers_named(
+    *, query: str, limit: int = 10, version: int | None = None
+) -> list[Researcher]:
     """:func:`researcher_search`, cached for :data:`SEARCH_CACHE_SECONDS` under
     the researchers' cache version (:func:`wovepaper.cache.researchers_version`),
     so a curation change shows at once. The trigram match was a third of a
     repeated search page's time (16.3 ms, 9.8 ms with this cache; bench/pages.py).
 
+    Args:
+        version: the researchers' cache version when the caller read it already
+            (the search page keys its own cache by it); None reads it.
+
     Raises:
         SearchQueryError: the query is out of bounds (see :func:`search_query_clean`).
     """
+    if version is None:
+        version = researchers_version()
     digest = hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()
-    key = f"researcher-search:v{researchers_version()}:{limit}:{digest}"
+    key = f"researcher-search:v{version}:{limit}:{digest}"
     return cache.get_or_set(
         key, lambda: researcher_search(query=query, limit=limit), SEARCH_CACHE_SECONDS
     )
@@ -766,7 +774,13 @@ def _statement_timeout(milliseconds: int) -> Iterator[None]:
 
 
 def search_results(
-    *, query: str, category: str | None, year: int | None, number: int, size: int
+    *,
+    query: str,
+    category: str | None,
+    year: int | None,
+    number: int,
+    size: int,
+    version: int | None = None,
 ) -> dict:
     """One page of a paper search: ids in rank order, the total and the facets.
 
@@ -781,6 +795,8 @@ def search_results(
         year: the year filter, or None.
         number: 1-based page number (clamped to the pages listed).
         size: papers a page.
+        version: the searches' cache version when the caller read it already
+            (:func:`wovepaper.cache.searches_version`); None reads it.
 
     Returns:
         ``{"ids": [paper id] (this page, best first), "count": papers found,
@@ -798,7 +814,9 @@ def search_results(
     # database is named so two sites on one Redis never answer for each other.
     scope = f"{connection.settings_dict['NAME']}\x1f{text.lower()}"
     digest = hashlib.sha256(f"{scope}\x1f{category or ''}\x1f{year or ''}".encode())
-    key = f"search:v3:{connection.vendor}:{searches_version()}:{digest.hexdigest()}"
+    if version is None:
+        version = searches_version()
+    key = f"search:v3:{connection.vendor}:{version}:{digest.hexdigest()}"
     head = cache.get(key)
     if head is None:
         if not text:

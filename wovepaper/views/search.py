@@ -126,11 +126,12 @@ def search(request: HttpRequest) -> HttpResponse:
     cached whole for :data:`PAGE_SECONDS` under every researcher's and the
     searches' cache versions.
     """
+    # Read once: the page's cache key, the ranked head's and the researchers'.
+    researchers, searches = researchers_version(), searches_version()
     page_key = None
     if page_cache.stateless(request, PAGE_PARAMETERS):
         page_key = (
-            f"search-page:v{researchers_version()}.{searches_version()}:"
-            f"{page_cache.url_digest(request)}"
+            f"search-page:v{researchers}.{searches}:{page_cache.url_digest(request)}"
         )
         cached = page_cache.cached_page(page_key)
         if cached is not None:
@@ -166,6 +167,7 @@ def search(request: HttpRequest) -> HttpResponse:
                 year=year,
                 number=_page_number(number),
                 size=PAGE_SIZE,
+                version=searches,
             )
             # The page object only carries the numbers; the rows come by id.
             page = Paginator(range(result["listed"]), PAGE_SIZE).get_page(
@@ -186,7 +188,9 @@ def search(request: HttpRequest) -> HttpResponse:
                 only_common_words=not result["count"] and only_common_words(query),
                 papers=papers,
                 researchers=_with_other_variants(
-                    researchers_named(query=query, limit=RESEARCHER_COUNT)
+                    researchers_named(
+                        query=query, limit=RESEARCHER_COUNT, version=researchers
+                    )
                     if page.number == 1
                     else []
                 ),

@@ -36,16 +36,6 @@ def _positive(text: str) -> int:
     return int(text)
 
 
-def _reason(raw: RawRecord) -> str:
-    """A rejected record's error without the file name it starts with when the
-    record is named by that file already (``file:<path>``)."""
-    name = raw.external_id.removeprefix("file:")
-    head, sep, rest = raw.error.partition(": ")
-    if raw.external_id.startswith("file:") and sep and head.endswith(name):
-        return rest
-    return raw.error
-
-
 class Command(BaseCommand):
     """Harvest a source live or from files, with a progress bar.
 
@@ -360,9 +350,7 @@ class Command(BaseCommand):
         for raw in RawRecord.objects.filter(
             last_run=run, status=RawRecord.Status.FAILED
         ):
-            self.stdout.write(
-                f"  rejected {raw.external_id.removeprefix('file:')}: {_reason(raw)}"
-            )
+            self.stdout.write(f"  rejected {raw.problem}")
         for skipped in run.files_skipped:
             self.stdout.write(f"  skipped {skipped['reason']}")
         for unknown in run.params.get("unknown", []):

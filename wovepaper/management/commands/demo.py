@@ -97,9 +97,7 @@ class Command(BaseCommand):
         failed = RawRecord.objects.filter(status=RawRecord.Status.FAILED).order_by("id")
         w(f"records rejected: {failed.count()}")
         for raw in failed:
-            # A file-level failure's id is "file:<locator>", already in the error.
-            named = raw.external_id.removeprefix("file:") in raw.error
-            w(f"  {raw.error}" if named else f"  {raw.external_id}: {raw.error}")
+            w(f"  {raw.problem}")
         run = HarvestRun.objects.get(pk=harvest["run"])
         w(f"files skipped (they hold no records): {len(run.files_skipped)}")
         for skipped in run.files_skipped:
