@@ -43,6 +43,7 @@ from curation.exceptions import (
 from curation.matching import (
     blocking,
     labelled,
+    labelled_pairs,
     overmerge,
     pipeline,
     scoring,
@@ -1129,7 +1130,9 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
     from then on and record its version on every proposal.
 
     Args:
-        datasets: labelled set folders (:func:`curation.matching.labelled.load`).
+        datasets: labelled set folders (:func:`curation.matching.labelled.load`),
+            or pair sets (:func:`curation.matching.labelled_pairs.load_pairs`:
+            their train pairs).
         threshold: the pairwise score in [0, 1] at which matching with this model
             joins clusters and proposes attachments.
 
@@ -1143,10 +1146,18 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
     examples = training.Examples([], [])
     sets = {}
     for folder in datasets:
-        data = labelled.load(folder)
-        pairs = training.labelled_pairs(data.views, data.gold)
-        sets[data.name] = {
-            "mentions": len(data.views),
+        if labelled_pairs.is_pair_set(folder):
+            # A pair gold standard: its train pairs (its test pairs are what
+            # evaluate_matching scores).
+            pair_set = labelled_pairs.load_pairs(folder)
+            pairs = training.pair_examples((p.a, p.b, p.same) for p in pair_set.train)
+            name, mentions = pair_set.name, 2 * len(pair_set.train)
+        else:
+            data = labelled.load(folder)
+            pairs = training.labelled_pairs(data.views, data.gold)
+            name, mentions = data.name, len(data.views)
+        sets[name] = {
+            "mentions": mentions,
             "pairs": len(pairs.y),
             "positives": sum(pairs.y),
         }

@@ -10,13 +10,17 @@ Lance and Williams (1967) for the average-linkage update.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
 
 # Largest block clustered at once: an n x n score matrix (float64) and n merge
 # steps of O(n^2) each; callers cut bigger blocks into chunks (blocking.py).
 MAX_ITEMS = 400
+# The link of a must-link pair: above any score, so it merges first, and still
+# above any threshold once averaged into clusters of MAX_ITEMS (finite, so that
+# averaging it with a forbidden pair's -inf gives -inf, not NaN).
+MUST_LINK = 1e9
 
 
 def cluster(
@@ -25,6 +29,7 @@ def cluster(
     *,
     threshold: float,
     cannot_link: Callable[[Sequence[int], Sequence[int]], bool],
+    must_link: Collection[tuple[int, int]] = (),
 ) -> list[list[int]]:
     """Group ``n`` items while the average linkage of two groups reaches ``threshold``.
 
@@ -34,6 +39,10 @@ def cluster(
         threshold: average-linkage score in [0, 1] below which clusters stay apart.
         cannot_link: True when two single items must never share a cluster; it is
             asked once per pair and the constraint carries over to their clusters.
+        must_link: pairs of items that must share a cluster (a curator's
+            decision); they link at :data:`MUST_LINK`, so they are joined
+            first and their clusters carry the constraint. A pair that is also
+            cannot-linked stays apart: a cannot-link wins.
 
     Returns:
         Clusters as sorted index lists, ordered by their smallest index; every index
@@ -54,6 +63,9 @@ def cluster(
                 forbidden[i, j] = forbidden[j, i] = True
             else:
                 link[i, j] = link[j, i] = pair_score(i, j)
+    for i, j in must_link:
+        if i != j and not forbidden[i, j]:
+            link[i, j] = link[j, i] = MUST_LINK
     sizes = np.ones(n)
     members: dict[int, list[int]] = {i: [i] for i in range(n)}
     alive = np.ones(n, dtype=bool)

@@ -9,7 +9,7 @@ S2AND (Subramanian et al. 2021) and INSPIRE's beard (``beard/metrics``).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -100,3 +100,35 @@ def pairwise(
     precision = both / predicted_pairs if predicted_pairs else 1.0
     recall = both / true_pairs if true_pairs else 1.0
     return PRF(precision, recall, _f1(precision, recall))
+
+
+def labelled_pairs_prf(
+    predicted: Sequence[bool], gold: Sequence[bool]
+) -> tuple[PRF, float]:
+    """Precision, recall and F1 of "one person" decisions on labelled pairs,
+    and their accuracy.
+
+    For a pair gold standard such as the MEDLINE pairs (Vishnyakova et al.
+    2019, who report the same figures): a pair predicted one person is a true
+    positive when its label says so.
+
+    Args:
+        predicted: one decision per pair (True: one person).
+        gold: the labels, in the same order.
+
+    Returns:
+        ``(PRF, accuracy in [0, 1])``; precision (recall) is 1.0 when no pair
+        is predicted (labelled) one person, accuracy 0.0 for no pairs.
+
+    Raises:
+        ValueError: the two sequences differ in length.
+    """
+    if len(predicted) != len(gold):
+        raise ValueError(f"{len(predicted)} decisions for {len(gold)} labelled pairs")
+    both = sum(1 for p, g in zip(predicted, gold, strict=True) if p and g)
+    said, true = sum(map(bool, predicted)), sum(map(bool, gold))
+    precision = both / said if said else 1.0
+    recall = both / true if true else 1.0
+    right = sum(1 for p, g in zip(predicted, gold, strict=True) if bool(p) == bool(g))
+    accuracy = right / len(gold) if gold else 0.0
+    return PRF(precision, recall, _f1(precision, recall)), accuracy

@@ -104,6 +104,8 @@ class ProfileView:
         given_rarity, family_rarity: the highest of its authorships'.
         source_ids: the union of its authorships' source ids and the
             researcher's own (``profile_of``).
+        years: ``(first, last)`` publication year of its authorships, or None
+            when none is dated.
         revision: the researcher's revision when the profile was read (0 for a
             cluster); a proposal records it, so that a later change makes it stale.
     """
@@ -122,6 +124,7 @@ class ProfileView:
     revision: int = 0
     main_affiliation_tokens: frozenset[str] | None = None
     source_ids: frozenset[str] = frozenset()
+    years: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,12 @@ class Features:
             author ids and share none, and no source id agrees; else 0.0. Weaker
             evidence than an agreement: a source often splits one person over
             several ids (OpenAlex merges them later), more rarely joins two.
+        years_apart: how far apart in time the two sides publish: the years
+            between their spans of publication years (0 when the spans overlap
+            or either side has no dated paper), over :data:`YEARS_APART_CAP`,
+            capped at 1.0. A namesake decades away is likelier another person
+            (the year-difference features of S2AND, Subramanian et al. 2021,
+            and of the MEDLINE pair study, Vishnyakova et al. 2019).
     """
 
     orcid: float
@@ -179,6 +188,7 @@ class Features:
     rare_family: float = 0.0
     source_id: float = 0.0
     source_id_conflict: float = 0.0
+    years_apart: float = 0.0
     extra: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, float]:
@@ -195,6 +205,7 @@ class Features:
             "rare_family": self.rare_family,
             "source_id": self.source_id,
             "source_id_conflict": self.source_id_conflict,
+            "years_apart": self.years_apart,
             "same_paper": self.same_paper,
         }
 
@@ -437,6 +448,23 @@ def _source_id_features(a: frozenset[str], b: frozenset[str]) -> dict[str, float
     return {"source_id": agree, "source_id_conflict": conflict}
 
 
+# Years apart at which the years_apart feature reaches 1.0 (a career's length
+# is about this; beyond it the gap says no more).
+YEARS_APART_CAP = 20
+
+
+def _years_apart(a: tuple[int, int] | None, b: tuple[int, int] | None) -> float:
+    """The ``years_apart`` feature of two ``(first, last)`` year spans."""
+    if a is None or b is None:
+        return 0.0
+    gap = max(a[0] - b[1], b[0] - a[1], 0)
+    return round(min(gap, YEARS_APART_CAP) / YEARS_APART_CAP, 6)
+
+
+def _span(year: int | None) -> tuple[int, int] | None:
+    return None if year is None else (year, year)
+
+
 def _orcid(a: str, b: str) -> float:
     if a and b:
         return 1.0 if a == b else -1.0
@@ -576,6 +604,7 @@ def profile_of(
     if not authorships:
         raise ValueError("a profile needs at least one authorship")
     givens = tuple(dict.fromkeys(a.given for a in authorships))
+    years = [a.year for a in authorships if a.year is not None]
     return ProfileView(
         id=id,
         given_names=givens,
@@ -593,6 +622,7 @@ def profile_of(
         source_ids=frozenset(source_ids).union(*(a.source_ids for a in authorships)),
         locked=locked,
         revision=revision,
+        years=(min(years), max(years)) if years else None,
     )
 
 
@@ -612,6 +642,7 @@ def authorship_profile_features(a: AuthorshipView, p: ProfileView) -> Features:
         ),
         rare_family=min(a.family_rarity, p.family_rarity),
         **_source_id_features(a.source_ids, p.source_ids),
+        years_apart=_years_apart(_span(a.year), p.years),
     )
 
 
@@ -635,4 +666,5 @@ def profile_profile_features(p: ProfileView, q: ProfileView) -> Features:
         ),
         rare_family=min(p.family_rarity, q.family_rarity),
         **_source_id_features(p.source_ids, q.source_ids),
+        years_apart=_years_apart(p.years, q.years),
     )

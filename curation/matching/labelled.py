@@ -5,10 +5,13 @@ Readers for the two label formats in ``shared/data/and`` (see its SOURCES.md):
 - INSPIRE/beard (``wang_signatures.json`` + ``wang_clusters.json``): a list of
   ``{signature_id, publication_id, author_name "Last, First", author_affiliation,
   signature_position}`` and ``{author_id: [signature_id, ...]}``.
-- S2AND (``signatures.json`` + ``clusters.json``, optional ``papers.json``):
+- S2AND (``signatures.json`` + ``clusters.json``, optional ``papers.json``
+  and ``cluster_seeds.json``):
   ``{sig_id: {signature_id, paper_id, author_info{first, middle, last, suffix,
   affiliations[], position}}}`` and ``{cluster_id: {signature_ids[]}}``; with
-  ``papers.json`` the co-authors and venue are known too.
+  ``papers.json`` the co-authors and venue are known too; ``cluster_seeds.json``
+  (``{sig_id: {sig_id: "require" | "disallow"}}``) holds must-links and
+  cannot-links.
 
 The inferred ethnicity and gender fields of S2AND are never read.
 """
@@ -33,8 +36,17 @@ DATA_DIR_HINT = (
     " (the labelled sets are read under WOVEPAPER_DATA_DIR/and:"
     " set WOVEPAPER_DATA_DIR=/path/to/shared/data)"
 )
-# The labelled sets evaluated and trained on by default, under WOVEPAPER_DATA_DIR.
+# The labelled sets trained on by default, under WOVEPAPER_DATA_DIR.
 DEFAULT_SETS = ("and/beard_inspire_wang", "and/s2and/qian_partial")
+# The sets evaluate_matching scores by default: those, the MEDLINE pair gold
+# standard (curation.matching.labelled_pairs; its train pairs are not in
+# DEFAULT_SETS: a model trained on them weighs co-authors and fields by MeSH
+# headings and journals, not arXiv categories) and S2AND's set with cluster seeds.
+EVALUATED_SETS = (
+    *DEFAULT_SETS,
+    "and/medline_vishnyakova_pairs",
+    "and/s2and/dummy",
+)
 
 
 @dataclass(frozen=True)
@@ -48,6 +60,10 @@ class LabelledSet:
         mention_ids: the dataset's own signature ids, by view id.
         gold: view id -> gold cluster id.
         raw_names: view id -> the name as the dataset prints it.
+        must_link, cannot_link: ``(view id, view id)`` pairs the set's cluster
+            seeds require to share a cluster or to stay apart (S2AND's
+            ``cluster_seeds.json``, ``require`` and ``disallow``: what a
+            curator's decisions are to matching); empty without seeds.
     """
 
     name: str
@@ -55,6 +71,8 @@ class LabelledSet:
     mention_ids: list[str]
     gold: dict[int, str]
     raw_names: dict[int, str]
+    must_link: frozenset[tuple[int, int]] = frozenset()
+    cannot_link: frozenset[tuple[int, int]] = frozenset()
 
 
 class DatasetError(ValueError):
@@ -177,6 +195,12 @@ def _load_s2and(folder: Path) -> LabelledSet:
         info = sig["author_info"]
         given = " ".join(p for p in (info.get("first"), info.get("middle")) if p)
         family = info.get("last") or ""
+        if family:
+            # Through the name rules in "Last, First" form, which keep the
+            # family as given and drop titles and suffixes from the given
+            # names: the dummy set prints "first": "Dr A'bdul".
+            parsed = names.parse_name(f"{family}, {given}")
+            given, family = parsed.given, parsed.family or family
         paper = papers.get(str(sig["paper_id"]), {})
         coauthors = coauthor_keys_of(
             [
@@ -200,4 +224,34 @@ def _load_s2and(folder: Path) -> LabelledSet:
         ids.append(str(sig_id))
         gold[index] = gold_of[str(sig_id)]
         raw[index] = f"{given} {family}".strip()
-    return LabelledSet(folder.name, _with_rarity(views), ids, gold, raw)
+    must, cannot = _seeds(folder / "cluster_seeds.json", ids)
+    return LabelledSet(folder.name, _with_rarity(views), ids, gold, raw, must, cannot)
+
+
+def _seeds(
+    path: Path, ids: list[str]
+) -> tuple[frozenset[tuple[int, int]], frozenset[tuple[int, int]]]:
+    """The must-links and cannot-links of an S2AND ``cluster_seeds.json``, as
+    view id pairs (seeds naming a signature without a gold cluster are left
+    out); two empty sets without the file.
+
+    Raises:
+        ValueError: a seed is neither ``require`` nor ``disallow``, or the file
+            is not a JSON object of objects.
+    """
+    if not path.is_file():
+        return frozenset(), frozenset()
+    seeds = json.loads(path.read_text())
+    view_of = {sig: index for index, sig in enumerate(ids)}
+    kinds: dict[str, set[tuple[int, int]]] = {"require": set(), "disallow": set()}
+    for first, others in seeds.items():
+        for second, kind in others.items():
+            if kind not in kinds:
+                raise ValueError(
+                    f"cluster_seeds.json: seed {first}-{second} is {kind!r}, "
+                    "not 'require' or 'disallow'"
+                )
+            a, b = view_of.get(str(first)), view_of.get(str(second))
+            if a is not None and b is not None and a != b:
+                kinds[kind].add((min(a, b), max(a, b)))
+    return frozenset(kinds["require"]), frozenset(kinds["disallow"])

@@ -7,7 +7,7 @@ so all three measure the same thing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from curation.matching import clustering, scoring
@@ -19,6 +19,56 @@ from curation.matching.features import (
     profile_of,
     profile_profile_features,
 )
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """Decisions between authorships that clustering obeys (by authorship id).
+
+    A curator's "these are one person" is a must-link, "these are not" a
+    cannot-link: S2AND's cluster seeds, ``require`` and ``disallow``
+    (Subramanian et al. 2021). Constraints hold within a block: authorships of
+    different blocks are never compared.
+
+    Attributes:
+        must_link: pairs that share a cluster, unless a cannot-link forbids it.
+        cannot_link: pairs that never share one; it carries over to the
+            clusters holding them.
+    """
+
+    must_link: frozenset[tuple[int, int]] = frozenset()
+    cannot_link: frozenset[tuple[int, int]] = frozenset()
+
+    @classmethod
+    def of(
+        cls,
+        must_link: Iterable[tuple[int, int]] = (),
+        cannot_link: Iterable[tuple[int, int]] = (),
+    ) -> Constraints:
+        """Constraints from pairs in any order (each kept as ``(low, high)``)."""
+
+        def ordered(pairs):
+            return frozenset(tuple(sorted(p)) for p in pairs if p[0] != p[1])
+
+        return cls(ordered(must_link), ordered(cannot_link))
+
+    def __bool__(self) -> bool:
+        return bool(self.must_link or self.cannot_link)
+
+    def between(
+        self, owner: dict[int, int], pairs: frozenset[tuple[int, int]]
+    ) -> set[tuple[int, int]]:
+        """The ``(i, j)`` item pairs, ``i < j``, whose items hold the two
+        sides of one of ``pairs``; ``owner`` maps an authorship id to its item."""
+        out = set()
+        for a, b in pairs:
+            i, j = owner.get(a), owner.get(b)
+            if i is not None and j is not None and i != j:
+                out.add((min(i, j), max(i, j)))
+        return out
+
+
+NO_CONSTRAINTS = Constraints()
 
 
 @dataclass(frozen=True)
@@ -62,6 +112,7 @@ def cluster_authorships(
     *,
     threshold: float,
     weights: scoring.Weights = scoring.DEFAULT,
+    constraints: Constraints = NO_CONSTRAINTS,
 ) -> list[Cluster]:
     """Cluster the authorships of one block, of any size.
 
@@ -78,23 +129,60 @@ def cluster_authorships(
         views: the block's authorships.
         threshold: pairwise score in [0, 1] at which clusters join.
         weights: the scoring model.
+        constraints: must-links and cannot-links between the authorships; the
+            chunks' clusters that a must-link joins are joined before the
+            chunks are merged, so chunking never parts them.
 
     Returns:
         Clusters, each with its members in input order; every view is in
         exactly one.
     """
     if len(views) <= CHUNK:
-        return _cluster_small(views, threshold=threshold, weights=weights)
+        return _cluster_small(
+            views, threshold=threshold, weights=weights, constraints=constraints
+        )
     position = {v.id: n for n, v in enumerate(views)}
     ordered = sorted(views, key=_chunk_order)
     found: list[Cluster] = []
     for start in range(0, len(ordered), CHUNK):
         found += _cluster_small(
-            ordered[start : start + CHUNK], threshold=threshold, weights=weights
+            ordered[start : start + CHUNK],
+            threshold=threshold,
+            weights=weights,
+            constraints=constraints,
         )
+    if constraints.must_link:
+        found = _joined(found, constraints)
     return [
         Cluster(sorted(c.members, key=lambda m: position[m.id]), c.pair_scores)
-        for c in _merge_clusters(found, threshold=threshold, weights=weights)
+        for c in _merge_clusters(
+            found, threshold=threshold, weights=weights, constraints=constraints
+        )
+    ]
+
+
+def _joined(found: list[Cluster], constraints: Constraints) -> list[Cluster]:
+    """Clusters with those a must-link joins made one, unless a cannot-link
+    lies between them (the pair that would join them is then left apart)."""
+    owner = {m.id: k for k, c in enumerate(found) for m in c.members}
+    group = list(range(len(found)))
+    members: dict[int, set[int]] = {k: {k} for k in range(len(found))}
+    cannot = constraints.between(owner, constraints.cannot_link)
+    for i, j in sorted(constraints.between(owner, constraints.must_link)):
+        a, b = group[i], group[j]
+        if a == b or any(
+            (min(x, y), max(x, y)) in cannot for x in members[a] for y in members[b]
+        ):
+            continue
+        for k in members[b]:
+            group[k] = a
+        members[a] |= members.pop(b)
+    return [
+        Cluster(
+            [m for k in sorted(ks) for m in found[k].members],
+            [s for k in sorted(ks) for s in found[k].pair_scores],
+        )
+        for _, ks in sorted(members.items())
     ]
 
 
@@ -135,7 +223,11 @@ _MERGE_ORDERS = (_input_order, _by_rarest_token, _by_name_then_token)
 
 
 def _merge_clusters(
-    found: list[Cluster], *, threshold: float, weights: scoring.Weights
+    found: list[Cluster],
+    *,
+    threshold: float,
+    weights: scoring.Weights,
+    constraints: Constraints = NO_CONSTRAINTS,
 ) -> list[Cluster]:
     passes = quiet = 0
     known: dict = {}  # pair scores of clusters unchanged since an earlier pass
@@ -151,8 +243,15 @@ def _merge_clusters(
             # or the size.
             keys = [(c.members[0].id, len(c.members)) for c in part]
             link, vetoed, links = _pair_scorer(profiles, weights, keys, known)
+            must: set[tuple[int, int]] = set()
+            if constraints:
+                owner = {m.id: k for k, c in enumerate(part) for m in c.members}
+                must = constraints.between(owner, constraints.must_link)
+                vetoed = _also_cannot(
+                    vetoed, constraints.between(owner, constraints.cannot_link)
+                )
             groups = clustering.cluster(
-                len(part), link, threshold=threshold, cannot_link=vetoed
+                len(part), link, threshold=threshold, cannot_link=vetoed, must_link=must
             )
             for group in groups:
                 merged_any = merged_any or len(group) > 1
@@ -223,12 +322,35 @@ def _pair_scorer(
     return (lambda i, j: scored(i, j).pairwise_score), cannot_link, scores
 
 
+def _also_cannot(
+    vetoed: Callable[[Sequence[int], Sequence[int]], bool],
+    pairs: set[tuple[int, int]],
+) -> Callable[[Sequence[int], Sequence[int]], bool]:
+    """``vetoed``, and true as well for the item pairs ``pairs`` (``i < j``)."""
+
+    def cannot_link(a: Sequence[int], b: Sequence[int]) -> bool:
+        return (min(a[0], b[0]), max(a[0], b[0])) in pairs or vetoed(a, b)
+
+    return cannot_link
+
+
 def _cluster_small(
-    views: list[AuthorshipView], *, threshold: float, weights: scoring.Weights
+    views: list[AuthorshipView],
+    *,
+    threshold: float,
+    weights: scoring.Weights,
+    constraints: Constraints = NO_CONSTRAINTS,
 ) -> list[Cluster]:
     pair_score, vetoed, scores = _pair_scorer([profile_of([v]) for v in views], weights)
+    must: set[tuple[int, int]] = set()
+    if constraints:
+        owner = {v.id: i for i, v in enumerate(views)}
+        must = constraints.between(owner, constraints.must_link)
+        vetoed = _also_cannot(
+            vetoed, constraints.between(owner, constraints.cannot_link)
+        )
     groups = clustering.cluster(
-        len(views), pair_score, threshold=threshold, cannot_link=vetoed
+        len(views), pair_score, threshold=threshold, cannot_link=vetoed, must_link=must
     )
     return [
         Cluster(
@@ -246,6 +368,7 @@ def cluster_all(
     *,
     threshold: float,
     weights: scoring.Weights = scoring.DEFAULT,
+    constraints: Constraints = NO_CONSTRAINTS,
 ) -> dict[int, str]:
     """Block and cluster a whole set of authorships, as matching does.
 
@@ -253,6 +376,8 @@ def cluster_all(
         views: authorships with unique ``id``.
         threshold: pairwise score in [0, 1] at which clusters join.
         weights: the scoring model.
+        constraints: must-links and cannot-links between the views (by id);
+            they hold within a block.
 
     Returns:
         ``{view id: cluster label}``; the label is ``"<block>:<n>"``.
@@ -268,7 +393,7 @@ def cluster_all(
     labels: dict[int, str] = {}
     for block, members in grouped.items():
         found_clusters = cluster_authorships(
-            members, threshold=threshold, weights=weights
+            members, threshold=threshold, weights=weights, constraints=constraints
         )
         for n, found in enumerate(found_clusters):
             for member in found.members:

@@ -32,6 +32,7 @@ WEIGHTS: dict[str, float] = {
     "rare_family": 1.0,  # a family name printed with few given names, in [0, 1]
     "source_id": 2.5,  # one OpenAlex or Semantic Scholar author id on both sides
     "source_id_conflict": -0.5,  # ids of one source on both sides, none shared
+    "years_apart": -0.5,  # 20 or more years between the two sides' papers
 }
 # The features a model weighs, in this order (vectors for training use it too).
 FEATURES: tuple[str, ...] = tuple(WEIGHTS)

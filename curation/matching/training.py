@@ -180,3 +180,37 @@ def block_folds(
         load[k] += len(component)
         out.update((i, k) for i in component)
     return out
+
+
+def pair_examples(
+    pairs: Iterable[tuple[AuthorshipView, AuthorshipView, bool]],
+) -> Examples:
+    """Examples from labelled mention pairs (a pair gold standard such as the
+    MEDLINE pairs, :mod:`curation.matching.labelled_pairs`).
+
+    Each pair's features are those matching computes for two single mentions;
+    pairs that matching never scores (vetoed: one paper, incompatible names)
+    are left out, as in :func:`labelled_pairs`.
+
+    Args:
+        pairs: ``(mention, mention, one person)`` triples.
+
+    Returns:
+        Examples: one person positive, else negative.
+    """
+    out = Examples([], [])
+    for a, b, same in pairs:
+        features = profile_profile_features(profile_of([a]), profile_of([b]))
+        if scoring.is_vetoed(features):
+            continue
+        out.x.append(scoring.vector(features))
+        out.y.append(int(same))
+    return out
+
+
+def pair_score(a: AuthorshipView, b: AuthorshipView, weights: scoring.Weights) -> float:
+    """The pairwise score in [0, 1] matching gives two single mentions (0.0 for
+    a vetoed pair)."""
+    return scoring.score(
+        profile_profile_features(profile_of([a]), profile_of([b])), weights
+    ).pairwise_score

@@ -172,3 +172,27 @@ def test_two_profiles_conflict_on_main_affiliations_though_their_unions_touch():
     assert authorship_profile_features(ihep_mention, ncepu).affiliation_conflict == 0.0
     # A profile with one printed affiliation has no main words of its own.
     assert profile_of([ihep_mention]).main_affiliation_tokens is None
+
+
+def _dated(view: AuthorshipView, year: int | None) -> AuthorshipView:
+    """The mention on a paper of its own published in ``year``."""
+    return dataclasses.replace(view, year=year, paper_id=-(year or 1))
+
+
+def test_years_apart_is_the_gap_between_the_years_spans():
+    a = _mention("Wang, Shang-Yung", "pittsburgh")
+    early = profile_of([_dated(a, 1990), _dated(a, 1995)])
+    late = profile_of([_dated(a, 2005), _dated(a, 2010)])
+    overlapping = profile_of([_dated(a, 1993), _dated(a, 2001)])
+    assert early.years == (1990, 1995)
+    assert profile_profile_features(early, late).years_apart == 0.5  # 10 of 20
+    assert profile_profile_features(early, overlapping).years_apart == 0.0
+    assert authorship_profile_features(_dated(a, 2040), early).years_apart == 1.0
+    undated = profile_of([_dated(a, None)])
+    assert undated.years is None
+    assert profile_profile_features(early, undated).years_apart == 0.0
+    # A gap lowers the score, all else equal.
+    near = scoring.score(profile_profile_features(early, overlapping))
+    far = scoring.score(profile_profile_features(early, late))
+    assert far.pairwise_score < near.pairwise_score
+    assert far.evidence["features"]["years_apart"] == 0.5

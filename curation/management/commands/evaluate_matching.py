@@ -1,4 +1,10 @@
-"""``manage.py evaluate_matching [--dataset PATH ...] [--json]``: measured quality."""
+"""``manage.py evaluate_matching [--dataset PATH ...] [--json]``: measured quality.
+
+Cluster sets (INSPIRE Wang, S2AND) get B³ and pairwise precision, recall and F1
+of the whole clustering; a pair gold standard (the MEDLINE pairs) gets
+precision, recall, F1 and accuracy of the one-person decisions on its test
+pairs (:func:`pairs_report`). Each beside the same baselines.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from curation import names
 from curation.management.commands.train_matcher import DEFAULT_THRESHOLD
-from curation.matching import evaluation, labelled, pipeline, scoring, training
+from curation.matching import (
+    evaluation,
+    labelled,
+    labelled_pairs,
+    pipeline,
+    scoring,
+    training,
+)
 
 # Block-size bands (mentions per surname + first initial block) for the breakdown.
 BANDS = ((1, 10), (11, 100), (101, 1000), (1001, 10**9))
@@ -66,10 +79,89 @@ def cross_validated(
             weights = scoring.DEFAULT
             untrained.append(k)
         for view_id, label in pipeline.cluster_all(
-            test, threshold=threshold, weights=weights
+            test,
+            threshold=threshold,
+            weights=weights,
+            constraints=_constraints(data),
         ).items():
             predicted[view_id] = f"{k}:{label}"
     return predicted, untrained
+
+
+def _constraints(data: labelled.LabelledSet) -> pipeline.Constraints:
+    """The set's cluster seeds as clustering constraints (none without)."""
+    return pipeline.Constraints.of(data.must_link, data.cannot_link)
+
+
+def _obeyed(data: labelled.LabelledSet, predicted: dict[int, str]) -> int:
+    """How many of the set's seeds a clustering obeys: must-linked mentions in
+    one cluster, cannot-linked ones in two."""
+    return sum(predicted[a] == predicted[b] for a, b in data.must_link) + sum(
+        predicted[a] != predicted[b] for a, b in data.cannot_link
+    )
+
+
+def _pair_scores(
+    decisions: list[bool], pairs: list[labelled_pairs.LabelledPair]
+) -> dict:
+    prf, accuracy = evaluation.labelled_pairs_prf(decisions, [p.same for p in pairs])
+    return {"pairwise": {**prf.as_dict(), "accuracy": round(accuracy, 4)}}
+
+
+def pairs_report(data: labelled_pairs.PairSet, learned_threshold: float) -> dict:
+    """The report on a pair gold standard: decisions on its test pairs.
+
+    ``ours`` is the default weights at ``CURATION_ATTACH_THRESHOLD``;
+    ``learned`` a model trained on the set's train pairs (as its authors split
+    them) at ``learned_threshold``; the baselines say "one person" when the
+    exact printed names, the normalised full names, or the family names and
+    first initials agree (every pair of this set shares the last, so that
+    baseline's precision is the share of pairs that are one person).
+
+    Returns:
+        ``{"dataset", "pairs": {"train", "test", "skipped", "shared_pmids"},
+        "threshold", "ours": {"pairwise": {precision, recall, f1, accuracy}},
+        "learned": {..., "threshold"}, "baselines": {name: {"pairwise": ...}},
+        "skipped": [row: why]}``.
+    """
+    test = data.test
+    ours = [
+        training.pair_score(p.a, p.b, scoring.DEFAULT)
+        >= settings.CURATION_ATTACH_THRESHOLD
+        for p in test
+    ]
+    weights = training.fit(
+        training.pair_examples((p.a, p.b, p.same) for p in data.train),
+        version="medline-train",
+    )
+    learned = [
+        training.pair_score(p.a, p.b, weights) >= learned_threshold for p in test
+    ]
+
+    def full(v) -> str:
+        return f"{names.fold(v.family)}|{names.fold(v.given)}"
+
+    baselines = {
+        "exact name string": [
+            (p.a.family, p.a.given) == (p.b.family, p.b.given) for p in test
+        ],
+        "normalised full name": [full(p.a) == full(p.b) for p in test],
+        "surname + first initial": [p.a.block_key == p.b.block_key for p in test],
+    }
+    return {
+        "dataset": data.name,
+        "pairs": {
+            "train": len(data.train),
+            "test": len(test),
+            "skipped": len(data.skipped),
+            "shared_pmids": data.shared_pmids,
+        },
+        "threshold": settings.CURATION_ATTACH_THRESHOLD,
+        "ours": _pair_scores(ours, test),
+        "learned": {"threshold": learned_threshold, **_pair_scores(learned, test)},
+        "baselines": {name: _pair_scores(d, test) for name, d in baselines.items()},
+        "skipped": data.skipped,
+    }
 
 
 class Command(BaseCommand):
@@ -82,8 +174,10 @@ class Command(BaseCommand):
             "--dataset",
             action="append",
             type=Path,
-            help="a labelled set folder (repeatable); default: the INSPIRE Wang and "
-            "S2AND Qian-partial sets under WOVEPAPER_DATA_DIR/and",
+            help="a labelled set folder (repeatable): clusters (INSPIRE/beard or "
+            "S2AND, with its cluster seeds as constraints) or MEDLINE pairs; "
+            "default: INSPIRE Wang, S2AND Qian-partial, the MEDLINE pairs and the "
+            "S2AND dummy set under WOVEPAPER_DATA_DIR/and",
         )
         parser.add_argument(
             "--json",
@@ -107,7 +201,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         folders = options["dataset"] or [
-            Path(settings.WOVEPAPER_DATA_DIR) / p for p in labelled.DEFAULT_SETS
+            Path(settings.WOVEPAPER_DATA_DIR) / p for p in labelled.EVALUATED_SETS
         ]
         learned_threshold = options["learned_threshold"]
         if learned_threshold is None:
@@ -123,13 +217,26 @@ class Command(BaseCommand):
             if not folder.is_dir():
                 hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
                 raise CommandError(f"{folder}: no such folder{hint}")
+            if labelled_pairs.is_pair_set(folder):
+                try:
+                    pairs = labelled_pairs.load_pairs(folder)
+                    report = pairs_report(pairs, learned_threshold)
+                except (labelled.DatasetError, ValueError) as exc:
+                    raise CommandError(str(exc)) from exc
+                if options["json"]:
+                    self.stdout.write(json.dumps(report))
+                else:
+                    self._print_pairs(report)
+                continue
             try:
                 data = labelled.load(folder)
             except labelled.DatasetError as exc:
                 raise CommandError(str(exc)) from exc
             started = time.perf_counter()
             ours = pipeline.cluster_all(
-                data.views, threshold=settings.CURATION_ATTACH_THRESHOLD
+                data.views,
+                threshold=settings.CURATION_ATTACH_THRESHOLD,
+                constraints=_constraints(data),
             )
             seconds = time.perf_counter() - started
             learned, untrained = None, []
@@ -158,6 +265,15 @@ class Command(BaseCommand):
                     # with the default weights instead (tiny sets).
                     "untrained_folds": untrained,
                     **_scores(learned, data.gold),
+                }
+            if data.must_link or data.cannot_link:
+                report["seeds"] = {
+                    "must_link": len(data.must_link),
+                    "cannot_link": len(data.cannot_link),
+                    "obeyed": {
+                        "ours": _obeyed(data, ours),
+                        **({"learned": _obeyed(data, learned)} if learned else {}),
+                    },
                 }
             if options["json"]:
                 self.stdout.write(json.dumps(report))
@@ -215,9 +331,45 @@ class Command(BaseCommand):
                 "  the learned model is scored on the folds it was not trained "
                 "on (whole blocks and whole people held out)"
             )
+        if "seeds" in report:
+            seeds = report["seeds"]
+            obeyed = ", ".join(f"{k} {v}" for k, v in seeds["obeyed"].items())
+            w(
+                f"  cluster seeds: {seeds['must_link']} must-link and "
+                f"{seeds['cannot_link']} cannot-link, obeyed: {obeyed} (seeds "
+                "are decisions, obeyed even where the gold clusters disagree)"
+            )
         w("  by block size, default weights:")
         for band, s in report["ours_by_block_size"].items():
             w(
                 f"  blocks of {band:>9} mentions, {s['mentions']:>5} mentions in all: "
                 f"B3 F1 {s['b3']['f1']:.3f}, pairwise F1 {s['pairwise']['f1']:.3f}"
             )
+
+    def _print_pairs(self, report: dict) -> None:
+        w = self.stdout.write
+        n = report["pairs"]
+        w(
+            f"== {report['dataset']}: {n['test']} test pairs scored, a model "
+            f"trained on {n['train']} train pairs; {n['skipped']} rows left out"
+        )
+        w(f"{'matcher':<36} {'P':>6} {'R':>6} {'F1':>6} {'acc':>6}")
+        rows = [
+            (f"wovepaper, default weights (at {report['threshold']})", report["ours"]),
+            (
+                f"wovepaper, learned (at {report['learned']['threshold']})",
+                report["learned"],
+            ),
+        ] + [(f"baseline: {k}", v) for k, v in report["baselines"].items()]
+        for name, s in rows:
+            m = s["pairwise"]
+            w(
+                f"{name:<36} {m['precision']:>6.3f} {m['recall']:>6.3f} "
+                f"{m['f1']:>6.3f} {m['accuracy']:>6.3f}"
+            )
+        w(
+            f"  {n['shared_pmids']} articles are named by both a train and a test "
+            "pair (the files are not split by person)"
+        )
+        for why in report["skipped"]:
+            w(f"  left out: {why}")
