@@ -1152,14 +1152,16 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
             pair_set = labelled_pairs.load_pairs(folder)
             pairs = training.pair_examples((p.a, p.b, p.same) for p in pair_set.train)
             name, mentions = pair_set.name, 2 * len(pair_set.train)
+            left_out = {"rows_left_out": pair_set.train_left_out}
         else:
             data = labelled.load(folder)
             pairs = training.labelled_pairs(data.views, data.gold)
-            name, mentions = data.name, len(data.views)
+            name, mentions, left_out = data.name, len(data.views), {}
         sets[name] = {
             "mentions": mentions,
             "pairs": len(pairs.y),
             "positives": sum(pairs.y),
+            **left_out,
         }
         examples.extend(pairs)
     decided = Proposal.objects.filter(
@@ -1174,7 +1176,17 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
     )
     examples.extend(decisions)
     stamp = timezone.now().strftime("%Y%m%d%H%M%S%f")
-    weights = training.fit(examples, version=f"logreg-{stamp}")
+    try:
+        weights = training.fit(examples, version=f"logreg-{stamp}")
+    except ValueError as exc:
+        counts = ", ".join(
+            f"{name}: {d['pairs']} pairs, {d['positives']} matching"
+            for name, d in sets.items()
+        )
+        raise ValueError(
+            f"{exc} ({counts}; curator decisions: {len(decisions.y)} pairs, "
+            f"{sum(decisions.y)} approved)"
+        ) from exc
     MatcherModel.objects.filter(active=True).update(active=False)
     # This process's next incremental run reads the new model, not the one it
     # remembers (forgetting early costs one read if this transaction fails).
@@ -1190,5 +1202,6 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
             "pairs": len(examples.y),
             "positives": sum(examples.y),
             "features": list(scoring.FEATURES),
+            "defaults_kept": training.kept_defaults(examples),
         },
     )

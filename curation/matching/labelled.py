@@ -64,6 +64,8 @@ class LabelledSet:
             seeds require to share a cluster or to stay apart (S2AND's
             ``cluster_seeds.json``, ``require`` and ``disallow``: what a
             curator's decisions are to matching); empty without seeds.
+        seeds_dropped: one ``"<sig>-<sig>: why"`` per seed left out (it names
+            a signature without a gold cluster, or one signature twice).
     """
 
     name: str
@@ -73,6 +75,7 @@ class LabelledSet:
     raw_names: dict[int, str]
     must_link: frozenset[tuple[int, int]] = frozenset()
     cannot_link: frozenset[tuple[int, int]] = frozenset()
+    seeds_dropped: tuple[str, ...] = ()
 
 
 class DatasetError(ValueError):
@@ -103,7 +106,8 @@ def load(folder: Path) -> LabelledSet:
     else:
         raise DatasetError(
             f"{folder}: no wang_signatures.json (beard) or signatures.json + "
-            "clusters.json (S2AND) here"
+            "clusters.json (S2AND) here, nor a pair set (*_pairs_train.csv, "
+            "*_pairs_test.csv and pubmed_articles.tar.xz)"
         )
     try:
         data = read(folder)
@@ -224,34 +228,52 @@ def _load_s2and(folder: Path) -> LabelledSet:
         ids.append(str(sig_id))
         gold[index] = gold_of[str(sig_id)]
         raw[index] = f"{given} {family}".strip()
-    must, cannot = _seeds(folder / "cluster_seeds.json", ids)
-    return LabelledSet(folder.name, _with_rarity(views), ids, gold, raw, must, cannot)
+    must, cannot, dropped = _seeds(folder / "cluster_seeds.json", ids)
+    return LabelledSet(
+        folder.name, _with_rarity(views), ids, gold, raw, must, cannot, dropped
+    )
 
 
 def _seeds(
     path: Path, ids: list[str]
-) -> tuple[frozenset[tuple[int, int]], frozenset[tuple[int, int]]]:
+) -> tuple[frozenset[tuple[int, int]], frozenset[tuple[int, int]], tuple[str, ...]]:
     """The must-links and cannot-links of an S2AND ``cluster_seeds.json``, as
-    view id pairs (seeds naming a signature without a gold cluster are left
-    out); two empty sets without the file.
+    view id pairs, and the seeds left out with why (naming a signature without
+    a gold cluster, or one signature twice); empty without the file.
 
     Raises:
-        ValueError: a seed is neither ``require`` nor ``disallow``, or the file
-            is not a JSON object of objects.
+        ValueError: the file is not JSON, not an object of objects, or a seed
+            is neither ``require`` nor ``disallow`` (named with the file).
     """
     if not path.is_file():
-        return frozenset(), frozenset()
-    seeds = json.loads(path.read_text())
+        return frozenset(), frozenset(), ()
+    try:
+        seeds = json.loads(path.read_text())
+    except ValueError as exc:
+        raise ValueError(f"{path.name}: not JSON ({exc})") from exc
+    if not isinstance(seeds, dict) or not all(
+        isinstance(others, dict) for others in seeds.values()
+    ):
+        raise ValueError(
+            f'{path.name}: not an object of objects ({{"<sig>": {{"<sig>": '
+            '"require" | "disallow"}})'
+        )
     view_of = {sig: index for index, sig in enumerate(ids)}
     kinds: dict[str, set[tuple[int, int]]] = {"require": set(), "disallow": set()}
+    dropped = []
     for first, others in seeds.items():
         for second, kind in others.items():
-            if kind not in kinds:
+            if not isinstance(kind, str) or kind not in kinds:
                 raise ValueError(
-                    f"cluster_seeds.json: seed {first}-{second} is {kind!r}, "
+                    f"{path.name}: seed {first}-{second} is {kind!r}, "
                     "not 'require' or 'disallow'"
                 )
             a, b = view_of.get(str(first)), view_of.get(str(second))
-            if a is not None and b is not None and a != b:
+            if a is None or b is None:
+                why = "names a signature with no gold cluster"
+                dropped.append(f"{first}-{second}: {why}")
+            elif a == b:
+                dropped.append(f"{first}-{second}: names one signature twice")
+            else:
                 kinds[kind].add((min(a, b), max(a, b)))
-    return frozenset(kinds["require"]), frozenset(kinds["disallow"])
+    return frozenset(kinds["require"]), frozenset(kinds["disallow"]), tuple(dropped)

@@ -28,8 +28,7 @@ neither YES nor NO (the test file has one ``N0``), is left out and named.
 
 from __future__ import annotations
 
-import csv
-import io
+import codecs
 import re
 import tarfile
 from dataclasses import dataclass
@@ -51,6 +50,12 @@ from harvest.sources.safe_xml import element_text, parse_xml
 from wovepaper.identifiers import orcid_normalise
 
 ARTICLES = "pubmed_articles.tar.xz"
+# Largest pairs file and largest article read (bytes). The real files are 82 KB
+# and at most 60 KB an article; the caps keep a hostile file (a link to
+# /dev/zero, a small xz holding gigabytes) from filling memory.
+MAX_PAIRS_FILE = 50 * 2**20
+MAX_ARTICLE = 10 * 2**20
+_HEADER = "PMID1"
 # Least rapidfuzz ratio (0-100) between two folded family names read as one
 # when they are not equal: "Blagoveshchenski?" (a lost diacritic) and
 # "Blagoveshchenskii" score 94, "Alodaib" and "al Odaib" 100 once spaces go.
@@ -84,6 +89,7 @@ class PairSet:
         shared_pmids: PMIDs named by both a train and a test pair (the two files
             are not split by person; a learned model scored on the test pairs
             may have seen these articles' authors).
+        train_left_out: how many of ``skipped`` are train rows.
     """
 
     name: str
@@ -91,6 +97,7 @@ class PairSet:
     test: list[LabelledPair]
     skipped: list[str]
     shared_pmids: int
+    train_left_out: int = 0
 
 
 @dataclass(frozen=True)
@@ -112,12 +119,26 @@ class _Article:
 
 def is_pair_set(folder: Path) -> bool:
     """Whether ``folder`` holds a pair set this module reads (train and test
-    files and the articles)."""
+    files and the articles). A folder that holds S2AND or beard files besides
+    is read as a pair set."""
     return (
         (folder / ARTICLES).is_file()
         and any(folder.glob("*_pairs_train.csv"))
         and any(folder.glob("*_pairs_test.csv"))
     )
+
+
+def _pairs_file(folder: Path, kind: str) -> Path:
+    """The folder's one ``*_pairs_<kind>.csv``.
+
+    Raises:
+        DatasetError: none that is a regular file, or several.
+    """
+    found = sorted(p for p in folder.glob(f"*_pairs_{kind}.csv") if p.is_file())
+    if len(found) != 1:
+        names_ = ", ".join(p.name for p in found) or "none that is a regular file"
+        raise DatasetError(f"{folder}: one *_pairs_{kind}.csv wanted, found {names_}")
+    return found[0]
 
 
 def load_pairs(folder: Path) -> PairSet:
@@ -139,14 +160,14 @@ def load_pairs(folder: Path) -> PairSet:
         raise DatasetError(
             f"{folder}: no *_pairs_train.csv, *_pairs_test.csv and {ARTICLES} here"
         )
+    rows = {kind: _read_rows(_pairs_file(folder, kind)) for kind in ("train", "test")}
     try:
         articles, unreadable = _read_articles(folder / ARTICLES)
-        rows = {
-            kind: _read_rows(next(iter(sorted(folder.glob(f"*_pairs_{kind}.csv")))))
-            for kind in ("train", "test")
-        }
-    except (OSError, tarfile.TarError, EOFError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"{folder}: {type(exc).__name__}: {exc}") from exc
+    except (OSError, tarfile.TarError, EOFError) as exc:
+        # A damaged tarball: its members cannot be told apart from then on.
+        raise DatasetError(
+            f"{folder / ARTICLES}: unreadable ({type(exc).__name__}: {exc})"
+        ) from exc
     rarities = NameRarities.of(
         (a.given, a.family) for article in articles.values() for a in article.authors
     )
@@ -160,8 +181,13 @@ def load_pairs(folder: Path) -> PairSet:
                 skipped.append(f"{where}: {why}")
             else:
                 split[kind].append(LabelledPair(*pair, where))
+        if kind == "train":
+            train_left_out = len(skipped)
     if not split["train"] and not split["test"]:
-        raise DatasetError(f"{folder}: no usable pair ({len(skipped)} rows left out)")
+        first = "; ".join(skipped[:3])
+        raise DatasetError(
+            f"{folder}: no usable pair ({len(skipped)} rows left out, first: {first})"
+        )
     train_pmids = {v.paper_id for p in split["train"] for v in (p.a, p.b)}
     test_pmids = {v.paper_id for p in split["test"] for v in (p.a, p.b)}
     return PairSet(
@@ -170,27 +196,45 @@ def load_pairs(folder: Path) -> PairSet:
         split["test"],
         skipped,
         len(train_pmids & test_pmids),
+        train_left_out,
     )
 
 
 def _read_rows(path: Path) -> list[tuple[str, list[str]]]:
-    """``[("<file>:<line>", cells)]`` of the data rows (the header skipped).
+    """``[("<file>:<line>", cells)]`` of the data rows.
 
-    The files are not in one encoding: the train file is UTF-8 (with U+FFFD
-    where the original lost a letter, "Bartholom\ufffd"), the test file
-    Latin-1 ("Dur\xe1n"). UTF-8 is tried first, then Windows-1252, whose
-    letters are Latin-1's.
+    A line is a row and ``;`` parts its cells (the files quote nothing, so a
+    stray ``"`` is a character, not the start of a field that swallows the
+    rest). The header is skipped when there is one (its first cell is
+    ``PMID1``). The files are not in one encoding: the train file is UTF-8
+    (with U+FFFD where the original lost a letter, "Bartholom\ufffd"), the
+    test file Latin-1 ("Dur\xe1n"). A UTF-16 byte-order mark is honoured;
+    else UTF-8 is tried, then Windows-1252, whose letters are Latin-1's.
+
+    Raises:
+        DatasetError: the file cannot be read or is over
+            :data:`MAX_PAIRS_FILE` bytes (named).
     """
-    data = path.read_bytes()
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = data.decode("cp1252", errors="replace")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_PAIRS_FILE + 1)
+    except OSError as exc:
+        raise DatasetError(f"{path}: unreadable ({exc})") from exc
+    if len(data) > MAX_PAIRS_FILE:
+        raise DatasetError(f"{path}: over {MAX_PAIRS_FILE // 2**20} MB")
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        text = data.decode("utf-16", errors="replace")
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            text = data.decode("cp1252", errors="replace")
     out = []
-    for number, cells in enumerate(csv.reader(io.StringIO(text), delimiter=";"), 1):
-        if number == 1 or not any(c.strip() for c in cells):
+    for number, line in enumerate(text.splitlines(), 1):
+        cells = [c.strip() for c in line.split(";")]
+        if not any(cells) or (number == 1 and cells[0].upper() == _HEADER):
             continue
-        out.append((f"{path.name}:{number}", [c.strip() for c in cells]))
+        out.append((f"{path.name}:{number}", cells))
     return out
 
 
@@ -203,20 +247,26 @@ def _read_articles(path: Path) -> tuple[dict[str, _Article], dict[str, str]]:
     unreadable: dict[str, str] = {}
     with tarfile.open(path, mode="r:xz") as tar:
         for member in tar:
-            if not member.isfile() or not member.name.endswith(".xml"):
+            if not member.isfile() or not member.name.lower().endswith(".xml"):
+                continue
+            where = f"{path.name}:{member.name}"
+            stem = Path(member.name).stem
+            if member.size > MAX_ARTICLE:
+                unreadable[stem] = f"{where}: over {MAX_ARTICLE // 2**20} MB"
                 continue
             handle = tar.extractfile(member)
             if handle is None:
                 continue
-            where = f"{path.name}:{member.name}"
             try:
                 root = parse_xml(handle.read(), where)
             except RecordError as exc:
-                unreadable[Path(member.name).stem] = str(exc)
+                unreadable[stem] = str(exc)
                 continue
             for element in root.iter("PubmedArticle"):
                 article = _article(element)
-                if article.pmid:
+                # The first article of a PMID stands; a second member
+                # claiming it does not replace it.
+                if article.pmid and article.pmid not in articles:
                     articles[article.pmid] = article
     return articles, unreadable
 
@@ -266,8 +316,12 @@ def _article(element) -> _Article:
         element_text(citation.find("PMID")),
         tuple(authors),
         frozenset(fields),
-        int(year_text) if year_text.isdigit() else None,
+        int(year_text) if _DIGITS.fullmatch(year_text) else None,
     )
+
+
+# ASCII digits only: str.isdigit() also takes "²", which int() refuses.
+_DIGITS = re.compile(r"[0-9]{1,18}")
 
 
 def _letters(text: str) -> str:
@@ -336,7 +390,9 @@ def _view(
     given = names.latex_to_unicode(author.given)
     return AuthorshipView(
         id=view_id,
-        paper_id=int(article.pmid) if article.pmid.isdigit() else hash(article.pmid),
+        paper_id=(
+            int(article.pmid) if _DIGITS.fullmatch(article.pmid) else hash(article.pmid)
+        ),
         given=given,
         family=author.family,
         block_key=names.block_key(given, author.family),
@@ -371,8 +427,10 @@ def _pair(
     if label not in {"YES", "NO"}:
         return None, f"label {row[8]!r} is neither YES nor NO"
     mentions = []
-    for pmid, family, initials, given in (row[0:4], row[4:8]):
-        family, initials, given = map(_missing, (family, initials, given))
+    for side, (pmid, family, initials, given) in enumerate((row[0:4], row[4:8]), 1):
+        pmid, family, initials, given = map(_missing, (pmid, family, initials, given))
+        if not pmid:
+            return None, f"no PMID for mention {side}"
         article = articles.get(pmid)
         if article is None:
             if pmid in unreadable:
@@ -383,7 +441,11 @@ def _pair(
             return None, f"PMID {pmid} is not among the articles"
         index = _find_author(article, family, initials, given)
         if index is None:
-            return None, f"no single author {family} {initials} in PMID {pmid}"
+            printed = " ".join(filter(None, (family, given or initials)))
+            return None, (
+                f"the byline of PMID {pmid} has no author, or several alike, "
+                f"for {printed!r}"
+            )
         key = (pmid, index)
         if key not in views:
             views[key] = _view(article, index, len(views), rarities)

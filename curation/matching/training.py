@@ -106,7 +106,8 @@ def fit(examples: Examples, *, version: str) -> scoring.Weights:
 
     Returns:
         The Weights (bias and one weight per feature); a feature constant over the
-        examples keeps its default weight (:data:`scoring.WEIGHTS`).
+        examples keeps its default weight (:data:`scoring.WEIGHTS`); which did
+        is :func:`kept_defaults`.
 
     Raises:
         ValueError: the examples hold only one class.
@@ -214,3 +215,13 @@ def pair_score(a: AuthorshipView, b: AuthorshipView, weights: scoring.Weights) -
     return scoring.score(
         profile_profile_features(profile_of([a]), profile_of([b])), weights
     ).pairwise_score
+
+
+def kept_defaults(examples: Examples) -> list[str]:
+    """The features :func:`fit` leaves at their default weight for these
+    examples: those no example varies."""
+    return [
+        name
+        for column, name in enumerate(scoring.FEATURES)
+        if len({row[column] for row in examples.x}) <= 1
+    ]

@@ -106,6 +106,8 @@ def test_evaluate_matching_reports_the_seeds_obeyed(capsys):
         "must_link": 1,
         "cannot_link": 1,
         "obeyed": {"ours": 2},
+        "must_links_broken": [],
+        "dropped": [],
     }
 
 
@@ -125,3 +127,43 @@ def test_a_seed_of_another_kind_is_a_clear_error(tmp_path):
     (folder / "cluster_seeds.json").write_text('{"0": {"1": "maybe"}}')
     with pytest.raises(labelled.DatasetError, match="'maybe', not 'require'"):
         labelled.load(folder)
+
+
+def _dummy_copy(tmp_path, seeds: str):
+    folder = tmp_path / "seeded"
+    shutil.copytree(settings.WOVEPAPER_DATA_DIR / "and/s2and/dummy", folder)
+    (folder / "cluster_seeds.json").write_text(seeds)
+    return folder
+
+
+def test_seeds_that_cannot_hold_or_name_nobody_are_reported(tmp_path, capsys):
+    # 1-3: Abdul Sattar and Alexander Konovalov, two blocks never compared;
+    # 1-999: no such signature.
+    folder = _dummy_copy(tmp_path, '{"1": {"3": "require", "999": "require"}}')
+    call_command("evaluate_matching", dataset=[folder], folds=0, json=True)
+    seeds = json.loads(capsys.readouterr().out)["seeds"]
+    assert seeds["obeyed"] == {"ours": 0}
+    assert seeds["must_links_broken"] == [
+        "1-3: in different blocks ('sattar a', 'konovalov a'): never compared"
+    ]
+    assert seeds["dropped"] == ["1-999: names a signature with no gold cluster"]
+
+
+def test_a_seed_file_of_another_shape_is_a_clear_error(tmp_path):
+    folder = _dummy_copy(tmp_path, '[["0", "1", "require"]]')
+    with pytest.raises(
+        labelled.DatasetError, match="cluster_seeds.json: not an object of objects"
+    ):
+        labelled.load(folder)
+
+
+def test_more_folds_than_people_cost_no_more_than_one_a_person(capsys):
+    # 5 mentions of 3 people: 10**8 folds are 3 folds.
+    call_command(
+        "evaluate_matching",
+        dataset=[settings.WOVEPAPER_DATA_DIR / "and/s2and/dummy"],
+        folds=10**8,
+        json=True,
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert report["learned"]["b3"]["f1"] > 0

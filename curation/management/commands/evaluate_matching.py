@@ -26,6 +26,7 @@ from curation.matching import (
     scoring,
     training,
 )
+from curation.matching.features import profile_of, profile_profile_features
 
 # Block-size bands (mentions per surname + first initial block) for the breakdown.
 BANDS = ((1, 10), (11, 100), (101, 1000), (1001, 10**9))
@@ -64,10 +65,12 @@ def cross_validated(
         ``({view id: predicted cluster label} over all folds, [the folds that
         fell back to the default weights])``.
     """
+    # More folds than gold clusters would only add empty ones (each a model fit).
+    folds = min(folds, len(set(data.gold.values())))
     fold = training.block_folds(data.views, data.gold, folds)
     predicted: dict[int, str] = {}
     untrained: list[int] = []
-    for k in range(folds):
+    for k in sorted(set(fold.values())):
         train = [v for v in data.views if fold[v.id] != k]
         test = [v for v in data.views if fold[v.id] == k]
         try:
@@ -101,6 +104,31 @@ def _obeyed(data: labelled.LabelledSet, predicted: dict[int, str]) -> int:
     )
 
 
+def _must_links_broken(data: labelled.LabelledSet, predicted: dict[int, str]) -> list:
+    """Each must-link the clustering left apart, and why it could not hold.
+
+    A must-link holds within a block (sub-blocks of a big one included) and
+    yields to a cannot-link and to what matching never joins: two mentions on
+    one paper, or given names that cannot be one person's.
+    """
+    views = {v.id: v for v in data.views}
+    out = []
+    for a, b in sorted(data.must_link):
+        if predicted[a] == predicted[b]:
+            continue
+        block_a = predicted[a].rsplit(":", 1)[0]
+        block_b = predicted[b].rsplit(":", 1)[0]
+        if block_a != block_b:
+            why = f"in different blocks ({block_a!r}, {block_b!r}): never compared"
+        else:
+            features = profile_profile_features(
+                profile_of([views[a]]), profile_of([views[b]])
+            )
+            why = scoring.is_vetoed(features) or "a cannot-link lies between them"
+        out.append(f"{data.mention_ids[a]}-{data.mention_ids[b]}: {why}")
+    return out
+
+
 def _pair_scores(
     decisions: list[bool], pairs: list[labelled_pairs.LabelledPair]
 ) -> dict:
@@ -108,35 +136,54 @@ def _pair_scores(
     return {"pairwise": {**prf.as_dict(), "accuracy": round(accuracy, 4)}}
 
 
-def pairs_report(data: labelled_pairs.PairSet, learned_threshold: float) -> dict:
+def pairs_report(data: labelled_pairs.PairSet, learned_threshold: float | None) -> dict:
     """The report on a pair gold standard: decisions on its test pairs.
 
     ``ours`` is the default weights at ``CURATION_ATTACH_THRESHOLD``;
     ``learned`` a model trained on the set's train pairs (as its authors split
-    them) at ``learned_threshold``; the baselines say "one person" when the
-    exact printed names, the normalised full names, or the family names and
-    first initials agree (every pair of this set shares the last, so that
-    baseline's precision is the share of pairs that are one person).
+    them) at ``learned_threshold`` (None: no learned model); the baselines say
+    "one person" when the exact printed names, the normalised full names, or
+    the family names and first initials agree (the set's pairs were drawn
+    sharing the last, so that baseline says "one person" for nearly all, and
+    its precision is about the share of pairs that are one).
 
     Returns:
         ``{"dataset", "pairs": {"train", "test", "skipped", "shared_pmids"},
-        "threshold", "ours": {"pairwise": {precision, recall, f1, accuracy}},
-        "learned": {..., "threshold"}, "baselines": {name: {"pairwise": ...}},
-        "skipped": [row: why]}``.
+        "seconds", "threshold", "ours": {"pairwise": {precision, recall, f1,
+        accuracy}}, "learned": {..., "threshold"}, "baselines": {name:
+        {"pairwise": ...}}, "skipped": [row: why]}``; ``seconds`` is the time
+        the default weights took to score the test pairs.
+
+    Raises:
+        labelled.DatasetError: no test pair could be used (no decision to score).
     """
     test = data.test
+    if not test:
+        first = "; ".join(data.skipped[:3]) or "the test file holds no row"
+        raise labelled.DatasetError(
+            f"{data.name}: no usable test pair to score ({first})"
+        )
+    started = time.perf_counter()
     ours = [
         training.pair_score(p.a, p.b, scoring.DEFAULT)
         >= settings.CURATION_ATTACH_THRESHOLD
         for p in test
     ]
-    weights = training.fit(
-        training.pair_examples((p.a, p.b, p.same) for p in data.train),
-        version="medline-train",
-    )
-    learned = [
-        training.pair_score(p.a, p.b, weights) >= learned_threshold for p in test
-    ]
+    seconds = time.perf_counter() - started
+    learned, untrained = None, ""
+    if learned_threshold is not None:
+        try:
+            weights = training.fit(
+                training.pair_examples((p.a, p.b, p.same) for p in data.train),
+                version="pairs-train",
+            )
+        except ValueError as exc:  # the train pairs hold one class, or none
+            untrained = f"no model learned from the train pairs: {exc}"
+        else:
+            learned = [
+                training.pair_score(p.a, p.b, weights) >= learned_threshold
+                for p in test
+            ]
 
     def full(v) -> str:
         return f"{names.fold(v.family)}|{names.fold(v.given)}"
@@ -148,7 +195,7 @@ def pairs_report(data: labelled_pairs.PairSet, learned_threshold: float) -> dict
         "normalised full name": [full(p.a) == full(p.b) for p in test],
         "surname + first initial": [p.a.block_key == p.b.block_key for p in test],
     }
-    return {
+    report = {
         "dataset": data.name,
         "pairs": {
             "train": len(data.train),
@@ -156,12 +203,20 @@ def pairs_report(data: labelled_pairs.PairSet, learned_threshold: float) -> dict
             "skipped": len(data.skipped),
             "shared_pmids": data.shared_pmids,
         },
+        "seconds": round(seconds, 2),
         "threshold": settings.CURATION_ATTACH_THRESHOLD,
         "ours": _pair_scores(ours, test),
-        "learned": {"threshold": learned_threshold, **_pair_scores(learned, test)},
         "baselines": {name: _pair_scores(d, test) for name, d in baselines.items()},
         "skipped": data.skipped,
     }
+    if learned is not None:
+        report["learned"] = {
+            "threshold": learned_threshold,
+            **_pair_scores(learned, test),
+        }
+    if untrained:
+        report["untrained"] = untrained
+    return report
 
 
 class Command(BaseCommand):
@@ -196,7 +251,9 @@ class Command(BaseCommand):
             type=int,
             default=5,
             help="also train the logistic model in k folds of whole blocks and "
-            "gold clusters and report it on the held-out folds (0: skip); default 5",
+            "gold clusters and report it on the held-out folds (a pair set: "
+            "train it on the train pairs, whatever k); 0: no learned model; "
+            "default 5",
         )
 
     def handle(self, *args, **options) -> None:
@@ -220,7 +277,9 @@ class Command(BaseCommand):
             if labelled_pairs.is_pair_set(folder):
                 try:
                     pairs = labelled_pairs.load_pairs(folder)
-                    report = pairs_report(pairs, learned_threshold)
+                    report = pairs_report(
+                        pairs, learned_threshold if options["folds"] else None
+                    )
                 except (labelled.DatasetError, ValueError) as exc:
                     raise CommandError(str(exc)) from exc
                 if options["json"]:
@@ -240,10 +299,10 @@ class Command(BaseCommand):
             )
             seconds = time.perf_counter() - started
             learned, untrained = None, []
+            # More folds than people would only add empty folds.
+            folds = min(options["folds"], len(set(data.gold.values())))
             if options["folds"] > 1:
-                learned, untrained = cross_validated(
-                    data, options["folds"], learned_threshold
-                )
+                learned, untrained = cross_validated(data, folds, learned_threshold)
             report = {
                 "dataset": data.name,
                 "mentions": len(data.gold),
@@ -259,14 +318,14 @@ class Command(BaseCommand):
             }
             if learned is not None:
                 report["learned"] = {
-                    "folds": options["folds"],
+                    "folds": folds,
                     "threshold": learned_threshold,
                     # Folds with too few labelled pairs to train on, clustered
                     # with the default weights instead (tiny sets).
                     "untrained_folds": untrained,
                     **_scores(learned, data.gold),
                 }
-            if data.must_link or data.cannot_link:
+            if data.must_link or data.cannot_link or data.seeds_dropped:
                 report["seeds"] = {
                     "must_link": len(data.must_link),
                     "cannot_link": len(data.cannot_link),
@@ -274,6 +333,8 @@ class Command(BaseCommand):
                         "ours": _obeyed(data, ours),
                         **({"learned": _obeyed(data, learned)} if learned else {}),
                     },
+                    "must_links_broken": _must_links_broken(data, ours),
+                    "dropped": list(data.seeds_dropped),
                 }
             if options["json"]:
                 self.stdout.write(json.dumps(report))
@@ -320,11 +381,13 @@ class Command(BaseCommand):
                 for m in ("precision", "recall", "f1")
             ]
             w(f"{name:<36} " + " ".join(f"{c:>6.3f}" for c in cells))
-        if report.get("learned", {}).get("untrained_folds"):
+        untrained = report.get("learned", {}).get("untrained_folds")
+        if untrained:
+            which = ", ".join(map(str, untrained))
             w(
-                "  (folds "
-                + ", ".join(map(str, report["learned"]["untrained_folds"]))
-                + " had too few labelled pairs to train on: default weights)"
+                f"  (held-out fold{'s' if len(untrained) > 1 else ''} {which}: "
+                "too few labelled pairs in the other folds to train on, so "
+                "clustered with the default weights)"
             )
         if "learned" in report:
             w(
@@ -337,8 +400,14 @@ class Command(BaseCommand):
             w(
                 f"  cluster seeds: {seeds['must_link']} must-link and "
                 f"{seeds['cannot_link']} cannot-link, obeyed: {obeyed} (seeds "
-                "are decisions, obeyed even where the gold clusters disagree)"
+                "are decisions, obeyed even where the gold clusters disagree; a "
+                "cannot-link always, a must-link within a block and where "
+                "matching may join the two)"
             )
+            for broken in seeds["must_links_broken"]:
+                w(f"  must-link not held (default weights): {broken}")
+            for dropped in seeds["dropped"]:
+                w(f"  seed left out: {dropped}")
         w("  by block size, default weights:")
         for band, s in report["ours_by_block_size"].items():
             w(
@@ -349,24 +418,35 @@ class Command(BaseCommand):
     def _print_pairs(self, report: dict) -> None:
         w = self.stdout.write
         n = report["pairs"]
+        trained = (
+            f", a model trained on {n['train']} train pairs"
+            if "learned" in report
+            else ""
+        )
         w(
-            f"== {report['dataset']}: {n['test']} test pairs scored, a model "
-            f"trained on {n['train']} train pairs; {n['skipped']} rows left out"
+            f"== {report['dataset']}: {n['test']} test pairs scored in "
+            f"{report['seconds']} s{trained}; {n['skipped']} rows left out"
         )
         w(f"{'matcher':<36} {'P':>6} {'R':>6} {'F1':>6} {'acc':>6}")
         rows = [
-            (f"wovepaper, default weights (at {report['threshold']})", report["ours"]),
-            (
-                f"wovepaper, learned (at {report['learned']['threshold']})",
-                report["learned"],
-            ),
-        ] + [(f"baseline: {k}", v) for k, v in report["baselines"].items()]
+            (f"wovepaper, default weights (at {report['threshold']})", report["ours"])
+        ]
+        if "learned" in report:
+            rows.append(
+                (
+                    f"wovepaper, learned (at {report['learned']['threshold']})",
+                    report["learned"],
+                )
+            )
+        rows += [(f"baseline: {k}", v) for k, v in report["baselines"].items()]
         for name, s in rows:
             m = s["pairwise"]
             w(
                 f"{name:<36} {m['precision']:>6.3f} {m['recall']:>6.3f} "
                 f"{m['f1']:>6.3f} {m['accuracy']:>6.3f}"
             )
+        if "untrained" in report:
+            w(f"  {report['untrained']}")
         w(
             f"  {n['shared_pmids']} articles are named by both a train and a test "
             "pair (the files are not split by person)"

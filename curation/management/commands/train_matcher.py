@@ -32,8 +32,11 @@ class Command(BaseCommand):
             "--dataset",
             action="append",
             type=Path,
-            help="labelled set folder (repeatable); default: INSPIRE Wang and "
-            "S2AND Qian-partial under WOVEPAPER_DATA_DIR/and",
+            help="labelled set folder (repeatable; the sets named replace the "
+            "defaults): clusters (INSPIRE/beard, S2AND) or a MEDLINE pair set "
+            "(its train pairs); default: INSPIRE Wang and S2AND Qian-partial under "
+            "WOVEPAPER_DATA_DIR/and. Applied and rejected attach and merge "
+            "proposals are always added",
         )
         parser.add_argument(
             "--threshold",
@@ -48,16 +51,40 @@ class Command(BaseCommand):
         folders = options["dataset"] or [
             Path(settings.WOVEPAPER_DATA_DIR) / p for p in labelled.DEFAULT_SETS
         ]
+        for folder in folders:
+            if not folder.is_dir():
+                hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
+                raise CommandError(f"{folder}: no such folder{hint}")
         try:
             model = matcher_train(datasets=folders, threshold=options["threshold"])
         except (labelled.DatasetError, ValueError) as exc:
             hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
             raise CommandError(f"{exc}{hint}") from exc
         t = model.training
+        sets = ", ".join(
+            f"{name} {d['pairs']} ({d['positives']} matching)"
+            for name, d in t["datasets"].items()
+        )
         self.stdout.write(
-            f"trained {model.version}: {t['pairs']} pairs ({t['positives']} "
-            f"matching), {t['curator_decisions']} from curator decisions; "
-            f"threshold {model.threshold}"
+            f"trained {model.version}, now the active model: {t['pairs']} pairs "
+            f"({t['positives']} matching): {sets}, {t['curator_decisions']} from "
+            f"curator decisions; threshold {model.threshold}"
+        )
+        self.stdout.write(
+            "  (pairs are drawn as matching scores them: pairs it never scores, "
+            "on one paper or with given names that cannot be one person's, are "
+            "left out)"
         )
         weights = ", ".join(f"{k} {v:+.3f}" for k, v in model.weights.items())
         self.stdout.write(f"bias {model.bias:+.3f}; {weights}")
+        for name, d in t["datasets"].items():
+            if d.get("rows_left_out"):
+                self.stdout.write(
+                    f"  {d['rows_left_out']} train rows of {name} left out "
+                    "(evaluate_matching --dataset on its folder lists each with why)"
+                )
+        if t.get("defaults_kept"):
+            self.stdout.write(
+                "  kept at their default weight (no pair varies them): "
+                + ", ".join(t["defaults_kept"])
+            )
