@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.contrib import admin
+from django.db import models
 
 from wovepaper.cache import papers_changed, searches_changed
 from wovepaper.models import Authorship, Follow, Institution, Notification, Paper
@@ -64,6 +65,9 @@ class PaperAdmin(admin.ModelAdmin):
     list_filter = ("primary_category", "withdrawn", "hidden")
     search_fields = ("arxiv_id", "doi", "title")
     inlines = [AuthorshipInline]
+    # A licence URL typed without a scheme is read as https, Django 6.0's
+    # default (forms.URLField.assume_scheme), not http.
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     readonly_fields = ("created", "modified")
 
     def save_related(self, request, form, formsets, change) -> None:

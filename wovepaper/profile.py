@@ -688,9 +688,10 @@ def coauthor_network(researcher: Researcher) -> dict:
     Returns:
         ``{"nodes": [{"id", "name", "url", "papers", "centre": bool}], "links":
         [{"source": id, "target": id, "papers": n}]}``: the researcher and its
-        :data:`NETWORK_SIZE` co-authors with the most shared visible papers; links
-        join every pair of them with the number of the centre's papers they
-        share. Three queries.
+        :data:`NETWORK_SIZE` co-authors with the most shared visible papers; a
+        co-author's ``papers`` is how many it shares, the centre's how many
+        visible papers it has; links join every pair of them with the number of
+        the centre's papers they share. Three queries.
     """
     closest = researcher_coauthors(researcher=researcher, limit=NETWORK_SIZE)
     nodes = [
@@ -717,6 +718,7 @@ def coauthor_network(researcher: Researcher) -> dict:
         paper_id__in=researcher_paper_ids(researcher), researcher_id__in=ids
     ).values_list("paper_id", "researcher_id"):
         by_paper[paper_id].add(pk)
+    nodes[0]["papers"] = sum(researcher.pk in members for members in by_paper.values())
     pairs = Counter()
     for members in by_paper.values():
         ordered = sorted(members)

@@ -96,6 +96,11 @@ def test_reader_finds_filters_and_follows_a_researcher(
     drawn = int(network.get_attribute("data-drawn"))
     assert drawn >= 2
     expect(network.locator("svg circle")).to_have_count(drawn)
+    # The centre's label is its name alone; its title gives all its papers (a
+    # co-author's count is of shared papers).
+    centre = network.locator("a.node").first
+    expect(centre.locator("text")).to_have_text(r.display_name)
+    expect(centre.locator("title")).to_have_text(f"{r.display_name}: {count} papers")
     page.screenshot(path=shots / "public-02-researcher.png", full_page=True)
     _fits_phone(page)
 

@@ -160,6 +160,9 @@ def test_researcher_page_pages_by_24(client):
     assert second.cssselect("a[rel=prev]")
     assert not second.cssselect("a[rel=next]")
     assert client.get(r.get_absolute_url(), {"page": "x"}).status_code == 200
+    # "page= 2" (a space typed or pasted) is page 2, not page 1.
+    spaced = _doc(client.get(r.get_absolute_url(), {"page": " 2 "}))
+    assert [e.get("href") for e in spaced.cssselect("#paper-list .paper-title")] == two
 
 
 def test_position_histogram_counts_only_fully_matched_papers(client):
@@ -380,6 +383,11 @@ def test_coauthor_network_json(client, corpus):
     data = client.get(f"/researchers/{r.pk}/coauthors.json").json()
     centre = data["nodes"][0]
     assert (centre["id"], centre["centre"]) == (r.pk, True)
+    # The centre's own count: its visible papers (it was null).
+    assert centre["papers"] == (
+        Paper.objects.filter(authorships__researcher=r, hidden=False).distinct().count()
+    )
+    assert centre["papers"] > 0
     others = {n["id"]: n["papers"] for n in data["nodes"][1:]}
     for pk, shared in others.items():
         assert shared == (

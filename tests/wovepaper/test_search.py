@@ -296,6 +296,13 @@ def test_search_page_filters_narrow_and_pager_keeps_them(client):
     )
     body = filtered.content.decode()
     assert len(filtered.context["papers"]) == 6
+    # "page= 2" (a space typed or pasted) is page 2, not page 1.
+    spaced = client.get(
+        "/search/",
+        {"q": "ytterbium", "category": "physics.atom-ph", "page": " 2 "},
+    )
+    assert spaced.context["page"].number == 2
+    assert spaced.context["papers"] == filtered.context["papers"]
     assert "?q=ytterbium&amp;category=physics.atom-ph&amp;page=1" in body
     assert '<option value="physics.atom-ph" selected>' in body
 

@@ -78,8 +78,9 @@ def _canonical(request: HttpRequest, path: str) -> HttpResponsePermanentRedirect
 
 
 def _page_number(request: HttpRequest) -> int:
-    """``?page=N`` as a positive int (anything else is page 1)."""
-    value = request.GET.get("page", "1")
+    """``?page=N`` as a positive int, spaces around it ignored (anything else
+    is page 1)."""
+    value = request.GET.get("page", "1").strip()
     return int(value) if value.isascii() and value.isdigit() and len(value) < 7 else 1
 
 

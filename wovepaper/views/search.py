@@ -102,7 +102,9 @@ def _category_choices(
 
 
 def _page_number(text: str) -> int:
-    """A page number as typed: 1 unless ASCII digits; past 9 digits, "the last"."""
+    """A page number as typed (spaces around it ignored): 1 unless ASCII
+    digits; past 9 digits, "the last"."""
+    text = text.strip()
     if not (text.isascii() and text.isdigit()):
         return 1
     # int() of a 4,301-digit string raises (Python's integer string limit).

@@ -43,10 +43,12 @@
         fill: n.centre ? "#0b57d0" : "#34a853"}));
       var label = el("text", {x: xy[0], y: xy[1] - 12, "text-anchor": "middle",
         "font-size": "11"});
-      label.textContent = n.name + (n.papers ? " (" + n.papers + ")" : "");
+      // A co-author's count is of shared papers; the centre's (all its papers)
+      // is in its title, not on the label, which would read as shared.
+      label.textContent = n.name + (!n.centre && n.papers ? " (" + n.papers + ")" : "");
       link.appendChild(label);
       var title = el("title", {});
-      title.textContent = n.centre ? n.name : n.name + ": " + n.papers + " shared papers";
+      title.textContent = n.centre ? n.name + ": " + n.papers + " papers" : n.name + ": " + n.papers + " shared papers";
       link.appendChild(title);
       svg.appendChild(link);
     });
