@@ -19,6 +19,7 @@ from curation import names
 from curation.matching import blocking, scoring
 from curation.matching.features import (
     AuthorshipView,
+    Features,
     profile_of,
     profile_profile_features,
 )
@@ -121,15 +122,14 @@ def fit(examples: Examples, *, version: str) -> scoring.Weights:
 
     model = LogisticRegression(C=1.0, max_iter=2000)
     model.fit(examples.x, examples.y)
-    weights = {}
-    for column, (name, w) in enumerate(
-        zip(scoring.FEATURES, model.coef_[0], strict=True)
-    ):
-        seen = {row[column] for row in examples.x}
-        # A feature the training pairs never vary (no ORCIDs, no co-authors in
-        # the labelled sets) teaches nothing: it keeps its default weight rather
-        # than being switched off.
-        weights[name] = round(float(w), 6) if len(seen) > 1 else scoring.WEIGHTS[name]
+    # A feature the training pairs never vary (no ORCIDs, no co-authors in the
+    # labelled sets) teaches nothing: it keeps its default weight rather than
+    # being switched off.
+    kept = set(kept_defaults(examples))
+    weights = {
+        name: scoring.WEIGHTS[name] if name in kept else round(float(w), 6)
+        for name, w in zip(scoring.FEATURES, model.coef_[0], strict=True)
+    }
     return scoring.Weights(version, round(float(model.intercept_[0]), 6), weights)
 
 
@@ -201,7 +201,7 @@ def pair_examples(
     """
     out = Examples([], [])
     for a, b, same in pairs:
-        features = profile_profile_features(profile_of([a]), profile_of([b]))
+        features = mention_pair_features(a, b)
         if scoring.is_vetoed(features):
             continue
         out.x.append(scoring.vector(features))
@@ -209,12 +209,16 @@ def pair_examples(
     return out
 
 
+def mention_pair_features(a: AuthorshipView, b: AuthorshipView) -> Features:
+    """The features matching computes for two single mentions (each as a
+    profile of one, as clustering compares them)."""
+    return profile_profile_features(profile_of([a]), profile_of([b]))
+
+
 def pair_score(a: AuthorshipView, b: AuthorshipView, weights: scoring.Weights) -> float:
     """The pairwise score in [0, 1] matching gives two single mentions (0.0 for
     a vetoed pair)."""
-    return scoring.score(
-        profile_profile_features(profile_of([a]), profile_of([b])), weights
-    ).pairwise_score
+    return scoring.score(mention_pair_features(a, b), weights).pairwise_score
 
 
 def kept_defaults(examples: Examples) -> list[str]:

@@ -26,7 +26,6 @@ from curation.matching import (
     scoring,
     training,
 )
-from curation.matching.features import profile_of, profile_profile_features
 
 # Block-size bands (mentions per surname + first initial block) for the breakdown.
 BANDS = ((1, 10), (11, 100), (101, 1000), (1001, 10**9))
@@ -59,14 +58,14 @@ def cross_validated(
     (:func:`curation.matching.training.block_folds`), so no person's mentions are
     both trained on and evaluated, and each held-out block is clustered with all
     its namesakes, as the baselines are. A fold whose training part holds only
-    one class of pairs (tiny sets) uses the default weights.
+    one class of pairs (tiny sets) uses the default weights. ``folds`` is at
+    most the number of gold clusters (the command caps it): a fold past that
+    would hold no one, and placing the components costs time in ``folds``.
 
     Returns:
         ``({view id: predicted cluster label} over all folds, [the folds that
         fell back to the default weights])``.
     """
-    # More folds than gold clusters would only add empty ones (each a model fit).
-    folds = min(folds, len(set(data.gold.values())))
     fold = training.block_folds(data.views, data.gold, folds)
     predicted: dict[int, str] = {}
     untrained: list[int] = []
@@ -121,9 +120,7 @@ def _must_links_broken(data: labelled.LabelledSet, predicted: dict[int, str]) ->
         if block_a != block_b:
             why = f"in different blocks ({block_a!r}, {block_b!r}): never compared"
         else:
-            features = profile_profile_features(
-                profile_of([views[a]]), profile_of([views[b]])
-            )
+            features = training.mention_pair_features(views[a], views[b])
             why = scoring.is_vetoed(features) or "a cannot-link lies between them"
         out.append(f"{data.mention_ids[a]}-{data.mention_ids[b]}: {why}")
     return out
