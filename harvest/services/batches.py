@@ -9,7 +9,7 @@ from django.db import DatabaseError, DataError, IntegrityError, connection, tran
 
 from harvest.models import HarvestRun, RawRecord
 from harvest.records import RawItem, RecordError, clean_text
-from harvest.services.json_rows import papers_insert, row_defaults
+from harvest.services.json_rows import papers_insert
 from harvest.services.prepare import WORK_IDS, Ready, parsed, ready_record
 from harvest.services.raw import (
     RawKey,
@@ -52,6 +52,40 @@ def _record_failed(
     run.records_failed += 1
 
 
+def _work_ids_taken(ids: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Which of ``ids`` (``{"arxiv_id": {...}, "doi": {...}, ...}``) stored
+    papers hold, by identifier: one query on PostgreSQL, the values as arrays
+    (an ``IN`` list of a batch's ids costs the harvest's process more to write
+    out than the server takes to answer), one a kind elsewhere."""
+    wanted = {name: sorted(values) for name, values in ids.items() if values}
+    if not wanted:
+        return {name: set() for name in ids}
+    if connection.vendor != "postgresql":
+        return {
+            name: set(
+                Paper.objects.filter(**{f"{name}__in": values}).values_list(
+                    name, flat=True
+                )
+            )
+            for name, values in ids.items()
+        }
+    names = list(wanted)
+    where = " OR ".join(f"{name} = ANY(%s::text[])" for name in names)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {', '.join(names)} FROM {Paper._meta.db_table} "  # noqa: S608
+            f"WHERE {where}",
+            [wanted[name] for name in names],
+        )
+        rows = cursor.fetchall()
+    taken = {name: set() for name in ids}
+    for row in rows:
+        for name, value in zip(names, row, strict=True):
+            if value in ids[name]:
+                taken[name].add(value)
+    return taken
+
+
 def _fresh(records: list[tuple[RawItem, RawRecord, Ready]]) -> tuple[list, list]:
     """Split parsed records into those that make new papers and the rest.
 
@@ -63,14 +97,7 @@ def _fresh(records: list[tuple[RawItem, RawRecord, Ready]]) -> tuple[list, list]
         name: {ready.work_ids[name] for _, _, ready in records} - {""}
         for name in WORK_IDS
     }
-    taken = {
-        name: set(
-            Paper.objects.filter(**{f"{name}__in": values}).values_list(name, flat=True)
-        )
-        if values
-        else set()
-        for name, values in ids.items()
-    }
+    taken = _work_ids_taken(ids)
     fresh, rest = [], []
     for entry in records:
         ready = entry[2]
@@ -155,8 +182,6 @@ def harvest_batch(
         else [key for key, _ in prepared]
     )
     found = raw_records_found(source=source, keys=keys)
-    # Made once a batch for the records parsed here (workers make their own).
-    defaults = row_defaults() if prepared is None else None
     run.records_seen += len(items)
     # Parsed before the raw records are written, so a new one is stored with its
     # outcome (the same transaction holds both).
@@ -171,7 +196,7 @@ def harvest_batch(
             continue
         seen.add(pair)
         parses[index] = (
-            ready_record(item, parse, key.digest, defaults)
+            ready_record(item, parse, key.digest)
             if prepared is None
             else prepared[index][1]
         )

@@ -78,7 +78,11 @@ def arxiv_reader_for(path: Path) -> FileReader:
 
 
 def files_under(
-    root: Path, *, by_text: bool, unreadable: list[dict] | None = None
+    root: Path,
+    *,
+    by_text: bool,
+    unreadable: list[dict] | None = None,
+    keep: Callable[[Path, str], bool] | None = None,
 ) -> Iterator[Path]:
     """Every file under ``root``, in the order of sorting all their paths, without
     holding them all (a snapshot of millions of files costs the largest folder's
@@ -96,6 +100,9 @@ def files_under(
             ``Path`` objects sort (part by part).
         unreadable: a list to append ``{"file": folder path, "reason": why}``
             to for each folder that could not be read.
+        keep: ``(folder, file name) -> bool``, which files to give (default:
+            all); asked before a file's ``Path`` is made, which on a walk of
+            many files not wanted costs more than the walk itself.
 
     Returns:
         An iterator of the files' paths.
@@ -122,7 +129,7 @@ def files_under(
         for name, is_dir, is_file in entries:
             if is_dir:
                 yield from walk(folder / name)
-            elif is_file:
+            elif is_file and (keep is None or keep(folder, name)):
                 yield folder / name
 
     return walk(root)
@@ -151,13 +158,16 @@ def arxiv_files(root: Path) -> Iterator[Path]:
         return
     for is_abs in (True, False):
         for in_orig in (True, False):
-            for path in files_under(root, by_text=True):
-                if (
-                    path.suffix in ARXIV_SUFFIXES
-                    and (path.suffix == ".abs") == is_abs
-                    and ("orig" in path.parts) == in_orig
-                ):
-                    yield path
+
+            def keep(folder: Path, name: str, is_abs=is_abs, in_orig=in_orig) -> bool:
+                suffix = os.path.splitext(name)[1]
+                return (
+                    suffix in ARXIV_SUFFIXES
+                    and (suffix == ".abs") == is_abs
+                    and ("orig" in folder.parts) == in_orig
+                )
+
+            yield from files_under(root, by_text=True, keep=keep)
 
 
 def _file_items(

@@ -16,7 +16,10 @@ parses JSON in C, does the rest: bench/ingest.py measures both.
 
 Rows hold the same values ``bulk_create`` would store: the caller's, else the
 field's default; ``auto_now`` and ``auto_now_add`` fields get the batch's time.
-Each row is sent whole, defaults included.
+A document leaves out every value equal to its column's default, and the
+statement fills them from one default row a table, sent once a batch
+(``jsonb_populate_record`` with a non-null base: "If base isn't NULL then the
+values it contains will be used for unmatched columns", same manual section).
 
 Authorships reference papers inserted by the same statement; the foreign key is
 checked at commit (Django creates PostgreSQL foreign keys ``DEFERRABLE INITIALLY
@@ -30,6 +33,7 @@ import json
 from functools import cache
 from typing import Any
 
+import psycopg
 from django.db import connection
 from django.db.models import Model
 from django.utils import timezone
@@ -81,11 +85,19 @@ WITH d AS (
     INSERT INTO wovepaper_authorship (paper_id, {", ".join(map(quote, slot_columns))})
     SELECT d.id, {", ".join(f"a.{quote(c)}" for c in slot_columns)}
     FROM d,
-         jsonb_populate_recordset(NULL::wovepaper_authorship, d.value->'slots') AS a
+         jsonb_populate_recordset(
+             jsonb_populate_record(
+                 NULL::wovepaper_authorship, %(slot_defaults)s::jsonb
+             ),
+             d.value->'slots'
+         ) AS a
 )
 INSERT INTO wovepaper_paper (id, {", ".join(map(quote, paper_columns))}, search_vector)
 SELECT d.id, {", ".join(f"p.{quote(c)}" for c in paper_columns)}, {vector}
-FROM d, jsonb_populate_record(NULL::wovepaper_paper, d.value->'paper') AS p
+FROM d, jsonb_populate_record(
+         jsonb_populate_record(NULL::wovepaper_paper, %(paper_defaults)s::jsonb),
+         d.value->'paper'
+     ) AS p
 """  # noqa: S608
 
 
@@ -99,28 +111,56 @@ def row_defaults(now: dt.datetime | None = None) -> tuple[dict, dict]:
     )
 
 
-def paper_doc(
-    values: dict[str, Any], slots: list[dict[str, Any]], defaults: tuple[dict, dict]
-) -> str:
+@cache
+def _fixed_defaults() -> tuple[dict, dict]:
+    """:func:`row_defaults` without the ``auto_now`` columns: what a value may be
+    left out of a document for (compared only, never changed)."""
+    paper, slot = row_defaults(timezone.now())
+    now = {
+        f.column
+        for f in _columns(Paper) + _columns(Authorship)
+        if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)
+    }
+    return (
+        {k: v for k, v in paper.items() if k not in now},
+        {k: v for k, v in slot.items() if k not in now},
+    )
+
+
+def _unlike(values: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """``values`` but those equal to their column's default (same value and
+    type: ``0`` is not ``False``)."""
+    return {
+        key: value
+        for key, value in values.items()
+        if key not in defaults
+        or value != defaults[key]
+        or type(value) is not type(defaults[key])
+    }
+
+
+def paper_doc(values: dict[str, Any], slots: list[dict[str, Any]]) -> str:
     """One new paper with its byline as the JSON text :func:`papers_insert` takes.
 
-    Pure (made in prepare workers): no database.
+    Pure (made in prepare workers): no database. A value equal to its column's
+    default is left out (the statement fills it from the default row): a
+    byline slot's empty ORCID, author ids, suffix and affiliations are most of
+    what a slot would otherwise send, and the server parses every byte.
 
     Args:
         values: Paper attribute names to values (no ``id``, no
             ``search_vector``); values JSON holds, dates and datetimes.
         slots: one mapping of Authorship attribute names per byline slot (no
             ``id`` or ``paper_id``), ``position`` included.
-        defaults: :func:`row_defaults`, filled in under the values.
 
     Raises:
         TypeError: a value JSON cannot hold (a bug).
     """
-    paper_defaults, slot_defaults = defaults
+    paper_defaults, slot_defaults = _fixed_defaults()
     return json.dumps(
         {
-            "paper": {**paper_defaults, **values},
-            "slots": [{**slot_defaults, **slot} for slot in slots],
+            "paper": _unlike(values, paper_defaults),
+            "slots": [_unlike(slot, slot_defaults) for slot in slots],
             "names": " ".join(slot["raw_name"] for slot in slots),
         },
         default=_json_value,
@@ -133,7 +173,10 @@ def papers_insert(docs: list[str]) -> list[int]:
     """Write new papers and their authorships in one statement; PostgreSQL only.
 
     Call inside a transaction (the deferred foreign keys are checked at its
-    commit). Nothing is written for an empty list.
+    commit). Nothing is written for an empty list. The documents travel as
+    bound parameters (server-side binding), not spliced into the statement's
+    text: a batch is megabytes, which client-side binding would escape in
+    Python and the server would then scan as a string literal.
 
     Args:
         docs: one :func:`paper_doc` per paper.
@@ -150,6 +193,17 @@ def papers_insert(docs: list[str]) -> list[int]:
     if not docs:
         return []
     ids = ids_take(Paper, len(docs))
-    with connection.cursor() as cursor:
-        cursor.execute(_papers_sql(), {"ids": ids, "docs": f"[{','.join(docs)}]"})
+    paper_defaults, slot_defaults = row_defaults()
+    params = {
+        "ids": ids,
+        "docs": f"[{','.join(docs)}]",
+        "paper_defaults": json.dumps(paper_defaults, default=_json_value),
+        "slot_defaults": json.dumps(slot_defaults, default=_json_value),
+    }
+    connection.ensure_connection()
+    with (
+        psycopg.Cursor(connection.connection) as cursor,
+        connection.wrap_database_errors,
+    ):
+        cursor.execute(_papers_sql(), params)
     return ids

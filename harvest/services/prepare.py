@@ -36,7 +36,7 @@ from django.conf import settings
 from django.db import connection
 
 from harvest.records import PaperRecord, RawItem, RecordError, clean_record
-from harvest.services.json_rows import paper_doc, row_defaults
+from harvest.services.json_rows import paper_doc
 from harvest.services.raw import RawKey, RecordParser, raw_key
 from harvest.services.upsert import (
     NO_WORK_ID,
@@ -162,12 +162,7 @@ def paper_values(digest: str, record: PaperRecord) -> dict:
     }
 
 
-def ready_record(
-    item: RawItem,
-    parse: RecordParser,
-    digest: str,
-    defaults: tuple[dict, dict] | None = None,
-) -> Ready:
+def ready_record(item: RawItem, parse: RecordParser, digest: str) -> Ready:
     """Parse, clean and check one raw record and build its new paper's row.
 
     Never raises for a bad record: the failure is the returned ``error``.
@@ -176,8 +171,6 @@ def ready_record(
         item: the raw record.
         parse: its source's parser.
         digest: its content hash (:func:`~harvest.services.raw.content_hash`).
-        defaults: :func:`~harvest.services.json_rows.row_defaults` (made once a
-            batch by the caller; made here when None).
     """
     try:
         record = clean_record(parsed(item, parse))
@@ -193,7 +186,7 @@ def ready_record(
     ]
     if connection.vendor != "postgresql":
         return Ready(record, rows=(values, slots))
-    return Ready(record, doc=paper_doc(values, slots, defaults or row_defaults()))
+    return Ready(record, doc=paper_doc(values, slots))
 
 
 def prepare_chunk(
@@ -204,11 +197,10 @@ def prepare_chunk(
     Returns:
         One ``(RawKey, Ready)`` per item, in order.
     """
-    defaults = row_defaults()
     prepared = []
     for item in items:
         key = raw_key(item)
-        prepared.append((key, ready_record(item, parse, key.digest, defaults)))
+        prepared.append((key, ready_record(item, parse, key.digest)))
     return prepared
 
 

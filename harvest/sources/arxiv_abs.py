@@ -109,6 +109,9 @@ _PLURAL_COLLAB_RE = re.compile(
     r"\b(?:collaborations|teams|groups|consortia)\s*$", re.IGNORECASE
 )
 _DOT_INITIAL_RE = re.compile(r"\.(?=[^\s.,\-)])")
+# What _split_top_level looks at: brackets and the separators.
+_TOP_LEVEL_RE = re.compile(r"[(){},;:&]| and ")
+_PAREN_RE = re.compile(r"[()]")
 
 
 def read_abs_file(path: Path, root: Path | None = None) -> RawItem:
@@ -313,8 +316,10 @@ def split_abs_authors(
 
 
 def normalise_space(text: str) -> str:
-    """Collapse every run of whitespace (newlines included) into one space."""
-    return re.sub(r"\s+", " ", text).strip()
+    """Collapse every run of whitespace (newlines included) into one space, and
+    trim both ends (``str.split`` splits where ``\\s`` matches: every character
+    ``str.isspace`` calls whitespace)."""
+    return " ".join(text.split())
 
 
 def clean_abstract(text: str) -> str:
@@ -599,19 +604,21 @@ def _cut_numbered_affiliations(text: str) -> tuple[str, dict[str, str]]:
 def _split_top_level(text: str) -> list[tuple[str, str]]:
     """Split at separators outside parentheses and braces.
 
+    Only the characters that matter (:data:`_TOP_LEVEL_RE`) are visited, not
+    every character: on a bulk harvest this split was the largest single cost of
+    parsing an ``.abs`` file (bench/ingest.py).
+
     Returns:
         ``(separator_before, piece)`` pairs in order, empty pieces dropped;
         the separator is ``","``, ``";"``, ``":"``, ``"and"`` or "" (first piece).
     """
     pieces: list[tuple[str, str]] = []
     separator = ""
-    current: list[str] = []
+    start = 0
     parens = braces = 0
-    i = 0
-    while i < len(text):
-        char = text[i]
+    for match in _TOP_LEVEL_RE.finditer(text):
+        char = match.group()
         found = ""
-        step = 1
         if char == "(":
             parens += 1
         elif char == ")":
@@ -621,24 +628,23 @@ def _split_top_level(text: str) -> list[tuple[str, str]]:
         elif char == "}":
             braces = max(braces - 1, 0)
         elif parens == 0 and braces == 0:
-            if char in ",;:":
-                found = char
-            elif char == "&" and (i == 0 or text[i - 1] != "\\"):
+            if char == " and ":
                 found = "and"
-            elif text.startswith(" and ", i):
-                found, step = "and", 5
+            elif char == "&":
+                # "\&" is a printed ampersand, not a separator.
+                if match.start() == 0 or text[match.start() - 1] != "\\":
+                    found = "and"
+            else:
+                found = char
         if found:
-            piece = "".join(current).strip()
+            piece = text[start : match.start()].strip()
             if piece:
                 pieces.append((separator, piece))
                 separator = found
             elif found == "and" or not separator:
                 separator = found
-            current = []
-        else:
-            current.append(char)
-        i += step
-    piece = "".join(current).strip()
+            start = match.end()
+    piece = text[start:].strip()
     if piece:
         pieces.append((separator, piece))
     return pieces
@@ -674,27 +680,24 @@ def _split_notes(piece: str) -> tuple[str, list[str]]:
     Only parentheticals at the end are notes; one followed by more name text is
     part of the name (``"Zhe (Rita) Liang"``). An unclosed one runs to the end.
     """
+    if "(" not in piece:
+        return normalise_space(piece), []
     segments: list[tuple[bool, str]] = []  # (is_parenthetical, text)
     depth = 0
-    current: list[str] = []
-    for char in piece:
-        if char == "(":
+    start = 0  # where the current segment's text begins
+    for match in _PAREN_RE.finditer(piece):
+        at = match.start()
+        if match.group() == "(":
             if depth == 0:
-                segments.append((False, "".join(current)))
-                current = []
-            else:
-                current.append(char)
+                segments.append((False, piece[start:at]))
+                start = at + 1
             depth += 1
-        elif char == ")" and depth > 0:
+        elif depth > 0:
             depth -= 1
             if depth == 0:
-                segments.append((True, "".join(current)))
-                current = []
-            else:
-                current.append(char)
-        else:
-            current.append(char)
-    segments.append((depth > 0, "".join(current)))
+                segments.append((True, piece[start:at]))
+                start = at + 1
+    segments.append((depth > 0, piece[start:]))
 
     notes: list[str] = []
     while segments and (segments[-1][0] or not segments[-1][1].strip()):

@@ -152,8 +152,12 @@ class Authorship(models.Model):
     is never assigned to a researcher.
     """
 
+    # Not indexed alone: the unique (paper, position) index serves lookups by
+    # paper. The identifier columns and the assignment are indexed only where
+    # set (Meta.indexes): most slots carry none, and a bulk harvest paid an
+    # index entry per empty value (bench/ingest.py).
     paper = models.ForeignKey(
-        Paper, on_delete=models.CASCADE, related_name="authorships"
+        Paper, on_delete=models.CASCADE, related_name="authorships", db_index=False
     )
     position = models.PositiveIntegerField(help_text="1-based, as printed.")
     raw_name = models.CharField(max_length=500)
@@ -163,25 +167,52 @@ class Authorship(models.Model):
     name_key = models.CharField(max_length=300, blank=True, db_index=True)
     block_key = models.CharField(max_length=200, blank=True, db_index=True)
     is_collaboration = models.BooleanField(default=False)
-    orcid = models.CharField(max_length=19, blank=True, db_index=True)
+    orcid = models.CharField(max_length=19, blank=True)
     affiliations = models.JSONField(default=list, blank=True)
     institutions = models.ManyToManyField(
         "wovepaper.Institution", blank=True, related_name="authorships"
     )
-    s2_author_id = models.CharField(max_length=32, blank=True, db_index=True)
-    openalex_author_id = models.CharField(max_length=32, blank=True, db_index=True)
+    s2_author_id = models.CharField(max_length=32, blank=True)
+    openalex_author_id = models.CharField(max_length=32, blank=True)
     researcher = models.ForeignKey(
         "wovepaper.Researcher",
         null=True,
         blank=True,
         on_delete=models.PROTECT,
         related_name="authorships",
+        db_index=False,
     )
     created = models.DateTimeField(auto_now_add=True)
     modified = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["paper_id", "position"]
+        # Partial indexes (PostgreSQL 15 manual, 11.8): an equality lookup on
+        # a value (``orcid = '0000-...'``, ``researcher_id = 5``) implies the
+        # condition, so the planner uses them; ``exclude(orcid="")`` is the
+        # condition itself.
+        indexes = [
+            models.Index(
+                fields=["orcid"],
+                condition=~models.Q(orcid=""),
+                name="authorship_orcid_set",
+            ),
+            models.Index(
+                fields=["s2_author_id"],
+                condition=~models.Q(s2_author_id=""),
+                name="authorship_s2_author_set",
+            ),
+            models.Index(
+                fields=["openalex_author_id"],
+                condition=~models.Q(openalex_author_id=""),
+                name="authorship_openalex_author_set",
+            ),
+            models.Index(
+                fields=["researcher"],
+                condition=models.Q(researcher__isnull=False),
+                name="authorship_researcher_set",
+            ),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["paper", "position"], name="authorship_unique_paper_position"
