@@ -187,6 +187,33 @@ class RawItem:
     problem: str = ""
 
 
+def unreadable_item(path: Path, root: Path | None, exc: Exception) -> RawItem:
+    """The RawItem of a file that could not be read or cut into records: kept
+    with what text could be read (undecodable bytes replaced; none when the
+    file cannot be opened) and the problem, so its parse fails naming it.
+
+    Args:
+        path: the file.
+        root: the folder its locator is relative to, or None.
+        exc: what went wrong; a RecordError's message is kept as it is, any
+            other error becomes ``"<locator>: unreadable file (<type>: <message>)"``
+            (the message cut to 200 characters).
+    """
+    locator = file_locator(path, root)
+    problem = (
+        str(exc)
+        if isinstance(exc, RecordError)
+        else f"{locator}: unreadable file ({type(exc).__name__}: {str(exc)[:200]})"
+    )
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:  # unreadable (permissions, vanished): kept without text
+        text = ""
+    return RawItem(
+        external_id=f"file:{locator}", payload=text, locator=locator, problem=problem
+    )
+
+
 def file_locator(path: Path, root: Path | None) -> str:
     """Name a file for errors and RawRecords: relative to ``root`` when inside it.
 

@@ -23,6 +23,7 @@ from harvest.records import (
     RawItem,
     RecordError,
     file_locator,
+    unreadable_item,
 )
 from harvest.services.batches import harvest_batch, institutions_batch
 from harvest.services.prepare import PendingBatch, PreparePool, prepare_workers
@@ -65,7 +66,7 @@ def arxiv_reader_for(path: Path) -> FileReader:
         )
     if path.suffix == ".abs":
         return FileReader(
-            split=lambda p, root: iter([arxiv_abs.read_abs_file(p, root)]),
+            split=lambda p, root: iter([arxiv_abs.AbsFile(p, root)]),
             parse=arxiv_abs.parse_abs,
         )
     if path.suffix in {".xml", ".json"}:
@@ -181,21 +182,7 @@ def _file_items(
     except Exception as exc:  # noqa: BLE001 - one bad file never stops the run
         if isinstance(exc, DatabaseError):
             raise
-        if not isinstance(exc, RecordError):
-            exc = RecordError(
-                f"{file_locator(path, root)}: unreadable file "
-                f"({type(exc).__name__}: {str(exc)[:200]})"
-            )
-        try:
-            text = path.read_bytes().decode("utf-8", errors="replace")
-        except OSError:  # unreadable (permissions, vanished): kept without text
-            text = ""
-        yield RawItem(
-            external_id=f"file:{file_locator(path, root)}",
-            payload=text,
-            locator=file_locator(path, root),
-            problem=str(exc),
-        )
+        yield unreadable_item(path, root, exc)
 
 
 def locator_base(root: Path) -> Path | None:

@@ -46,6 +46,7 @@ from harvest.records import (
     RecordError,
     VersionRecord,
     file_locator,
+    unreadable_item,
 )
 
 SOURCE = "arxiv"
@@ -152,6 +153,63 @@ def read_abs_file(path: Path, root: Path | None = None) -> RawItem:
     return RawItem(
         external_id=external_id, payload=text, locator=locator, problem=problem
     )
+
+
+class AbsFile:
+    """An ``.abs`` file standing for its RawItem (:func:`read_abs_file`) until
+    first read.
+
+    A harvest from files cuts ``.abs`` files into these; its prepare workers
+    read them (:mod:`harvest.services.prepare`), so the harvest's own process,
+    whose work every batch waits on, never reads the text, and only the file's
+    name travels to a worker (bench/ingest.py). ``locator`` is known at once;
+    ``external_id``, ``payload`` and ``problem`` read the file on first use,
+    once. A file that cannot be read becomes a RawItem carrying the problem
+    (:func:`harvest.records.unreadable_item`), as a file read at once does.
+
+    Args:
+        path: the ``.abs`` file.
+        root: the folder its locator is relative to, or None.
+    """
+
+    __slots__ = ("path", "root", "locator", "_item")
+
+    def __init__(self, path: Path, root: Path | None = None) -> None:
+        self.path, self.root = path, root
+        self.locator = file_locator(path, root)
+        self._item: RawItem | None = None
+
+    def read(self) -> RawItem:
+        """The file's RawItem (read now unless read before)."""
+        if self._item is None:
+            try:
+                self._item = read_abs_file(self.path, self.root)
+            except Exception as exc:  # noqa: BLE001 - one bad file costs itself
+                self._item = unreadable_item(self.path, self.root, exc)
+        return self._item
+
+    @property
+    def external_id(self) -> str:
+        return self.read().external_id
+
+    @property
+    def payload(self) -> str:
+        return self.read().payload
+
+    @property
+    def problem(self) -> str:
+        return self.read().problem
+
+    def __getstate__(self) -> dict:
+        # Only the name crosses to a worker, never the text.
+        return {"path": self.path, "root": self.root, "locator": self.locator}
+
+    def __setstate__(self, state: dict) -> None:
+        self.path, self.root = state["path"], state["root"]
+        self.locator, self._item = state["locator"], None
+
+    def __repr__(self) -> str:
+        return f"AbsFile({self.locator!r})"
 
 
 def parse_abs(item: RawItem) -> PaperRecord:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -9,7 +10,12 @@ import pytest
 from django.conf import settings
 
 from harvest.records import PaperRecord, RawItem, RecordError, VersionRecord
-from harvest.sources.arxiv_abs import parse_abs, read_abs_file, split_abs_authors
+from harvest.sources.arxiv_abs import (
+    AbsFile,
+    parse_abs,
+    read_abs_file,
+    split_abs_authors,
+)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "arxiv"
 
@@ -46,6 +52,38 @@ def test_read_abs_file_uses_locator_without_id() -> None:
     item = read_abs_file(FIXTURES / "no_id.abs", FIXTURES)
     assert item.external_id == "file:no_id.abs"
     assert item.locator == "no_id.abs"
+
+
+def test_abs_file_travels_as_its_name_and_reads_as_read_abs_file(
+    data_dir: Path,
+) -> None:
+    path = data_dir / "arxiv" / "abs_files" / "ftp/hep-th/papers/9709/9709111.abs"
+    expected = read_abs_file(path, data_dir)
+    lazy = AbsFile(path, data_dir)
+    assert lazy.locator == expected.locator
+    blob = pickle.dumps(lazy)
+    # What a prepare worker receives: the name, not the 2 KB text.
+    assert expected.payload[:200].encode() not in blob
+    assert len(blob) < len(expected.payload)
+    sent = pickle.loads(blob)  # noqa: S301 - our own object
+    assert sent.read() == expected
+    assert (sent.external_id, sent.payload, sent.problem) == (
+        "hep-th/9709111v3",
+        expected.payload,
+        "",
+    )
+    assert parse_abs(sent) == parse_abs(expected)
+
+
+def test_abs_file_unreadable_is_an_item_naming_the_problem(tmp_path: Path) -> None:
+    lazy = AbsFile(tmp_path / "gone" / "0704.0001.abs", tmp_path)
+    assert lazy.external_id == "file:gone/0704.0001.abs"
+    assert lazy.payload == ""
+    assert lazy.problem.startswith(
+        "gone/0704.0001.abs: unreadable file (FileNotFoundError: "
+    )
+    with pytest.raises(RecordError, match="unreadable file"):
+        parse_abs(lazy)
 
 
 def test_parse_abs_old_style_id_versions_and_dates(data_dir: Path) -> None:
