@@ -293,6 +293,7 @@ _PARTICLES = frozenset(
 )
 
 
+@remembered
 def is_collaboration(raw: str) -> bool:
     """Tell whether a byline entry names a collaboration rather than a person.
 

