@@ -228,7 +228,7 @@ def file_locator(path: Path, root: Path | None) -> str:
     name = path.as_posix()
     if root is not None:
         # Path.relative_to's own test, on the parts: 1.1 us a file against its
-        # 7.1 us (Python 3.11), and a harvest names every file twice.
+        # 7.1 us (Python 3.11); a harvest names every file it reads.
         parts, base = path.parts, root.parts
         if parts[: len(base)] == base and (base or not path.anchor):
             name = "/".join(parts[len(base) :]) or "."
