@@ -21,12 +21,16 @@ Usage::
 The database must be disposable: it is migrated and emptied. ``--json`` prints one
 JSON object ``{"<size>": {"papers": n, "seconds": s, "papers_per_s": r,
 "peak_rss_mb": m, "worker_peak_rss_mb": w, "cpu_s": {"harvest", "workers",
-"postgres"}, "workers": k}, ..., "no_workers": {...}, "baseline": {...},
-"byline": {...}, "host_loop_s": t}``; ``--byline`` prints only the seconds to
-write a 3,000-author byline and its reordered next version. The PostgreSQL
-server's own memory is not in the RSS figures (another process); its CPU is,
-read from ``/proc`` for the backend serving the harvest (when the server runs on
-this machine). ``no_workers`` is the first size without prepare workers
+"postgres", "postgres_all"}, "workers": k}, ..., "no_workers": {...},
+"baseline": {...}, "byline": {...}, "host_loop_s": t}``; ``--byline`` prints
+only the seconds to write a 3,000-author byline and its reordered next version.
+The PostgreSQL server's own memory is not in the RSS figures (another process);
+its CPU is, read from ``/proc`` (when the server runs on this machine):
+``postgres`` for the backend serving the harvest (the serial part: the harvest
+waits on it), ``postgres_all`` for the whole server (that backend, the
+checkpointer, the WAL writer, autovacuum and any other backend: what the
+harvest costs the server in all, if nothing else uses it meanwhile).
+``no_workers`` is the first size without prepare workers
 (``HARVEST_PREPARE_WORKERS=0``), for the ratio; ``host_loop_s`` is the seconds
 of a fixed Python loop on this host (:func:`host_speed`), so figures from
 different hosts compare.
@@ -113,6 +117,25 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _server_cpu_seconds(backend: int) -> float:
+    """CPU seconds of the whole PostgreSQL server so far: its postmaster (the
+    parent of ``backend``) with the children it has reaped (fields 14-17 of
+    ``/proc/<pid>/stat``, proc(5)), and every live child. A backend that ends
+    during the run counts once its postmaster has reaped it."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    parent = int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    fields = Path(f"/proc/{parent}/stat").read_text().rsplit(")", 1)[1].split()
+    total = sum(int(f) for f in fields[11:15]) / ticks
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            rest = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile: reaped, so counted above
+            continue
+        if int(rest[1]) == parent:
+            total += (int(rest[11]) + int(rest[12])) / ticks
+    return total
+
+
 def _rusage_cpu(who: int) -> float:
     usage = resource.getrusage(who)
     return usage.ru_utime + usage.ru_stime
@@ -128,8 +151,8 @@ def one_size(size: int, batch: int, workers: int | None) -> dict:
 
     Returns:
         The figures, with the CPU seconds of the harvest's process, of its
-        prepare workers, and of its PostgreSQL backend (the server process
-        serving its connection, read from ``/proc``).
+        prepare workers, of its PostgreSQL backend (the server process
+        serving its connection, read from ``/proc``) and of the whole server.
     """
     from django.conf import settings
     from django.core.management import call_command
@@ -159,6 +182,7 @@ def one_size(size: int, batch: int, workers: int | None) -> dict:
             _rusage_cpu(resource.RUSAGE_SELF),
             _rusage_cpu(resource.RUSAGE_CHILDREN),
             _cpu_seconds(backend) if backend else 0.0,
+            _server_cpu_seconds(backend) if backend else 0.0,
         )
         started = time.perf_counter()
         run = services.harvest_files(source="arxiv", root=folder)
@@ -167,6 +191,7 @@ def one_size(size: int, batch: int, workers: int | None) -> dict:
             _rusage_cpu(resource.RUSAGE_SELF) - cpu[0],
             _rusage_cpu(resource.RUSAGE_CHILDREN) - cpu[1],
             (_cpu_seconds(backend) - cpu[2]) if backend else None,
+            (_server_cpu_seconds(backend) - cpu[3]) if backend else None,
         )
     papers = Paper.objects.count()
     return {
@@ -186,6 +211,7 @@ def one_size(size: int, batch: int, workers: int | None) -> dict:
             "harvest": round(cpu[0], 2),
             "workers": round(cpu[1], 2),
             "postgres": None if cpu[2] is None else round(cpu[2], 2),
+            "postgres_all": None if cpu[3] is None else round(cpu[3], 2),
         },
         "batch": batch,
         "workers": prepare_workers(),
@@ -320,7 +346,8 @@ def main() -> None:
     )
     print(
         f"{'corpus':>30} {'papers':>8} {'authorships':>12} {'seconds':>8} "
-        f"{'papers/s':>9} {'peak RSS MB':>12} {'CPU s: harvest/workers/postgres':>32}"
+        f"{'papers/s':>9} {'peak RSS MB':>12} "
+        f"{'CPU s: harvest/workers/postgres (all)':>38}"
     )
     base = results.get("baseline")
     alone = results["no_workers"]
@@ -340,11 +367,14 @@ def main() -> None:
         if base and name != "baseline":
             ratios.append(f"{r['papers_per_s'] / base['papers_per_s']:.1f}x one by one")
         cpu = r["cpu_s"]
-        cpu_text = f"{cpu['harvest']}/{cpu['workers']}/{cpu['postgres']}"
+        cpu_text = (
+            f"{cpu['harvest']}/{cpu['workers']}/{cpu['postgres']}"
+            f" ({cpu['postgres_all']})"
+        )
         rss = f"{r['peak_rss_mb']}+{r['worker_peak_rss_mb']}"
         print(
             f"{label:>30} {r['papers']:>8} {r['authorships']:>12} {r['seconds']:>8} "
-            f"{r['papers_per_s']:>9} {rss:>12} {cpu_text:>32}  {', '.join(ratios)}"
+            f"{r['papers_per_s']:>9} {rss:>12} {cpu_text:>38}  {', '.join(ratios)}"
         )
     print(
         "peak RSS: the harvest's process + its largest prepare worker (the "

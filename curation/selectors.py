@@ -275,7 +275,7 @@ def authorship_views(
 
 def matchable_views(
     block_keys: Iterable[str] | None, rarities: NameRarities
-) -> tuple[list[AuthorshipView], frozenset[int]]:
+) -> tuple[list[AuthorshipView], frozenset[int], frozenset[tuple[int, int]]]:
     """The authorships a matching run matches, as views.
 
     Person authorships not yet assigned, on visible papers, not held by a
@@ -288,10 +288,15 @@ def matchable_views(
         rarities: name rarities (:func:`corpus_given_rarities`).
 
     Returns:
-        ``(views by id, ids held by a pending new proposal)``: a draft holding
-        one of the latter supersedes that proposal. Two queries per
-        :data:`CHUNK` authorships; for some blocks on PostgreSQL, written-out
-        statements (:mod:`curation.matching_sql`).
+        ``(views by id, ids held by a pending new proposal, taken)``: a draft
+        holding one of the second supersedes that proposal; ``taken`` holds
+        ``(paper id, researcher id)`` of each pending attach of a slot whose
+        paper has another slot among the views (one person holds one slot of
+        a paper, so the run proposes no second slot of it to that
+        researcher: :func:`pending_attach_researchers`). Two queries per
+        :data:`CHUNK` authorships, and one more when some slot is taken; for
+        some blocks on PostgreSQL, written-out statements
+        (:mod:`curation.matching_sql`).
     """
     if block_keys is not None:
         block_keys = list(block_keys)
@@ -319,9 +324,37 @@ def matchable_views(
         if block_keys is not None:
             qs = qs.filter(block_key__in=block_keys)
         read = qs.values_list(*_VIEW_FIELDS, "pending")
-    rows = [row for row in read if row[-1] != Proposal.Kind.ATTACH]
+    rows, attached = [], []
+    for row in read:
+        (attached if row[-1] == Proposal.Kind.ATTACH else rows).append(row)
     held = frozenset(row[0] for row in rows if row[-1] == Proposal.Kind.NEW)
-    return _views([row[:-1] for row in rows], rarities), held
+    papers = {row[1] for row in rows}
+    taken = pending_attach_researchers(
+        {row[0]: row[1] for row in attached if row[1] in papers}
+    )
+    return _views([row[:-1] for row in rows], rarities), held, taken
+
+
+def pending_attach_researchers(
+    papers_of: dict[int, int],
+) -> frozenset[tuple[int, int]]:
+    """Whom the pending attach proposals of some slots propose.
+
+    Args:
+        papers_of: ``{authorship id: its paper id}`` of slots a pending attach
+            proposal holds.
+
+    Returns:
+        ``{(paper id, researcher id)}``; no query for no slots.
+    """
+    if not papers_of:
+        return frozenset()
+    pairs = Proposal.authorships.through.objects.filter(
+        authorship_id__in=list(papers_of),
+        proposal__status=Proposal.Status.PENDING,
+        proposal__kind=Proposal.Kind.ATTACH,
+    ).values_list("authorship_id", "proposal__researcher_id")
+    return frozenset((papers_of[slot], researcher) for slot, researcher in pairs)
 
 
 @dataclass(frozen=True)

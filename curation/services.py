@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import logging
+import math
 from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -115,7 +116,25 @@ def _propose_block(
     profiles: list[ProfileView],
     vetoes: set,
     weights: scoring.Weights,
+    taken: frozenset[tuple[int, int]] = frozenset(),
 ) -> list[_Draft]:
+    """Attach and ``new`` drafts for one block's unassigned authorships.
+
+    Args:
+        block: the block key (or ``"<block>/<sub-block>"``).
+        views: the block's matchable authorships.
+        profiles: the block's live researchers.
+        vetoes: cannot-links, as ``("a", authorship id, researcher id)``.
+        weights: the scoring model.
+        taken: ``(paper id, researcher id)`` of slots a pending attach
+            already proposes to that researcher (``selectors.matchable_views``).
+
+    Returns:
+        An attach draft for each authorship whose best researcher scores at
+        the threshold, unless another slot of its paper goes to that
+        researcher (better scored in this run, or pending from an earlier
+        one); ``new`` drafts for the clusters of the rest.
+    """
     threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
     drafts: list[_Draft] = []
     leftovers: list[AuthorshipView] = []
@@ -133,7 +152,10 @@ def _propose_block(
     # One person holds one slot of a paper: when two slots of one paper (the same
     # name printed twice in a large collaboration) would join one researcher, only
     # the better-scoring one is proposed; the other is clustered like any leftover.
-    winner: dict[tuple[int, int], tuple[float, int]] = {}
+    # A slot a pending attach holds (left out of the views) has won already.
+    winner: dict[tuple[int, int], tuple[float, int]] = {
+        key: (math.inf, 0) for key in taken
+    }
     for a, best in best_of:
         if best:
             key = (a.paper_id, best[2].id)
@@ -587,7 +609,7 @@ def matching_run(
     """
     weights = selectors.active_weights(remembered=block_keys is not None)
     rarities = selectors.corpus_given_rarities(remembered=block_keys is not None)
-    views, held = selectors.matchable_views(block_keys, rarities)
+    views, held, taken = selectors.matchable_views(block_keys, rarities)
     grouped = blocking.blocks(
         views,
         key=lambda v: v.block_key,
@@ -615,6 +637,7 @@ def matching_run(
                 profiles.get(block.split("/", 1)[0], []),
                 vetoes,
                 weights,
+                taken,
             )
         )
     for block, members in profiles.items() if merges else ():

@@ -57,7 +57,9 @@ def test_merge_refuses_researchers_on_the_same_paper():
     ) == [a.pk, b.pk]
 
 
-def test_matching_proposes_only_one_slot_of_a_paper_for_a_researcher():
+def _researcher_on_both_slots_evidence():
+    """Z. Xu's researcher, with a shared co-author on the two-slot paper and on
+    every one of the researcher's own: strong evidence for either slot."""
     paper, slots = _two_slots()
     r = ResearcherFactory(display_name="Z. Xu", block_key="xu z")
     # Strong evidence for both slots: a shared co-author, on every paper.
@@ -73,13 +75,49 @@ def test_matching_proposes_only_one_slot_of_a_paper_for_a_researcher():
             given_name="Z.",
             family_name="Xu",
         )
+    return r, slots
+
+
+def _proposed_slots(r, slots) -> dict[str, list[int]]:
+    """The pending proposals holding either slot: ``{kind: [slot ids]}``."""
+    slot_ids = {a.pk for a in slots}
+    out: dict[str, list[int]] = {}
+    for p in Proposal.objects.filter(status="pending").order_by("pk"):
+        for a in p.authorships.all():
+            if a.pk in slot_ids and (p.kind != "attach" or p.researcher_id == r.pk):
+                out.setdefault(p.kind, []).append(a.pk)
+    return out
+
+
+def test_matching_proposes_only_one_slot_of_a_paper_for_a_researcher():
+    r, slots = _researcher_on_both_slots_evidence()
 
     services.matching_run()
 
-    attached = Proposal.objects.filter(kind="attach", researcher=r)
-    slot_ids = {a.pk for a in slots}
-    proposed = [a.pk for p in attached for a in p.authorships.all() if a.pk in slot_ids]
-    assert len(proposed) == 1  # the other slot is clustered into a `new` proposal
+    proposed = _proposed_slots(r, slots)
+    assert len(proposed["attach"]) == 1
+    # The other slot is clustered into a `new` proposal.
+    assert proposed["new"] == [a.pk for a in slots if a.pk not in proposed["attach"]]
+
+
+@pytest.mark.parametrize("blocks", [None, ["xu z"]], ids=["full", "incremental"])
+def test_a_later_run_proposes_no_second_slot_of_a_paper_with_a_pending_attach(
+    blocks,
+):
+    """The slot a pending attach holds is not matched again, and its paper
+    stays the researcher's for the other slot: the next run, full or of the
+    block alone, proposes the second slot to nobody it already holds, and
+    supersedes nothing (it once proposed it to the same researcher, making its
+    `new` proposal stale: two proposals that could never both apply)."""
+    r, slots = _researcher_on_both_slots_evidence()
+    services.matching_run()
+    before = set(Proposal.objects.values_list("pk", "status"))
+
+    counts = services.matching_run(block_keys=blocks)
+
+    assert set(Proposal.objects.values_list("pk", "status")) == before
+    assert not any(v for k, v in counts.items() if k.startswith("proposed_"))
+    assert len(_proposed_slots(r, slots)["attach"]) == 1
 
 
 def test_second_attach_of_the_same_paper_goes_stale():
