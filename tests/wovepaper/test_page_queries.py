@@ -117,6 +117,35 @@ def test_paper_and_institution_pages_queries_flat(client):
     )
 
 
+def test_home_page_queries_flat_from_10_to_1000_papers(client):
+    _researcher_with(10, "1001.")
+    small = _queries(client, "/")
+    _researcher_with(1000, "2002.")
+    assert _queries(client, "/") == small
+    body = client.get("/").content.decode()
+    assert body.count('class="paper-title"') == 20  # the newest papers
+
+
+def test_following_page_queries_flat_as_followed_papers_grow(client):
+    from tests.factories import UserFactory
+    from wovepaper.models import CategoryFollow, Follow
+
+    user = UserFactory()
+    client.force_login(user)
+    Follow.objects.create(user=user, researcher=_researcher_with(10, "1001."))
+    CategoryFollow.objects.create(user=user, category="cat-1")
+    small = _queries(client, "/following/")
+    Follow.objects.create(user=user, researcher=_researcher_with(1000, "2002."))
+    Follow.objects.create(user=user, researcher=ResearcherFactory())
+    CategoryFollow.objects.create(user=user, category="cat-2")
+    assert _queries(client, "/following/") == small
+    assert _queries(client, "/following/?page=3") == small
+    # The page lists the papers (24 of the 1,010 followed), with their bylines.
+    body = client.get("/following/?page=3").content.decode()
+    assert body.count('class="paper-title"') == 24
+    assert "Friend Person" in body
+
+
 def test_a_stateless_visitor_gets_the_rendered_page_from_the_cache(
     client, django_user_model
 ):

@@ -495,3 +495,127 @@ def test_paper_rows_show_a_partial_date_to_its_precision(client, precision, show
     row = home.split("Partial dates", 1)[1].split("</li>", 1)[0]
     assert f'<div class="meta">{shown} ·' in row
     assert paper.published_shown == shown
+
+
+def test_researcher_page_shows_variants_identity_and_institutions_over_time(client):
+    """The name as printed otherwise, each identifier with how we know it, and
+    the institutions with the years the papers name them."""
+    r = ResearcherFactory(
+        display_name="Jean-Pierre Serre",
+        name_variants=["Jean-Pierre Serre", "J.-P. Serre", "J. P. Serre"],
+        orcid="0000-0002-1825-0097",
+        openalex_author_id="A5023888391",
+    )
+    paris = Institution.objects.create(name="Collège de France", ror_id="04ex24z53")
+    nancy = Institution.objects.create(name="Université de Nancy")
+    for year, inst, orcid in (
+        (1954, nancy, ""),
+        (1956, paris, "0000-0002-1825-0097"),
+        (1970, paris, "0000-0002-1825-0097"),
+    ):
+        slot = AuthorshipFactory(
+            researcher=r,
+            orcid=orcid,
+            paper=PaperFactory(published=dt.date(year, 3, 1)),
+        )
+        slot.institutions.add(inst)
+    doc = _doc(client.get(r.get_absolute_url()))
+    text = doc.text_content()
+    assert "Also printed as: J.-P. Serre, J. P. Serre" in text
+    identity = {
+        dt_.text_content(): dd.text_content()
+        for dt_, dd in zip(
+            doc.cssselect("dl.ids dt"), doc.cssselect("dl.ids dd"), strict=True
+        )
+    }
+    assert identity["ORCID"] == (
+        "0000-0002-1825-0097identity via the sources of 2 of these papers"
+    )
+    assert identity["OpenAlex"] == "A5023888391identity via a curator"
+    assert doc.cssselect("a[href='https://orcid.org/0000-0002-1825-0097']")
+    institutions = [
+        " ".join(li.text_content().split())
+        for li in doc.xpath("//h2[.='Institutions']/following-sibling::ul[1]/li")
+    ]
+    assert institutions == [
+        "Collège de France 1956–1970 (2 papers)",
+        "Université de Nancy 1954 (1 paper)",
+    ]
+
+
+def test_paper_page_shows_affiliations_dates_versions_categories_links_and_citations(
+    client,
+):
+    paper = PaperFactory(
+        arxiv_id="0704.0001",
+        doi="10.1103/physrevd.76.013009",
+        published=dt.date(2007, 4, 2),
+        updated=dt.date(2008, 11, 13),
+        versions=[
+            {"version": 1, "submitted": "2007-04-02T19:18:42+00:00"},
+            {"version": 2, "submitted": "2007-07-24T20:10:27+00:00"},
+        ],
+        categories=["hep-ph", "hep-ex"],
+        primary_category="hep-ph",
+        journal_ref="Phys. Rev. D 76, 013009 (2007)",
+        cited_by_count=42,
+    )
+    cern = Institution.objects.create(name="CERN", ror_id="01ggx4157")
+    AuthorshipFactory(paper=paper, position=1, affiliations=["Cornell U."])
+    AuthorshipFactory(
+        paper=paper, position=2, given_name="Pavel", family_name="Nadolsky"
+    ).institutions.add(cern)
+    doc = _doc(client.get(paper.get_absolute_url()))
+    byline = [
+        " ".join(li.text_content().split()) for li in doc.cssselect("ol.byline li")
+    ]
+    assert byline == [
+        "1. Jean-Pierre Serre — Cornell U.",
+        "2. Pavel Nadolsky — CERN",
+    ]
+    assert doc.cssselect(f"ol.byline a[href='{cern.get_absolute_url()}']")
+    facts = {
+        dt_.text_content(): " ".join(dd.text_content().split())
+        for dt_, dd in zip(
+            doc.cssselect("dl.ids dt"), doc.cssselect("dl.ids dd"), strict=True
+        )
+    }
+    assert facts["Published"] == "2007-04-02, updated 2008-11-13"
+    assert facts["Versions"] == "v1 (2007-04-02), v2 (2007-07-24)"
+    assert [c.text_content() for c in doc.cssselect("dl.ids .chips li")] == [
+        "hep-ph (primary)",
+        "hep-ex",
+    ]
+    assert facts["Journal reference"] == "Phys. Rev. D 76, 013009 (2007)"
+    assert facts["Cited by"] == "42"
+    links = [a.get("href") for a in doc.cssselect("dl.ids dd a")]
+    assert links == [
+        "https://arxiv.org/abs/0704.0001",
+        "https://arxiv.org/pdf/0704.0001",
+        "https://doi.org/10.1103/physrevd.76.013009",
+    ]
+
+
+def test_institution_page_shows_its_ror_id_country_type_and_aliases(client):
+    inst = Institution.objects.create(
+        name="Universität Wien",
+        ror_id="03prydq77",
+        country_code="AT",
+        types=["education"],
+        aliases=["University of Vienna"],
+    )
+    doc = _doc(client.get(inst.get_absolute_url()))
+    facts = {
+        dt_.text_content(): dd.text_content()
+        for dt_, dd in zip(
+            doc.cssselect("dl.ids dt"), doc.cssselect("dl.ids dd"), strict=True
+        )
+    }
+    assert facts == {
+        "ROR": "03prydq77",
+        "Country": "AT",
+        "Type": "education",
+        "Also known as": "University of Vienna",
+        "Papers here": "0",
+    }
+    assert doc.cssselect("a[href='https://ror.org/03prydq77']")
