@@ -260,6 +260,44 @@ def harvest_arxiv_ids_task(
     return _counts(run, then_match)
 
 
+@shared_task(name="harvest.crossref_dois", **_RETRIED)
+def harvest_crossref_dois_task(
+    self,
+    dois: list[str] | None = None,
+    base_url: str = "",
+    run_id: int | None = None,
+    then_match: bool = True,
+) -> dict[str, int | str]:
+    """Look works up in Crossref by DOI
+    (:func:`harvest.services.harvest_crossref_dois`).
+
+    Returns:
+        The run's counts (see :func:`_counts`).
+    """
+    run = _harvest(
+        self, services.harvest_crossref_dois, run_id, dois=dois, base_url=base_url
+    )
+    return _counts(run, then_match)
+
+
+@shared_task(name="harvest.s2_papers", **_RETRIED)
+def harvest_s2_papers_task(
+    self,
+    ids: list[str] | None = None,
+    base_url: str = "",
+    run_id: int | None = None,
+    then_match: bool = True,
+) -> dict[str, int | str]:
+    """Look papers up in Semantic Scholar by id
+    (:func:`harvest.services.harvest_s2_papers`).
+
+    Returns:
+        The run's counts (see :func:`_counts`).
+    """
+    run = _harvest(self, services.harvest_s2_papers, run_id, ids=ids, base_url=base_url)
+    return _counts(run, then_match)
+
+
 def _lookup(task, harvest, ids, limit, base_url, run_id) -> dict[str, int | str]:
     """Run a lookup by id (or its backfill) for a task; no matching is queued:
     profiles and institutions change no byline but the merged ids they move."""

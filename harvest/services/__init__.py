@@ -52,8 +52,10 @@ from harvest.services.live import (  # noqa: F401
     harvest_arxiv_ids,
     harvest_arxiv_oai,
     harvest_crossref,
+    harvest_crossref_dois,
     harvest_openalex,
     harvest_s2_backfill,
+    harvest_s2_papers,
     oai_windows,
 )
 from harvest.services.raw import (  # noqa: F401

@@ -44,6 +44,7 @@ def _run_task(run: HarvestRun, *, resume: bool):
     from harvest.tasks import (
         harvest_arxiv_ids_task,
         harvest_arxiv_oai_task,
+        harvest_crossref_dois_task,
         harvest_crossref_task,
         harvest_files_task,
         harvest_openalex_authors_task,
@@ -53,6 +54,7 @@ def _run_task(run: HarvestRun, *, resume: bool):
         harvest_s2_author_papers_task,
         harvest_s2_authors_task,
         harvest_s2_backfill_task,
+        harvest_s2_papers_task,
     )
 
     p = run.params
@@ -60,6 +62,14 @@ def _run_task(run: HarvestRun, *, resume: bool):
         if resume:
             return harvest_arxiv_ids_task.s(run_id=run.pk)
         return harvest_arxiv_ids_task.s(ids=p["ids"], base_url=p["base_url"])
+    if p.get("mode") == "crossref-dois":
+        if resume:
+            return harvest_crossref_dois_task.s(run_id=run.pk)
+        return harvest_crossref_dois_task.s(dois=p["ids"], base_url=p["base_url"])
+    if p.get("mode") == "s2-papers":
+        if resume:
+            return harvest_s2_papers_task.s(run_id=run.pk)
+        return harvest_s2_papers_task.s(ids=p["ids"], base_url=p["base_url"])
     if p.get("mode") == "s2-author-papers":
         if resume:
             return harvest_s2_author_papers_task.s(run_id=run.pk)

@@ -1,9 +1,9 @@
 """Crossref REST API ``/works``: works into PaperRecords, cursor paging (no ORM).
 
 A ``/works`` response is cut into one :class:`RawItem` per work
-(:func:`split_works_response`); :func:`parse_crossref_work` turns one into a
+(:func:`split_works_page`); :func:`parse_crossref_work` turns one into a
 :class:`PaperRecord`; :func:`crossref_pages` walks a filtered list with deep-paging
-cursors.
+cursors; :func:`crossref_work` looks one DOI up.
 
 Rules, each from the Crossref REST API documentation (api.crossref.org/swagger-ui,
 "Deep paging with cursors", "Etiquette") or seen in the recorded responses:
@@ -32,6 +32,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from urllib.parse import quote
 
 from lxml import etree
 from lxml import html as lxml_html
@@ -330,6 +331,36 @@ def parse_crossref_work(item: RawItem) -> PaperRecord:
         license=_license(work.get("license")),
         cited_by_count=count if isinstance(count, int) and count >= 0 else None,
     )
+
+
+def crossref_work(client: PoliteClient, base_url: str, doi: str) -> WorksPage | None:
+    """Look one work up by its DOI (``GET /works/{doi}``).
+
+    Args:
+        client: Crossref's polite client.
+        base_url: ``https://api.crossref.org/works``.
+        doi: a normalised DOI (:func:`doi_normalise`), ``10.1371/journal.pone.0033693``.
+
+    Returns:
+        A page of the one work; None when Crossref does not know the DOI (it
+        answers HTTP 404 ``Resource not found.``).
+
+    Raises:
+        SourceRefused: another refusal, or an answer that is not the work.
+        SourceUnavailable: see :meth:`PoliteClient.fetch`.
+
+    Source: Crossref REST API, ``/works/{doi}`` ("Returns metadata for the
+    specified Crossref DOI"); the DOI goes in the path as it is, its ``/``
+    kept, any character a path cannot hold percent-encoded.
+    """
+
+    def read(response) -> WorksPage | None:
+        if response.status_code == 404:
+            return None
+        return works_page_read(response.text, str(response.url))
+
+    url = f"{base_url.rstrip('/')}/{quote(doi, safe='/')}"
+    return client.fetch(url, None, read=read, accept=frozenset({404}))
 
 
 def crossref_pages(

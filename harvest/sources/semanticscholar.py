@@ -149,6 +149,80 @@ def parse_s2_paper(item: RawItem) -> PaperRecord:
     )
 
 
+# Paper id forms the Graph API takes, by their prefix as typed in any case, with
+# the spelling the API documents. Source: Semantic Scholar Academic Graph API,
+# "Details about a paper" (``paper_id``: a paperId, ``CorpusId:``, ``DOI:``,
+# ``ARXIV:``, ``MAG:``, ``ACL:``, ``PMID:``, ``PMCID:``, ``URL:``).
+_PAPER_ID_PREFIXES = {
+    p.casefold(): p
+    for p in ("CorpusId", "DOI", "ARXIV", "MAG", "ACL", "PMID", "PMCID", "URL")
+}
+_SHA_RE = re.compile(r"^[0-9a-f]{40}$", re.ASCII)
+_PAPER_PAGE_RE = re.compile(
+    r"^https?://(?:www\.)?semanticscholar\.org/paper/(?:[^/]+/)?([0-9a-f]{40})/?$",
+    re.IGNORECASE | re.ASCII,
+)
+_ARXIV_ID_RE = re.compile(
+    r"^(?:arxiv:)?(\d{4}\.\d{4,5}|[a-z][a-z.\-]*(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?$",
+    re.IGNORECASE | re.ASCII,
+)
+_DIGITS_RE = re.compile(r"^[0-9]{1,12}$", re.ASCII)
+
+
+def s2_paper_id_normalise(value: str) -> str:
+    """A paper id as the Graph API takes it, from what a user typed.
+
+    ``"CorpusId:211530585"`` (any case of the prefix), a paperId or a paper
+    page URL (the 40-hex paperId), ``"DOI:10.1/x"`` or a bare DOI or resolver
+    URL (``DOI:`` and the DOI lower-cased), ``"ARXIV:2201.05500"`` or a bare
+    arXiv id, new or old style (``ARXIV:`` and the id without version); the
+    other prefixes (``MAG:``, ``ACL:``, ``PMID:``, ``PMCID:``, ``URL:``) are
+    kept as given with the prefix spelled as the API spells it.
+
+    Raises:
+        ValueError: none of these forms (the message names the value).
+    """
+    text = value.strip()
+    page = _PAPER_PAGE_RE.match(text)
+    if page:
+        return page.group(1).lower()
+    if _SHA_RE.match(text.lower()):
+        return text.lower()
+    prefix, sep, rest = text.partition(":")
+    known = _PAPER_ID_PREFIXES.get(prefix.casefold()) if sep else None
+    if known and rest.strip():
+        rest = rest.strip()
+        if known == "DOI":
+            return _doi_id(rest, value)
+        if known == "ARXIV":
+            return _arxiv_id(rest, value)
+        if known == "CorpusId" and not _DIGITS_RE.match(rest):
+            raise ValueError(f"{value[:80]!r}: a CorpusId is a number")
+        return f"{known}:{rest}"
+    if doi_valid(doi_normalise(text)):
+        return _doi_id(text, value)
+    if _ARXIV_ID_RE.match(text):
+        return _arxiv_id(text, value)
+    raise ValueError(
+        f"{value[:80]!r} is not a Semantic Scholar paper id (a paperId, "
+        "CorpusId:N, DOI:..., ARXIV:..., a DOI or an arXiv id)"
+    )
+
+
+def _doi_id(text: str, value: str) -> str:
+    doi = doi_normalise(text)
+    if not doi_valid(doi):
+        raise ValueError(f"{value[:80]!r}: {doi[:80]!r} is not a DOI")
+    return f"DOI:{doi}"
+
+
+def _arxiv_id(text: str, value: str) -> str:
+    match = _ARXIV_ID_RE.match(text)
+    if not match:
+        raise ValueError(f"{value[:80]!r}: {text[:80]!r} is not an arXiv id")
+    return f"ARXIV:{match.group(1)}"
+
+
 def s2_papers_batch(
     client: PoliteClient, base_url: str, ids: list[str], *, api_key: str = ""
 ) -> S2Page:

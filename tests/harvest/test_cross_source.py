@@ -9,12 +9,16 @@ Crossref mis-splits the particle ("Frank C. van den" + "Bosch"); OpenAlex prints
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
+import json
 from pathlib import Path
 
 import pytest
 
 from harvest import services
+from harvest.records import AuthorRecord, PaperRecord, RawItem
+from harvest.sources.crossref import parse_crossref_work
 from wovepaper.models import Authorship, Institution, Paper
 
 pytestmark = pytest.mark.django_db
@@ -127,3 +131,88 @@ def test_openalex_alone_makes_a_paper_with_its_ids_and_institutions():
         "openalex",
     )
     assert paper.abstract == "Using a semi-analytical model a"
+
+
+def _record(source: str, external_id: str, authors: list, **ids) -> PaperRecord:
+    return PaperRecord(
+        source=source,
+        external_id=external_id,
+        title="Radiative transfer in the outer heliosphere",
+        authors=authors,
+        published=dt.date(2021, 3, 4),
+        **ids,
+    )
+
+
+def test_a_mis_split_particle_is_one_slot_with_both_sources_evidence():
+    """arXiv prints "Jan van der Velde"; Crossref splits the particle off the
+    family name ("Jan Van" + "Der Velde") and carries the ORCID iD: one byline
+    slot of the same person, not two."""
+    services.paper_upsert(
+        record=_record(
+            "arxiv",
+            "2103.01234",
+            [
+                AuthorRecord("Jan van der Velde", "Jan", "van der Velde"),
+                AuthorRecord("Mei Lin", "Mei", "Lin"),
+            ],
+            arxiv_id="2103.01234",
+        )
+    )
+    services.paper_upsert(
+        record=_record(
+            "crossref",
+            "10.1000/helio.2021.7",
+            [
+                AuthorRecord(
+                    "Jan Van Der Velde",
+                    "Jan Van",
+                    "Der Velde",
+                    orcid="0000-0002-1825-0097",
+                    affiliations=("Utrecht University",),
+                ),
+                AuthorRecord("Mei Lin", "Mei", "Lin"),
+            ],
+            doi="10.1000/helio.2021.7",
+            arxiv_id="2103.01234",
+        )
+    )
+    paper = Paper.objects.get()
+    slots = list(paper.authorships.order_by("position"))
+    assert [(a.position, a.raw_name, a.orcid) for a in slots] == [
+        (1, "Jan van der Velde", "0000-0002-1825-0097"),
+        (2, "Mei Lin", ""),
+    ]
+    assert slots[0].affiliations == ["Utrecht University"]
+    assert paper.doi == "10.1000/helio.2021.7"
+
+
+def test_arxivs_own_doi_names_the_arxiv_paper(arxiv_dir):
+    """A Crossref work known only by arXiv's DOI (10.48550/arXiv.<id>, as
+    DataCite registers it and Crossref lists it) joins the paper arXiv's record
+    made."""
+    _harvest("arxiv", arxiv_dir)
+    before = Paper.objects.get()
+    work = {
+        "DOI": "10.48550/arXiv.0704.0932",
+        "title": ["On the Origin of the Dichotomy of Early-Type Galaxies"],
+        "author": [
+            {
+                "given": "Xi",
+                "family": "Kang",
+                "sequence": "first",
+                "ORCID": "https://orcid.org/0000-0003-1234-5674",
+            }
+        ],
+        "issued": {"date-parts": [[2007, 4, 6]]},
+    }
+    record = parse_crossref_work(
+        RawItem("doi:10.48550/arxiv.0704.0932", json.dumps(work), "test#item-0")
+    )
+    assert record.arxiv_id == "0704.0932"
+    result = services.paper_upsert(record=record)
+    assert result.paper.pk == before.pk
+    assert Paper.objects.count() == 1
+    kang = Authorship.objects.get(paper=before, position=1)
+    assert (kang.raw_name, kang.orcid) == ("Xi Kang", "0000-0003-1234-5674")
+    assert Authorship.objects.filter(paper=before).count() == 3

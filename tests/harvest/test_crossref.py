@@ -8,21 +8,30 @@ place). One paper across sources is tests/harvest/test_cross_source.py.
 from __future__ import annotations
 
 import json
+import re
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.management import CommandError, call_command
 
 from harvest import services
 from harvest.models import HarvestRun, RawRecord
 from harvest.records import NotARecordFile, RawItem, RecordError
 from harvest.sources.crossref import (
     crossref_pages,
+    crossref_work,
     markup_to_text,
     parse_crossref_work,
     read_crossref_file,
 )
-from harvest.sources.polite_http import PoliteClient, Politeness, SourceRefused
+from harvest.sources.polite_http import (
+    PoliteClient,
+    Politeness,
+    SourceRefused,
+    user_agent,
+)
 from wovepaper.models import Paper
 
 DECODED = Path(settings.WOVEPAPER_DATA_DIR) / "crossref" / "habanero_decoded"
@@ -351,3 +360,181 @@ def test_a_month_only_date_keeps_its_precision_on_the_page_and_in_the_api(client
     assert "<dt>Published</dt><dd>2007-10</dd>" in page
     api = client.get(f"/api/papers/{paper.pk}/").json()
     assert (api["published"], api["published_precision"]) == ("2007-10-01", "month")
+
+
+def _work_answer(name: str) -> dict:
+    return json.loads((DECODED / name).read_text())
+
+
+@pytest.mark.django_db
+def test_dois_looked_up_one_by_one_are_stored_and_the_unknown_one_named(
+    server, settings
+):
+    """The real answers of habanero's mixed-ids test: a work, 404 "Resource not
+    found." for a DOI Crossref does not know, another work; asked through the
+    command, with DOIs typed as resolver URLs, in capitals, and one twice."""
+    settings.HARVEST_POLITENESS = {
+        "crossref": {"min_interval": 0, "max_tries": 2, "backoff_base": 0.01}
+    }
+    first = _work_answer("test-works__test_works_mixed_ids_warn__0.json")
+    second = _work_answer("test-works__test_works_mixed_ids_warn__2.json")
+    not_found = (DECODED / "test-works__test_works_mixed_ids_warn__1.txt").read_text()
+    assert not_found.startswith("Resource not found.")
+    server.expect_ordered_request(
+        "/works/10.1371/journal.pone.0033693",
+        headers={"User-Agent": user_agent()},
+    ).respond_with_json(first)
+    server.expect_ordered_request("/works/10.1371/notarealdoi").respond_with_data(
+        not_found, status=404, content_type="text/plain"
+    )
+    server.expect_ordered_request(
+        "/works/10.1371/journal.pone.0020476"
+    ).respond_with_json(second)
+    out = StringIO()
+    call_command(
+        "harvest",
+        "crossref",
+        "--ids",
+        "https://doi.org/10.1371/JOURNAL.PONE.0033693, 10.1371/notarealdoi,"
+        "doi:10.1371/journal.pone.0020476",
+        "--url",
+        server.url_for("/works"),
+        "--no-progress",
+        stdout=out,
+    )
+    server.check_assertions()
+    run = HarvestRun.objects.get()
+    assert (run.status, run.params["mode"], run.papers_created) == (
+        "finished",
+        "crossref-dois",
+        2,
+    )
+    assert run.params["missing"] == ["10.1371/notarealdoi"]
+    assert "not known to crossref: 10.1371/notarealdoi" in out.getvalue()
+    assert set(Paper.objects.values_list("doi", flat=True)) == {
+        "10.1371/journal.pone.0033693",
+        "10.1371/journal.pone.0020476",
+    }
+
+
+@pytest.mark.django_db
+def test_a_refused_doi_lookup_fails_the_run_and_its_resume_asks_from_that_doi(
+    server, settings
+):
+    settings.HARVEST_POLITENESS = {
+        "crossref": {"min_interval": 0, "max_tries": 2, "backoff_base": 0.01}
+    }
+    first = _work_answer("test-works__test_works_mixed_ids_warn__0.json")
+    refused = _work_answer(
+        "test-works__test_works_query_filters_not_allowed_with_dois__0.json"
+    )
+    dois = ["10.1371/journal.pone.0033693", "10.1371/journal.pone.0020476"]
+    server.expect_ordered_request(f"/works/{dois[0]}").respond_with_json(first)
+    server.expect_ordered_request(f"/works/{dois[1]}").respond_with_json(
+        refused, status=400
+    )
+    run = services.harvest_crossref_dois(dois=dois, base_url=server.url_for("/works"))
+    assert run.status == HarvestRun.Status.FAILED
+    assert f"/works/{dois[1]} answered HTTP 400" in run.error
+    assert (run.cursor, run.papers_created) == ("1", 1)
+    server.clear()
+    server.expect_ordered_request(f"/works/{dois[1]}").respond_with_json(
+        _work_answer("test-works__test_works_mixed_ids_warn__2.json")
+    )
+    resumed = services.harvest_crossref_dois(run=run)
+    server.check_assertions()
+    assert (resumed.status, resumed.papers_created, resumed.cursor) == (
+        "finished",
+        2,
+        "2",
+    )
+    assert Paper.objects.count() == 2
+
+
+def test_a_doi_with_characters_a_path_cannot_hold_is_percent_encoded(server):
+    doi = "10.1002/(sici)1097-4636(199706)35:4<481::aid-jbm8>3.0.co;2-f"
+    server.expect_ordered_request(
+        "/works/10.1002/(sici)1097-4636(199706)35:4<481::aid-jbm8>3.0.co;2-f"
+    ).respond_with_data("Resource not found.", status=404)
+    with PoliteClient("crossref", politeness=QUICK) as client:
+        assert crossref_work(client, server.url_for("/works"), doi) is None
+    server.check_assertions()
+    # As it went on the wire (the server's own view of the path is decoded).
+    sent = server.log[0][0].environ["REQUEST_URI"]
+    assert sent == (
+        "/works/10.1002/%28sici%291097-4636%28199706%2935%3A4%3C481%3A%3Aaid-jbm8"
+        "%3E3.0.co%3B2-f"
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "source", ["crossref", "openalex", "semanticscholar"], ids=lambda s: s
+)
+def test_a_record_that_is_not_a_json_object_is_kept_failed_and_the_rest_stored(
+    tmp_path, source
+):
+    """A real list answer with two of its records replaced by JSON that is not an
+    object (an array, a number): each is a raw record failed with its error, the
+    run goes on and stores every other record."""
+    data = Path(settings.WOVEPAPER_DATA_DIR)
+    if source == "crossref":
+        answer = json.loads(
+            (DECODED / "test-cursor__test_cursor_max__0.json").read_text()
+        )
+        items = answer["message"]["items"]
+    elif source == "openalex":
+        answer = json.loads(
+            (data / "openalex/peneira_works_page/works_search_page1.json").read_text()
+        )
+        items = answer["results"]
+    else:
+        answer = json.loads(
+            (
+                data / "semanticscholar/semanticscholar_py/decoded"
+                "/test_get_papers_return_not_found__0.json"
+            ).read_text()
+        )
+        items = answer
+    good = len(items) - 2 - sum(1 for i in items if i is None)
+    items[1] = ["not", "an", "object"]
+    items[-1] = 42
+    path = tmp_path / "answer.json"
+    path.write_text(json.dumps(answer))
+
+    run = services.harvest_files(source=source, root=path)
+
+    assert run.status == HarvestRun.Status.FINISHED
+    assert run.records_failed == 2
+    assert run.papers_created == Paper.objects.count() == good
+    failed = RawRecord.objects.filter(status=RawRecord.Status.FAILED)
+    assert sorted(
+        (json.loads(p) for p in failed.values_list("payload", flat=True)), key=str
+    ) == [42, ["not", "an", "object"]]
+    for locator, error in failed.values_list("locator", "error"):
+        assert error.startswith(locator)
+        assert re.search(r"must be a JSON object$", error), error
+
+
+def test_dois_typed_for_a_lookup_are_split_where_another_doi_starts():
+    from harvest.management.commands.harvest import _PAPER_LOOKUPS, _lookup_ids
+
+    typed = "10.1000/a,b, https://doi.org/10.1000/C,doi:10.1000/d"
+    assert _lookup_ids(typed, _PAPER_LOOKUPS["crossref"]) == [
+        "10.1000/a,b",
+        "10.1000/c",
+        "10.1000/d",
+    ]
+    # A comma that starts no DOI belongs to the suffix before it, and a suffix
+    # holds no space.
+    with pytest.raises(ValueError, match="'10.1000/a, nope' is not a DOI"):
+        _lookup_ids("10.1000/a, nope", _PAPER_LOOKUPS["crossref"])
+
+
+@pytest.mark.django_db
+def test_the_command_refuses_ids_a_source_does_not_look_up():
+    with pytest.raises(CommandError, match="--ids names papers of arxiv, crossref"):
+        call_command("harvest", "openalex", "--ids", "W2741809807", "--no-progress")
+    with pytest.raises(CommandError, match=r"--ids: 'x' is not a DOI"):
+        call_command("harvest", "crossref", "--ids", "x", "--no-progress")
+    assert not HarvestRun.objects.exists()

@@ -403,3 +403,49 @@ def test_oai_pages_refuse_a_token_that_comes_back(server, client, page_2024):
     assert next(pages).token == TOKEN_2024
     with pytest.raises(OaiLoop, match="handed out before"):
         next(pages)
+
+
+def test_a_deleted_header_in_a_later_live_list_hides_the_paper(
+    server, client, page_2024
+):
+    """The real 2024 cs page makes five papers; a later ListRecords answer
+    (written here, in the protocol's words: arXiv's own lists hold none)
+    reports one of them deleted: that paper is hidden, the others stay."""
+    expect_2024_first_page(server, page_2024.replace(TOKEN_2024, ""))
+    harvest_2024(server, client)
+    gone = ids_in(page_2024)[2]
+    assert Paper.objects.filter(hidden=False).count() == 5
+    deleted = (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        f'<OAI-PMH xmlns="{OAI_NS}"><responseDate>2024-02-02T00:00:00Z'
+        '</responseDate><request verb="ListRecords">http://127.0.0.1/oai2</request>'
+        f'<ListRecords><record><header status="deleted"><identifier>oai:arXiv.org:'
+        f"{gone}</identifier><datestamp>2024-02-01</datestamp><setSpec>cs</setSpec>"
+        "</header></record></ListRecords></OAI-PMH>"
+    )
+    server.clear()
+    server.expect_ordered_request(
+        "/oai2",
+        query_string={
+            "verb": "ListRecords",
+            "metadataPrefix": "oai_dc",
+            "from": "2024-02-01",
+            "until": "2024-02-01",
+            "set": "cs",
+        },
+    ).respond_with_data(deleted, content_type="text/xml")
+    run = services.harvest_arxiv_oai(
+        from_date=dt.date(2024, 2, 1),
+        until_date=dt.date(2024, 2, 1),
+        set_spec="cs",
+        metadata_prefix="oai_dc",
+        base_url=server.url_for("/oai2"),
+        client=client,
+    )
+    server.check_assertions()
+    assert run.status == HarvestRun.Status.FINISHED, run.error
+    assert (run.records_seen, run.papers_updated, run.records_failed) == (1, 1, 0)
+    assert list(
+        Paper.objects.filter(hidden=True).values_list("arxiv_id", flat=True)
+    ) == [gone]
+    assert Paper.objects.filter(hidden=False).count() == 4

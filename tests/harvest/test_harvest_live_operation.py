@@ -14,6 +14,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.core.management import CommandError, call_command
 from django.utils import timezone
+from lxml import html as lxml_html
 from pytest_httpserver import HTTPServer
 
 from harvest import services
@@ -134,6 +135,26 @@ def test_task_without_dates_is_incremental(server, exchange, settings):
         0,
         2,
     )
+
+
+def test_admin_lists_runs_with_their_counts_and_errors(server, admin_client):
+    run = failed_run(server)
+    doc = lxml_html.fromstring(admin_client.get(CHANGELIST).content)
+    (row,) = doc.cssselect("#result_list tbody tr")
+    cells = {
+        th.get("class").split()[-1].removeprefix("column-"): td.text_content().strip()
+        for th, td in zip(
+            doc.cssselect("#result_list thead th")[1:],
+            row.cssselect("td, th")[1:],
+            strict=True,
+        )
+    }
+    assert cells["source"] == "arxiv"
+    assert cells["status"] == "failed"
+    for count in ("records_seen", "papers_created", "records_failed"):
+        assert cells[count] == str(getattr(run, count)), count
+    assert cells["error"] == run.error
+    assert "failed" in run.error
 
 
 def test_admin_resume_queues_a_failed_run_once_and_it_finishes(
@@ -341,3 +362,18 @@ def test_command_names_a_rejected_file_once(tmp_path, capsys):
     call_command("harvest", "arxiv", "--dir", str(tmp_path), "--no-progress")
     name = tmp_path.resolve() / "papers" / "0509037.abs"
     assert f"  rejected {name}: empty file\n" in capsys.readouterr().out
+
+
+def test_the_command_draws_a_progress_bar_of_the_files_it_harvests(
+    arxiv_dir, tmp_path, capsys
+):
+    month = sorted((arxiv_dir / "abs_files/ftp/arxiv/papers/0704").glob("*.abs"))[:30]
+    for path in month:
+        (tmp_path / path.name).symlink_to(path.resolve())
+    call_command("harvest", "arxiv", "--dir", str(tmp_path))
+    bar = capsys.readouterr().err.replace("\r", "\n").splitlines()
+    # tqdm's last frame: every file counted, out of the total counted first.
+    assert any(
+        line.startswith("harvest arxiv: 100%") and "30/30" in line for line in bar
+    ), bar[-3:]
+    assert Paper.objects.count() == 30

@@ -4,12 +4,15 @@ cursor paging against a local server, with a truncated byline fetched whole."""
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import json
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
+from harvest import selectors, services
+from harvest.models import HarvestRun
 from harvest.records import NotARecordFile, RawItem, RecordError
 from harvest.sources.openalex import (
     openalex_pages,
@@ -18,6 +21,7 @@ from harvest.sources.openalex import (
     rebuild_abstract,
 )
 from harvest.sources.polite_http import PoliteClient, Politeness
+from wovepaper.models import Paper
 
 DATA = Path(settings.WOVEPAPER_DATA_DIR) / "openalex"
 QUICK = Politeness(min_interval=0, timeout=5, max_tries=2, backoff_base=0.01)
@@ -240,3 +244,58 @@ def test_institutions_lookup_by_ror_id_fills_only_what_is_missing(server, settin
     filled = Institution.objects.get(ror_id="00jmfr291")
     assert filled.name == "University of Michigan–Ann Arbor"  # ROR's name stays
     assert (filled.country_code, filled.types) == ("US", [michigan["type"]])
+
+
+@pytest.mark.django_db
+def test_live_openalex_run_walks_its_windows_newest_first_with_the_api_key(
+    server, settings
+):
+    """``harvest_openalex`` over two days in one-day windows: the newer day's
+    real works page (49 works) and its empty end, then the older day; every
+    request carries ``OPENALEX_API_KEY``; each work is a paper; the run records
+    the day it reached for the next incremental run."""
+    settings.OPENALEX_API_KEY = "env-key"
+    settings.HARVEST_WINDOW_DAYS = 1
+    settings.HARVEST_POLITENESS = {"openalex": {"min_interval": 0}}
+    page = json.loads(
+        (DATA / "peneira_works_page" / "works_search_page1.json").read_text()
+    )
+    first = {**page, "meta": {**page["meta"], "next_cursor": "IlsxNjA5M"}}
+    empty = {"meta": {"count": 0, "next_cursor": None}, "results": []}
+
+    def asked(day: str, cursor: str) -> dict:
+        return {
+            "filter": f"from_updated_date:{day},to_updated_date:{day}",
+            "per-page": "200",
+            "cursor": cursor,
+            "api_key": "env-key",
+        }
+
+    for day, cursor, answer in (
+        ("2026-11-02", "*", first),
+        ("2026-11-02", "IlsxNjA5M", empty),
+        ("2026-11-01", "*", empty),
+    ):
+        server.expect_ordered_request(
+            "/works", query_string=asked(day, cursor)
+        ).respond_with_json(answer)
+
+    run = services.harvest_openalex(
+        from_date=dt.date(2026, 11, 1),
+        until_date=dt.date(2026, 11, 2),
+        base_url=server.url_for("/works"),
+    )
+    server.check_assertions()
+    assert run.status == HarvestRun.Status.FINISHED, run.error
+    assert run.params["windows"] == [
+        ["2026-11-02", "2026-11-02"],
+        ["2026-11-01", "2026-11-01"],
+    ]
+    assert (run.records_seen, run.records_failed) == (49, 0)
+    assert run.papers_created == Paper.objects.count()
+    assert set(Paper.objects.values_list("openalex_id", flat=True)) == {
+        w["id"].rsplit("/", 1)[1] for w in page["results"]
+    }
+    assert selectors.live_next_from(source="openalex", mode="openalex", filter="") == (
+        dt.date(2026, 11, 2)
+    )

@@ -186,6 +186,21 @@ def test_requests_are_paced_by_the_minimum_interval(server):
     assert all(gap >= 0.4 for gap in gaps), gaps
 
 
+def test_arxiv_is_asked_once_every_three_seconds_by_default(server):
+    """The settings' default for arXiv (its API terms: "no more than 1 request
+    every 3 seconds"; HARVEST_ARXIV_INTERVAL unset), as a client built from
+    them paces two requests: the wait asked of its sleep is the interval left
+    after the first answer."""
+    assert Politeness.of("arxiv").min_interval == 3.0
+    server.expect_request("/x").respond_with_data("ok")
+    waits: list[float] = []
+    with PoliteClient("arxiv", sleep=waits.append) as client:
+        client.get(server.url_for("/x"))
+        client.get(server.url_for("/x"))
+    assert len(waits) == 1
+    assert 2.5 < waits[0] <= 3.0
+
+
 def test_user_agent_names_the_contact_address(server, settings):
     settings.HARVEST_CONTACT_EMAIL = "harvest@example.org"
     server.expect_request("/x").respond_with_data("ok")

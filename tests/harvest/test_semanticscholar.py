@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.management import call_command
 
 from harvest import services
 from harvest.models import HarvestRun
@@ -19,6 +21,7 @@ from harvest.sources.semanticscholar import (
     parse_s2_paper,
     s2_bulk_pages,
     s2_page_read,
+    s2_paper_id_normalise,
     split_s2_page,
 )
 from tests.factories import PaperFactory
@@ -26,6 +29,10 @@ from wovepaper.models import Paper
 
 S2 = Path(settings.WOVEPAPER_DATA_DIR) / "semanticscholar" / "semanticscholar_py"
 BATCH = S2 / "decoded" / "test_get_papers_return_not_found__0.json"
+# The real answer for CorpusId:211530585 (unknown: null), CorpusId:470667, the DOI
+# 10.2139/ssrn.2250500 and a paperId (the request body is in its cassette).
+NOT_FOUND = S2 / "decoded" / "test_get_papers_not_found_warning__0.json"
+SHA = "0f40b1f08821e22e859c6050916cec3667778613"
 QUICK = Politeness(min_interval=0, timeout=5, max_tries=3, backoff_base=0.01)
 
 
@@ -208,3 +215,117 @@ def test_an_authors_papers_are_paged_by_offset_and_resume_after_a_failure(
     assert set(Paper.objects.values_list("s2_id", flat=True)) == every
     with pytest.raises(CommandError, match="is not a Semantic Scholar author id"):
         call_command("harvest", "semanticscholar", "--author-papers", "../x")
+
+
+@pytest.mark.parametrize(
+    ("typed", "asked"),
+    [
+        ("CorpusId:211530585", "CorpusId:211530585"),
+        ("corpusid:470667", "CorpusId:470667"),
+        ("10.2139/SSRN.2250500", "DOI:10.2139/ssrn.2250500"),
+        ("https://doi.org/10.1257/rct.1355", "DOI:10.1257/rct.1355"),
+        ("doi:10.1257/rct.1355", "DOI:10.1257/rct.1355"),
+        ("0F40B1F08821E22E859C6050916CEC3667778613", SHA),
+        (f"https://www.semanticscholar.org/paper/A-Title/{SHA}", SHA),
+        ("arXiv:2201.05500v2", "ARXIV:2201.05500"),
+        ("hep-th/9901001", "ARXIV:hep-th/9901001"),
+        ("PMID:19872477", "PMID:19872477"),
+    ],
+)
+def test_paper_ids_are_read_in_every_form_the_api_takes(typed, asked):
+    assert s2_paper_id_normalise(typed) == asked
+
+
+@pytest.mark.parametrize(
+    ("typed", "problem"),
+    [
+        ("", "is not a Semantic Scholar paper id"),
+        ("a paper", "is not a Semantic Scholar paper id"),
+        ("CorpusId:abc", "a CorpusId is a number"),
+        ("DOI:nope", "is not a DOI"),
+        ("ARXIV:1234", "is not an arXiv id"),
+    ],
+)
+def test_a_paper_id_of_no_known_form_is_refused_naming_it(typed, problem):
+    with pytest.raises(ValueError, match=problem):
+        s2_paper_id_normalise(typed)
+
+
+@pytest.mark.django_db
+def test_papers_looked_up_by_id_are_stored_and_the_unknown_one_named(server, settings):
+    """The real batch answer for four ids (a null for the unknown CorpusId),
+    asked through the command: three papers stored, the fourth id named."""
+    settings.HARVEST_POLITENESS = {"semanticscholar": {"min_interval": 0}}
+    settings.S2_API_KEY = "test-key"
+    answer = json.loads(NOT_FOUND.read_text())
+    typed = [
+        "corpusid:211530585",
+        "CorpusId:470667",
+        "https://doi.org/10.2139/ssrn.2250500",
+        SHA,
+    ]
+    asked = ["CorpusId:211530585", "CorpusId:470667", "DOI:10.2139/ssrn.2250500", SHA]
+    server.expect_ordered_request(
+        "/graph/v1/paper/batch",
+        method="POST",
+        query_string={"fields": PAPER_FIELDS},
+        json={"ids": asked},
+        headers={"x-api-key": "test-key"},
+    ).respond_with_json(answer)
+    out = StringIO()
+    call_command(
+        "harvest",
+        "semanticscholar",
+        "--ids",
+        ",".join(typed),
+        "--url",
+        server.url_for("/graph/v1"),
+        "--no-progress",
+        stdout=out,
+    )
+    server.check_assertions()
+    run = HarvestRun.objects.get()
+    assert (run.status, run.params["mode"], run.papers_created) == (
+        "finished",
+        "s2-papers",
+        3,
+    )
+    assert run.params["missing"] == ["CorpusId:211530585"]
+    assert "not known to semanticscholar: CorpusId:211530585" in out.getvalue()
+    assert set(Paper.objects.values_list("s2_id", flat=True)) == {
+        entry["paperId"] for entry in answer if entry
+    }
+
+
+@pytest.mark.django_db
+def test_a_paper_lookup_resumes_at_the_batch_that_did_not_land(
+    server, settings, monkeypatch
+):
+    settings.HARVEST_POLITENESS = {
+        "semanticscholar": {"min_interval": 0, "max_tries": 2, "backoff_base": 0.01}
+    }
+    answer = json.loads(NOT_FOUND.read_text())
+    ids = ["CorpusId:211530585", "CorpusId:470667", "DOI:10.2139/ssrn.2250500", SHA]
+    path = "/graph/v1/paper/batch"
+    server.expect_ordered_request(
+        path, method="POST", json={"ids": ids[:2]}
+    ).respond_with_json(answer[:2])
+    for _ in range(2):
+        server.expect_ordered_request(path, method="POST").respond_with_data(
+            "Service Unavailable", status=503
+        )
+    # Two ids a batch, so that four make two batches.
+    monkeypatch.setattr("harvest.sources.semanticscholar.BATCH_MAX", 2)
+    run = services.harvest_s2_papers(ids=ids, base_url=server.url_for("/graph/v1"))
+    assert run.status == HarvestRun.Status.FAILED
+    assert "failed 2 times" in run.error
+    assert (run.cursor, run.papers_created) == ("2", 1)
+    server.clear()
+    server.expect_ordered_request(
+        path, method="POST", json={"ids": ids[2:]}
+    ).respond_with_json(answer[2:])
+    resumed = services.harvest_s2_papers(run=run)
+    server.check_assertions()
+    assert (resumed.status, resumed.papers_created) == ("finished", 3)
+    assert resumed.params["missing"] == ["CorpusId:211530585"]
+    assert Paper.objects.count() == 3

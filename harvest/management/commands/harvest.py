@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
@@ -28,6 +30,71 @@ def _day(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a date (YYYY-MM-DD)"
         ) from exc
+
+
+def _doi_typed(text: str) -> str:
+    """A DOI as Crossref takes it: no resolver prefix, lower case.
+
+    Raises:
+        ValueError: not a DOI's shape (named).
+    """
+    from harvest.sources.crossref import doi_normalise, doi_valid
+
+    doi = doi_normalise(text)
+    if not doi_valid(doi):
+        raise ValueError(f"{text[:80]!r} is not a DOI")
+    return doi
+
+
+def _s2_paper_typed(text: str) -> str:
+    from harvest.sources.semanticscholar import s2_paper_id_normalise
+
+    return s2_paper_id_normalise(text)
+
+
+@dataclass(frozen=True)
+class _PaperLookup:
+    """Papers looked up by ``--ids`` in one source.
+
+    Attributes:
+        mode: the run mode the service records (``--resume`` finds it).
+        service: the name of the harvest service (in :mod:`harvest.services`).
+        check: an id as typed to the id the service takes; raises ValueError.
+        what: what one id is called, for messages.
+        keyword: the service's argument for the ids.
+    """
+
+    mode: str
+    service: str
+    check: Callable[[str], str]
+    what: str
+    keyword: str = "ids"
+
+
+# arXiv ids go as typed: the API itself refuses a malformed one, naming it.
+_PAPER_LOOKUPS = {
+    "arxiv": _PaperLookup("arxiv-api", "harvest_arxiv_ids", str.strip, "arXiv id"),
+    "crossref": _PaperLookup(
+        "crossref-dois", "harvest_crossref_dois", _doi_typed, "DOI", "dois"
+    ),
+    "semanticscholar": _PaperLookup(
+        "s2-papers", "harvest_s2_papers", _s2_paper_typed, "Semantic Scholar paper id"
+    ),
+}
+# A comma that starts another DOI ("10.1103/x, doi:10.1007/y, https://doi.org/
+# 10.1/z"); a comma inside a DOI's suffix (DOIs may hold one) is followed by more
+# of that suffix.
+_NEXT_DOI_RE = re.compile(r",\s*(?=10\.|doi:|https?://)", re.IGNORECASE)
+
+
+def _lookup_ids(text: str, lookup: _PaperLookup) -> list[str]:
+    """The ids of ``--ids``, each through the lookup's check, in order.
+
+    Raises:
+        ValueError: an id the check refuses.
+    """
+    parts = _NEXT_DOI_RE.split(text) if lookup.keyword == "dois" else text.split(",")
+    return [lookup.check(p) for p in parts if p.strip()]
 
 
 def _positive(text: str) -> int:
@@ -90,8 +157,10 @@ class Command(BaseCommand):
         live.add_argument(
             "--ids",
             default="",
-            help="arxiv: fetch these ids from the arXiv API; ror: these ROR ids; "
-            "with --authors: these author ids (comma-separated)",
+            help="arxiv: fetch these ids from the arXiv API; crossref: look these "
+            "DOIs up; semanticscholar: look these papers up (CorpusId:N, DOI:..., "
+            "ARXIV:..., a paperId); ror: these ROR ids; with --authors: these "
+            "author ids (comma-separated)",
         )
         live.add_argument(
             "--author-papers",
@@ -189,9 +258,10 @@ class Command(BaseCommand):
             run = self._author_papers(run, options)
         elif options["institutions"] or mode == "openalex-institutions":
             run = self._openalex_institutions(run, options)
-        elif options["ids"] and options["source"] != "arxiv":
+        elif options["ids"] and options["source"] not in _PAPER_LOOKUPS:
             raise CommandError(
-                "--ids is arXiv's and ROR's (or, with --authors, author ids)"
+                "--ids names papers of arxiv, crossref or semanticscholar, "
+                "organisations of ror (or, with --authors, author ids)"
             )
         else:
             run = self._papers(run, live, options)
@@ -207,17 +277,32 @@ class Command(BaseCommand):
         self._report(run)
 
     def _papers(self, run: HarvestRun | None, live, options) -> HarvestRun:
-        ids = [i.strip() for i in options["ids"].split(",") if i.strip()]
-        if options["ids"] and not ids:
-            raise CommandError("--ids names no arXiv id")
-        if (live and ids) or (run and run.params.get("mode") == "arxiv-api"):
-            with tqdm(unit="paper", disable=options["no_progress"]) as bar:
-                run = services.harvest_arxiv_ids(
-                    ids=ids,
+        lookup = _PAPER_LOOKUPS.get(options["source"])
+        mode = run.params.get("mode") if run else None
+        if lookup and ((live and options["ids"]) or mode == lookup.mode):
+            ids = []
+            if run is None:
+                try:
+                    ids = _lookup_ids(options["ids"], lookup)
+                except ValueError as exc:
+                    raise CommandError(f"--ids: {exc}") from exc
+                if not ids:
+                    raise CommandError(f"--ids names no {lookup.what}")
+            with tqdm(
+                total=len(ids or run.params.get("ids", [])),
+                unit="paper",
+                disable=options["no_progress"],
+            ) as bar:
+                run = getattr(services, lookup.service)(
+                    **{lookup.keyword: ids},
                     base_url=options["url"],
                     run=run,
                     progress=bar.update,
                 )
+            missing = run.params.get("missing")
+            # (The arXiv API's run counts its missing ids; the others name them.)
+            for unknown in missing if isinstance(missing, list) else ():
+                self.stdout.write(f"  not known to {run.source}: {unknown}")
         elif live and options["source"] == "semanticscholar":
             run = self._s2(run, options)
         elif live:
