@@ -26,7 +26,6 @@ from harvest.services.files import (  # noqa: F401
     BATCH_RECORDS,
     FILE_SOURCES,
     FileSource,
-    HarvestInterrupted,
     arxiv_files,
     arxiv_reader_for,
     crossref_files,
@@ -52,11 +51,13 @@ from harvest.services.live import (  # noqa: F401
     harvest_arxiv_ids,
     harvest_arxiv_oai,
     harvest_crossref,
-    harvest_crossref_dois,
     harvest_openalex,
     harvest_s2_backfill,
-    harvest_s2_papers,
     oai_windows,
+)
+from harvest.services.lookups import (  # noqa: F401
+    harvest_crossref_dois,
+    harvest_s2_papers,
 )
 from harvest.services.raw import (  # noqa: F401
     FileReader,
@@ -70,11 +71,13 @@ from harvest.services.runs import (  # noqa: F401
     RUN_NOT_FAILED,
     RUN_STILL_RUNNING,
     RUN_UNKNOWN_KIND,
+    HarvestInterrupted,
     HarvestRunRefused,
     harvest_run_finish,
     harvest_run_repeat,
     harvest_run_resume,
     harvest_run_start,
+    run_held,
 )
 from harvest.services.upsert import (  # noqa: F401
     MAX_ABSTRACT_CHARS,

@@ -7,14 +7,14 @@ import logging
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from urllib.parse import quote, unquote_to_bytes
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, transaction
 
 from harvest import selectors
 from harvest.models import HarvestRun
@@ -29,9 +29,9 @@ from harvest.services.batches import harvest_batch, institutions_batch
 from harvest.services.prepare import PendingBatch, PreparePool, prepare_workers
 from harvest.services.raw import FileReader, RecordParser
 from harvest.services.runs import (
-    HarvestRunRefused,
     harvest_run_finish,
     harvest_run_start,
+    run_held,
 )
 from harvest.sources.json_answers import saved_answer_items
 
@@ -466,7 +466,8 @@ def harvest_files(
         The finished HarvestRun with its counts.
 
     Raises:
-        HarvestRunRefused: another process is harvesting the run (:func:`run_lock`).
+        HarvestRunRefused: another process is harvesting the run
+            (:func:`~harvest.services.runs.run_held`).
         HarvestInterrupted: Ctrl-C; the run is closed as failed, to be resumed.
     """
     root = root.resolve()
@@ -488,68 +489,8 @@ def harvest_files(
         if unreadable:  # reported with the run's skipped files
             run.files_skipped = unreadable
             run.save(update_fields=["files_skipped"])
-    with run_lock(run):
-        try:
-            return _harvest_run(kind, source, root, base, run, progress, reparse)
-        except KeyboardInterrupt as exc:
-            # Counts as the last committed batch left them; the batch cut short
-            # was rolled back.
-            run.refresh_from_db()
-            harvest_run_finish(run=run, error="interrupted (Ctrl-C)")
-            raise HarvestInterrupted(run) from exc
-
-
-class HarvestInterrupted(KeyboardInterrupt):
-    """A harvest stopped by Ctrl-C: its run is closed as failed (so it can be
-    resumed) and travels with the interruption (``.run``)."""
-
-    def __init__(self, run: HarvestRun) -> None:
-        super().__init__(f"run #{run.pk} interrupted")
-        self.run = run
-
-
-# The namespace of harvest runs' advisory locks (any constant the project
-# reserves; PostgreSQL 15 manual, 9.27.10 "Advisory Lock Functions").
-_RUN_LOCK_SPACE = 7301
-
-
-@contextmanager
-def run_lock(run: HarvestRun) -> Iterator[None]:
-    """Hold ``run`` for this process while it harvests (PostgreSQL; elsewhere a
-    no-op): a second process resuming the same run is refused.
-
-    The lock is a session-level advisory lock: PostgreSQL lets it go when the
-    holder's connection ends, so a harvest killed with SIGKILL leaves it free.
-
-    Raises:
-        HarvestRunRefused: another process holds the run.
-    """
-    if connection.vendor != "postgresql":
-        yield
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [_RUN_LOCK_SPACE, run.pk])
-        (held,) = cursor.fetchone()
-    if not held:
-        raise HarvestRunRefused(
-            f"run #{run.pk} is being harvested by another process: "
-            "resume it once that one has stopped"
-        )
-    try:
-        yield
-    finally:
-        try:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT pg_advisory_unlock(%s, %s)", [_RUN_LOCK_SPACE, run.pk]
-                )
-        except DatabaseError:
-            # The connection is gone (the lock went with it) or inside a
-            # transaction an error aborted (it goes when the session ends):
-            # the error that got here is the one to report.
-            logger.warning(
-                "harvest run #%s: its lock is released at disconnect", run.pk
-            )
+    with run_held(run):
+        return _harvest_run(kind, source, root, base, run, progress, reparse)
 
 
 def _harvest_run(

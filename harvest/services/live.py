@@ -20,7 +20,7 @@ from harvest.models import HarvestRun
 from harvest.records import RawItem
 from harvest.services.batches import harvest_batch
 from harvest.services.raw import RecordParser
-from harvest.services.runs import harvest_run_finish, harvest_run_start
+from harvest.services.runs import harvest_run_finish, harvest_run_start, run_held
 from harvest.sources.polite_http import PoliteClient
 from wovepaper.models import Paper
 
@@ -118,8 +118,8 @@ def _unexpected(run: HarvestRun, exc: Exception) -> HarvestRun:
 
 
 def run_to_end(run: HarvestRun, walk: Callable[[], None]) -> HarvestRun:
-    """Carry out ``walk`` (the requests and batches of a live run) and end the run
-    by how it went.
+    """Carry out ``walk`` (the requests and batches of a live run), holding the
+    run (:func:`~harvest.services.runs.run_held`), and end the run by how it went.
 
     Returns:
         The run, ``finished``; ``failed`` with the reason when the source stayed
@@ -130,7 +130,14 @@ def run_to_end(run: HarvestRun, walk: Callable[[], None]) -> HarvestRun:
     Raises:
         DatabaseError: transient (a lost connection): the task retries and the
             run resumes from its cursor.
+        HarvestRunRefused: another process is harvesting the run.
+        HarvestInterrupted: Ctrl-C; the run is closed as failed, to be resumed.
     """
+    with run_held(run):
+        return _run_walk(run, walk)
+
+
+def _run_walk(run: HarvestRun, walk: Callable[[], None]) -> HarvestRun:
     from harvest.sources.polite_http import SourceError
 
     try:
@@ -638,102 +645,6 @@ def harvest_s2_backfill(
         return run_to_end(run, walk)
 
 
-def _lookup_run(
-    *,
-    source: str,
-    mode: str,
-    base_url: str,
-    ids: list[str] | None,
-    run: HarvestRun | None,
-    task_id: str,
-) -> HarvestRun:
-    """The run of a lookup by id (:func:`_live_run`): ``run`` resumed, or a new
-    one whose parameters hold the ids asked and ``missing``, the ids the source
-    does not know, filled as it answers."""
-    params = (
-        run.params
-        if run
-        else {"mode": mode, "base_url": base_url, "ids": list(ids or []), "missing": []}
-    )
-    return _live_run(source=source, params=params, run=run, task_id=task_id)
-
-
-def harvest_s2_papers(
-    *,
-    ids: list[str] | None = None,
-    base_url: str = "",
-    run: HarvestRun | None = None,
-    task_id: str = "",
-    client: PoliteClient | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> HarvestRun:
-    """Look some papers up in Semantic Scholar by id (to backfill or refresh them).
-
-    The ids are asked :data:`~harvest.sources.semanticscholar.BATCH_MAX` at a
-    time (``POST /paper/batch``); each answer's papers and the position of the
-    next id commit together, so a killed run resumes at the next batch. An id
-    S2 does not know (``null`` in the answer) is listed in
-    ``params["missing"]`` and the run goes on.
-
-    Args:
-        ids: paper ids as :func:`~harvest.sources.semanticscholar.
-            s2_paper_id_normalise` gives them (``CorpusId:N``, ``DOI:...``,
-            ``ARXIV:...``, a paperId).
-        base_url: Graph API root; "" for ``settings.S2_API_URL``.
-        run: a run to resume.
-        task_id: the Celery task doing this harvest ("" outside Celery).
-        client: the HTTP client; None for S2's politeness (``S2_API_KEY`` sent as
-            ``x-api-key``).
-        progress: called with the number of ids of each batch.
-
-    Returns:
-        The run, ``finished``, or ``failed`` with its ``error``.
-
-    Source: Semantic Scholar Graph API, "Get details for multiple papers at
-    once" (``/paper/batch``).
-    """
-    from harvest.sources import semanticscholar as s2
-
-    run = _lookup_run(
-        source="semanticscholar",
-        mode="s2-papers",
-        base_url=base_url or settings.S2_API_URL,
-        ids=ids,
-        run=run,
-        task_id=task_id,
-    )
-    if run.status == HarvestRun.Status.FINISHED:
-        return run
-    p = run.params
-    key = {"x-api-key": settings.S2_API_KEY} if settings.S2_API_KEY else None
-
-    def walk() -> None:
-        start = int(run.cursor or 0)
-        while start < len(p["ids"]):
-            asked = p["ids"][start : start + s2.BATCH_MAX]
-            page = s2.s2_papers_batch(http, p["base_url"], asked)
-            with transaction.atomic():
-                p["missing"] = p.get("missing", []) + [
-                    i
-                    for i, entry in zip(asked, page.items, strict=True)
-                    if entry is None
-                ]
-                harvest_batch(
-                    run=run,
-                    source="semanticscholar",
-                    items=list(s2.split_s2_page(page)),
-                    parse=s2.parse_s2_paper,
-                )
-                start += len(asked)
-                run.cursor = str(start)
-                run.save()
-            if progress:
-                progress(len(asked))
-
-    with _client(client, "semanticscholar", headers=key) as http:
-        return run_to_end(run, walk)
-
-
 def harvest_arxiv_ids(
     *,
     ids: list[str] | None = None,
@@ -798,74 +709,6 @@ def harvest_arxiv_ids(
                 progress(len(page.items))
 
     with _client(client, "arxiv") as http:
-        return run_to_end(run, walk)
-
-
-def harvest_crossref_dois(
-    *,
-    dois: list[str] | None = None,
-    base_url: str = "",
-    run: HarvestRun | None = None,
-    task_id: str = "",
-    client: PoliteClient | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> HarvestRun:
-    """Look some works up in Crossref by DOI (to backfill or refresh them).
-
-    Each DOI is asked on its own (``GET /works/{doi}``: Crossref has no batch
-    lookup); its work and the position of the next DOI commit together, so a
-    killed run resumes at the next DOI. A DOI Crossref does not know (HTTP 404)
-    is listed in ``params["missing"]`` and the run goes on; a refused request
-    or a source unavailable past its retry budget fails the run, which resumes
-    from that DOI.
-
-    Args:
-        dois: normalised DOIs (:func:`~harvest.sources.crossref.doi_normalise`).
-        base_url: the ``/works`` endpoint; "" for ``settings.CROSSREF_WORKS_URL``.
-        run: a run to resume.
-        task_id: the Celery task doing this harvest ("" outside Celery).
-        client: the HTTP client; None for Crossref's politeness (polite pool).
-        progress: called with 1 for each DOI asked.
-
-    Returns:
-        The run, ``finished``, or ``failed`` with its ``error``.
-
-    Source: Crossref REST API, ``/works/{doi}``.
-    """
-    from harvest.sources import crossref
-
-    run = _lookup_run(
-        source="crossref",
-        mode="crossref-dois",
-        base_url=base_url or settings.CROSSREF_WORKS_URL,
-        ids=dois,
-        run=run,
-        task_id=task_id,
-    )
-    if run.status == HarvestRun.Status.FINISHED:
-        return run
-    p = run.params
-
-    def walk() -> None:
-        for index in range(int(run.cursor or 0), len(p["ids"])):
-            doi = p["ids"][index]
-            page = crossref.crossref_work(http, p["base_url"], doi)
-            with transaction.atomic():
-                if page is None:
-                    p["missing"] = [*p.get("missing", []), doi]
-                else:
-                    harvest_batch(
-                        run=run,
-                        source="crossref",
-                        items=list(crossref.split_works_page(page)),
-                        parse=crossref.parse_crossref_work,
-                    )
-                run.cursor = str(index + 1)
-                run.save()
-            if progress:
-                progress(1)
-
-    with _client(client, "crossref") as http:
         return run_to_end(run, walk)
 
 

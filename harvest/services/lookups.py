@@ -1,16 +1,19 @@
-"""Live lookups by id (author profiles, organisations): asked in chunks, each
-chunk's answers committed with the cursor, so a killed run resumes after the last
-chunk that landed."""
+"""Live lookups by id (papers, author profiles, organisations): asked in chunks,
+each chunk's answers committed with the cursor, so a killed run resumes after the
+last chunk that landed."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.conf import settings
 from django.db import transaction
 
 from harvest.models import HarvestRun
 from harvest.records import RawItem
+from harvest.services.batches import harvest_batch
 from harvest.services.live import _client, _live_run, run_to_end
+from harvest.services.raw import RecordParser
 from harvest.sources.polite_http import PoliteClient
 
 # look_up(client, base_url, ids) -> (raw records answered, ids the source does not
@@ -104,3 +107,136 @@ def lookup_run(
 
     with _client(client, source, headers=headers) as http:
         return run_to_end(run, walk)
+
+
+def _papers_write(source: str, parse: RecordParser) -> Write:
+    """A lookup's :data:`Write` for papers: the records upserted as a harvest
+    batch, the ids the source does not know added to ``params["missing"]``."""
+
+    def write(run: HarvestRun, items: list[RawItem], unknown: list[str]) -> None:
+        harvest_batch(run=run, source=source, items=items, parse=parse)
+        run.params["missing"] = [*run.params.get("missing", []), *unknown]
+
+    return write
+
+
+def _no_backfill(after: str, count: int) -> list[str]:
+    """A paper lookup asks only the ids given: nothing more to look up."""
+    return []
+
+
+def harvest_crossref_dois(
+    *,
+    dois: list[str] | None = None,
+    base_url: str = "",
+    run: HarvestRun | None = None,
+    task_id: str = "",
+    client: PoliteClient | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> HarvestRun:
+    """Look some works up in Crossref by DOI (to backfill or refresh them).
+
+    Each DOI is asked on its own (``GET /works/{doi}``: Crossref has no batch
+    lookup); its work and the position of the next DOI commit together, so a
+    killed run resumes at the next DOI. A DOI Crossref does not know (HTTP 404)
+    is listed in ``params["missing"]`` and the run goes on; a refused request
+    or a source unavailable past its retry budget fails the run, which resumes
+    from that DOI.
+
+    Args:
+        dois: normalised DOIs (:func:`~harvest.sources.crossref.doi_normalise`).
+        base_url: the ``/works`` endpoint; "" for ``settings.CROSSREF_WORKS_URL``.
+        run: a run to resume.
+        task_id: the Celery task doing this harvest ("" outside Celery).
+        client: the HTTP client; None for Crossref's politeness (polite pool).
+        progress: called with 1 for each DOI asked.
+
+    Returns:
+        The run, ``finished``, or ``failed`` with its ``error``.
+
+    Source: Crossref REST API, ``/works/{doi}``.
+    """
+    from harvest.sources import crossref
+
+    def look_up(http: PoliteClient, url: str, chunk: list[str]):
+        (doi,) = chunk
+        page = crossref.crossref_work(http, url, doi)
+        if page is None:
+            return [], [doi]
+        return list(crossref.split_works_page(page)), []
+
+    return lookup_run(
+        source="crossref",
+        mode="crossref-dois",
+        ids=list(dois or []),
+        limit=None,
+        base_url=base_url or settings.CROSSREF_WORKS_URL,
+        run=run,
+        task_id=task_id,
+        client=client,
+        progress=progress,
+        per_request=1,
+        look_up=look_up,
+        write=_papers_write("crossref", crossref.parse_crossref_work),
+        next_ids=_no_backfill,
+        headers=None,
+    )
+
+
+def harvest_s2_papers(
+    *,
+    ids: list[str] | None = None,
+    base_url: str = "",
+    run: HarvestRun | None = None,
+    task_id: str = "",
+    client: PoliteClient | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> HarvestRun:
+    """Look some papers up in Semantic Scholar by id (to backfill or refresh them).
+
+    The ids are asked :data:`~harvest.sources.semanticscholar.BATCH_MAX` at a
+    time (``POST /paper/batch``); each answer's papers and the position of the
+    next id commit together, so a killed run resumes at the next batch. An id
+    S2 does not know (``null`` in the answer) is listed in
+    ``params["missing"]`` and the run goes on.
+
+    Args:
+        ids: paper ids as :func:`~harvest.sources.semanticscholar.
+            s2_paper_id_normalise` gives them (``CorpusId:N``, ``DOI:...``,
+            ``ARXIV:...``, a paperId).
+        base_url: Graph API root; "" for ``settings.S2_API_URL``.
+        run: a run to resume.
+        task_id: the Celery task doing this harvest ("" outside Celery).
+        client: the HTTP client; None for S2's politeness (``S2_API_KEY`` sent as
+            ``x-api-key``).
+        progress: called with the number of ids of each batch.
+
+    Returns:
+        The run, ``finished``, or ``failed`` with its ``error``.
+
+    Source: Semantic Scholar Graph API, "Get details for multiple papers at
+    once" (``/paper/batch``: ``null`` for an unknown id).
+    """
+    from harvest.sources import semanticscholar as s2
+
+    def look_up(http: PoliteClient, url: str, chunk: list[str]):
+        page = s2.s2_papers_batch(http, url, chunk)
+        unknown = [i for i, e in zip(chunk, page.items, strict=True) if e is None]
+        return list(s2.split_s2_page(page)), unknown
+
+    return lookup_run(
+        source="semanticscholar",
+        mode="s2-papers",
+        ids=list(ids or []),
+        limit=None,
+        base_url=base_url or settings.S2_API_URL,
+        run=run,
+        task_id=task_id,
+        client=client,
+        progress=progress,
+        per_request=s2.BATCH_MAX,
+        look_up=look_up,
+        write=_papers_write("semanticscholar", s2.parse_s2_paper),
+        next_ids=_no_backfill,
+        headers={"x-api-key": settings.S2_API_KEY} if settings.S2_API_KEY else None,
+    )

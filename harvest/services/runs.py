@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from django.db import transaction
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from harvest.models import HarvestRun
+
+logger = logging.getLogger(__name__)
 
 
 def harvest_run_start(*, source: str, params: dict) -> HarvestRun:
@@ -32,6 +38,73 @@ def harvest_run_finish(*, run: HarvestRun, error: str = "") -> HarvestRun:
 
 class HarvestRunRefused(Exception):
     """A resume or re-run asked of a run in the wrong state; the message says why."""
+
+
+class HarvestInterrupted(KeyboardInterrupt):
+    """A harvest stopped by Ctrl-C: its run is closed as failed (so it can be
+    resumed) and travels with the interruption (``.run``)."""
+
+    def __init__(self, run: HarvestRun) -> None:
+        super().__init__(f"run #{run.pk} interrupted")
+        self.run = run
+
+
+# The namespace of harvest runs' advisory locks (any constant the project
+# reserves; PostgreSQL 15 manual, 9.27.10 "Advisory Lock Functions").
+_RUN_LOCK_SPACE = 7301
+
+
+@contextmanager
+def run_held(run: HarvestRun) -> Iterator[None]:
+    """Harvest ``run`` in this process alone, and close it if Ctrl-C stops it.
+
+    Every harvest holds its run so (from files, live lists, lookups by id).
+    On PostgreSQL the run is held by a session-level advisory lock, which
+    PostgreSQL lets go when the holder's connection ends, so a harvest killed
+    with SIGKILL leaves it free; elsewhere (SQLite, one process) nothing is
+    locked.
+
+    Raises:
+        HarvestRunRefused: another process holds the run (it is resuming the
+            same run): nothing was done.
+        HarvestInterrupted: Ctrl-C (KeyboardInterrupt) inside; the run is
+            closed as failed with the counts and cursor of its last committed
+            page or batch (the one cut short was rolled back), to be resumed.
+    """
+    locked = connection.vendor == "postgresql"
+    if locked:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_try_advisory_lock(%s, %s)", [_RUN_LOCK_SPACE, run.pk]
+            )
+            (held,) = cursor.fetchone()
+        if not held:
+            raise HarvestRunRefused(
+                f"run #{run.pk} is being harvested by another process: "
+                "resume it once that one has stopped"
+            )
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        run.refresh_from_db()
+        harvest_run_finish(run=run, error="interrupted (Ctrl-C)")
+        raise HarvestInterrupted(run) from exc
+    finally:
+        if locked:
+            _run_release(run)
+
+
+def _run_release(run: HarvestRun) -> None:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_advisory_unlock(%s, %s)", [_RUN_LOCK_SPACE, run.pk]
+            )
+    except DatabaseError:
+        # The connection is gone (the lock went with it) or inside a
+        # transaction an error aborted (it goes when the session ends):
+        # the error that got here is the one to report.
+        logger.warning("harvest run #%s: its lock is released at disconnect", run.pk)
 
 
 RUN_NOT_FAILED = "run #{run} is {status}: only a failed run can be resumed"

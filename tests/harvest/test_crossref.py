@@ -419,7 +419,7 @@ def test_dois_looked_up_one_by_one_are_stored_and_the_unknown_one_named(
 
 @pytest.mark.django_db
 def test_a_refused_doi_lookup_fails_the_run_and_its_resume_asks_from_that_doi(
-    server, settings
+    server, settings, django_capture_on_commit_callbacks
 ):
     settings.HARVEST_POLITENESS = {
         "crossref": {"min_interval": 0, "max_tries": 2, "backoff_base": 0.01}
@@ -441,14 +441,28 @@ def test_a_refused_doi_lookup_fails_the_run_and_its_resume_asks_from_that_doi(
     server.expect_ordered_request(f"/works/{dois[1]}").respond_with_json(
         _work_answer("test-works__test_works_mixed_ids_warn__2.json")
     )
-    resumed = services.harvest_crossref_dois(run=run)
+    # The operator's resume (admin action) queues the task with the run's id.
+    with django_capture_on_commit_callbacks(execute=True):
+        services.harvest_run_resume(run=run)
     server.check_assertions()
+    resumed = HarvestRun.objects.get(pk=run.pk)
     assert (resumed.status, resumed.papers_created, resumed.cursor) == (
         "finished",
         2,
         "2",
     )
     assert Paper.objects.count() == 2
+    # A re-run (admin action) asks the same DOIs again, in a run of its own.
+    server.clear()
+    for doi, name in zip(dois, ("0.json", "2.json"), strict=True):
+        server.expect_ordered_request(f"/works/{doi}").respond_with_json(
+            _work_answer(f"test-works__test_works_mixed_ids_warn__{name}")
+        )
+    services.harvest_run_repeat(run=resumed)
+    server.check_assertions()
+    again = HarvestRun.objects.exclude(pk=run.pk).get()
+    assert (again.params["mode"], again.params["ids"]) == ("crossref-dois", dois)
+    assert (again.status, again.papers_unchanged) == ("finished", 2)
 
 
 def test_a_doi_with_characters_a_path_cannot_hold_is_percent_encoded(server):

@@ -377,3 +377,48 @@ def test_the_command_draws_a_progress_bar_of_the_files_it_harvests(
         line.startswith("harvest arxiv: 100%") and "30/30" in line for line in bar
     ), bar[-3:]
     assert Paper.objects.count() == 30
+
+
+def _ctrl_c(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+def test_ctrl_c_in_a_live_harvest_closes_the_run_and_its_resume_finishes_it(
+    server, exchange, monkeypatch, capsys
+):
+    """Ctrl-C while a live OAI-PMH list waits for its page: the command closes
+    the run as failed and says how to resume it; the resume lands the page."""
+    answer_2015(server, exchange)
+    monkeypatch.setattr("harvest.sources.oai_pmh.oai_page_read", _ctrl_c)
+    with pytest.raises(CommandError, match="interrupted \\(Ctrl-C\\)") as failed:
+        harvest_2015_command(server)
+    run = HarvestRun.objects.get()
+    assert (run.status, run.error) == ("failed", "interrupted (Ctrl-C)")
+    assert f"--resume {run.pk}" in str(failed.value)
+    assert not Paper.objects.exists()
+    monkeypatch.undo()
+    server.clear()
+    answer_2015(server, exchange)
+    call_command("harvest", "arxiv", "--resume", str(run.pk), "--no-progress")
+    run.refresh_from_db()
+    assert (run.status, run.papers_created) == ("finished", 2)
+
+
+def test_a_live_run_another_process_is_harvesting_is_refused(server, settings):
+    """Resuming a live run whose harvest still runs elsewhere (its session holds
+    the run's advisory lock) is refused before anything is asked."""
+    import psycopg
+
+    run = failed_run(server)
+    db = settings.DATABASES["default"]
+    other = psycopg.connect(
+        host=db["HOST"], port=db["PORT"], user=db["USER"], dbname=db["NAME"]
+    )
+    try:
+        other.execute("SELECT pg_advisory_lock(7301, %s)", [run.pk])
+        with pytest.raises(CommandError, match="being harvested by another process"):
+            call_command("harvest", "arxiv", "--resume", str(run.pk), "--no-progress")
+    finally:
+        other.close()
+    assert not server.log
+    assert not Paper.objects.exists()

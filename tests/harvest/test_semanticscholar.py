@@ -299,7 +299,7 @@ def test_papers_looked_up_by_id_are_stored_and_the_unknown_one_named(server, set
 
 @pytest.mark.django_db
 def test_a_paper_lookup_resumes_at_the_batch_that_did_not_land(
-    server, settings, monkeypatch
+    server, settings, monkeypatch, django_capture_on_commit_callbacks
 ):
     settings.HARVEST_POLITENESS = {
         "semanticscholar": {"min_interval": 0, "max_tries": 2, "backoff_base": 0.01}
@@ -324,7 +324,10 @@ def test_a_paper_lookup_resumes_at_the_batch_that_did_not_land(
     server.expect_ordered_request(
         path, method="POST", json={"ids": ids[2:]}
     ).respond_with_json(answer[2:])
-    resumed = services.harvest_s2_papers(run=run)
+    # The operator's resume (admin action) queues the task with the run's id.
+    with django_capture_on_commit_callbacks(execute=True):
+        services.harvest_run_resume(run=run)
+    resumed = HarvestRun.objects.get(pk=run.pk)
     server.check_assertions()
     assert (resumed.status, resumed.papers_created) == ("finished", 3)
     assert resumed.params["missing"] == ["CorpusId:211530585"]

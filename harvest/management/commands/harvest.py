@@ -250,31 +250,35 @@ class Command(BaseCommand):
             run is None and not (options["file"] or options["dir"])
         )
         mode = run.params.get("mode") if run else None
-        if options["authors"] or mode in ("openalex-authors", "s2-authors"):
-            run = self._authors(run, options)
-        elif (live and options["source"] == "ror") or mode == "ror-ids":
-            run = self._ror(run, options)
-        elif options["author_papers"] or mode == "s2-author-papers":
-            run = self._author_papers(run, options)
-        elif options["institutions"] or mode == "openalex-institutions":
-            run = self._openalex_institutions(run, options)
-        elif options["ids"] and options["source"] not in _PAPER_LOOKUPS:
-            raise CommandError(
-                "--ids names papers of arxiv, crossref or semanticscholar, "
-                "organisations of ror (or, with --authors, author ids)"
-            )
-        else:
-            run = self._papers(run, live, options)
-            self._report(run)
-            if run.papers_created or run.papers_updated:
-                # Scheduled harvests queue matching (harvest.tasks); the
-                # command leaves it to the operator.
-                self.stdout.write(
-                    "  next: manage.py match proposes researchers for the new "
-                    "authorships"
+        papers = False
+        try:
+            if options["authors"] or mode in ("openalex-authors", "s2-authors"):
+                run = self._authors(run, options)
+            elif (live and options["source"] == "ror") or mode == "ror-ids":
+                run = self._ror(run, options)
+            elif options["author_papers"] or mode == "s2-author-papers":
+                run = self._author_papers(run, options)
+            elif options["institutions"] or mode == "openalex-institutions":
+                run = self._openalex_institutions(run, options)
+            elif options["ids"] and options["source"] not in _PAPER_LOOKUPS:
+                raise CommandError(
+                    "--ids names papers of arxiv, crossref or semanticscholar, "
+                    "organisations of ror (or, with --authors, author ids)"
                 )
-            return
+            else:
+                papers = True
+                run = self._papers(run, live, options)
+        except services.HarvestInterrupted as stop:
+            run = stop.run  # closed as failed: the report says how to resume it
+        except services.HarvestRunRefused as exc:
+            raise CommandError(str(exc)) from None
         self._report(run)
+        if papers and (run.papers_created or run.papers_updated):
+            # Scheduled harvests queue matching (harvest.tasks); the command
+            # leaves it to the operator.
+            self.stdout.write(
+                "  next: manage.py match proposes researchers for the new authorships"
+            )
 
     def _papers(self, run: HarvestRun | None, live, options) -> HarvestRun:
         lookup = _PAPER_LOOKUPS.get(options["source"])
@@ -524,15 +528,10 @@ class Command(BaseCommand):
         ) as bar:
             if run is not None:
                 bar.update(services.files_cursor(run.cursor)[0])
-            try:
-                return services.harvest_files(
-                    source=options["source"],
-                    root=root,
-                    run=run,
-                    progress=bar.update,
-                    reparse=options["reparse"],
-                )
-            except services.HarvestInterrupted as stop:
-                return stop.run  # failed: the report says how to resume it
-            except services.HarvestRunRefused as exc:
-                raise CommandError(str(exc)) from None
+            return services.harvest_files(
+                source=options["source"],
+                root=root,
+                run=run,
+                progress=bar.update,
+                reparse=options["reparse"],
+            )
