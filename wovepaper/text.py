@@ -34,7 +34,9 @@ MAX_CONVERTED_CHARS = 4_000
 # parameter, both dropped. In titles and abstracts they mean per cent, "and" and
 # "number", so they are escaped before conversion.
 _BARE_SPECIAL = re.compile(r"(?<!\\)([%&#])")
-_LATEXISH = re.compile(r"[\\$^_{}~]")
+# What makes text worth converting: a LaTeX special character, or TeX's quote
+# ligatures (``quoted'', which arXiv titles print with nothing else of LaTeX).
+_LATEXISH = re.compile(r"[\\$^_{}~]|``")
 # TeX ends a control word at the first non-letter, but pylatexenc counts any
 # Unicode letter as part of it, so ``\mathbfθ`` (bold theta, as arXiv abstracts
 # write it) would be one unknown macro and vanish. A space ends the name, as

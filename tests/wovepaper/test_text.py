@@ -26,6 +26,9 @@ from wovepaper.text import MAX_CONVERTED_CHARS, latex_to_text, slug_for
             "defined in [ref] as in Theorem [ref]",
         ),
         (r"D{\'e}cembre {\em Lie algebras}", "Décembre Lie algebras"),
+        # TeX's quote ligatures with nothing else of LaTeX around them.
+        ("Planets ``beyond the snowline''", "Planets “beyond the snowline”"),
+        ("it's a ``don't'' case", "it's a “don't” case"),
     ],
 )
 def test_latex_to_text(printed, shown):
