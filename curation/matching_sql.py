@@ -27,12 +27,19 @@ _VIEW_COLUMNS = """
 """
 _AFFILIATIONS, _CATEGORIES = 6, 9
 
+# The pending proposal holding each slot, as curation.selectors.matchable_views
+# reads it: its kind, or 'dead' (selectors.DEAD_ATTACH) for an attach whose
+# researcher was merged away or retired since; a live attach first.
 _MATCHABLE_SQL = f"""
 SELECT {_VIEW_COLUMNS},
-    (SELECT pr.kind FROM curation_proposal_authorships pa
+    (SELECT CASE WHEN pr.kind = 'attach'
+                  AND (r.merged_into_id IS NOT NULL OR r.retired)
+                 THEN 'dead' ELSE pr.kind END AS held_as
+     FROM curation_proposal_authorships pa
      JOIN curation_proposal pr ON pr.id = pa.proposal_id
+     LEFT JOIN wovepaper_researcher r ON r.id = pr.researcher_id
      WHERE pa.authorship_id = a.id AND pr.status = 'pending'
-     ORDER BY pr.kind LIMIT 1) AS pending
+     ORDER BY held_as LIMIT 1) AS pending
 FROM wovepaper_authorship a
 JOIN wovepaper_paper p ON p.id = a.paper_id
 WHERE a.researcher_id IS NULL AND NOT a.is_collaboration AND NOT p.hidden

@@ -273,30 +273,34 @@ def authorship_views(
     )
 
 
+# What the pending proposal holding a slot is, as matchable_views reads it: its
+# kind, or this for an attach whose researcher was merged away or retired since
+# (it can never apply: the slot is matched again, and a draft holding the slot
+# supersedes it). Sorts between "attach" and "merge", so a live attach wins.
+DEAD_ATTACH = "dead"
+
+
 def matchable_views(
     block_keys: Iterable[str] | None, rarities: NameRarities
-) -> tuple[list[AuthorshipView], frozenset[int], frozenset[tuple[int, int]]]:
+) -> tuple[list[AuthorshipView], frozenset[int]]:
     """The authorships a matching run matches, as views.
 
     Person authorships not yet assigned, on visible papers, not held by a
-    pending ``attach`` proposal. Those in a pending ``new`` proposal are matched
-    again: a paper that arrived since, or a researcher created since, may change
-    their cluster (the matcher then supersedes the old proposal).
+    pending ``attach`` proposal to a live researcher. Those in a pending
+    ``new`` proposal, or in an attach to a researcher merged away or retired
+    since, are matched again: a paper that arrived since, or a researcher
+    created since, may change their cluster (the matcher then supersedes the
+    old proposal).
 
     Args:
         block_keys: only these blocks; None for every block.
         rarities: name rarities (:func:`corpus_given_rarities`).
 
     Returns:
-        ``(views by id, ids held by a pending new proposal, taken)``: a draft
-        holding one of the second supersedes that proposal; ``taken`` holds
-        ``(paper id, researcher id)`` of each pending attach of a slot whose
-        paper has another slot among the views (one person holds one slot of
-        a paper, so the run proposes no second slot of it to that
-        researcher: :func:`pending_attach_researchers`). Two queries per
-        :data:`CHUNK` authorships, and one more when some slot is taken; for
-        some blocks on PostgreSQL, written-out statements
-        (:mod:`curation.matching_sql`).
+        ``(views by id, ids held by a pending new proposal or a dead attach)``:
+        a draft holding one of the latter supersedes those proposals. Two
+        queries per :data:`CHUNK` authorships; for some blocks on PostgreSQL,
+        written-out statements (:mod:`curation.matching_sql`).
     """
     if block_keys is not None:
         block_keys = list(block_keys)
@@ -305,13 +309,22 @@ def matchable_views(
     else:
         # One correlated lookup (so a run over a few blocks looks up only its
         # own authorships' proposals) tells both: the kind of a pending
-        # proposal holding the authorship, "attach" first.
+        # proposal holding the authorship, a live "attach" first.
+        dead = Q(proposal__kind=Proposal.Kind.ATTACH) & (
+            Q(proposal__researcher__merged_into__isnull=False)
+            | Q(proposal__researcher__retired=True)
+        )
         pending_kind = (
             Proposal.authorships.through.objects.filter(
                 authorship_id=OuterRef("pk"), proposal__status=Proposal.Status.PENDING
             )
-            .order_by("proposal__kind")
-            .values("proposal__kind")[:1]
+            .annotate(
+                held_as=Case(
+                    When(dead, then=Value(DEAD_ATTACH)), default=F("proposal__kind")
+                )
+            )
+            .order_by("held_as")
+            .values("held_as")[:1]
         )
         qs = (
             Authorship.objects.filter(
@@ -324,37 +337,41 @@ def matchable_views(
         if block_keys is not None:
             qs = qs.filter(block_key__in=block_keys)
         read = qs.values_list(*_VIEW_FIELDS, "pending")
-    rows, attached = [], []
-    for row in read:
-        (attached if row[-1] == Proposal.Kind.ATTACH else rows).append(row)
-    held = frozenset(row[0] for row in rows if row[-1] == Proposal.Kind.NEW)
-    papers = {row[1] for row in rows}
-    taken = pending_attach_researchers(
-        {row[0]: row[1] for row in attached if row[1] in papers}
+    rows = [row for row in read if row[-1] != Proposal.Kind.ATTACH]
+    held = frozenset(
+        row[0] for row in rows if row[-1] in (Proposal.Kind.NEW, DEAD_ATTACH)
     )
-    return _views([row[:-1] for row in rows], rarities), held, taken
+    return _views([row[:-1] for row in rows], rarities), held
 
 
-def pending_attach_researchers(
-    papers_of: dict[int, int],
-) -> frozenset[tuple[int, int]]:
-    """Whom the pending attach proposals of some slots propose.
+def pending_attach_papers(
+    researcher_ids: Iterable[int] | None,
+) -> dict[int, frozenset[int]]:
+    """The papers a pending attach proposal gives each of these researchers.
+
+    One person holds one slot of a paper, so a matching run proposes no
+    other slot of such a paper to the researcher (wherever that slot sits
+    now: a re-harvest may have moved it to another block), and no merge of
+    two researchers that would then hold two slots of one paper.
 
     Args:
-        papers_of: ``{authorship id: its paper id}`` of slots a pending attach
-            proposal holds.
+        researcher_ids: live researchers; None for every pending attach.
 
     Returns:
-        ``{(paper id, researcher id)}``; no query for no slots.
+        ``{researcher id: paper ids}``, only researchers with a pending attach;
+        one query.
     """
-    if not papers_of:
-        return frozenset()
     pairs = Proposal.authorships.through.objects.filter(
-        authorship_id__in=list(papers_of),
-        proposal__status=Proposal.Status.PENDING,
-        proposal__kind=Proposal.Kind.ATTACH,
-    ).values_list("authorship_id", "proposal__researcher_id")
-    return frozenset((papers_of[slot], researcher) for slot, researcher in pairs)
+        proposal__status=Proposal.Status.PENDING, proposal__kind=Proposal.Kind.ATTACH
+    )
+    if researcher_ids is not None:
+        pairs = pairs.filter(proposal__researcher_id__in=list(researcher_ids))
+    out: dict[int, set[int]] = defaultdict(set)
+    for researcher, paper in pairs.values_list(
+        "proposal__researcher_id", "authorship__paper_id"
+    ):
+        out[researcher].add(paper)
+    return {r: frozenset(papers) for r, papers in out.items()}
 
 
 @dataclass(frozen=True)
@@ -746,16 +763,22 @@ def researcher_block_keys() -> list[str]:
 
 
 def pending_new_proposals(authorship_ids: Iterable[int]) -> QuerySet[Proposal]:
-    """Pending ``new`` proposals that hold any of these authorships, locked.
+    """Pending proposals a newer draft holding any of these authorships
+    replaces, locked: ``new`` proposals, and attaches to a researcher merged
+    away or retired since (:data:`DEAD_ATTACH`).
 
     Must run inside a transaction (``select_for_update``).
     """
     holding = Proposal.authorships.through.objects.filter(
         authorship_id__in=list(authorship_ids)
     ).values("proposal_id")
+    dead = Q(kind=Proposal.Kind.ATTACH) & (
+        Q(researcher__merged_into__isnull=False) | Q(researcher__retired=True)
+    )
     return (
-        Proposal.objects.select_for_update()
-        .filter(status=Proposal.Status.PENDING, kind=Proposal.Kind.NEW, id__in=holding)
+        Proposal.objects.select_for_update(of=("self",))
+        .filter(Q(kind=Proposal.Kind.NEW) | dead)
+        .filter(status=Proposal.Status.PENDING, id__in=holding)
         .order_by("pk")
     )
 

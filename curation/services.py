@@ -242,8 +242,29 @@ def _merge_score(
 
 
 def _propose_merges(
-    block: str, profiles: list[ProfileView], vetoes: set, weights: scoring.Weights
+    block: str,
+    profiles: list[ProfileView],
+    vetoes: set,
+    weights: scoring.Weights,
+    pending: dict[int, frozenset[int]] | None = None,
 ) -> list[_Draft]:
+    """Merge drafts for the researcher pairs of one block that score at
+    ``CURATION_MERGE_THRESHOLD``.
+
+    Args:
+        block: the block key.
+        profiles: the block's live researchers.
+        vetoes: cannot-links, as ``("r", low id, high id)``.
+        weights: the scoring model.
+        pending: ``{researcher id: paper ids}`` its pending attach proposals
+            give it (``selectors.pending_attach_papers``): a pair that would
+            then hold two slots of one paper is not proposed, as one already
+            holding them is not (the same-paper veto).
+
+    Returns:
+        The drafts, lower id first in each pair.
+    """
+    pending = pending or {}
     drafts: list[_Draft] = []
     merge_threshold = settings.CURATION_MERGE_THRESHOLD
     model = (weights.version, weights.bias, tuple(sorted(weights.weights.items())))
@@ -253,6 +274,10 @@ def _propose_merges(
             q = profiles[j]
             lo, hi = sorted((p.id, q.id))
             if ("r", lo, hi) in vetoes or not names_meet(p, q):
+                continue
+            if (p.paper_ids | pending.get(p.id, frozenset())) & (
+                q.paper_ids | pending.get(q.id, frozenset())
+            ):
                 continue
             s = _merge_score((model, snapshots[i], snapshots[j]), p, q, weights)
             if s.pairwise_score >= merge_threshold:
@@ -609,7 +634,7 @@ def matching_run(
     """
     weights = selectors.active_weights(remembered=block_keys is not None)
     rarities = selectors.corpus_given_rarities(remembered=block_keys is not None)
-    views, held, taken = selectors.matchable_views(block_keys, rarities)
+    views, held = selectors.matchable_views(block_keys, rarities)
     grouped = blocking.blocks(
         views,
         key=lambda v: v.block_key,
@@ -628,6 +653,15 @@ def matching_run(
     vetoes = selectors.cannot_links(
         p.id for members in profiles.values() for p in members
     )
+    # The papers pending attaches give each researcher: one person holds one
+    # slot of a paper, so no other slot of them is proposed to it, and no merge
+    # would give one researcher two.
+    pending = selectors.pending_attach_papers(
+        None
+        if block_keys is None
+        else [p.id for members in profiles.values() for p in members]
+    )
+    taken = frozenset((paper, r) for r, papers in pending.items() for paper in papers)
     drafts: list[_Draft] = []
     for block, members in grouped.items():
         drafts.extend(
@@ -641,7 +675,7 @@ def matching_run(
             )
         )
     for block, members in profiles.items() if merges else ():
-        drafts.extend(_propose_merges(block, members, vetoes, weights))
+        drafts.extend(_propose_merges(block, members, vetoes, weights, pending))
     # A full run asks the database for every live researcher's conflicts (those
     # with no block key too); an incremental run takes its snapshot's.
     conflicts = (

@@ -90,9 +90,13 @@ class RawRecord(models.Model):
     @property
     def problem(self) -> str:
         """The error as a line naming the record once: ``<record>: <error>``, or
-        the error alone when a file-level failure (id ``file:<locator>``) has an
-        error that starts by naming that file (or an entry of it: ``#entry-0``)."""
+        the error alone when it starts by naming the record already (a record
+        known only by its place), or when a file-level failure (id
+        ``file:<locator>``) has an error that starts by naming that file (or an
+        entry of it: ``#entry-0``)."""
         name = self.external_id.removeprefix("file:")
+        if self.error.startswith(f"{name}: "):
+            return self.error  # a record named by its place (no id of its own)
         head, sep, _ = self.error.partition(": ")
         if self.external_id.startswith("file:") and sep and name in head:
             return self.error

@@ -139,9 +139,11 @@ def harvest_crossref_dois(
     Each DOI is asked on its own (``GET /works/{doi}``: Crossref has no batch
     lookup); its work and the position of the next DOI commit together, so a
     killed run resumes at the next DOI. A DOI Crossref does not know (HTTP 404)
-    is listed in ``params["missing"]`` and the run goes on; a refused request
-    or a source unavailable past its retry budget fails the run, which resumes
-    from that DOI.
+    is listed in ``params["missing"]`` and the run goes on; an answer that is
+    not the DOI's work, or a request Crossref calls bad (HTTP 400), is a failed
+    record naming the DOI, and the run goes on; a source unavailable past its
+    retry budget (or refusing every request: 401, 403) fails the run, which
+    resumes from that DOI.
 
     Args:
         dois: normalised DOIs (:func:`~harvest.sources.crossref.doi_normalise`).
@@ -160,10 +162,8 @@ def harvest_crossref_dois(
 
     def look_up(http: PoliteClient, url: str, chunk: list[str]):
         (doi,) = chunk
-        page = crossref.crossref_work(http, url, doi)
-        if page is None:
-            return [], [doi]
-        return list(crossref.split_works_page(page)), []
+        items = crossref.crossref_work(http, url, doi)
+        return ([], [doi]) if items is None else (items, [])
 
     return lookup_run(
         source="crossref",
@@ -222,7 +222,7 @@ def harvest_s2_papers(
     def look_up(http: PoliteClient, url: str, chunk: list[str]):
         page = s2.s2_papers_batch(http, url, chunk)
         unknown = [i for i, e in zip(chunk, page.items, strict=True) if e is None]
-        return list(s2.split_s2_page(page)), unknown
+        return list(s2.split_s2_batch(page, chunk)), unknown
 
     return lookup_run(
         source="semanticscholar",

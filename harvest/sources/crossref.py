@@ -169,12 +169,24 @@ def doi_normalise(value: str) -> str:
 # whitespace. Source: DOI Handbook 2.2 (syntax); Crossref's advice that nearly all
 # DOIs match 10.\d{4,9}/\S+. A ".." path segment is refused: no DOI holds one,
 # and a resolver link must not climb out of its path.
-_DOI_RE = re.compile(r"^10\.\d{4,9}(?:\.\d+)*/\S+$")
+_DOI_RE = re.compile(r"^10\.[0-9]{4,9}(?:\.[0-9]+)*/\S+$")
+# The longest DOI stored (Paper.doi); no registered DOI comes near it.
+DOI_MAX_CHARS = 255
 
 
 def doi_valid(doi: str) -> bool:
-    """Whether a normalised DOI (:func:`doi_normalise`) has a DOI's shape."""
-    return bool(_DOI_RE.match(doi)) and ".." not in doi.split("/")
+    """Whether a normalised DOI (:func:`doi_normalise`) has a DOI's shape.
+
+    ASCII digits in the prefix (a full-width "１２３４" is a look-alike), at most
+    :data:`DOI_MAX_CHARS` characters, and no ``.`` or ``..`` path segment: no
+    DOI holds one, and a URL resolver would fold it away and ask for another
+    DOI.
+    """
+    return (
+        len(doi) <= DOI_MAX_CHARS
+        and bool(_DOI_RE.match(doi))
+        and not {".", ".."} & set(doi.split("/"))
+    )
 
 
 def arxiv_id_of_doi(doi: str) -> str:
@@ -333,7 +345,9 @@ def parse_crossref_work(item: RawItem) -> PaperRecord:
     )
 
 
-def crossref_work(client: PoliteClient, base_url: str, doi: str) -> WorksPage | None:
+def crossref_work(
+    client: PoliteClient, base_url: str, doi: str
+) -> list[RawItem] | None:
     """Look one work up by its DOI (``GET /works/{doi}``).
 
     Args:
@@ -342,25 +356,56 @@ def crossref_work(client: PoliteClient, base_url: str, doi: str) -> WorksPage | 
         doi: a normalised DOI (:func:`doi_normalise`), ``10.1371/journal.pone.0033693``.
 
     Returns:
-        A page of the one work; None when Crossref does not know the DOI (it
-        answers HTTP 404 ``Resource not found.``).
+        The work as one RawItem (:func:`split_works_page`); None when Crossref
+        does not know the DOI (it answers HTTP 404 ``Resource not found.``).
+        An answer that is not that DOI's work (HTML, JSON that is not a work,
+        a work list, another DOI's work) or a request Crossref calls bad
+        (HTTP 400, with its message) is one RawItem that carries the problem
+        (``doi:<doi>``, the body as payload): its record fails naming the DOI,
+        and the lookups of the other DOIs go on.
 
     Raises:
-        SourceRefused: another refusal, or an answer that is not the work.
+        SourceRefused: another refusal (401, 403: no DOI would fare better).
         SourceUnavailable: see :meth:`PoliteClient.fetch`.
 
     Source: Crossref REST API, ``/works/{doi}`` ("Returns metadata for the
-    specified Crossref DOI"); the DOI goes in the path as it is, its ``/``
-    kept, any character a path cannot hold percent-encoded.
+    specified Crossref DOI"); the DOI goes in the path percent-encoded, its
+    ``/`` kept.
     """
+    doi = doi_normalise(doi)
+    url = f"{base_url.rstrip('/')}/{quote(doi, safe='/')}"
 
-    def read(response) -> WorksPage | None:
+    def read(response) -> list[RawItem] | None:
         if response.status_code == 404:
             return None
-        return works_page_read(response.text, str(response.url))
+        where = f"doi:{doi}"
+        if response.status_code == 400:
+            said = " ".join(response.text.split())[:300]
+            return [_unusable(where, response.text, f"Crossref refused it: {said}")]
+        try:
+            page = works_page_read(response.text, str(response.url))
+        except SourceRefused as exc:
+            return [_unusable(where, response.text, str(exc))]
+        items = list(split_works_page(page))
+        if [i.external_id for i in items] != [where]:
+            answered = [i.external_id.removeprefix("doi:") for i in items]
+            shown = ", ".join(answered[:3]) + (" ..." if len(answered) > 3 else "")
+            problem = f"asked for {doi}, Crossref answered {shown or 'no work'}"
+            return [_unusable(where, response.text, problem)]
+        return items
 
-    url = f"{base_url.rstrip('/')}/{quote(doi, safe='/')}"
-    return client.fetch(url, None, read=read, accept=frozenset({404}))
+    return client.fetch(url, None, read=read, accept=frozenset({400, 404}))
+
+
+def _unusable(where: str, body: str, problem: str) -> RawItem:
+    """The RawItem of an answer that is not the work asked for: kept with its
+    body, its parse failing with ``problem``."""
+    return RawItem(
+        external_id=where,
+        payload=body[:100_000],
+        locator=where,
+        problem=f"{where}: {problem}",
+    )
 
 
 def crossref_pages(

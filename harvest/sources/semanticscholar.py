@@ -91,6 +91,28 @@ def split_s2_page(page: S2Page) -> Iterator[RawItem]:
     return _split(page, "paper", "paperId")
 
 
+def split_s2_batch(page: S2Page, ids: list[str]) -> Iterator[RawItem]:
+    """One RawItem per paper of a batch answer, each placed by the id asked for
+    it (locator ``<batch URL without its query>#<id>``, also the external id
+    of an entry that holds no paperId), the ``null`` entries left out.
+
+    Args:
+        page: a ``/paper/batch`` answer, one entry per id.
+        ids: the ids asked, in order.
+    """
+    batch = page.url.split("?", 1)[0]
+    for asked, entry in zip(ids, page.items, strict=True):
+        if entry is None:
+            continue
+        locator = f"{batch}#{asked}"
+        eid = entry.get("paperId") if isinstance(entry, dict) else None
+        yield RawItem(
+            external_id=eid if isinstance(eid, str) and eid else locator,
+            payload=json_payload(entry),
+            locator=locator,
+        )
+
+
 def _split(page: S2Page, kind: str, id_key: str) -> Iterator[RawItem]:
     for index, entry in enumerate(page.items):
         if entry is None:
@@ -167,6 +189,27 @@ _ARXIV_ID_RE = re.compile(
     re.IGNORECASE | re.ASCII,
 )
 _DIGITS_RE = re.compile(r"^[0-9]{1,12}$", re.ASCII)
+# What each of the other prefixed forms holds (the Graph API docs' examples:
+# ``CorpusId:215416146``, ``MAG:112218234``, ``ACL:W12-3903``,
+# ``PMID:19872477``, ``PMCID:2323736``, ``URL:https://arxiv.org/abs/2106.15928v1``),
+# and what the refusal says.
+_PAPER_ID_FORMS = {
+    "CorpusId": (_DIGITS_RE, "a CorpusId is a number"),
+    "MAG": (_DIGITS_RE, "a MAG id is a number"),
+    "PMID": (_DIGITS_RE, "a PMID is a number"),
+    "PMCID": (
+        re.compile(r"^(?:PMC)?[0-9]{1,12}$", re.ASCII | re.IGNORECASE),
+        "a PMCID is a number (PMC and digits)",
+    ),
+    "ACL": (
+        re.compile(r"^[A-Za-z0-9][A-Za-z0-9.\-]{0,40}$", re.ASCII),
+        "an ACL Anthology id is letters, digits, '.' and '-' (W12-3903)",
+    ),
+    "URL": (
+        re.compile(r"^https?://[^\s]{1,2000}$", re.IGNORECASE),
+        "a URL id is an http(s) address",
+    ),
+}
 
 
 def s2_paper_id_normalise(value: str) -> str:
@@ -196,8 +239,9 @@ def s2_paper_id_normalise(value: str) -> str:
             return _doi_id(rest, value)
         if known == "ARXIV":
             return _arxiv_id(rest, value)
-        if known == "CorpusId" and not _DIGITS_RE.match(rest):
-            raise ValueError(f"{value[:80]!r}: a CorpusId is a number")
+        form = _PAPER_ID_FORMS.get(known)
+        if form is not None and not form[0].match(rest):
+            raise ValueError(f"{value[:80]!r}: {form[1]}")
         return f"{known}:{rest}"
     if doi_valid(doi_normalise(text)):
         return _doi_id(text, value)

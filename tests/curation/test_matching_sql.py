@@ -60,7 +60,7 @@ def test_snapshots_of_every_block_are_the_orms(curated, monkeypatch):
         monkeypatch, lambda: selectors.matchable_views(blocks, rarities)
     )
     assert written == orm
-    views, held, taken = written
+    views, held = written
     assert views  # unassigned authorships were read, with their co-authors
     assert any(v.coauthor_keys for v in views)
     assert any(v.categories for v in views)

@@ -155,3 +155,73 @@ def test_undo_refused_when_it_would_double_a_slot():
         event_undo(event=moved, actor=user)
 
     assert Authorship.objects.get(pk=first.pk).researcher_id == t.pk
+
+
+def _pending_attach(r, slots):
+    """The run's pending attach of one of the slots to ``r``, and the other slot."""
+    services.matching_run()
+    (attach,) = Proposal.objects.filter(status="pending", kind="attach", researcher=r)
+    (held,) = attach.authorships.all()
+    (other,) = [a for a in slots if a.pk != held.pk]
+    return attach, held, other
+
+
+@pytest.mark.parametrize("blocks", [None, ["xu z"]], ids=["full", "incremental"])
+def test_an_attach_to_a_researcher_merged_away_since_is_superseded(blocks):
+    """The researcher a pending attach names is merged into another: the slot
+    is matched again (to the survivor, who now holds the papers), the dead
+    attach goes stale, and still only one slot of the paper is proposed."""
+    # Older, so it survives the merge (the lowest id does).
+    survivor = ResearcherFactory(display_name="Z. Xu", block_key="xu z")
+    r, slots = _researcher_on_both_slots_evidence()
+    attach, held, other = _pending_attach(r, slots)
+    merged = edits.researcher_merge(researchers=[survivor, r], actor=UserFactory())
+    assert merged.pk == survivor.pk
+
+    services.matching_run(block_keys=blocks)
+
+    attach.refresh_from_db()
+    assert attach.status == "stale"
+    assert CurationEvent.objects.filter(
+        kind=CurationEvent.Kind.PROPOSAL_STALE, proposal=attach
+    ).exists()
+    proposed = _proposed_slots(survivor, slots)
+    assert len(proposed["attach"]) == 1
+    assert services.matching_run(block_keys=blocks).get("proposed_attach", 0) == 0
+
+
+def test_no_merge_is_proposed_that_a_pending_attach_would_double_a_slot_of():
+    """One slot of the paper waits on an attach to R; the other, applied as a
+    new researcher R2: merging R and R2 would give one person both slots."""
+    r, slots = _researcher_on_both_slots_evidence()
+    attach, held, other = _pending_attach(r, slots)
+    (new,) = Proposal.objects.filter(status="pending", kind="new", authorships=other)
+    services.proposal_apply(proposal=new, actor=UserFactory())
+    r2 = Authorship.objects.get(pk=other.pk).researcher
+
+    services.matching_run()
+
+    assert not Proposal.objects.filter(
+        kind="merge", researcher__in=[r, r2], other_researcher__in=[r, r2]
+    ).exists()
+    # The attach still applies.
+    services.proposal_apply(proposal=attach, actor=UserFactory())
+    assert Authorship.objects.get(pk=held.pk).researcher_id == r.pk
+
+
+def test_a_run_of_some_blocks_sees_a_pending_attach_whose_slot_moved_block():
+    """A re-harvest renames the slot a pending attach holds ("Z. Xu" to "Z.
+    Hsu", another block): a run of the old block alone still proposes the
+    paper's other slot to nobody the attach already gives the paper to."""
+    r, slots = _researcher_on_both_slots_evidence()
+    attach, held, other = _pending_attach(r, slots)
+    Authorship.objects.filter(pk=held.pk).update(
+        family_name="Hsu", raw_name="Z. Hsu", block_key="hsu z", name_key="hsu z"
+    )
+    Proposal.objects.filter(kind="new", status="pending").update(status="rejected")
+
+    services.matching_run(block_keys=["xu z"])
+
+    assert not Proposal.objects.filter(
+        status="pending", kind="attach", researcher=r, authorships=other
+    ).exists()

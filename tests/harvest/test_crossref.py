@@ -43,6 +43,7 @@ KANG = (
 )
 KANG_ABS = "abs_files/ftp/arxiv/papers/0704/0704.0932.abs"
 QUICK = Politeness(min_interval=0, timeout=5, max_tries=2, backoff_base=0.01)
+SHA_UPPER = "0F40B1F08821E22E859C6050916CEC3667778613"
 
 
 def works(name: str) -> list:
@@ -418,24 +419,91 @@ def test_dois_looked_up_one_by_one_are_stored_and_the_unknown_one_named(
 
 
 @pytest.mark.django_db
-def test_a_refused_doi_lookup_fails_the_run_and_its_resume_asks_from_that_doi(
+def test_a_bad_answer_for_one_doi_costs_that_doi_alone(server, settings):
+    """Each DOI's answer stands alone: one Crossref calls bad (its real HTTP 400
+    validation failure), an HTML page, another DOI's work and a work list are
+    each a failed record naming the DOI and the problem, and the DOIs around
+    them are stored."""
+    settings.HARVEST_POLITENESS = {
+        "crossref": {"min_interval": 0, "max_tries": 2, "backoff_base": 0.01}
+    }
+    refused = _work_answer(
+        "test-works__test_works_query_filters_not_allowed_with_dois__0.json"
+    )
+    other = _work_answer("test-works__test_works_with_many_ids__2.json")
+    listed = _work_answer("test-cursor__test_cursor_max__0.json")
+    answers = {
+        "10.1371/journal.pone.0033693": lambda r: r.respond_with_json(
+            _work_answer("test-works__test_works_mixed_ids_warn__0.json")
+        ),
+        "10.5555/refused": lambda r: r.respond_with_json(refused, status=400),
+        "10.5555/html": lambda r: r.respond_with_data(
+            "<html><body>hello</body></html>", content_type="text/html"
+        ),
+        "10.5555/other": lambda r: r.respond_with_json(other),
+        "10.5555/listed": lambda r: r.respond_with_json(listed),
+        "10.1371/journal.pone.0020476": lambda r: r.respond_with_json(
+            _work_answer("test-works__test_works_mixed_ids_warn__2.json")
+        ),
+    }
+    for doi, answer in answers.items():
+        answer(server.expect_ordered_request(f"/works/{doi}"))
+
+    run = services.harvest_crossref_dois(
+        dois=list(answers), base_url=server.url_for("/works")
+    )
+
+    server.check_assertions()
+    assert run.status == HarvestRun.Status.FINISHED, run.error
+    assert (run.papers_created, run.records_failed, run.params["missing"]) == (
+        2,
+        4,
+        [],
+    )
+    problems = {
+        raw.external_id: raw.problem
+        for raw in RawRecord.objects.filter(status=RawRecord.Status.FAILED)
+    }
+    assert problems == {
+        "doi:10.5555/refused": problems["doi:10.5555/refused"],
+        "doi:10.5555/html": "doi:10.5555/html: "
+        + server.url_for("/works/10.5555/html")
+        + ": not a JSON answer: '<html><body>hello</body></html>'",
+        "doi:10.5555/other": "doi:10.5555/other: asked for 10.5555/other, "
+        f"Crossref answered {other['message']['DOI'].lower()}",
+        "doi:10.5555/listed": "doi:10.5555/listed: asked for 10.5555/listed, "
+        "Crossref answered "
+        + ", ".join(w["DOI"].lower() for w in listed["message"]["items"][:3])
+        + " ...",
+    }
+    # Crossref's own words, on one line.
+    assert problems["doi:10.5555/refused"].startswith(
+        'doi:10.5555/refused: Crossref refused it: { "status": "failed", '
+    )
+    assert (
+        "This route does not support field query parameters"
+        in (problems["doi:10.5555/refused"])
+    )
+    assert not Paper.objects.filter(doi__startswith="10.5555/").exists()
+
+
+@pytest.mark.django_db
+def test_an_unavailable_crossref_fails_the_lookup_and_its_resume_asks_from_that_doi(
     server, settings, django_capture_on_commit_callbacks
 ):
     settings.HARVEST_POLITENESS = {
         "crossref": {"min_interval": 0, "max_tries": 2, "backoff_base": 0.01}
     }
     first = _work_answer("test-works__test_works_mixed_ids_warn__0.json")
-    refused = _work_answer(
-        "test-works__test_works_query_filters_not_allowed_with_dois__0.json"
-    )
     dois = ["10.1371/journal.pone.0033693", "10.1371/journal.pone.0020476"]
     server.expect_ordered_request(f"/works/{dois[0]}").respond_with_json(first)
-    server.expect_ordered_request(f"/works/{dois[1]}").respond_with_json(
-        refused, status=400
-    )
+    for _ in range(2):
+        server.expect_ordered_request(f"/works/{dois[1]}").respond_with_data(
+            "Service Unavailable", status=503
+        )
     run = services.harvest_crossref_dois(dois=dois, base_url=server.url_for("/works"))
     assert run.status == HarvestRun.Status.FAILED
-    assert f"/works/{dois[1]} answered HTTP 400" in run.error
+    assert f"/works/{dois[1]} failed 2 times; last: HTTP 503" in run.error
     assert (run.cursor, run.papers_created) == ("1", 1)
     server.clear()
     server.expect_ordered_request(f"/works/{dois[1]}").respond_with_json(
@@ -530,25 +598,65 @@ def test_a_record_that_is_not_a_json_object_is_kept_failed_and_the_rest_stored(
         assert re.search(r"must be a JSON object$", error), error
 
 
-def test_dois_typed_for_a_lookup_are_split_where_another_doi_starts():
+def test_ids_typed_for_a_lookup_are_split_where_another_id_starts():
     from harvest.management.commands.harvest import _PAPER_LOOKUPS, _lookup_ids
 
-    typed = "10.1000/a,b, https://doi.org/10.1000/C,doi:10.1000/d"
-    assert _lookup_ids(typed, _PAPER_LOOKUPS["crossref"]) == [
-        "10.1000/a,b",
-        "10.1000/c",
-        "10.1000/d",
+    crossref, s2 = _PAPER_LOOKUPS["crossref"], _PAPER_LOOKUPS["semanticscholar"]
+    typed = "10.1000/a,b, https://doi.org/10.1000/C,doi:10.1000/d,,, 10.1000/c ,"
+    assert _lookup_ids(typed, crossref) == ["10.1000/a,b", "10.1000/c", "10.1000/d"]
+    assert _lookup_ids(
+        f"DOI:10.1000/a,b,CorpusId:1,{SHA_UPPER},2201.05500,hep-th/9901001", s2
+    ) == [
+        "DOI:10.1000/a,b",
+        "CorpusId:1",
+        SHA_UPPER.lower(),
+        "ARXIV:2201.05500",
+        "ARXIV:hep-th/9901001",
     ]
-    # A comma that starts no DOI belongs to the suffix before it, and a suffix
+    assert _lookup_ids(",,, ,", crossref) == []
+    # A comma that starts no id belongs to the suffix before it, and a suffix
     # holds no space.
     with pytest.raises(ValueError, match="'10.1000/a, nope' is not a DOI"):
-        _lookup_ids("10.1000/a, nope", _PAPER_LOOKUPS["crossref"])
+        _lookup_ids("10.1000/a, nope", crossref)
+    for odd in ("10.5555/./g", "10.5555/.", "10.１２３４/x", "10.5555/" + "x" * 300):
+        with pytest.raises(ValueError, match="is not a DOI"):
+            _lookup_ids(odd, crossref)
 
 
 @pytest.mark.django_db
-def test_the_command_refuses_ids_a_source_does_not_look_up():
-    with pytest.raises(CommandError, match="--ids names papers of arxiv, crossref"):
-        call_command("harvest", "openalex", "--ids", "W2741809807", "--no-progress")
-    with pytest.raises(CommandError, match=r"--ids: 'x' is not a DOI"):
-        call_command("harvest", "crossref", "--ids", "x", "--no-progress")
+def test_the_command_refuses_ids_it_cannot_look_up_and_options_it_would_ignore(
+    tmp_path,
+):
+    refusals = [
+        (["openalex", "--ids", "W2741809807"], "--ids names papers of arxiv, crossref"),
+        (["crossref", "--ids", "x"], r"--ids: 'x' is not a DOI"),
+        (["crossref", "--ids", ",,,"], "--ids names no DOI"),
+        (
+            ["crossref", "--ids", "10.1000/a", "--file", str(tmp_path)],
+            "--ids looks records up live; --file and --dir read saved ones",
+        ),
+        (
+            [
+                "crossref",
+                "--ids",
+                "10.1000/a",
+                "--from",
+                "2026-11-01",
+                "--filter",
+                "x:y",
+            ],
+            "--from, --filter cannot go with --ids: --ids asks for those ids alone",
+        ),
+        (
+            ["semanticscholar", "--ids", "CorpusId:1", "--until", "2026-11-01"],
+            "--until cannot go with --ids",
+        ),
+        (
+            ["crossref", "--resume", "1", "--ids", "10.1000/a"],
+            "--ids cannot go with --resume: a resumed run asks what it asked",
+        ),
+    ]
+    for argv, problem in refusals:
+        with pytest.raises(CommandError, match=problem):
+            call_command("harvest", *argv, "--no-progress")
     assert not HarvestRun.objects.exists()

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.core.management import call_command
 
 from harvest import services
-from harvest.models import HarvestRun
+from harvest.models import HarvestRun, RawRecord
 from harvest.records import RawItem, RecordError
 from harvest.sources.polite_http import PoliteClient, Politeness
 from harvest.sources.semanticscholar import (
@@ -332,3 +332,23 @@ def test_a_paper_lookup_resumes_at_the_batch_that_did_not_land(
     assert (resumed.status, resumed.papers_created) == ("finished", 3)
     assert resumed.params["missing"] == ["CorpusId:211530585"]
     assert Paper.objects.count() == 3
+
+
+@pytest.mark.django_db
+def test_a_batch_entry_that_is_no_paper_fails_naming_the_id_it_answered(
+    server, settings
+):
+    settings.HARVEST_POLITENESS = {"semanticscholar": {"min_interval": 0}}
+    answer = json.loads(NOT_FOUND.read_text())
+    ids = ["CorpusId:470667", "URL:https://example.org/x", "CorpusId:211530585"]
+    server.expect_ordered_request(
+        "/graph/v1/paper/batch", method="POST"
+    ).respond_with_json([answer[1], ["not", "a", "paper"], None])
+    run = services.harvest_s2_papers(ids=ids, base_url=server.url_for("/graph/v1"))
+    assert run.status == HarvestRun.Status.FINISHED, run.error
+    assert (run.papers_created, run.records_failed) == (1, 1)
+    assert run.params["missing"] == ["CorpusId:211530585"]
+    (failed,) = RawRecord.objects.filter(status=RawRecord.Status.FAILED)
+    place = server.url_for("/graph/v1/paper/batch") + "#URL:https://example.org/x"
+    assert failed.external_id == place
+    assert failed.problem == f"{place}: a paper must be a JSON object"

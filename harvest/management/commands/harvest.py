@@ -81,20 +81,53 @@ _PAPER_LOOKUPS = {
         "s2-papers", "harvest_s2_papers", _s2_paper_typed, "Semantic Scholar paper id"
     ),
 }
-# A comma that starts another DOI ("10.1103/x, doi:10.1007/y, https://doi.org/
-# 10.1/z"); a comma inside a DOI's suffix (DOIs may hold one) is followed by more
-# of that suffix.
-_NEXT_DOI_RE = re.compile(r",\s*(?=10\.|doi:|https?://)", re.IGNORECASE)
+# Where another id starts after a comma in ``--ids``: any comma for arXiv ids
+# (none holds one); for DOIs and Semantic Scholar ids, only a comma before what
+# begins an id (``10.``, a ``doi:``/``CorpusId:``-style prefix, an address, a
+# paperId, an arXiv id) or before another comma or the end, since a DOI's
+# suffix may hold a comma ("10.1000/a,b"). Empty pieces are dropped.
+_ANY_COMMA_RE = re.compile(r",")
+_NEXT_ID_RE = re.compile(
+    r",\s*(?=,|$|10\.|[A-Za-z]+:|[0-9a-fA-F]{40}\b|\d{4}\.\d{4,5}|[a-z][a-z.\-]*/\d{7})"
+)
 
 
 def _lookup_ids(text: str, lookup: _PaperLookup) -> list[str]:
-    """The ids of ``--ids``, each through the lookup's check, in order.
+    """The ids of ``--ids``, each through the lookup's check, in order, each
+    once (an id typed twice, or in two spellings of one id, is asked once).
 
     Raises:
         ValueError: an id the check refuses.
     """
-    parts = _NEXT_DOI_RE.split(text) if lookup.keyword == "dois" else text.split(",")
-    return [lookup.check(p) for p in parts if p.strip()]
+    split = _ANY_COMMA_RE if lookup.mode == "arxiv-api" else _NEXT_ID_RE
+    checked = [lookup.check(p) for p in split.split(text) if p.strip(" ,")]
+    return list(dict.fromkeys(checked))
+
+
+# The options that choose a live list (dates, set, format, filters): a lookup
+# by id or a resumed run takes none.
+_LIST_OPTIONS = ("from_date", "until_date", "set_spec", "extra_filter")
+
+
+def _refuse_with(
+    options: dict, given: str, others: tuple[str, ...], why: str = ""
+) -> None:
+    """Refuse ``others`` given beside ``given``, naming them (an option that
+    would be left out silently is an error).
+
+    Raises:
+        CommandError: some of ``others`` was given.
+    """
+    extra = [
+        "--" + name.removesuffix("_date").replace("_spec", "").replace("_", "-")
+        if name != "extra_filter"
+        else "--filter"
+        for name in others
+        if options.get(name)
+    ]
+    if extra:
+        reason = why or f"{given} asks for those ids alone"
+        raise CommandError(f"{', '.join(extra)} cannot go with {given}: {reason}")
 
 
 def _positive(text: str) -> int:
@@ -238,7 +271,18 @@ class Command(BaseCommand):
 
     def _handle(self, options: dict) -> None:
         run = None
+        if options["ids"] and (options["file"] or options["dir"]):
+            raise CommandError(
+                "--ids looks records up live; --file and --dir read saved ones: "
+                "give one or the other"
+            )
         if options["resume"] is not None:
+            _refuse_with(
+                options,
+                "--resume",
+                ("ids", "author_papers", *_LIST_OPTIONS),
+                why="a resumed run asks what it asked when it started",
+            )
             run = HarvestRun.objects.filter(pk=options["resume"]).first()
             if run is None:
                 raise CommandError(f"no harvest run {options['resume']}")
@@ -284,6 +328,7 @@ class Command(BaseCommand):
         lookup = _PAPER_LOOKUPS.get(options["source"])
         mode = run.params.get("mode") if run else None
         if lookup and ((live and options["ids"]) or mode == lookup.mode):
+            _refuse_with(options, "--ids", _LIST_OPTIONS)
             ids = []
             if run is None:
                 try:
