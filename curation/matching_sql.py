@@ -133,3 +133,23 @@ def cannot_link_rows(researcher_ids: Iterable[int]) -> list[tuple]:
         "AND researcher_id = ANY(%s)",
         [sorted(set(researcher_ids))],
     )
+
+
+def pending_attach_rows(
+    researcher_ids: Iterable[int] | None, paper_ids: Iterable[int] | None
+) -> list[tuple]:
+    """``[(researcher id, paper id)]`` of the pending attach proposals, of
+    these researchers and of slots on these papers (None: any)
+    (:func:`curation.selectors.pending_attach_papers`)."""
+    return _rows(
+        "SELECT pr.researcher_id, a.paper_id FROM curation_proposal_authorships pa "
+        "JOIN curation_proposal pr ON pr.id = pa.proposal_id "
+        "JOIN wovepaper_authorship a ON a.id = pa.authorship_id "
+        "WHERE pr.status = 'pending' AND pr.kind = 'attach' "
+        "AND (%s::bigint[] IS NULL OR pr.researcher_id = ANY(%s::bigint[])) "
+        "AND (%s::bigint[] IS NULL OR a.paper_id = ANY(%s::bigint[]))",
+        [
+            *(2 * [None if researcher_ids is None else sorted(set(researcher_ids))]),
+            *(2 * [None if paper_ids is None else sorted(set(paper_ids))]),
+        ],
+    )

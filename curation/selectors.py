@@ -345,9 +345,11 @@ def matchable_views(
 
 
 def pending_attach_papers(
-    researcher_ids: Iterable[int] | None,
+    *,
+    researcher_ids: Iterable[int] | None = None,
+    paper_ids: Iterable[int] | None = None,
 ) -> dict[int, frozenset[int]]:
-    """The papers a pending attach proposal gives each of these researchers.
+    """The papers pending attach proposals give researchers.
 
     One person holds one slot of a paper, so a matching run proposes no
     other slot of such a paper to the researcher (wherever that slot sits
@@ -355,21 +357,32 @@ def pending_attach_papers(
     two researchers that would then hold two slots of one paper.
 
     Args:
-        researcher_ids: live researchers; None for every pending attach.
+        researcher_ids: only attaches to these researchers; None for any.
+        paper_ids: only attaches of slots on these papers; None for any.
 
     Returns:
-        ``{researcher id: paper ids}``, only researchers with a pending attach;
-        one query.
+        ``{researcher id: paper ids}``, only researchers with such an attach;
+        one query (a written-out statement on PostgreSQL:
+        :mod:`curation.matching_sql`), none when either collection is empty.
     """
-    pairs = Proposal.authorships.through.objects.filter(
-        proposal__status=Proposal.Status.PENDING, proposal__kind=Proposal.Kind.ATTACH
-    )
-    if researcher_ids is not None:
-        pairs = pairs.filter(proposal__researcher_id__in=list(researcher_ids))
+    researcher_ids = None if researcher_ids is None else list(researcher_ids)
+    paper_ids = None if paper_ids is None else list(paper_ids)
+    if researcher_ids == [] or paper_ids == []:
+        return {}
+    if matching_sql.enabled():
+        rows = matching_sql.pending_attach_rows(researcher_ids, paper_ids)
+    else:
+        pairs = Proposal.authorships.through.objects.filter(
+            proposal__status=Proposal.Status.PENDING,
+            proposal__kind=Proposal.Kind.ATTACH,
+        )
+        if researcher_ids is not None:
+            pairs = pairs.filter(proposal__researcher_id__in=researcher_ids)
+        if paper_ids is not None:
+            pairs = pairs.filter(authorship__paper_id__in=paper_ids)
+        rows = pairs.values_list("proposal__researcher_id", "authorship__paper_id")
     out: dict[int, set[int]] = defaultdict(set)
-    for researcher, paper in pairs.values_list(
-        "proposal__researcher_id", "authorship__paper_id"
-    ):
+    for researcher, paper in rows:
         out[researcher].add(paper)
     return {r: frozenset(papers) for r, papers in out.items()}
 

@@ -653,15 +653,21 @@ def matching_run(
     vetoes = selectors.cannot_links(
         p.id for members in profiles.values() for p in members
     )
-    # The papers pending attaches give each researcher: one person holds one
-    # slot of a paper, so no other slot of them is proposed to it, and no merge
-    # would give one researcher two.
-    pending = selectors.pending_attach_papers(
-        None
+    # The papers pending attaches give researchers: one person holds one slot
+    # of a paper, so no other slot of them is proposed to the same researcher
+    # (the attaches of the papers matched here), and no merge would give one
+    # researcher two (the attaches of the researchers merged here). A full run
+    # reads every pending attach once for both.
+    pending = (
+        selectors.pending_attach_papers()
         if block_keys is None
-        else [p.id for members in profiles.values() for p in members]
+        else selectors.pending_attach_papers(paper_ids={v.paper_id for v in views})
     )
     taken = frozenset((paper, r) for r, papers in pending.items() for paper in papers)
+    if merges and block_keys is not None:
+        pending = selectors.pending_attach_papers(
+            researcher_ids=[p.id for members in profiles.values() for p in members]
+        )
     drafts: list[_Draft] = []
     for block, members in grouped.items():
         drafts.extend(

@@ -225,3 +225,25 @@ def test_a_run_of_some_blocks_sees_a_pending_attach_whose_slot_moved_block():
     assert not Proposal.objects.filter(
         status="pending", kind="attach", researcher=r, authorships=other
     ).exists()
+
+
+def test_pending_attach_papers_read_alike_by_statement_and_by_the_orm(monkeypatch):
+    from curation import matching_sql, selectors
+
+    r, slots = _researcher_on_both_slots_evidence()
+    _pending_attach(r, slots)
+    paper = slots[0].paper_id
+    asked = [
+        {},
+        {"researcher_ids": [r.pk]},
+        {"paper_ids": [paper]},
+        {"researcher_ids": [r.pk], "paper_ids": [paper, paper + 1]},
+        {"researcher_ids": [r.pk + 1000]},
+        {"paper_ids": []},
+    ]
+    assert matching_sql.enabled()
+    written = [selectors.pending_attach_papers(**a) for a in asked]
+    monkeypatch.setattr(matching_sql, "enabled", lambda: False)
+    assert [selectors.pending_attach_papers(**a) for a in asked] == written
+    assert written[:4] == [{r.pk: frozenset({paper})}] * 4
+    assert written[4:] == [{}, {}]
