@@ -775,7 +775,7 @@ def researcher_block_keys() -> list[str]:
     )
 
 
-def pending_new_proposals(authorship_ids: Iterable[int]) -> QuerySet[Proposal]:
+def pending_superseded_proposals(authorship_ids: Iterable[int]) -> QuerySet[Proposal]:
     """Pending proposals a newer draft holding any of these authorships
     replaces, locked: ``new`` proposals, and attaches to a researcher merged
     away or retired since (:data:`DEAD_ATTACH`).

@@ -127,7 +127,8 @@ def _propose_block(
         vetoes: cannot-links, as ``("a", authorship id, researcher id)``.
         weights: the scoring model.
         taken: ``(paper id, researcher id)`` of slots a pending attach
-            already proposes to that researcher (``selectors.matchable_views``).
+            already proposes to that researcher
+            (``selectors.pending_attach_papers``).
 
     Returns:
         An attach draft for each authorship whose best researcher scores at
@@ -472,18 +473,21 @@ SAVE_BATCH = 500
 
 
 def _supersede(drafts: list[tuple[str, _Draft]]) -> int:
-    """Mark stale the pending ``new`` proposals these drafts replace; return how many.
+    """Mark stale the pending proposals these drafts replace; return how many.
 
     A fresh draft that holds an authorship of a pending ``new`` proposal carries
-    newer evidence (a paper or a researcher that arrived since); the old proposal
-    goes ``stale`` with an event naming why. One a curator decided meanwhile is
+    newer evidence (a paper or a researcher that arrived since), and one that
+    holds an authorship of a pending attach to a researcher merged away or
+    retired since replaces a proposal that can never apply
+    (:func:`selectors.pending_superseded_proposals`); the old proposal goes
+    ``stale`` with an event naming why. One a curator decided meanwhile is
     left alone (its compare-and-swap fails).
     """
     ids = {aid for _, d in drafts for aid in d.authorship_ids}
     if not ids:
         return 0
     superseded = 0
-    for old in selectors.pending_new_proposals(ids):
+    for old in selectors.pending_superseded_proposals(ids):
         try:
             _transition(
                 proposal=old,

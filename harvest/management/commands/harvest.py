@@ -104,7 +104,7 @@ def _lookup_ids(text: str, lookup: _PaperLookup) -> list[str]:
     return list(dict.fromkeys(checked))
 
 
-# The options that choose a live list (dates, set, format, filters): a lookup
+# The options that choose a live list (dates, set, filters): a lookup
 # by id or a resumed run takes none.
 _LIST_OPTIONS = ("from_date", "until_date", "set_spec", "extra_filter")
 
