@@ -660,3 +660,33 @@ def test_the_command_refuses_ids_it_cannot_look_up_and_options_it_would_ignore(
         with pytest.raises(CommandError, match=problem):
             call_command("harvest", *argv, "--no-progress")
     assert not HarvestRun.objects.exists()
+
+
+@pytest.mark.django_db
+def test_ids_are_read_from_a_file_one_a_line(server, settings, tmp_path):
+    settings.HARVEST_POLITENESS = {"crossref": {"min_interval": 0}}
+    listed = tmp_path / "dois.txt"
+    listed.write_text(
+        "# DOIs to refresh\n10.1371/journal.pone.0033693\n\n10.1371/notarealdoi\n"
+    )
+    server.expect_ordered_request(
+        "/works/10.1371/journal.pone.0033693"
+    ).respond_with_json(_work_answer("test-works__test_works_mixed_ids_warn__0.json"))
+    server.expect_ordered_request("/works/10.1371/notarealdoi").respond_with_data(
+        "Resource not found.", status=404
+    )
+    call_command(
+        "harvest",
+        "crossref",
+        "--ids",
+        f"@{listed}",
+        "--url",
+        server.url_for("/works"),
+        "--no-progress",
+    )
+    server.check_assertions()
+    run = HarvestRun.objects.get()
+    assert run.params["ids"] == ["10.1371/journal.pone.0033693", "10.1371/notarealdoi"]
+    assert (run.papers_created, run.params["missing"]) == (1, ["10.1371/notarealdoi"])
+    with pytest.raises(CommandError, match="nowhere.txt: cannot read ids"):
+        call_command("harvest", "crossref", "--ids", f"@{tmp_path / 'nowhere.txt'}")

@@ -130,6 +130,35 @@ def _refuse_with(
         raise CommandError(f"{', '.join(extra)} cannot go with {given}: {reason}")
 
 
+# The largest file ``--ids @FILE`` reads (a million DOIs is about 40 MB).
+IDS_FILE_MAX_BYTES = 64 * 1024 * 1024
+
+
+def _ids_text(text: str) -> str:
+    """``--ids`` as given, or for ``@FILE`` the file's ids, one a line or
+    comma-separated, joined by commas (blank lines and ``#`` comment lines
+    left out).
+
+    Raises:
+        argparse.ArgumentTypeError: the file cannot be read, is past
+            :data:`IDS_FILE_MAX_BYTES` or is not UTF-8 (named).
+    """
+    if not text.startswith("@"):
+        return text
+    path = Path(text[1:])
+    try:
+        if path.stat().st_size > IDS_FILE_MAX_BYTES:
+            raise argparse.ArgumentTypeError(
+                f"{path}: larger than {IDS_FILE_MAX_BYTES // 2**20} MB of ids"
+            )
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise argparse.ArgumentTypeError(f"{path}: cannot read ids ({exc})") from exc
+    return ",".join(
+        line.strip() for line in lines if line.strip() and not line.startswith("#")
+    )
+
+
 def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
@@ -190,10 +219,12 @@ class Command(BaseCommand):
         live.add_argument(
             "--ids",
             default="",
+            type=_ids_text,
             help="arxiv: fetch these ids from the arXiv API; crossref: look these "
             "DOIs up; semanticscholar: look these papers up (CorpusId:N, DOI:..., "
             "ARXIV:..., a paperId); ror: these ROR ids; with --authors: these "
-            "author ids (comma-separated)",
+            "author ids (comma-separated; @FILE reads them from a file, one a "
+            "line or comma-separated)",
         )
         live.add_argument(
             "--author-papers",
