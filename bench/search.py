@@ -48,7 +48,6 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
-from django.template.loader import render_to_string  # noqa: E402
 from django.test import RequestFactory  # noqa: E402
 from django.test.utils import setup_databases, teardown_databases  # noqa: E402
 
@@ -243,6 +242,7 @@ def main() -> None:
         search_query_clean,
     )
     from wovepaper.selectors import paper_list
+    from wovepaper.templatetags.wovepaper_text import paper_item
     from wovepaper.views.search import search
 
     old = setup_databases(
@@ -289,9 +289,7 @@ def main() -> None:
             found = paper_search(query=q)
             count = found.count()
             rows = paper_rows(found[:24])
-            render_to_string(
-                "pages/_paper_item.html", {"p": rows[0]} if rows else {"p": {}}
-            )
+            "".join(paper_item(row) for row in rows)
             assert count >= len(rows)
 
         factory = RequestFactory()
