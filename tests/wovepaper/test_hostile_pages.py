@@ -150,3 +150,31 @@ def test_byline_names_with_markup_are_escaped_and_linked_only_when_applied(clien
         f'<a href="{r.get_absolute_url()}">Q. &quot;Quote&quot; '
         "&lt;b&gt;Bold&lt;/b&gt;</a>, O&#x27;Brien &amp; Sons"
     )
+
+
+def test_a_paper_row_escapes_every_value_a_source_gave():
+    from wovepaper.templatetags.wovepaper_text import paper_item
+
+    row = {
+        "url": '/papers/x"><script>1</script>',
+        "title": r"<img src=x onerror=alert(1)> $\alpha$",
+        "published_shown": "<b>2021</b>",
+        "arxiv_id": "2101.0<1>",
+        "primary_category": "hep&th",
+        "cited_by_count": 0,
+        "why": "<i>applied</i> by a curator",
+        "byline": [{"name": "<Ann>", "researcher_url": None}],
+        "more": 0,
+    }
+    assert str(paper_item(row)) == (
+        "<li>\n"
+        '  <a class="paper-title" '
+        'href="/papers/x&quot;&gt;&lt;script&gt;1&lt;/script&gt;">'
+        "&lt;img src=x onerror=alert(1)&gt; α</a>\n"
+        '  <div class="byline">&lt;Ann&gt;</div>\n'
+        '  <div class="meta">&lt;b&gt;2021&lt;/b&gt; · arXiv:2101.0&lt;1&gt;'
+        " · hep&amp;th · cited by 0</div>\n"
+        '  <details class="why"><summary>Why is this paper here?</summary>'
+        "<p>&lt;i&gt;applied&lt;/i&gt; by a curator</p></details>\n"
+        "</li>\n"
+    )
