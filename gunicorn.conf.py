@@ -1,7 +1,13 @@
 """gunicorn settings (``gunicorn -c gunicorn.conf.py``); the environment overrides.
 
-Source of the defaults: gunicorn docs, "Design: How many workers?" ((2 x cores) + 1
-sync workers; a page waits on PostgreSQL about a third of its time, bench/pages.py).
+Workers: gunicorn's docs ("Design: How many workers?") give (2 x cores) + 1 sync
+workers as a starting point, to be tuned by load. A page here waits on
+PostgreSQL about a third of its time and computes the rest, so 1.5 workers a
+core keep the cores busy (:func:`default_workers`) and more only queue on them:
+on 2 cores at 100 req/s (bench/pages.py, PostgreSQL on the same host),
+never-seen searches' p99 was 50-60 ms with 3 workers against 74-131 ms with 5.
+Set ``WEB_CONCURRENCY`` higher where PostgreSQL is far away and pages wait
+longer on it.
 """
 
 from __future__ import annotations
@@ -9,11 +15,17 @@ from __future__ import annotations
 import multiprocessing
 import os
 
+
+def default_workers(cores: int | None = None) -> int:
+    """Sync workers for ``cores`` CPUs (this machine's by default): 1.5 a core,
+    at least 2 (see the module docstring)."""
+    cores = cores or multiprocessing.cpu_count()
+    return max(2, round(cores * 1.5))
+
+
 wsgi_app = "wovepaper.wsgi:application"
 bind = os.environ.get("BIND", "127.0.0.1:8000")
-workers = int(
-    os.environ.get("WEB_CONCURRENCY", str(multiprocessing.cpu_count() * 2 + 1))
-)
+workers = int(os.environ.get("WEB_CONCURRENCY", str(default_workers())))
 # A request over 30 s is stuck (the slowest page measured takes ~0.2 s cold):
 # the worker is replaced rather than left holding a connection.
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))

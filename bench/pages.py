@@ -5,9 +5,9 @@ Builds a scratch PostgreSQL database (``test_<name>`` of ``DATABASE_URL``) with
 from the real arXiv records, 30,000 researchers, four authors a paper, the search
 vectors filled), plus one researcher holding 1,000 of those papers. Then, in
 process, the cold (uncached) server time of that researcher's page; then gunicorn
-(``--workers`` sync workers, 5 by default, Redis as the cache as in production,
-on loopback) under an
-open-loop load of ``--rate`` requests a second for ``--seconds`` per scenario:
+(``--workers`` sync workers, by default gunicorn.conf.py's: 3 on 2 cores; Redis
+as the cache as in production, on loopback) under an open-loop load of ``--rate``
+requests a second for ``--seconds`` per scenario:
 
 - ``/robots.txt`` (a template and no query: the baseline of the run),
 - the 1,000-paper researcher's page as a visitor lands on it, and varied over 42
@@ -64,14 +64,17 @@ from loadgen import (  # noqa: E402
 THOUSAND = 1000
 
 
-def _search_bench():
-    """bench/search.py as a module (its corpus builder and word lists)."""
-    spec = importlib.util.spec_from_file_location(
-        "bench_search", ROOT / "bench" / "search.py"
-    )
+def _module(name: str, path: Path):
+    """The Python file ``path`` loaded as a module named ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _search_bench():
+    """bench/search.py as a module (its corpus builder and word lists)."""
+    return _module("bench_search", ROOT / "bench" / "search.py")
 
 
 def add_prolific_researcher(rng: random.Random) -> int:
@@ -160,15 +163,19 @@ def cold_page_ms(url: str, runs: int = 30) -> list[float]:
     return out
 
 
+def _production_workers() -> int:
+    """gunicorn.conf.py's default number of sync workers on this machine."""
+    return _module("gunicorn_conf", ROOT / "gunicorn.conf.py").default_workers()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--papers", type=int, default=100_000)
     parser.add_argument("--researchers", type=int, default=30_000)
     parser.add_argument("--rate", type=float, default=100.0)
     parser.add_argument("--seconds", type=float, default=30.0)
-    # gunicorn's documented starting point is (2 x cores) + 1 workers; a page
-    # spends about a third of its time waiting on PostgreSQL.
-    parser.add_argument("--workers", type=int, default=5)
+    # As in production: gunicorn.conf.py's default, 1.5 workers a core.
+    parser.add_argument("--workers", type=int, default=_production_workers())
     parser.add_argument(
         "--only", default="", help="run only the scenarios whose name holds this"
     )
