@@ -662,14 +662,15 @@ def matching_run(
     # (the attaches of the papers matched here), and no merge would give one
     # researcher two (the attaches of the researchers merged here). A full run
     # reads every pending attach once for both.
-    pending = (
+    attached = (
         selectors.pending_attach_papers()
         if block_keys is None
         else selectors.pending_attach_papers(paper_ids={v.paper_id for v in views})
     )
-    taken = frozenset((paper, r) for r, papers in pending.items() for paper in papers)
+    taken = frozenset((paper, r) for r, papers in attached.items() for paper in papers)
+    merging = attached
     if merges and block_keys is not None:
-        pending = selectors.pending_attach_papers(
+        merging = selectors.pending_attach_papers(
             researcher_ids=[p.id for members in profiles.values() for p in members]
         )
     drafts: list[_Draft] = []
@@ -685,7 +686,7 @@ def matching_run(
             )
         )
     for block, members in profiles.items() if merges else ():
-        drafts.extend(_propose_merges(block, members, vetoes, weights, pending))
+        drafts.extend(_propose_merges(block, members, vetoes, weights, merging))
     # A full run asks the database for every live researcher's conflicts (those
     # with no block key too); an incremental run takes its snapshot's.
     conflicts = (

@@ -104,27 +104,27 @@ def _lookup_ids(text: str, lookup: _PaperLookup) -> list[str]:
     return list(dict.fromkeys(checked))
 
 
-# The options that choose a live list (dates, set, filters): a lookup
-# by id or a resumed run takes none.
-_LIST_OPTIONS = ("from_date", "until_date", "set_spec", "extra_filter")
+# The options that choose a live list, by destination and flag: a lookup by id
+# or a resumed run takes none of them.
+_LIST_OPTIONS = {
+    "from_date": "--from",
+    "until_date": "--until",
+    "set_spec": "--set",
+    "extra_filter": "--filter",
+}
 
 
 def _refuse_with(
-    options: dict, given: str, others: tuple[str, ...], why: str = ""
+    options: dict, given: str, others: dict[str, str], why: str = ""
 ) -> None:
-    """Refuse ``others`` given beside ``given``, naming them (an option that
-    would be left out silently is an error).
+    """Refuse the options ``others`` (``{destination: flag}``) given beside
+    ``given``, naming them (an option that would be left out silently is an
+    error).
 
     Raises:
         CommandError: some of ``others`` was given.
     """
-    extra = [
-        "--" + name.removesuffix("_date").replace("_spec", "").replace("_", "-")
-        if name != "extra_filter"
-        else "--filter"
-        for name in others
-        if options.get(name)
-    ]
+    extra = [flag for name, flag in others.items() if options.get(name)]
     if extra:
         reason = why or f"{given} asks for those ids alone"
         raise CommandError(f"{', '.join(extra)} cannot go with {given}: {reason}")
@@ -311,7 +311,7 @@ class Command(BaseCommand):
             _refuse_with(
                 options,
                 "--resume",
-                ("ids", "author_papers", *_LIST_OPTIONS),
+                {"ids": "--ids", "author_papers": "--author-papers", **_LIST_OPTIONS},
                 why="a resumed run asks what it asked when it started",
             )
             run = HarvestRun.objects.filter(pk=options["resume"]).first()
