@@ -18,7 +18,9 @@ Usage::
         .venv/bin/python bench/ingest.py [--sizes 10000,100000] [--baseline 2000] \\
         [--json]
 
-The database must be disposable: it is migrated and emptied. ``--json`` prints one
+The database must be disposable: it is dropped and created again for each size
+(its role needs ``CREATEDB``), so every size is a first harvest into a new
+database, with no planner statistics, whatever ran before. ``--json`` prints one
 JSON object ``{"<size>": {"papers": n, "seconds": s, "papers_per_s": r,
 "peak_rss_mb": m, "worker_peak_rss_mb": w, "cpu_s": {"harvest", "workers",
 "postgres", "postgres_all"}, "workers": k}, ..., "no_workers": {...},
@@ -141,8 +143,47 @@ def _rusage_cpu(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def database_recreate() -> None:
+    """Drop the benchmark's database and create it again (empty, unmigrated).
+
+    A first harvest into a new database starts with no planner statistics; a
+    flushed one keeps those of the last ``ANALYZE``, so a size measured after
+    another would plan with the other's statistics. Each size starts new.
+
+    Raises:
+        SystemExit: the role may not drop or create the database (it needs
+            ``CREATEDB``), or another session holds it and cannot be ended.
+    """
+    import psycopg
+    from django.db import connection
+    from psycopg import sql
+
+    conf = connection.settings_dict
+    connection.close()
+    params = {
+        "dbname": "postgres",
+        "host": conf["HOST"] or None,
+        "port": conf["PORT"] or None,
+        "user": conf["USER"] or None,
+        "password": conf["PASSWORD"] or None,
+    }
+    name = sql.Identifier(conf["NAME"])
+    try:
+        with psycopg.connect(
+            **{k: v for k, v in params.items() if v}, autocommit=True
+        ) as admin:
+            admin.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name)
+            )
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(name))
+    except psycopg.Error as exc:
+        raise SystemExit(
+            f"could not create the benchmark database {conf['NAME']} again: {exc}"
+        ) from exc
+
+
 def one_size(size: int, batch: int, workers: int | None) -> dict:
-    """In this process: empty the database, harvest ``size`` papers, measure.
+    """In this process: a new database, ``size`` papers harvested, measured.
 
     Args:
         size: papers to ingest.
@@ -163,8 +204,8 @@ def one_size(size: int, batch: int, workers: int | None) -> dict:
     from harvest.services.prepare import prepare_workers
     from wovepaper.models import Authorship, Paper
 
+    database_recreate()
     call_command("migrate", verbosity=0)
-    call_command("flush", interactive=False, verbosity=0)
     files.BATCH_RECORDS = batch
     if workers is not None:
         settings.HARVEST_PREPARE_WORKERS = workers

@@ -19,6 +19,7 @@ from harvest.records import (
     clean_text,
 )
 from harvest.services.copy_rows import rows_copy
+from harvest.services.planner_stats import raw_records_stored
 
 _SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 
@@ -227,6 +228,7 @@ def raw_records_store(
                 )
     except IntegrityError:
         return [raw_record_store(run=run, source=source, item=item) for item in items]
+    raw_records_stored(rows=len(made))
     if old:
         RawRecord.objects.filter(pk__in=old).update(last_run=run)
     stored = {**found, **dict(zip(new, made, strict=True))}

@@ -414,6 +414,9 @@ WOVEPAPER_DATA_DIR = Path(
 # Worker processes a harvest from files forks to parse batches ahead of the one it
 # writes (harvest.services.prepare); unset: one per CPU; 0: parse in the process.
 HARVEST_PREPARE_WORKERS = env_int("HARVEST_PREPARE_WORKERS", None)
+# A harvest ANALYZEs the raw record table once the rows it stored reach the table's
+# size at the last ANALYZE, and at least this many (harvest.services.planner_stats).
+HARVEST_ANALYZE_MIN_ROWS = env_int("HARVEST_ANALYZE_MIN_ROWS", 5000)
 # --- live harvesting ------------------------------------------------------------------
 # The contact address in every harvest request's User-Agent (Crossref's polite pool and
 # arXiv's terms of use ask for one).
