@@ -508,8 +508,9 @@ def _harvest_run(
     # Files are read into batches of about BATCH_RECORDS records sharing a parser;
     # each batch, the run's counts and the cursor (files done) commit together, so
     # a killed run resumes at the first file of the batch that did not land.
-    # Papers batches after the first are prepared by forked workers while earlier
-    # ones are written (harvest.services.prepare), up to one batch per worker ahead.
+    # Papers batches are prepared by forked workers while earlier ones are written
+    # (harvest.services.prepare), up to one batch per worker ahead; a harvest of
+    # one batch prepares it itself.
     workers = prepare_workers()
     pool: PreparePool | None = None
     ahead: deque[_Batch] = deque()
@@ -537,11 +538,11 @@ def _harvest_run(
         if progress:
             progress(ready.files)
 
-    def close_batch() -> None:
+    def close_batch(more: bool) -> None:
         nonlocal batch, pool, closed
         papers = bool(batch.items) and (batch.write or kind.write) is harvest_batch
         # A harvest of one batch starts no workers.
-        if papers and workers and pool is None and closed:
+        if papers and workers and pool is None and (closed or more):
             pool = stack.enter_context(PreparePool(workers))
         closed += 1
         if papers and pool is not None:
@@ -554,6 +555,10 @@ def _harvest_run(
     closed = 0
     with ExitStack() as stack:
         for index, path in enumerate(kind.find(root)):
+            # A full batch closes once another file follows it: the first one
+            # then goes to the workers too, and a harvest of one batch starts none.
+            if len(batch.items) >= BATCH_RECORDS:
+                close_batch(more=True)
             # Done before the run was stopped: every file up to the last one
             # done, by the order's key (files added or removed meanwhile move
             # no other file in or out), or by count for an older cursor.
@@ -582,16 +587,14 @@ def _harvest_run(
                 skipped.append({"file": name, "reason": reason})
             same_reader = (reader.parse, reader.write) == (batch.parse, batch.write)
             if batch.items and not same_reader:
-                close_batch()
+                close_batch(more=True)
             batch.skipped += skipped
             batch.items += items
             batch.parse, batch.write = reader.parse, reader.write
             batch.done, batch.last = index + 1, relative
             batch.files += 1
-            if len(batch.items) >= BATCH_RECORDS:
-                close_batch()
         if batch.files:
-            close_batch()
+            close_batch(more=False)
         while ahead:
             write(ahead.popleft())
     return harvest_run_finish(run=run)

@@ -78,8 +78,9 @@ def test_workers_store_what_the_harvest_stores_alone(
     monkeypatch.setattr(PreparePool, "submit", counted)
     settings.HARVEST_PREPARE_WORKERS = 2
     run = services.harvest_files(source="arxiv", root=tmp_path)
-    # Every batch after the first went to the workers.
-    assert submitted == [40, 40, 30]
+    # Every batch went to the workers, the first too: the harvest knew more
+    # files followed it.
+    assert submitted == [40, 40, 40, 30]
     assert run.status == run.Status.FINISHED
     assert run.papers_created == 150
     with_workers, raw_with_workers = _snapshot(), _raw_records()
@@ -89,10 +90,24 @@ def test_workers_store_what_the_harvest_stores_alone(
     RawRecord.objects.all().delete()
     settings.HARVEST_PREPARE_WORKERS = 0
     alone = services.harvest_files(source="arxiv", root=tmp_path)
-    assert submitted == [40, 40, 30]  # no pool this time
+    assert submitted == [40, 40, 40, 30]  # no pool this time
     assert _snapshot() == with_workers
     assert _raw_records() == raw_with_workers
     assert _counts(alone) == _counts(run)
+
+
+def test_a_harvest_of_one_batch_starts_no_workers(
+    tmp_path, settings, small_batches, monkeypatch
+):
+    _abs_files(tmp_path, 40)
+    started: list[int] = []
+    monkeypatch.setattr(
+        PreparePool, "__init__", lambda self, workers: started.append(workers)
+    )
+    settings.HARVEST_PREPARE_WORKERS = 2
+    run = services.harvest_files(source="arxiv", root=tmp_path)
+    assert run.papers_created == 40
+    assert started == []
 
 
 def _raw_records() -> list[tuple]:
@@ -138,11 +153,11 @@ def test_a_worker_never_uses_its_parents_database_session(
     settings.HARVEST_PREPARE_WORKERS = 2
     run = services.harvest_files(source="arxiv", root=tmp_path)
     assert run.status == run.Status.FINISHED
-    # The first batch was parsed in the harvest's process, the rest in workers.
-    assert run.papers_created == Paper.objects.count() == 40
-    assert run.records_failed == 110
+    # Every batch was parsed in a worker.
+    assert run.papers_created == Paper.objects.count() == 0
+    assert run.records_failed == 150
     failed = RawRecord.objects.filter(status=RawRecord.Status.FAILED)
-    assert failed.count() == 110
+    assert failed.count() == 150
     assert all(
         "RuntimeError: a harvest prepare worker must not use the database" in error
         for error in failed.values_list("error", flat=True)
