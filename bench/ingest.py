@@ -151,22 +151,39 @@ def database_recreate() -> None:
     another would plan with the other's statistics. Each size starts new.
 
     Raises:
-        SystemExit: the role may not drop or create the database (it needs
-            ``CREATEDB``), or another session holds it and cannot be ended.
+        SystemExit: ``DATABASE_URL`` does not name a PostgreSQL database; its
+            role may not create databases (checked before anything is
+            dropped); or the drop or the create failed.
     """
     import psycopg
     from django.db import connection
     from psycopg import sql
 
+    if connection.vendor != "postgresql":
+        raise SystemExit(
+            "bench/ingest.py measures PostgreSQL: set DATABASE_URL to a "
+            "disposable PostgreSQL database"
+        )
     conf = connection.settings_dict
-    connection.close()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT rolcreatedb OR rolsuper FROM pg_roles WHERE rolname = current_user"
+        )
+        (may_create,) = cursor.fetchone()
+    if not may_create:
+        raise SystemExit(
+            f"the role of DATABASE_URL may not create databases (CREATEDB): "
+            f"bench/ingest.py drops and creates {conf['NAME']} for each size"
+        )
     params = {
+        **{k: v for k, v in conf["OPTIONS"].items() if k in _LIBPQ_OPTIONS},
         "dbname": "postgres",
-        "host": conf["HOST"] or None,
-        "port": conf["PORT"] or None,
-        "user": conf["USER"] or None,
-        "password": conf["PASSWORD"] or None,
+        "host": conf["HOST"],
+        "port": conf["PORT"],
+        "user": conf["USER"],
+        "password": conf["PASSWORD"],
     }
+    connection.close()
     name = sql.Identifier(conf["NAME"])
     try:
         with psycopg.connect(
@@ -178,8 +195,19 @@ def database_recreate() -> None:
             admin.execute(sql.SQL("CREATE DATABASE {}").format(name))
     except psycopg.Error as exc:
         raise SystemExit(
-            f"could not create the benchmark database {conf['NAME']} again: {exc}"
+            f"could not drop and create the benchmark database {conf['NAME']}: {exc}"
         ) from exc
+
+
+# Connection options passed on to the maintenance connection (libpq keywords).
+_LIBPQ_OPTIONS = {
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "passfile",
+    "connect_timeout",
+}
 
 
 def one_size(size: int, batch: int, workers: int | None) -> dict:

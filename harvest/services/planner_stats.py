@@ -42,21 +42,28 @@ logger = logging.getLogger(__name__)
 _counts = threading.local()
 
 
+# How long an ANALYZE waits for its table lock (held by a VACUUM, a CREATE INDEX
+# CONCURRENTLY or another session's ANALYZE; inserts never take it) before it is
+# given up for this time: statistics can wait, a harvest should not.
+LOCK_TIMEOUT = "200ms"
+
+
 def raw_records_stored(*, rows: int, using: str = "default") -> bool:
     """Count ``rows`` new raw records; past the doubling rule, analyze the table
     once the current transaction commits.
 
     Per process and thread (a harvest writes from one thread): other processes'
-    writes are not counted here, only seen in the size the last ``ANALYZE``
-    left. Nothing is done on other databases than PostgreSQL.
+    writes are not counted here, only seen in the size each ``ANALYZE`` leaves
+    (``pg_class.reltuples``, read again after it). Nothing is done on other
+    databases than PostgreSQL.
 
     Args:
         rows: raw records just inserted (0 or more).
         using: the database alias they were written to.
 
     Returns:
-        True when an ``ANALYZE`` was queued (it runs at commit; a failure of it
-        is logged, never raised: it costs plans, not records).
+        True when an ``ANALYZE`` was queued (it runs at commit: see
+        :func:`_analyze` for what its failure costs).
     """
     connection = connections[using]
     if connection.vendor != "postgresql" or rows <= 0:
@@ -68,9 +75,10 @@ def raw_records_stored(*, rows: int, using: str = "default") -> bool:
     state["since"] += rows
     if state["since"] < max(settings.HARVEST_ANALYZE_MIN_ROWS, state["size"]):
         return False
+    # The size the table will have at least, corrected once ANALYZE has run.
     state["size"] += state["since"]
     state["since"] = 0
-    transaction.on_commit(lambda: _analyze(using), using=using, robust=True)
+    transaction.on_commit(lambda: _analyze(using), using=using)
     return True
 
 
@@ -88,12 +96,45 @@ def _table_size(using: str) -> int:
 
 def _analyze(using: str) -> None:
     """``ANALYZE`` the raw record table, after the batch's transaction (so its
-    lock is held only as long as the statement). A failure (a lost connection;
-    not owning the table only warns) is logged, rolled back to where it began,
-    and the harvest goes on."""
-    table = connections[using].ops.quote_name(RawRecord._meta.db_table)
+    lock is held only as long as the statement), then read the size it found.
+
+    What PostgreSQL says instead of analyzing (a role that does not own the
+    table gets a WARNING, not an error) and a statement that fails (the lock
+    not taken within :data:`LOCK_TIMEOUT`) are logged, rolled back to where
+    they began, and the harvest goes on.
+
+    Raises:
+        DatabaseError: the connection was lost. A harvest holds its run with
+            a session lock (:func:`harvest.services.runs.run_held`), gone with
+            the session: it must stop, to be resumed, rather than go on in a
+            new session another process could resume the run in meanwhile.
+    """
+    db = connections[using]
+    table = db.ops.quote_name(RawRecord._meta.db_table)
+    said: list[str] = []
+
+    def notice(diagnostic) -> None:
+        said.append(f"{diagnostic.severity}: {diagnostic.message_primary}")
+
+    session = None
     try:
-        with transaction.atomic(using=using), connections[using].cursor() as cursor:
-            cursor.execute(f"ANALYZE {table}")
+        with transaction.atomic(using=using), db.cursor() as cursor:
+            session = db.connection
+            session.add_notice_handler(notice)
+            try:
+                cursor.execute("SET LOCAL lock_timeout = %s", [LOCK_TIMEOUT])
+                cursor.execute(f"ANALYZE {table}")
+            finally:
+                session.remove_notice_handler(notice)
+        size = _table_size(using)
     except DatabaseError:
+        # Django may already have opened a new session in its place.
+        if session is None or session.broken or db.connection is not session:
+            raise
         logger.warning("ANALYZE of %s failed", table, exc_info=True)
+        return
+    if said:
+        logger.warning("ANALYZE of %s: %s", table, "; ".join(said))
+    state = getattr(_counts, using, None)
+    if state is not None:
+        state["size"] = max(state["size"], size)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import threading
 
+import psycopg
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 
 from harvest import services
 from harvest.models import RawRecord
@@ -47,8 +48,10 @@ def test_a_harvest_analyzes_the_raw_record_table_each_time_it_doubled(
     # 100).
     analyzes = [c for c in callbacks if c.__qualname__.startswith("raw_records_")]
     assert len(analyzes) == 2
-    # They ran after the batches (here: at the end), on every row stored.
+    # They ran after the batches (here: at the end), on every row stored, and
+    # the next ANALYZE waits for the size the last one found, not the guess.
     assert _reltuples() == 150
+    assert planner_stats._counts.default["size"] == 150
 
 
 def test_a_table_analyzed_bigger_than_the_rows_stored_is_not_analyzed_again(
@@ -78,3 +81,60 @@ def test_a_failed_analyze_is_logged_and_costs_nothing_else(monkeypatch, caplog):
     monkeypatch.undo()
     # Rolled back to its savepoint: the connection goes on.
     assert RawRecord.objects.count() == 0
+
+
+def test_an_analyze_that_cannot_take_its_lock_soon_is_given_up(caplog):
+    """A VACUUM or another ANALYZE holds the table's lock: the harvest does not
+    wait for it past planner_stats.LOCK_TIMEOUT."""
+    params = connection.get_connection_params()
+    other = psycopg.connect(
+        dbname=params["dbname"],
+        host=params.get("host"),
+        port=params.get("port"),
+        user=params.get("user"),
+    )
+    try:
+        other.execute("LOCK TABLE harvest_rawrecord IN SHARE UPDATE EXCLUSIVE MODE")
+        planner_stats._analyze("default")
+    finally:
+        other.close()
+    assert "lock timeout" in caplog.text
+    assert RawRecord.objects.count() == 0  # the session goes on
+
+
+def test_what_postgresql_says_instead_of_analyzing_is_logged(caplog):
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE ROLE wovepaper_test_not_owner")
+        cursor.execute("GRANT SELECT ON pg_class TO wovepaper_test_not_owner")
+        cursor.execute("SET ROLE wovepaper_test_not_owner")
+    try:
+        planner_stats._analyze("default")
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET ROLE")
+    assert "WARNING: permission denied to analyze" in caplog.text or (
+        "only table or database owner can analyze it" in caplog.text
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_lost_in_analyze_stops_the_harvest():
+    """The run's session lock went with the session: going on in a new one
+    would let another process resume the same run meanwhile."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    params = connection.get_connection_params()
+    with psycopg.connect(
+        dbname=params["dbname"],
+        host=params.get("host"),
+        port=params.get("port"),
+        user=params.get("user"),
+        autocommit=True,
+    ) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [pid])
+    try:
+        with pytest.raises(OperationalError):
+            planner_stats._analyze("default")
+    finally:
+        connection.close()
