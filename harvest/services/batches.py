@@ -114,17 +114,20 @@ def _fresh(records: list[tuple[RawItem, RawRecord, Ready]]) -> tuple[list, list]
 def _papers_bulk_create(records: list[tuple[RawItem, RawRecord, Ready]]) -> None:
     """Create the papers and bylines of fresh records in a few statements.
 
-    On PostgreSQL as one JSON document (:func:`harvest.services.json_rows.
-    papers_insert`: two statements, search vectors computed as the papers go
-    in); elsewhere (SQLite, the embedded demo) with ``bulk_create`` and a vector
-    refresh.
+    On PostgreSQL the papers as one JSON document and their bylines as one
+    ``COPY`` (:func:`harvest.services.json_rows.papers_insert`: three
+    statements, search vectors computed as the papers go in); elsewhere
+    (SQLite, the embedded demo) with ``bulk_create`` and a vector refresh.
 
     Raises:
         IntegrityError, DataError: a row the database refuses (the caller then
             upserts the records one by one).
     """
     if connection.vendor == "postgresql":
-        ids = papers_insert([ready.doc for _, _, ready in records])
+        ids = papers_insert(
+            [ready.doc for _, _, ready in records],
+            [ready.byline for _, _, ready in records],
+        )
     else:
         values = [ready.rows for _, _, ready in records]
         papers = [Paper(**paper) for paper, _ in values]

@@ -8,8 +8,9 @@ preparing each value field by field, and quoting them. Rows are built here from
 the same field values ``bulk_create`` would store; model defaults, ``auto_now``
 and ``auto_now_add`` are applied alike.
 
-New papers and their bylines go in as one JSON document instead
-(:mod:`harvest.services.json_rows`), which costs the writing process less.
+New papers go in as one JSON document instead (:mod:`harvest.services.json_rows`),
+which costs the writing process less, and their bylines from ``COPY`` text the
+prepare workers made (:mod:`harvest.services.byline_rows`).
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ from django.conf import settings
 from django.db import connection
 
 from harvest.records import PaperRecord, RawItem, RecordError, clean_record
+from harvest.services.byline_rows import byline_text
 from harvest.services.json_rows import paper_doc
 from harvest.services.raw import RawKey, RecordParser, raw_key
 from harvest.services.upsert import (
@@ -60,7 +61,7 @@ CHUNK_RECORDS = 100
 
 
 # What a Ready sends besides its record.
-_SENT = ("error", "work_ids", "deleted", "linked", "doc", "rows")
+_SENT = ("error", "work_ids", "deleted", "linked", "doc", "byline", "rows")
 
 
 class Ready:
@@ -79,14 +80,25 @@ class Ready:
             record ("" when absent); empty when it failed.
         deleted: the source says the work is deleted.
         linked: some author names an institution.
-        doc: the new paper and its byline as
-            :func:`~harvest.services.json_rows.paper_doc` text (PostgreSQL);
-            "" elsewhere or when it failed.
+        doc: the new paper as :func:`~harvest.services.json_rows.paper_doc`
+            text (PostgreSQL); "" elsewhere or when it failed.
+        byline: its byline slots as
+            :func:`~harvest.services.byline_rows.byline_text` (PostgreSQL);
+            "" elsewhere, when it failed, or for no slot.
         rows: ``(paper values, slot values)`` for ``bulk_create`` (SQLite);
             None on PostgreSQL or when it failed.
     """
 
-    __slots__ = ("error", "work_ids", "deleted", "linked", "doc", "rows", "_record")
+    __slots__ = (
+        "error",
+        "work_ids",
+        "deleted",
+        "linked",
+        "doc",
+        "byline",
+        "rows",
+        "_record",
+    )
 
     def __init__(
         self,
@@ -94,10 +106,11 @@ class Ready:
         *,
         error: str = "",
         doc: str = "",
+        byline: str = "",
         rows: tuple[dict, list[dict]] | None = None,
     ) -> None:
         self._record: PaperRecord | bytes | None = record
-        self.error, self.doc, self.rows = error, doc, rows
+        self.error, self.doc, self.byline, self.rows = error, doc, byline, rows
         self.work_ids = (
             {name: getattr(record, name) for name in WORK_IDS} if record else {}
         )
@@ -187,7 +200,7 @@ def ready_record(item: RawItem, parse: RecordParser, digest: str) -> Ready:
     ]
     if connection.vendor != "postgresql":
         return Ready(record, rows=(values, slots))
-    return Ready(record, doc=paper_doc(values, slots))
+    return Ready(record, doc=paper_doc(values, slots), byline=byline_text(slots))
 
 
 def prepare_chunk(
