@@ -48,10 +48,19 @@ def _fields() -> list:
 
 
 @cache
-def _defaults() -> tuple[str, ...]:
-    """Each of :func:`_fields`' defaults as ``COPY`` text (what ``bulk_create``
-    stores for a value not given: ``""`` for a text field without one)."""
-    return tuple(_copy_value(f, f.get_default()) for f in _fields())
+def _plan() -> list[tuple[str, Any, str, bool, Any]]:
+    """How :func:`byline_text` fills each of :func:`_fields`: ``(attname,
+    default value, default as COPY text, holds text (not JSON), field)``."""
+    return [
+        (
+            f.attname,
+            f.get_default(),
+            _copy_value(f, f.get_default()),
+            not isinstance(f, JSONField),
+            f,
+        )
+        for f in _fields()
+    ]
 
 
 def _text(value: str) -> str:
@@ -99,15 +108,17 @@ def byline_text(slots: list[dict[str, Any]]) -> str:
     Raises:
         TypeError: a value of a type no slot field holds (a bug).
     """
-    fields, defaults = _fields(), _defaults()
     lines = []
     for slot in slots:
-        cells = [
-            _copy_value(field, slot[field.attname])
-            if field.attname in slot
-            else default
-            for field, default in zip(fields, defaults, strict=True)
-        ]
+        cells = []
+        for attname, default, default_text, is_text, field in _plan():
+            value = slot.get(attname, default)
+            if value == default and type(value) is type(default):
+                cells.append(default_text)
+            elif is_text and type(value) is str:
+                cells.append(_text(value))
+            else:
+                cells.append(_copy_value(field, value))
         lines.append("\t".join(cells))
     return "".join(f"{line}\n" for line in lines)
 

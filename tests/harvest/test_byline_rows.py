@@ -70,6 +70,13 @@ def test_a_paper_with_no_byline_adds_no_slot_and_the_rest_go_in():
     ]
 
 
+def test_a_json_value_that_is_a_string_goes_in_as_json():
+    paper = Paper.objects.create(arxiv_id="3001.00001", title="t", slug="t")
+    slot = {**_HOSTILE[1], "affiliations": "CERN\\Geneva\t"}
+    bylines_copy([paper.pk], [byline_text([slot])], dt.datetime.now(dt.UTC))
+    assert Authorship.objects.get(paper=paper).affiliations == "CERN\\Geneva\t"
+
+
 def test_a_value_of_a_type_no_slot_holds_is_a_bug_named():
     with pytest.raises(TypeError, match=r"Authorship.raw_name: float"):
         byline_text([{**_HOSTILE[0], "raw_name": 1.5}])
