@@ -289,8 +289,9 @@ def main() -> None:
             found = paper_search(query=q)
             count = found.count()
             rows = paper_rows(found[:24])
-            "".join(paper_item(row) for row in rows)
+            html = "".join(paper_item(row) for row in rows)
             assert count >= len(rows)
+            assert html.count("<li>") == len(rows)
 
         factory = RequestFactory()
 

@@ -280,6 +280,15 @@ def authorship_views(
 DEAD_ATTACH = "dead"
 
 
+def _dead_attach(prefix: str = "") -> Q:
+    """An attach proposal whose researcher was merged away or retired since
+    (:data:`DEAD_ATTACH`), the proposal reached by ``prefix``."""
+    return Q(**{f"{prefix}kind": Proposal.Kind.ATTACH}) & (
+        Q(**{f"{prefix}researcher__merged_into__isnull": False})
+        | Q(**{f"{prefix}researcher__retired": True})
+    )
+
+
 def matchable_views(
     block_keys: Iterable[str] | None, rarities: NameRarities
 ) -> tuple[list[AuthorshipView], frozenset[int]]:
@@ -310,10 +319,7 @@ def matchable_views(
         # One correlated lookup (so a run over a few blocks looks up only its
         # own authorships' proposals) tells both: the kind of a pending
         # proposal holding the authorship, a live "attach" first.
-        dead = Q(proposal__kind=Proposal.Kind.ATTACH) & (
-            Q(proposal__researcher__merged_into__isnull=False)
-            | Q(proposal__researcher__retired=True)
-        )
+        dead = _dead_attach("proposal__")
         pending_kind = (
             Proposal.authorships.through.objects.filter(
                 authorship_id=OuterRef("pk"), proposal__status=Proposal.Status.PENDING
@@ -785,9 +791,7 @@ def pending_superseded_proposals(authorship_ids: Iterable[int]) -> QuerySet[Prop
     holding = Proposal.authorships.through.objects.filter(
         authorship_id__in=list(authorship_ids)
     ).values("proposal_id")
-    dead = Q(kind=Proposal.Kind.ATTACH) & (
-        Q(researcher__merged_into__isnull=False) | Q(researcher__retired=True)
-    )
+    dead = _dead_attach()
     return (
         Proposal.objects.select_for_update(of=("self",))
         .filter(Q(kind=Proposal.Kind.NEW) | dead)

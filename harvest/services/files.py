@@ -539,12 +539,12 @@ def _harvest_run(
             progress(ready.files)
 
     def close_batch(more: bool) -> None:
-        nonlocal batch, pool, closed
+        nonlocal batch, pool
         papers = bool(batch.items) and (batch.write or kind.write) is harvest_batch
-        # A harvest of one batch starts no workers.
-        if papers and workers and pool is None and (closed or more):
+        # Workers only for a batch that more follow: a harvest of one batch, or
+        # a last batch, starts none.
+        if papers and workers and pool is None and more:
             pool = stack.enter_context(PreparePool(workers))
-        closed += 1
         if papers and pool is not None:
             batch.pending = pool.submit(batch.items, batch.parse)
         ahead.append(batch)
@@ -552,7 +552,6 @@ def _harvest_run(
         while len(ahead) > (pool.workers if pool is not None else 0):
             write(ahead.popleft())
 
-    closed = 0
     with ExitStack() as stack:
         for index, path in enumerate(kind.find(root)):
             # A full batch closes once another file follows it: the first one
