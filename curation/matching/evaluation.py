@@ -132,3 +132,70 @@ def labelled_pairs_prf(
     right = sum(1 for p, g in zip(predicted, gold, strict=True) if bool(p) == bool(g))
     accuracy = right / len(gold) if gold else 0.0
     return PRF(precision, recall, _f1(precision, recall)), accuracy
+
+
+@dataclass(frozen=True)
+class ClusterError:
+    """One cluster's share of the B³ loss of a clustering.
+
+    Attributes:
+        cluster: the predicted cluster id (an over-merge) or the gold cluster id
+            (a split).
+        size: its mentions.
+        loss: the mentions' worth of B³ precision (over-merge) or recall (split)
+            it loses: the sum over its mentions of one minus their precision
+            (recall). The losses of all clusters add up to ``mentions * (1 - P)``
+            (``(1 - R)``) when the clustering names only gold mentions.
+        parts: ``((other cluster id, mentions), ...)``: the gold clusters an
+            over-merge holds, or the predicted clusters a split is spread
+            over, largest first (ties by id as text).
+    """
+
+    cluster: Hashable
+    size: int
+    loss: float
+    parts: tuple[tuple[Hashable, int], ...]
+
+
+def b_cubed_errors(
+    predicted: Mapping[Hashable, Hashable],
+    gold: Mapping[Hashable, Hashable],
+    top: int,
+) -> tuple[list[ClusterError], list[ClusterError]]:
+    """The clusters that lose the most B³ precision and recall: where a
+    matcher's errors are (Bagga and Baldwin 1998, per-mention B³).
+
+    Args:
+        predicted: mention id -> predicted cluster id; every gold mention must be
+            present (mentions without a gold cluster are left out).
+        gold: mention id -> true cluster id.
+        top: how many of each to return (0 or less: none).
+
+    Returns:
+        ``(over_merged, split)``: the ``top`` predicted clusters with the
+        largest precision loss and the ``top`` gold clusters with the largest
+        recall loss, each largest loss first (ties: the bigger, then by id as
+        text); clusters that lose nothing are left out.
+
+    Raises:
+        KeyError: a gold mention has no predicted cluster.
+    """
+    if top <= 0:
+        return [], []
+    labels = {m: predicted[m] for m in gold}
+
+    def worst(side: Mapping, other: Mapping) -> list[ClusterError]:
+        found = []
+        for cluster, members in _groups(side).items():
+            counts: dict[Hashable, int] = defaultdict(int)
+            for mention in members:
+                counts[other[mention]] += 1
+            n = len(members)
+            loss = n - sum(c * c for c in counts.values()) / n
+            if loss > 1e-9:
+                parts = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+                found.append(ClusterError(cluster, n, round(loss, 2), tuple(parts)))
+        found.sort(key=lambda e: (-e.loss, -e.size, str(e.cluster)))
+        return found[:top]
+
+    return worst(labels, gold), worst(gold, labels)

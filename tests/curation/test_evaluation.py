@@ -47,6 +47,76 @@ def test_pairwise_counts_same_cluster_pairs():
     assert prf.recall == 0.25
 
 
+def test_b_cubed_errors_name_the_clusters_and_their_parts():
+    predicted = {1: "a", 2: "a", 3: "a", 4: "b"}
+    gold = {1: "x", 2: "x", 3: "y", 4: "y"}
+    over, split = evaluation.b_cubed_errors(predicted, gold, 5)
+    # Cluster a: mentions 1 and 2 keep 2/3 precision, 3 keeps 1/3.
+    assert over == [evaluation.ClusterError("a", 3, 1.33, (("x", 2), ("y", 1)))]
+    # Person y is split over a and b: each of its two mentions keeps 1/2 recall.
+    assert split == [evaluation.ClusterError("y", 2, 1.0, (("a", 1), ("b", 1)))]
+    assert evaluation.b_cubed_errors(predicted, gold, 0) == ([], [])
+
+
+def test_b_cubed_errors_add_up_to_the_b_cubed_loss_on_the_wang_set():
+    data = labelled.load(settings.WOVEPAPER_DATA_DIR / "and/beard_inspire_wang")
+    n = len(data.gold)
+    for predicted in (
+        {v.id: v.block_key for v in data.views},  # over-merges
+        {i: data.raw_names[i] for i in data.gold},  # splits and over-merges
+    ):
+        scores = evaluation.b_cubed(predicted, data.gold)
+        over, split = evaluation.b_cubed_errors(predicted, data.gold, n)
+        # Each loss is rounded to 0.01: the sums agree to half that a cluster.
+        assert sum(e.loss for e in over) == pytest.approx(
+            n * (1 - scores.precision), abs=0.005 * len(over) + 1e-6
+        )
+        assert sum(e.loss for e in split) == pytest.approx(
+            n * (1 - scores.recall), abs=0.005 * len(split) + 1e-6
+        )
+        assert [e.loss for e in over] == sorted((e.loss for e in over), reverse=True)
+        for error in over + split:
+            assert sum(m for _, m in error.parts) == error.size
+            assert len(error.parts) > 1
+
+
+def _qian_errors(top: int, **options) -> str:
+    """evaluate_matching's output on Qian-partial, default weights, ``--errors top``."""
+    out = io.StringIO()
+    call_command(
+        "evaluate_matching",
+        dataset=[settings.WOVEPAPER_DATA_DIR / "and/s2and/qian_partial"],
+        folds=0,
+        errors=top,
+        stdout=out,
+        **options,
+    )
+    return out.getvalue()
+
+
+def test_evaluate_matching_lists_the_worst_errors_with_names_and_affiliations():
+    errors = json.loads(_qian_errors(3, json=True))["errors"]
+    assert errors["model"] == "default weights"
+    data = labelled.load(settings.WOVEPAPER_DATA_DIR / "and/s2and/qian_partial")
+    printed = set(data.raw_names.values())
+    for kind in ("over_merged", "split"):
+        assert len(errors[kind]) == 3
+        assert errors[kind][0]["loss"] >= errors[kind][-1]["loss"] > 0
+        for error in errors[kind]:
+            parts, more = error["parts"], error["more_parts"]
+            assert 2 <= len(parts) <= 5
+            shown = sum(p["mentions"] for p in parts)
+            assert shown + more["mentions"] == error["mentions"]
+            assert all(p["name"] in printed for p in parts)
+            assert all(0 <= p["no_affiliation"] <= p["mentions"] for p in parts)
+    # An over-merge's parts are gold people: none of them is named twice.
+    first = errors["over_merged"][0]["parts"]
+    assert len({p["cluster"] for p in first}) == len(first)
+    text = _qian_errors(1)
+    assert "worst over-merged clusters" in text
+    assert "worst split people" in text
+
+
 def test_given_name_rarities_common_names_score_lower():
     rarities = given_name_rarities(["Wei"] * 50 + ["Shang-Yung", "P."])
     assert rarities["wei"] == 0.0
@@ -208,6 +278,7 @@ def test_null_affiliations_of_an_s2and_signature_are_skipped(tmp_path):
         {"learned_threshold": 0.0},
         {"learned_threshold": float("nan")},
         {"learned_threshold": 1.5},
+        {"errors": -1},
     ],
 )
 def test_evaluate_matching_refuses_folds_and_thresholds_it_cannot_use(option):

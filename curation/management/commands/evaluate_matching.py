@@ -49,6 +49,70 @@ def _scores(predicted: dict[int, str], gold: dict[int, str]) -> dict:
     }
 
 
+# Affiliation words shown for one part of an error (its commonest), and parts
+# shown for one error (its biggest; the rest are summed up).
+ERROR_WORDS = 4
+ERROR_PARTS = 5
+
+
+def _errors(
+    data: labelled.LabelledSet, predicted: dict[int, str], top: int, model: str
+) -> dict:
+    """The worst over-merged and split clusters of ``predicted``
+    (:func:`evaluation.b_cubed_errors`), each part described by its mentions'
+    commonest printed name, commonest affiliation words and how many printed
+    no affiliation: what a reader needs to see why they were joined or parted.
+    """
+    over, split = evaluation.b_cubed_errors(predicted, data.gold, top)
+    views = {v.id: v for v in data.views}
+    members: dict[tuple[str, str], list[int]] = {}
+    for i in data.gold:
+        members.setdefault(("gold", data.gold[i]), []).append(i)
+        members.setdefault(("predicted", predicted[i]), []).append(i)
+
+    def part(inside: list[int], cluster: str, mentions: int) -> dict:
+        raw = Counter(data.raw_names[i] for i in inside)
+        words = Counter(t for i in inside for t in views[i].affiliation_tokens)
+        return {
+            "cluster": cluster,
+            "mentions": mentions,
+            "name": min(raw.items(), key=lambda kv: (-kv[1], kv[0]))[0],
+            "affiliation_words": [
+                w for w, _ in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))
+            ][:ERROR_WORDS],
+            "no_affiliation": sum(1 for i in inside if not views[i].affiliation_tokens),
+        }
+
+    def described(error: evaluation.ClusterError, side: str, other: str) -> dict:
+        own = set(members[(side, error.cluster)])
+        inside = {
+            c: [i for i in members[(other, c)] if i in own] for c, _ in error.parts
+        }
+        rest = error.parts[ERROR_PARTS:]
+        return {
+            "cluster": error.cluster,
+            "mentions": error.size,
+            "loss": error.loss,
+            "parts": [part(inside[c], c, n) for c, n in error.parts[:ERROR_PARTS]],
+            "more_parts": {
+                "parts": len(rest),
+                "mentions": sum(n for _, n in rest),
+                "no_affiliation": sum(
+                    1
+                    for c, _ in rest
+                    for i in inside[c]
+                    if not views[i].affiliation_tokens
+                ),
+            },
+        }
+
+    return {
+        "model": model,
+        "over_merged": [described(e, "predicted", "gold") for e in over],
+        "split": [described(e, "gold", "predicted") for e in split],
+    }
+
+
 def cross_validated(
     data: labelled.LabelledSet, folds: int, threshold: float
 ) -> tuple[dict[int, str], list[int]]:
@@ -252,6 +316,18 @@ class Command(BaseCommand):
             "train it on the train pairs, whatever k); 0: no learned model; "
             "default 5",
         )
+        parser.add_argument(
+            "--errors",
+            type=int,
+            default=0,
+            metavar="N",
+            help="cluster sets: also list the N clusters that lose the most B3 "
+            "precision (over-merged: which people they join) and the N people "
+            "that lose "
+            "the most recall (split: over which clusters), of the learned model "
+            "(of the default weights with --folds 0), each part with its commonest "
+            "printed name and affiliation words; default 0",
+        )
 
     def handle(self, *args, **options) -> None:
         folders = options["dataset"] or [
@@ -262,6 +338,8 @@ class Command(BaseCommand):
             learned_threshold = DEFAULT_THRESHOLD
         elif not 0.0 < learned_threshold < 1.0:  # also refuses nan
             raise CommandError("--learned-threshold must lie strictly between 0 and 1")
+        if options["errors"] < 0:
+            raise CommandError("--errors must be 0 (none) or a number of clusters")
         if options["folds"] < 0 or options["folds"] == 1:
             raise CommandError(
                 "--folds must be 0 (no learned model) or at least 2 (train on "
@@ -333,6 +411,13 @@ class Command(BaseCommand):
                     "must_links_broken": _must_links_broken(data, ours),
                     "dropped": list(data.seeds_dropped),
                 }
+            if options["errors"]:
+                report["errors"] = _errors(
+                    data,
+                    learned if learned is not None else ours,
+                    options["errors"],
+                    "learned" if learned is not None else "default weights",
+                )
             if options["json"]:
                 self.stdout.write(json.dumps(report))
             else:
@@ -405,12 +490,40 @@ class Command(BaseCommand):
                 w(f"  must-link not held (default weights): {broken}")
             for dropped in seeds["dropped"]:
                 w(f"  seed left out: {dropped}")
+        if "errors" in report:
+            self._print_errors(report["errors"])
         w("  by block size, default weights:")
         for band, s in report["ours_by_block_size"].items():
             w(
                 f"  blocks of {band:>9} mentions, {s['mentions']:>5} mentions in all: "
                 f"B3 F1 {s['b3']['f1']:.3f}, pairwise F1 {s['pairwise']['f1']:.3f}"
             )
+
+    def _print_errors(self, errors: dict) -> None:
+        w = self.stdout.write
+        for kind, what, parts in (
+            ("over_merged", "over-merged clusters (B3 precision lost", "people"),
+            ("split", "split people (B3 recall lost", "clusters"),
+        ):
+            w(f"  worst {what}, in mentions; {errors['model']}; its {parts}):")
+            for error in errors[kind]:
+                w(
+                    f"    {error['loss']:>7.1f} of {error['mentions']:>5} "
+                    f"mentions, {kind.replace('_', '-')} {error['cluster']}:"
+                )
+                for p in error["parts"]:
+                    words = " ".join(p["affiliation_words"]) or "-"
+                    w(
+                        f"      {p['mentions']:>5} {p['name']!r} at {words}; "
+                        f"{p['no_affiliation']} with no affiliation ({p['cluster']})"
+                    )
+                more = error["more_parts"]
+                if more["parts"]:
+                    w(
+                        f"      and {more['parts']} more {parts} of "
+                        f"{more['mentions']} mentions, {more['no_affiliation']} "
+                        "with no affiliation"
+                    )
 
     def _print_pairs(self, report: dict) -> None:
         w = self.stdout.write
