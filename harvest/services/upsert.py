@@ -620,9 +620,11 @@ def _authorship_fields(author: AuthorRecord) -> dict:
 def _byline_sync(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
     """Make the paper's authorships match a byline; return whether anything changed.
 
-    An authorship already assigned to a researcher keeps its row (and so its curated
-    assignment) when the same name appears at another position; slots are otherwise
-    matched by position. Rows whose person left the byline are deleted.
+    Each existing row follows the person printed in it (:func:`_slots_matched`),
+    so a curated assignment, a curator's "not this person" and a pending
+    proposal stay with their person when a new version reorders the byline or
+    prints the name more fully ("Z. Quenwick" -> "Zorblat Q. Quenwick"). Rows
+    whose person left the byline are deleted.
     """
     existing = list(paper.authorships.all())
     wanted = [_authorship_fields(a) for a in authors]
@@ -634,27 +636,31 @@ def _byline_sync(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
         range(1, len(wanted) + 1)
     ) and current == wanted:
         return False
-
-    # Rows kept for a slot: an assigned row follows its name to wherever it is
-    # printed now; an unassigned row stays at its position. Both looked up by
-    # key, so a 3,000-author byline costs linear time.
-    assigned: dict[str, list[Authorship]] = {}
-    by_position: dict[int, Authorship] = {}
-    for a in existing:
-        if a.researcher_id and a.name_key:
-            assigned.setdefault(a.name_key, []).append(a)
-        elif not a.researcher_id:
-            by_position[a.position] = a
-    chosen: dict[int, Authorship] = {}
-    for pos, fields in enumerate(wanted, start=1):
-        rows = assigned.get(fields["name_key"]) if fields["name_key"] else None
-        if rows:
-            chosen[pos] = rows.pop(0)
-    for pos in range(1, len(wanted) + 1):
-        if pos not in chosen and pos in by_position:
-            chosen[pos] = by_position.pop(pos)
+    constrained = (
+        set(
+            paper.authorships.filter(constraints__active=True).values_list(
+                "pk", flat=True
+            )
+        )
+        if existing
+        else set()
+    )
+    chosen = _slots_matched(existing, wanted, constrained)
     kept = {a.pk for a in chosen.values()}
     gone = [a.pk for a in existing if a.pk not in kept]
+    for a in existing:
+        if a.pk not in kept and a.researcher_id:
+            # A researcher loses a paper: say so (the curation history cannot,
+            # no curator acted).
+            logger.warning(
+                "%s: %r (authorship %s of researcher %s) is not in the new byline; "
+                "its slot is deleted",
+                paper.arxiv_id or paper.doi or paper.pk,
+                a.raw_name,
+                a.pk,
+                a.researcher_id,
+                extra={"paper": paper.pk, "researcher": a.researcher_id},
+            )
     if gone:
         Authorship.objects.filter(pk__in=gone).delete()
     if existing:
@@ -672,6 +678,99 @@ def _byline_sync(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
     # evidence may have changed.
     _researchers_evidence_changed(a.researcher_id for a in existing if a.researcher_id)
     return True
+
+
+def _slots_matched(
+    existing: list[Authorship], wanted: list[dict], constrained: set[int]
+) -> dict[int, Authorship]:
+    """Which existing row takes which slot (1-based position) of a new byline.
+
+    In turn, each pass taking only rows and slots still free:
+        1. the same name key (family + initials) at the same position;
+        2. the same name key anywhere, nearest position first;
+        3. the same block key (family core + first initial): "Z." becomes
+           "Zorblat Q.", nearest position first;
+        4. an unassigned row without a curator's constraint keeps its position
+           (a typo fixed in a name that matches no other way).
+    Passes 1-3 also need given names that can be one person's
+    (:func:`curation.names.given_names_compatible`: "Jian" and "Jie" Wang share
+    the key "wang|j", not the person). Assigned and constrained rows go first
+    in passes 2 and 3. A row left over
+    is deleted: its person left the byline. Each pass looks rows up by key, so a
+    3,000-author byline costs linear time.
+
+    Args:
+        existing: the paper's authorship rows.
+        wanted: the new byline's fields, by position - 1.
+        constrained: ids of rows a curator's active constraint names.
+
+    Returns:
+        ``{position: row}``.
+    """
+    chosen: dict[int, Authorship] = {}
+    free = {a.pk: a for a in existing}
+
+    def take(pos: int, row: Authorship) -> None:
+        chosen[pos] = row
+        del free[row.pk]
+
+    def one_person(row: Authorship, fields: dict) -> bool:
+        # "Jian" and "Jie" Wang share the key "wang|j", not the person.
+        return row.given_name == fields["given_name"] or names.given_names_compatible(
+            row.given_name,
+            fields["given_name"],
+            pinyin=names.reads_as_pinyin(fields["family_name"]),
+        )
+
+    at = {row.position: row for row in existing}
+    for pos, fields in enumerate(wanted, start=1):
+        row = at.get(pos)
+        if (
+            row is not None
+            and row.name_key
+            and row.name_key == fields["name_key"]
+            and one_person(row, fields)
+        ):
+            take(pos, row)
+
+    def curated_first(row: Authorship) -> tuple:
+        return (not (row.researcher_id or row.pk in constrained), row.position)
+
+    def follow(field: str) -> None:
+        # Persons only: a collaboration's slot has no name key.
+        rows_by_key: dict[str, list[Authorship]] = {}
+        for row in sorted(free.values(), key=curated_first):
+            if row.name_key:
+                rows_by_key.setdefault(getattr(row, field), []).append(row)
+        for pos, fields in enumerate(wanted, start=1):
+            if pos in chosen or not fields["name_key"]:
+                continue
+            candidates = [
+                r
+                for r in rows_by_key.get(fields[field], ())
+                if r.pk in free and one_person(r, fields)
+            ]
+            if candidates:
+                # Curated rows first, then the nearest position.
+                take(
+                    pos,
+                    min(
+                        candidates,
+                        key=lambda r: curated_first(r)[:1] + (abs(r.position - pos),),
+                    ),
+                )
+
+    follow("name_key")
+    follow("block_key")
+    for row in sorted(free.values(), key=lambda r: r.position):
+        if (
+            not row.researcher_id
+            and row.pk not in constrained
+            and row.position <= len(wanted)
+            and row.position not in chosen
+        ):
+            take(row.position, row)
+    return chosen
 
 
 def _rows_rewrite(chosen: dict[int, Authorship], wanted: list[dict]) -> None:

@@ -123,6 +123,95 @@ def test_paper_upsert_keeps_curated_assignment_when_author_moves_position():
     assert paper.authorships.get(position=1).researcher_id is None
 
 
+def _version_2(*authors):
+    return _record(
+        version=2,
+        updated=dt.date(2021, 3, 1),
+        authors=[AuthorRecord(f"{g} {f}", g, f) for g, f in authors],
+    )
+
+
+def test_a_name_printed_more_fully_keeps_its_row_assignment_and_constraints():
+    from curation import edits
+    from tests.factories import ResearcherFactory, UserFactory
+
+    services.paper_upsert(
+        record=_record(
+            authors=[
+                AuthorRecord("Z. Quenwick", "Z.", "Quenwick"),
+                AuthorRecord("A. Author", "A.", "Author"),
+            ]
+        )
+    )
+    paper = Paper.objects.get()
+    row = paper.authorships.get(position=1)
+    researcher = ResearcherFactory(display_name="Zorblat Quenwick", locked=True)
+    edits.authorship_move(authorship=row, to=researcher, actor=UserFactory())
+
+    # v2 spells the name out, adds an initial and puts a new author first.
+    services.paper_upsert(
+        record=_version_2(
+            ("Beta", "Newcomer"), ("Zorblat Q.", "Quenwick"), ("A.", "Author")
+        )
+    )
+
+    kept = paper.authorships.get(position=2)
+    assert kept.pk == row.pk
+    assert (kept.given_name, kept.researcher_id) == ("Zorblat Q.", researcher.pk)
+    assert kept.constraints.filter(kind="must_link", active=True).count() == 1
+    assert paper.authorships.get(position=1).researcher_id is None
+    assert paper.authorships.count() == 3
+
+
+def test_a_detached_row_follows_its_person_when_the_byline_is_reordered():
+    from curation import edits
+    from tests.factories import ResearcherFactory, UserFactory
+
+    services.paper_upsert(
+        record=_record(
+            authors=[
+                AuthorRecord("A. Author", "A.", "Author"),
+                AuthorRecord("C. Third", "C.", "Third"),
+            ]
+        )
+    )
+    paper = Paper.objects.get()
+    row = paper.authorships.get(position=1)
+    edits.authorship_move(authorship=row, to=ResearcherFactory(), actor=UserFactory())
+    edits.authorship_detach(authorship=row, actor=UserFactory())
+    assert row.constraints.filter(kind="cannot_link", active=True).exists()
+
+    services.paper_upsert(record=_version_2(("C.", "Third"), ("A.", "Author")))
+
+    moved = paper.authorships.get(position=2)
+    assert moved.pk == row.pk
+    assert moved.constraints.filter(kind="cannot_link", active=True).exists()
+    assert paper.authorships.get(position=1).family_name == "Third"
+    assert not paper.authorships.get(position=1).constraints.exists()
+
+
+def test_an_author_who_left_the_byline_loses_the_row_and_a_namesake_is_not_him(
+    caplog,
+):
+    from tests.factories import ResearcherFactory
+
+    services.paper_upsert(
+        record=_record(authors=[AuthorRecord("Jian Wang", "Jian", "Wang")])
+    )
+    paper = Paper.objects.get()
+    row = paper.authorships.get()
+    row.researcher = ResearcherFactory()
+    row.save()
+
+    # "Jie" is not "Jian": another person took the slot.
+    with caplog.at_level("WARNING", logger="harvest.services.upsert"):
+        services.paper_upsert(record=_version_2(("Jie", "Wang")))
+    assert f"'Jian Wang' (authorship {row.pk} of researcher" in caplog.text
+
+    assert not paper.authorships.filter(pk=row.pk).exists()
+    assert paper.authorships.get().researcher_id is None
+
+
 def test_harvest_same_payload_is_not_parsed_again_unless_reparse(arxiv_dir):
     root = arxiv_dir / "hepcrawl_oai" / "arxiv-single.xml"
     services.harvest_arxiv_files(root=root)
