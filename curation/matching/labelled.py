@@ -111,6 +111,8 @@ def load(folder: Path) -> LabelledSet:
         )
     try:
         data = read(folder)
+    except DatasetError:
+        raise
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
         # Missing or unreadable files, bad JSON, records of another shape.
         raise DatasetError(
@@ -156,10 +158,61 @@ def _with_rarity(views: list[AuthorshipView]) -> list[AuthorshipView]:
     ]
 
 
+def _json(path: Path, shape: type, of: type) -> dict | list:
+    """A JSON file of the shape a labelled set's format has: ``shape`` (dict or
+    list) holding ``of`` values.
+
+    Raises:
+        DatasetError: not JSON, or another shape (named with the file).
+    """
+    try:
+        value = json.loads(path.read_text())
+    except ValueError as exc:
+        raise DatasetError(f"{path}: not JSON ({exc})") from exc
+    items = value.values() if isinstance(value, dict) else value
+    if not isinstance(value, shape) or not all(isinstance(v, of) for v in items):
+        raise DatasetError(
+            f"{path}: not a JSON {'object' if shape is dict else 'array'} of "
+            f"{'objects' if of is dict else 'arrays'}"
+        )
+    return value
+
+
+def _gold(
+    memberships: list[tuple[object, str]], known: set, path: Path
+) -> dict[object, str]:
+    """``{signature id: gold cluster}`` from ``(signature, cluster)`` pairs.
+
+    Raises:
+        DatasetError: a signature is in two clusters, or a cluster names
+            signatures the signature file does not hold (up to five named).
+    """
+    gold_of: dict[object, str] = {}
+    for sig, cluster in memberships:
+        if sig in gold_of and gold_of[sig] != cluster:
+            raise DatasetError(
+                f"{path}: signature {sig} is in two clusters, "
+                f"{gold_of[sig]} and {cluster}"
+            )
+        gold_of[sig] = cluster
+    unknown = sorted((sig for sig in gold_of if sig not in known), key=str)
+    if unknown:
+        shown = ", ".join(map(str, unknown[:5]))
+        raise DatasetError(
+            f"{path}: {len(unknown)} signature id(s) in the clusters are not in "
+            f"the signature file: {shown}"
+        )
+    return gold_of
+
+
 def _load_beard(folder: Path) -> LabelledSet:
-    signatures = json.loads((folder / "wang_signatures.json").read_text())
-    clusters = json.loads((folder / "wang_clusters.json").read_text())
-    gold_of = {sig: str(author) for author, sigs in clusters.items() for sig in sigs}
+    signatures = _json(folder / "wang_signatures.json", list, dict)
+    clusters = _json(folder / "wang_clusters.json", dict, list)
+    gold_of = _gold(
+        [(sig, str(author)) for author, sigs in clusters.items() for sig in sigs],
+        {sig.get("signature_id") for sig in signatures},
+        folder / "wang_clusters.json",
+    )
     views, ids, gold, raw = [], [], {}, {}
     for sig in signatures:
         if sig["signature_id"] not in gold_of:
@@ -183,15 +236,19 @@ def _load_beard(folder: Path) -> LabelledSet:
 
 
 def _load_s2and(folder: Path) -> LabelledSet:
-    signatures = json.loads((folder / "signatures.json").read_text())
-    clusters = json.loads((folder / "clusters.json").read_text())
+    signatures = _json(folder / "signatures.json", dict, dict)
+    clusters = _json(folder / "clusters.json", dict, dict)
     papers_path = folder / "papers.json"
-    papers = json.loads(papers_path.read_text()) if papers_path.is_file() else {}
-    gold_of = {
-        str(sig): str(cluster_id)
-        for cluster_id, cluster in clusters.items()
-        for sig in cluster["signature_ids"]
-    }
+    papers = _json(papers_path, dict, dict) if papers_path.is_file() else {}
+    gold_of = _gold(
+        [
+            (str(sig), str(cluster_id))
+            for cluster_id, cluster in clusters.items()
+            for sig in cluster["signature_ids"]
+        ],
+        {str(sig) for sig in signatures},
+        folder / "clusters.json",
+    )
     views, ids, gold, raw = [], [], {}, {}
     for sig_id, sig in signatures.items():
         if str(sig_id) not in gold_of:

@@ -243,9 +243,22 @@ def _s2and_copy(tmp_path, **replace) -> Path:
 @pytest.mark.parametrize(
     ("broken", "problem"),
     [
-        ({"clusters": "{not json"}, "JSONDecodeError"),
-        ({"signatures": "[1, 2]"}, "AttributeError"),
+        ({"clusters": "{not json"}, "clusters.json: not JSON"),
+        ({"signatures": "[1, 2]"}, "signatures.json: not a JSON object of objects"),
+        ({"clusters": "[1, 2]"}, "clusters.json: not a JSON object of objects"),
         ({"clusters": "{}"}, "no mention has a gold cluster"),
+        (
+            {"clusters": '{"c": {"signature_ids": ["0", "999"]}}'},
+            "clusters.json: 1 signature id.s. in the clusters are not in the "
+            "signature file: 999",
+        ),
+        (
+            {
+                "clusters": '{"a": {"signature_ids": ["0"]}, '
+                '"b": {"signature_ids": ["0"]}}'
+            },
+            "clusters.json: signature 0 is in two clusters, a and b",
+        ),
     ],
 )
 def test_a_broken_labelled_set_is_refused_naming_the_folder(tmp_path, broken, problem):
@@ -289,3 +302,22 @@ def test_evaluate_matching_refuses_folds_and_thresholds_it_cannot_use(option):
             stdout=io.StringIO(),
             **option,
         )
+
+
+def test_a_beard_cluster_naming_a_signature_the_set_lacks_is_refused(tmp_path):
+    (tmp_path / "wang_signatures.json").write_text(
+        json.dumps(
+            [
+                {
+                    "signature_id": 1,
+                    "publication_id": 7,
+                    "author_name": "Wang, Y.",
+                    "author_affiliation": "",
+                    "signature_position": 0,
+                }
+            ]
+        )
+    )
+    (tmp_path / "wang_clusters.json").write_text('{"a": [1, 99999999]}')
+    with pytest.raises(labelled.DatasetError, match="not in the signature file: 9999"):
+        labelled.load(tmp_path)
