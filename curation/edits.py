@@ -141,7 +141,39 @@ def merge_into(
             kind=CANNOT, researcher_id__in=ids, other_researcher_id__in=ids
         )
     )
+    _cannot_links_follow(change, survivor, ids)
     return moved
+
+
+def _cannot_links_follow(change: Change, survivor: Researcher, ids: list[int]) -> None:
+    """The losers' "not this person" decisions hold for the survivor they are now.
+
+    A cannot-link between a merged-away researcher and an authorship, or
+    another researcher, is written again on the survivor (with this change's
+    event, so an undo of the merge retires it), unless the survivor already has
+    it or now holds that authorship (the merge itself put it there).
+    """
+    losers = [pk for pk in ids if pk != survivor.pk]
+    held = set(
+        Constraint.objects.filter(
+            kind=CANNOT, researcher_id=survivor.pk, active=True
+        ).values_list("authorship_id", "other_researcher_id")
+    )
+    mine = set(
+        Authorship.objects.filter(researcher_id=survivor.pk).values_list(
+            "pk", flat=True
+        )
+    )
+    for authorship_id, other in (
+        Constraint.objects.filter(kind=CANNOT, researcher_id__in=losers, active=True)
+        .exclude(other_researcher_id__in=ids)
+        .values_list("authorship_id", "other_researcher_id")
+        .order_by("pk")
+    ):
+        if (authorship_id, other) in held or authorship_id in mine:
+            continue
+        held.add((authorship_id, other))
+        change.constrain(CANNOT, survivor, authorship=authorship_id, other=other)
 
 
 def split_off(
@@ -184,6 +216,22 @@ def split_off(
         display_name=display, block_key=names.block_key(given, family), orcid=orcid
     )
     change.move(authorships, target)
+    staying = list(Authorship.objects.filter(researcher=source).order_by("pk"))
+    renamed = {}
+    if names.display_name_fits(
+        source.display_name, [(a.given_name, a.family_name) for a in authorships]
+    ) and not names.display_name_fits(
+        source.display_name, [(a.given_name, a.family_name) for a in staying]
+    ):
+        # The person the profile was named after left with the moved part: the
+        # profile takes the name its own papers print (its URL follows). A name
+        # no paper prints (a curator's choice) stays.
+        display, given, family = display_name_of(staying)
+        renamed = {
+            "display_name": display,
+            "slug": slug_for(display, fallback="researcher"),
+            "block_key": names.block_key(given, family),
+        }
     change.set(
         source,
         name_variants=list(
@@ -192,6 +240,7 @@ def split_off(
             .distinct()
             .order_by("raw_name")
         ),
+        **renamed,
     )
     for a in authorships:
         change.constrain(MUST, target, authorship=a)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 NOT_PENDING = "proposal {pk} is {status}, not pending: it was decided already"
+NOT_PENDING_STALE = (
+    "proposal {pk} is stale, not pending: it no longer fits the data ({reason})"
+)
 STALE = "proposal {pk} is stale: {reason}"
 CONFLICT = "proposal {pk} changed while it was being decided; reload and try again"
 MOVED_MEANWHILE = (

@@ -26,6 +26,7 @@ import functools
 import itertools
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from anyascii import anyascii
@@ -537,6 +538,35 @@ def name_key(given: str, family: str) -> str:
 # given_name_similarity of compatible names is at least this; of incompatible
 # ones at most 0.25 (its scale).
 COMPATIBLE_SIMILARITY = 0.3
+
+
+def display_name_fits(display_name: str, printed: Iterable[tuple[str, str]]) -> bool:
+    """Whether a researcher's display name is a name some of its authorships print.
+
+    True when one printed name has the display name's block (:func:`block_key`:
+    the family core, particles and case aside, and the first initial) and given
+    names compatible with it (:func:`given_names_compatible`, by pinyin syllable
+    for a Chinese family name): ``"A. Pasquali"`` fits ``"Anna Pasquali"``,
+    ``"Adrian Del Maestro"`` does not. An empty display name fits anything.
+    Source: our rule; a profile is named after the person whose papers it holds.
+
+    Args:
+        display_name: the researcher's display name, "Given Family".
+        printed: ``(given, family)`` of its authorships.
+
+    Returns:
+        Whether the name belongs on a profile holding those authorships.
+    """
+    if not display_name.strip():
+        return True
+    shown = parse_name(display_name)
+    key = block_key(shown.given, shown.family)
+    pinyin = reads_as_pinyin(shown.family)
+    return any(
+        block_key(given, family) == key
+        and given_names_compatible(shown.given, given, pinyin=pinyin)
+        for given, family in printed
+    )
 
 
 def given_names_compatible(a: str, b: str, *, pinyin: bool = False) -> bool:

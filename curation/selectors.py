@@ -289,6 +289,25 @@ def _dead_attach(prefix: str = "") -> Q:
     )
 
 
+def pending_attach_givens(researcher_ids: Iterable[int]) -> dict[int, list[str]]:
+    """``{researcher id: given names}`` of the slots pending attach proposals
+    give these researchers (one query a :data:`CHUNK` of ids): a run proposes
+    no attach to one of them whose given name cannot be the same person's."""
+    out: dict[int, list[str]] = defaultdict(list)
+    for chunk in _chunks(sorted(set(researcher_ids))):
+        for researcher, given in (
+            Proposal.authorships.through.objects.filter(
+                proposal__status=Proposal.Status.PENDING,
+                proposal__kind=Proposal.Kind.ATTACH,
+                proposal__researcher_id__in=chunk,
+            )
+            .values_list("proposal__researcher_id", "authorship__given_name")
+            .order_by("proposal_id", "authorship_id")
+        ):
+            out[researcher].append(given)
+    return dict(out)
+
+
 def matchable_views(
     block_keys: Iterable[str] | None, rarities: NameRarities
 ) -> tuple[list[AuthorshipView], frozenset[int]]:
@@ -639,6 +658,30 @@ def cannot_links(researcher_ids: Iterable[int]) -> set[tuple[str, int, int]]:
     return out
 
 
+def holders(authorship_ids: Iterable[int]) -> dict[int, int]:
+    """``{authorship id: researcher id}`` of these authorships that a researcher
+    holds (one query a :data:`CHUNK` of ids)."""
+    out: dict[int, int] = {}
+    for chunk in _chunks(sorted(set(authorship_ids))):
+        out.update(
+            Authorship.objects.filter(
+                pk__in=chunk, researcher__isnull=False
+            ).values_list("pk", "researcher_id")
+        )
+    return out
+
+
+def orcid_holders(orcids: Iterable[str]) -> dict[str, int]:
+    """``{ORCID iD: researcher id}`` of the researchers holding these iDs (one
+    query a :data:`CHUNK`)."""
+    out: dict[str, int] = {}
+    for chunk in _chunks(sorted(set(orcids))):
+        out.update(
+            Researcher.objects.filter(orcid__in=chunk).values_list("orcid", "pk")
+        )
+    return out
+
+
 def must_links(researcher_ids: Iterable[int]) -> set[tuple[int, int]]:
     """Active must-link constraints of these researchers.
 
@@ -655,6 +698,17 @@ def must_links(researcher_ids: Iterable[int]) -> set[tuple[int, int]]:
                 active=True,
                 authorship__isnull=False,
             ).values_list("authorship_id", "researcher_id")
+        )
+    return out
+
+
+def display_names(researcher_ids: Iterable[int]) -> dict[int, str]:
+    """``{researcher id: display name}`` of these researchers (one query a
+    :data:`CHUNK` of ids)."""
+    out: dict[int, str] = {}
+    for chunk in _chunks(sorted(set(researcher_ids))):
+        out.update(
+            Researcher.objects.filter(pk__in=chunk).values_list("pk", "display_name")
         )
     return out
 
@@ -796,6 +850,25 @@ def pending_superseded_proposals(authorship_ids: Iterable[int]) -> QuerySet[Prop
         Proposal.objects.select_for_update(of=("self",))
         .filter(Q(kind=Proposal.Kind.NEW) | dead)
         .filter(status=Proposal.Status.PENDING, id__in=holding)
+        .order_by("pk")
+    )
+
+
+def pending_dead_proposals() -> QuerySet[Proposal]:
+    """Pending proposals naming a researcher merged away or retired since,
+    locked, with their researchers: none of them can apply any more.
+
+    Must run inside a transaction (``select_for_update``).
+    """
+    dead = Q()
+    for side in ("researcher", "other_researcher"):
+        dead |= Q(**{f"{side}__merged_into__isnull": False}) | Q(
+            **{f"{side}__retired": True}
+        )
+    return (
+        Proposal.objects.select_for_update(of=("self",))
+        .select_related("researcher", "other_researcher")
+        .filter(dead, status=Proposal.Status.PENDING)
         .order_by("pk")
     )
 

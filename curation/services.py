@@ -31,7 +31,9 @@ from curation.exceptions import (
     ILLEGAL_TRANSITION,
     LOCKED,
     MATCHING_BUSY,
+    NOT_ON_RESEARCHER,
     NOT_PENDING,
+    NOT_PENDING_STALE,
     STALE,
     CurationError,
     IllegalTransition,
@@ -117,6 +119,7 @@ def _propose_block(
     vetoes: set,
     weights: scoring.Weights,
     taken: frozenset[tuple[int, int]] = frozenset(),
+    pending_givens: dict[int, list[str]] | None = None,
 ) -> list[_Draft]:
     """Attach and ``new`` drafts for one block's unassigned authorships.
 
@@ -129,12 +132,16 @@ def _propose_block(
         taken: ``(paper id, researcher id)`` of slots a pending attach
             already proposes to that researcher
             (``selectors.pending_attach_papers``).
+        pending_givens: ``{researcher id: given names}`` of the slots pending
+            attaches give researchers (``selectors.pending_attach_givens``).
 
     Returns:
         An attach draft for each authorship whose best researcher scores at
         the threshold, unless another slot of its paper goes to that
         researcher (better scored in this run, or pending from an earlier
-        one); ``new`` drafts for the clusters of the rest.
+        one), or a better-scored attach to it in this run, or a pending one,
+        prints a given name that cannot be the same person's; ``new`` drafts
+        for the clusters of the rest.
     """
     threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
     drafts: list[_Draft] = []
@@ -161,8 +168,32 @@ def _propose_block(
         if best:
             key = (a.paper_id, best[2].id)
             winner[key] = max(winner.get(key, (-1.0, 0)), (best[0], -a.id))
+    # Nor do two people join one researcher in one run: "Xue-Qian", "Xiaolin"
+    # and "Xuebin" Li each fit an "X. Li" alone, not together. Best score first,
+    # an attach whose given name cannot be one person's with one already
+    # proposed to that researcher is clustered instead; the next run weighs it
+    # against the researcher the curator made.
+    clashing: set[int] = set()
+    proposed = {r: list(g) for r, g in (pending_givens or {}).items()}
+    for a, best in sorted(
+        ((a, b) for a, b in best_of if b), key=lambda ab: (-ab[1][0], ab[0].id)
+    ):
+        if winner[(a.paper_id, best[2].id)] != (best[0], -a.id):
+            continue
+        pinyin = names.reads_as_pinyin(a.family)
+        given = proposed.setdefault(best[2].id, [])
+        if any(
+            not names.given_names_compatible(a.given, g, pinyin=pinyin) for g in given
+        ):
+            clashing.add(a.id)
+        else:
+            given.append(a.given)
     for a, best in best_of:
-        if best is None or winner[(a.paper_id, best[2].id)] != (best[0], -a.id):
+        if (
+            best is None
+            or winner[(a.paper_id, best[2].id)] != (best[0], -a.id)
+            or a.id in clashing
+        ):
             leftovers.append(a)
             continue
         score, evidence, p = best
@@ -255,7 +286,8 @@ def _propose_merges(
     Args:
         block: the block key.
         profiles: the block's live researchers.
-        vetoes: cannot-links, as ``("r", low id, high id)``.
+        vetoes: cannot-links, as ``("r", low id, high id)``; those of an
+            authorship count for the researcher holding it (``matching_run``).
         weights: the scoring model.
         pending: ``{researcher id: paper ids}`` its pending attach proposals
             give it (``selectors.pending_attach_papers``): a pair that would
@@ -373,6 +405,18 @@ def _reclustered(
     return [[by_id[i] for i in part] for part in ids]
 
 
+def _display_fit(display: str, part: list[AuthorshipView]) -> int:
+    """How well a part of a researcher prints its display name: 2 with a full
+    given name that fits (:func:`curation.names.display_name_fits`), 1 with
+    initials only ("W." fits "Wen Wang" as well as "Wei Wang"), else 0."""
+    printed = [(v.given, v.family) for v in part]
+    if names.display_name_fits(
+        display, [(g, f) for g, f in printed if full_given_key(g)]
+    ):
+        return 2
+    return 1 if names.display_name_fits(display, printed) else 0
+
+
 def _propose_suspect_splits(
     suspects: list[selectors.Suspect], skip: set[int], weights: scoring.Weights
 ) -> list[_Draft]:
@@ -382,8 +426,11 @@ def _propose_suspect_splits(
     the clusters of a re-clustering of its authorships (as unassigned ones are
     clustered). The part holding most authorships a curator confirmed one at a
     time (:func:`selectors.confirmed_links`) stays (then the one with the
-    researcher's ORCID iD, then the largest, then the one printing more full
-    given names, where a display name comes from); those never move. Each
+    researcher's ORCID iD, then one printing the researcher's display name
+    (:func:`_display_fit`: the profile, its URL, its
+    followers and its claim stay with the person it is named after), then the
+    largest, then the one printing more full given names, where a display name
+    comes from); those never move. Each
     other part of at least :data:`overmerge.MIN_GROUP` papers is proposed as a
     new researcher when the model scores it and the staying part below the
     joining threshold (its score: one minus that pairwise score), or when their
@@ -402,6 +449,7 @@ def _propose_suspect_splits(
     threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
     wanted = [s for s in suspects if not s.profile.locked and s.profile.id not in skip]
     curated = selectors.confirmed_links(s.profile.id for s in wanted)
+    shown = selectors.display_names(s.profile.id for s in wanted)
     drafts = []
     for suspect in wanted:
         by_id = {v.id: v for v in suspect.views}
@@ -413,11 +461,18 @@ def _propose_suspect_splits(
             parts = _reclustered(suspect, threshold, weights)
         rid = suspect.profile.id
         orcid = suspect.profile.orcid
+        display = shown.get(rid, "")
 
-        def standing(part: list[AuthorshipView], rid: int = rid, orcid: str = orcid):
+        def standing(
+            part: list[AuthorshipView],
+            rid: int = rid,
+            orcid: str = orcid,
+            display: str = display,
+        ):
             return (
                 sum((v.id, rid) in curated for v in part),
                 any(orcid and v.orcid == orcid for v in part),
+                _display_fit(display, part),
                 len(part),
                 sum(bool(full_given_key(v.given)) for v in part),
                 -min(v.id for v in part),
@@ -458,6 +513,68 @@ def _propose_suspect_splits(
     return drafts
 
 
+def _unproven_where_orcid_taken(drafts: list[_Draft]) -> None:
+    """A ``new`` cluster whose one ORCID iD a researcher already has is left
+    to a curator: matching did not attach it to that researcher (a curator's
+    "not this person", or names that cannot meet), so the identifier policy
+    must not decide it; applied, it could only make a researcher without the
+    iD, and every run would propose it again. One query for the run."""
+    wanted = {
+        o
+        for d in drafts
+        if d.kind == "new" and d.identifier_proven
+        for o in d.evidence.get("orcids", ())
+    }
+    held = selectors.orcid_holders(wanted)
+    for d in drafts:
+        if d.kind == "new" and d.identifier_proven:
+            holders = sorted(held[o] for o in d.evidence["orcids"] if o in held)
+            if holders:
+                d.identifier_proven = False
+                d.evidence["orcid_held_by"] = holders
+
+
+def _stale_dead_proposals() -> int:
+    """Mark stale the pending proposals that name a researcher merged away or
+    retired since (:func:`selectors.pending_dead_proposals`), each with an event
+    saying which; return how many. A full matching run starts with it, so the
+    queue does not offer a merge of a researcher that is gone."""
+    with transaction.atomic():
+        return sum(
+            _mark_stale(
+                old,
+                _stale_reason(
+                    old,
+                    {r.pk: r for r in (old.researcher, old.other_researcher) if r},
+                    [],
+                ),
+            )
+            for old in selectors.pending_dead_proposals()
+        )
+
+
+def _mark_stale(old: Proposal, reason: str) -> bool:
+    """Move a locked pending proposal to ``stale`` with an event giving
+    ``reason``; False (and nothing written) when a curator decided it
+    meanwhile (its compare-and-swap fails)."""
+    try:
+        _transition(
+            proposal=old,
+            new=S.STALE,
+            actor=None,
+            event_kind=CurationEvent.Kind.PROPOSAL_STALE,
+            extra={"reason": reason},
+        )
+    except ProposalConflict:
+        logger.info(
+            "proposal %s was decided meanwhile; not made stale",
+            old.pk,
+            extra={"proposal": old.pk},
+        )
+        return False
+    return True
+
+
 def _draft_fingerprint(draft: _Draft) -> str:
     return proposal_fingerprint(
         kind=draft.kind,
@@ -486,24 +603,17 @@ def _supersede(drafts: list[tuple[str, _Draft]]) -> int:
     ids = {aid for _, d in drafts for aid in d.authorship_ids}
     if not ids:
         return 0
-    superseded = 0
-    for old in selectors.pending_superseded_proposals(ids):
-        try:
-            _transition(
-                proposal=old,
-                new=S.STALE,
-                actor=None,
-                event_kind=CurationEvent.Kind.PROPOSAL_STALE,
-                extra={"reason": "superseded by a proposal on newer evidence"},
-            )
-            superseded += 1
-        except ProposalConflict:
-            logger.info(
-                "proposal %s was decided meanwhile; not superseded",
-                old.pk,
-                extra={"proposal": old.pk},
-            )
-    return superseded
+    return sum(
+        _mark_stale(old, SUPERSEDED)
+        for old in selectors.pending_superseded_proposals(ids)
+    )
+
+
+# Why _supersede makes a proposal stale.
+SUPERSEDED = (
+    "superseded: matching proposes otherwise now (new papers, researchers or "
+    "scoring model since)"
+)
 
 
 def _save_drafts(
@@ -636,6 +746,8 @@ def matching_run(
     Returns:
         Counts: ``blocks``, ``proposed_<kind>`` and ``auto_applied``.
     """
+    if block_keys is None:
+        _stale_dead_proposals()
     weights = selectors.active_weights(remembered=block_keys is not None)
     rarities = selectors.corpus_given_rarities(remembered=block_keys is not None)
     views, held = selectors.matchable_views(block_keys, rarities)
@@ -657,6 +769,15 @@ def matching_run(
     vetoes = selectors.cannot_links(
         p.id for members in profiles.values() for p in members
     )
+    # "This authorship is not researcher A" also says A is not the researcher
+    # holding it now: no merge of the two is proposed (nor applied by the
+    # identifier policy), or a detach would come back as a merge.
+    holder = selectors.holders(aid for kind, aid, _ in vetoes if kind == "a")
+    vetoes |= {
+        ("r", *sorted((rid, holder[aid])))
+        for kind, aid, rid in list(vetoes)
+        if kind == "a" and holder.get(aid) not in (None, rid)
+    }
     # The papers pending attaches give researchers: one person holds one slot
     # of a paper, so no other slot of them is proposed to the same researcher
     # (the attaches of the papers matched here), and no merge would give one
@@ -674,6 +795,9 @@ def matching_run(
             researcher_ids=[p.id for members in profiles.values() for p in members]
         )
     drafts: list[_Draft] = []
+    givens = selectors.pending_attach_givens(
+        p.id for members in profiles.values() for p in members
+    )
     for block, members in grouped.items():
         drafts.extend(
             _propose_block(
@@ -683,6 +807,7 @@ def matching_run(
                 vetoes,
                 weights,
                 taken,
+                givens,
             )
         )
     for block, members in profiles.items() if merges else ():
@@ -698,6 +823,7 @@ def matching_run(
             snapshot.suspects, {c.researcher_id for c in conflicts}, weights
         )
     )
+    _unproven_where_orcid_taken(drafts)
     created = _save_drafts(drafts, weights, snapshot.revisions(), held)
     for proposal in created:
         counts[f"proposed_{proposal.kind}"] += 1
@@ -838,6 +964,10 @@ def _transition(
 
 def _lock_proposal(proposal: Proposal) -> Proposal:
     locked = Proposal.objects.select_for_update().get(pk=proposal.pk)
+    if locked.status == S.STALE:
+        raise ProposalNotPending(
+            NOT_PENDING_STALE.format(pk=locked.pk, reason=locked.reason or "no reason")
+        )
     if locked.status not in (S.PENDING, S.APPROVED):
         raise ProposalNotPending(NOT_PENDING.format(pk=locked.pk, status=locked.status))
     return locked
@@ -922,6 +1052,11 @@ def _apply(
                 .filter(pk__in=split_ids)
                 .order_by("pk")
             )
+            unknown = sorted(set(split_ids) - {a.pk for a in authorships})
+            if unknown:
+                raise ProposalConflict(
+                    NOT_ON_RESEARCHER.format(ids=unknown, pk=source.pk)
+                )
         target = edits.split_off(change, source, authorships)
         # The proposal names the researcher it created, for the review page.
         Proposal.objects.filter(pk=proposal.pk).update(other_researcher=target)
@@ -937,7 +1072,10 @@ def _apply(
         orcids = {a.orcid for a in authorships if a.orcid}
         orcid = orcids.pop() if len(orcids) == 1 else None
         if orcid and Researcher.objects.filter(orcid=orcid).exists():
-            return f"ORCID {orcid} already belongs to another researcher"
+            # A curator says these are a new person though their iD is another
+            # researcher's (a source's mistake, or a detach from it): the iD
+            # stays where it is, as in a split (edits.split_off).
+            orcid = None
         target = change.create_researcher(
             display_name=display, block_key=names.block_key(given, family), orcid=orcid
         )

@@ -219,11 +219,10 @@ def test_bulk_decision_writes_one_batch_event_linking_each(client, curator):
     assert batch.extra["done"] == 2
 
 
-def test_review_page_shows_both_researchers_and_approves_an_edited_split(
-    client, curator
-):
+def _split_proposal():
+    """A researcher of three authorships and a pending split of the last two."""
     r = ResearcherFactory()
-    stay, a, b = (AuthorshipFactory(researcher=r) for _ in range(3))
+    held = [AuthorshipFactory(researcher=r) for _ in range(3)]
     p = Proposal.objects.create(
         kind="split",
         score=0.99,
@@ -232,7 +231,14 @@ def test_review_page_shows_both_researchers_and_approves_an_edited_split(
         researcher=r,
         researcher_revisions={str(r.pk): r.revision},
     )
-    p.authorships.set([a, b])
+    p.authorships.set(held[1:])
+    return r, held, p
+
+
+def test_review_page_shows_both_researchers_and_approves_an_edited_split(
+    client, curator
+):
+    r, (stay, a, b), p = _split_proposal()
     client.force_login(curator)
 
     page = client.get(reverse("admin:curation_proposal_change", args=[p.pk]))
@@ -252,6 +258,20 @@ def test_review_page_shows_both_researchers_and_approves_an_edited_split(
     assert p.status == "applied"
     assert a.researcher_id == r.pk
     assert b.researcher_id == p.other_researcher_id != r.pk
+
+
+def test_an_edited_split_naming_an_unknown_authorship_is_refused_whole(curator):
+    from curation import services
+    from curation.exceptions import ProposalConflict
+
+    r, (_stay, a, b), p = _split_proposal()
+
+    with pytest.raises(ProposalConflict, match=r"authorships \[999999\] are not"):
+        services.proposal_apply(proposal=p, actor=curator, split_ids=[b.pk, 999999])
+
+    p.refresh_from_db()
+    assert p.status == "pending"
+    assert set(Authorship.objects.filter(researcher=r)) == {_stay, a, b}
 
 
 def test_staff_outside_curators_are_refused(client):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from curation import edits, services
-from curation.models import Proposal
+from curation import edits, history, services
+from curation.exceptions import ProposalNotPending
+from curation.models import Constraint, CurationEvent, Proposal
 from tests.factories import (
     AuthorshipFactory,
     PaperFactory,
@@ -77,3 +78,139 @@ def test_split_off_authorships_are_not_proposed_for_splitting_back():
 
     # A curator put the other iD's authorship on r: no split proposal moves it off.
     assert not Proposal.objects.filter(kind="split", researcher=r).exists()
+
+
+ORCID = "0000-0002-1825-0097"
+
+
+def test_a_detached_authorship_does_not_come_back_as_a_merge():
+    """Detach, the authorship becomes a researcher of its own, and its ORCID iD
+    (the same as the old researcher's papers) would prove a merge: none is
+    proposed, let alone applied by the identifier policy."""
+    r = ResearcherFactory(orcid=None)
+    mine = _serre_with_coauthor(r, 3)
+    Authorship.objects.filter(pk__in=[a.pk for a in mine]).update(orcid=ORCID)
+    edits.authorship_detach(authorship=mine[0], actor=UserFactory())
+    services.matching_run()  # the detached slot becomes a researcher of its own
+    other = Authorship.objects.get(pk=mine[0].pk).researcher
+    assert other is not None
+    assert other.pk != r.pk
+
+    services.matching_run()
+    services.matching_run()
+
+    assert not Proposal.objects.filter(kind="merge").exists()
+    assert Authorship.objects.get(pk=mine[0].pk).researcher_id == other.pk
+    assert set(Authorship.objects.filter(researcher=r)) == set(mine[1:])
+
+
+def test_a_detach_from_a_merged_away_researcher_holds_for_its_survivor():
+    curator = UserFactory()
+    survivor = ResearcherFactory()
+    _serre_with_coauthor(survivor, 3)
+    loser = ResearcherFactory()
+    theirs = _serre_with_coauthor(loser, 2)
+    edits.authorship_detach(authorship=theirs[0], actor=curator)
+    edits.researcher_merge(researchers=[survivor, loser], actor=curator)
+
+    services.matching_run()
+
+    assert not Proposal.objects.filter(
+        kind="attach", researcher=survivor, authorships=theirs[0]
+    ).exists()
+    assert Authorship.objects.get(pk=theirs[0].pk).researcher_id != survivor.pk
+    # Undoing the merge retires the copy; the loser keeps its own.
+    copied = Constraint.objects.filter(
+        kind="cannot_link", researcher=survivor, authorship=theirs[0], active=True
+    )
+    assert copied.count() == 1
+    history.event_undo(event=CurationEvent.objects.get(kind="merged"), actor=curator)
+    assert not copied.exists()
+    assert Constraint.objects.filter(
+        kind="cannot_link", researcher=loser, authorship=theirs[0], active=True
+    ).exists()
+
+
+def test_a_detached_slot_with_its_researchers_orcid_waits_for_a_curator():
+    """The slot's iD is the researcher's own: the identifier policy must not
+    make it a researcher (it could not take the iD), nor go stale every run."""
+    r = ResearcherFactory(orcid=ORCID)
+    mine = _serre_with_coauthor(r, 3)
+    Authorship.objects.filter(pk=mine[0].pk).update(orcid=ORCID)
+    edits.authorship_detach(authorship=mine[0], actor=UserFactory())
+
+    for _ in range(3):
+        services.matching_run()
+
+    proposals = Proposal.objects.filter(authorships=mine[0])
+    assert list(proposals.values_list("kind", "status", "identifier_proven")) == [
+        ("new", "pending", False)
+    ]
+    assert proposals.get().evidence["orcid_held_by"] == [r.pk]
+    # A curator who approves it makes a researcher; the iD stays with r.
+    services.proposal_apply(proposal=proposals.get(), actor=UserFactory())
+    made = Authorship.objects.get(pk=mine[0].pk).researcher
+    assert made.pk != r.pk
+    assert made.orcid is None
+    r.refresh_from_db()
+    assert r.orcid == ORCID
+
+
+def test_a_pending_merge_of_a_researcher_merged_away_goes_stale_in_the_next_run():
+    r1, r2, r3 = (ResearcherFactory() for _ in range(3))
+    for r in (r1, r2, r3):
+        _serre_with_coauthor(r, 1)
+    merge = Proposal.objects.create(
+        kind="merge",
+        score=0.8,
+        model_version="t",
+        fingerprint="merge-1-3",
+        researcher=r1,
+        other_researcher=r3,
+        researcher_revisions={str(r1.pk): r1.revision, str(r3.pk): r3.revision},
+    )
+    edits.researcher_merge(researchers=[r2, r3], actor=UserFactory())
+
+    services.matching_run()
+
+    merge.refresh_from_db()
+    assert merge.status == "stale"
+    assert merge.reason == f"researcher {r3.pk} was merged into {r2.pk}"
+    event = CurationEvent.objects.get(kind="proposal_stale", proposal=merge)
+    assert event.extra["reason"] == merge.reason
+    with pytest.raises(ProposalNotPending, match="no longer fits the data .researcher"):
+        services.proposal_apply(proposal=merge, actor=UserFactory())
+
+
+def test_two_people_are_not_attached_to_one_initials_researcher_in_one_run():
+    """ "Xue-Qian", "Xiaolin" and "Xuebin" Li each fit "X. Li" (the real astro-ph
+    bylines of the demo); proposed together they would make one profile of
+    three people, and no split could follow (each part one paper)."""
+    r = ResearcherFactory(display_name="X. Li", block_key="li x")
+    for _ in range(3):
+        paper = PaperFactory()
+        AuthorshipFactory(
+            paper=paper, researcher=r, given_name="X.", family_name="Li", position=1
+        )
+        AuthorshipFactory(
+            paper=paper, position=2, given_name="Armand", family_name="Borel"
+        )
+    slots = []
+    for given in ("Xue-Qian", "Xiaolin", "Xuebin"):
+        paper = PaperFactory()
+        slots.append(AuthorshipFactory(paper=paper, given_name=given, family_name="Li"))
+        AuthorshipFactory(
+            paper=paper, position=2, given_name="Armand", family_name="Borel"
+        )
+
+    services.matching_run()
+
+    attaches = Proposal.objects.filter(kind="attach", researcher=r)
+    assert attaches.count() == 1
+    chosen = attaches.get().authorships.get()
+    for slot in slots:
+        if slot != chosen:
+            assert Proposal.objects.filter(kind="new", authorships=slot).exists()
+    # Nor in the next run, while the first attach waits for a curator.
+    services.matching_run()
+    assert attaches.count() == 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from curation import edits
+from curation import edits, history
 from curation.exceptions import (
     InvalidChange,
     ProposalConflict,
@@ -127,6 +127,56 @@ def test_researcher_split_moves_chosen_authorships_to_a_new_researcher():
     assert ("must_link", new.pk, a2.pk, None) in kinds
     assert ("cannot_link", r.pk, a3.pk, None) in kinds
     assert ("cannot_link", r.pk, None, new.pk) in kinds
+
+
+def test_a_split_that_takes_the_named_person_away_renames_what_stays():
+    # A curator merged Anna Pasquali with Adrian Del Maestro (two people of the
+    # bundled arXiv records), then split Pasquali's papers off again.
+    user = UserFactory()
+    r = ResearcherFactory(
+        display_name="Anna Pasquali", block_key="pasquali a", slug="anna-pasquali"
+    )
+    hers = [
+        AuthorshipFactory(researcher=r, given_name=g, family_name="Pasquali")
+        for g in ("Anna", "A.")
+    ]
+    his = [
+        AuthorshipFactory(researcher=r, given_name=g, family_name="Del Maestro")
+        for g in ("Adrian", "A.", "Adrian")
+    ]
+
+    new = edits.researcher_split(
+        researcher=r, authorship_ids=[a.pk for a in hers], actor=user
+    )
+
+    r.refresh_from_db()
+    assert _assignment(*his) == [r.pk] * 3
+    assert new.display_name == "Anna Pasquali"
+    assert (r.display_name, r.slug) == ("Adrian Del Maestro", "adrian-del-maestro")
+    assert r.block_key == "maestro a"
+    assert r.name_variants == ["A. Del Maestro", "Adrian Del Maestro"]
+    event = CurationEvent.objects.get(kind="split")
+    assert event.fields[str(r.pk)]["display_name"] == [
+        "Anna Pasquali",
+        "Adrian Del Maestro",
+    ]
+    # Undo puts the name back with the papers.
+    history.event_undo(event=event, actor=user)
+    r.refresh_from_db()
+    assert (r.display_name, r.slug, r.block_key) == (
+        "Anna Pasquali",
+        "anna-pasquali",
+        "pasquali a",
+    )
+
+
+def test_a_split_keeps_a_display_name_the_staying_papers_still_print():
+    user = UserFactory()
+    r, (a1, a2, a3) = _with_papers(3, display_name="Jean-Pierre Serre")
+    Authorship.objects.filter(pk=a1.pk).update(given_name="J.-P.")
+    edits.researcher_split(researcher=r, authorship_ids=[a2.pk, a3.pk], actor=user)
+    r.refresh_from_db()
+    assert r.display_name == "Jean-Pierre Serre"
 
 
 @pytest.mark.parametrize(
@@ -318,3 +368,11 @@ def test_merge_retires_the_cannot_link_a_move_made_to_the_survivor():
     edits.researcher_merge(researchers=[r0, r1], actor=user)
 
     assert _active(a, r0) == {"must_link"}
+
+
+def test_a_split_keeps_a_display_name_a_curator_chose_that_no_paper_prints():
+    user = UserFactory()
+    r, (a1, a2) = _with_papers(2, display_name="John Tate")
+    edits.researcher_split(researcher=r, authorship_ids=[a2.pk], actor=user)
+    r.refresh_from_db()
+    assert r.display_name == "John Tate"

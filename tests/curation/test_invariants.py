@@ -65,7 +65,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from curation import edits, history
+from curation import edits, history, names
 from curation.exceptions import (
     CurationError,
     InvalidChange,
@@ -526,6 +526,20 @@ class CuratorActions(RuleBasedStateMachine):
         }
         for a in moving:
             expected.assignment[a] = new.pk
+        # The source keeps its name unless the person it names left with the
+        # moved part; then it is named after the fullest name it still prints.
+        shown = self.model.researchers[source]["display_name"]
+        staying = [a for a in held if a not in moving]
+        if names.display_name_fits(
+            shown, [self.printed[a] for a in moving]
+        ) and not names.display_name_fits(shown, [self.printed[a] for a in staying]):
+            fullest = max(
+                staying, key=lambda a: (len(self.printed[a][0].replace(".", "")), -a)
+            )
+            expected.researchers[source] = {
+                **expected.researchers[source],
+                "display_name": " ".join(self.printed[fullest]),
+            }
         self._record(description, CurationEvent.Kind.SPLIT, expected)
 
     @rule(data=st.data())

@@ -1154,3 +1154,21 @@ def test_name_caches_remember_short_names_only():
     assert (
         names.block_key("J.", "Müller") == names.block_key("J.", "Müller") == "muller j"
     )
+
+
+@pytest.mark.parametrize(
+    ("display", "printed", "fits"),
+    [
+        ("Anna Pasquali", [("A.", "Pasquali")], True),
+        ("Anna Pasquali", [("Adrian", "Del Maestro")], False),
+        ("Adrian Del Maestro", [("A.", "Del Maestro")], True),
+        ("Jan van der Velde", [("J.", "Der Velde")], True),  # a mis-split particle
+        ("Jian Wang", [("Jie", "Wang")], False),  # pinyin syllables differ
+        ("Jian Wang", [("Jie", "Wang"), ("J.", "Wang")], True),
+        ("John Tate", [("Jean-Pierre", "Serre")], False),
+        ("", [("Jean-Pierre", "Serre")], True),
+        ("Jean-Pierre Serre", [], False),
+    ],
+)
+def test_display_name_fits_a_name_the_papers_print(display, printed, fits):
+    assert names.display_name_fits(display, printed) is fits

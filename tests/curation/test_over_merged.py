@@ -270,9 +270,9 @@ def test_too_many_papers_a_year_are_reclustered_into_the_people_they_hold():
     assert split.authorships.count() == 40
 
 
-def test_two_people_sharing_bare_initials_are_still_split_apart():
-    """ "Wei" and "Wen" Wang in one profile, with "W." mentions that fit both."""
-    researcher = ResearcherFactory(display_name="Wei Wang", block_key="wang w")
+def _wei_and_wen(display_name: str):
+    """One 2021 profile of 40 "Wei", 28 "Wen" and 17 "W." Wang; its split."""
+    researcher = ResearcherFactory(display_name=display_name, block_key="wang w")
     for n in range(85):
         AuthorshipFactory(
             paper=PaperFactory(published=dt.date(2021, 1 + n % 12, 1)),
@@ -280,12 +280,32 @@ def test_two_people_sharing_bare_initials_are_still_split_apart():
             family_name="Wang",
             researcher=researcher,
         )
-
     services.matching_run()
-
     split = Proposal.objects.get(kind="split", researcher=researcher)
-    moving = set(split.authorships.values_list("given_name", flat=True))
+    return (
+        researcher,
+        split,
+        set(split.authorships.values_list("given_name", flat=True)),
+    )
+
+
+def test_two_people_sharing_bare_initials_are_still_split_apart():
+    """ "Wei" and "Wen" Wang in one profile, with "W." mentions that fit both."""
+    _, split, moving = _wei_and_wen("Wei Wang")
     assert "Wen" in moving
     assert "Wei" not in moving
     assert split.score == 0.99
     assert "cannot be one person" in split.evidence["flag"]
+
+
+def test_the_part_printing_the_display_name_stays_though_it_is_smaller():
+    """The same profile named "Wen Wang": the bigger "Wei" part moves off, so
+    the profile, its URL and its followers stay with the person it names."""
+    researcher, split, moving = _wei_and_wen("Wen Wang")
+    assert "Wei" in moving
+    assert "Wen" not in moving
+    services.proposal_apply(proposal=split, actor=UserFactory())
+    researcher.refresh_from_db()
+    assert researcher.display_name == "Wen Wang"
+    split.refresh_from_db()
+    assert split.other_researcher.display_name == "Wei Wang"
