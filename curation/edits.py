@@ -141,39 +141,7 @@ def merge_into(
             kind=CANNOT, researcher_id__in=ids, other_researcher_id__in=ids
         )
     )
-    _cannot_links_follow(change, survivor, ids)
     return moved
-
-
-def _cannot_links_follow(change: Change, survivor: Researcher, ids: list[int]) -> None:
-    """The losers' "not this person" decisions hold for the survivor they are now.
-
-    A cannot-link between a merged-away researcher and an authorship, or
-    another researcher, is written again on the survivor (with this change's
-    event, so an undo of the merge retires it), unless the survivor already has
-    it or now holds that authorship (the merge itself put it there).
-    """
-    losers = [pk for pk in ids if pk != survivor.pk]
-    held = set(
-        Constraint.objects.filter(
-            kind=CANNOT, researcher_id=survivor.pk, active=True
-        ).values_list("authorship_id", "other_researcher_id")
-    )
-    mine = set(
-        Authorship.objects.filter(researcher_id=survivor.pk).values_list(
-            "pk", flat=True
-        )
-    )
-    for authorship_id, other in (
-        Constraint.objects.filter(kind=CANNOT, researcher_id__in=losers, active=True)
-        .exclude(other_researcher_id__in=ids)
-        .values_list("authorship_id", "other_researcher_id")
-        .order_by("pk")
-    ):
-        if (authorship_id, other) in held or authorship_id in mine:
-            continue
-        held.add((authorship_id, other))
-        change.constrain(CANNOT, survivor, authorship=authorship_id, other=other)
 
 
 def split_off(

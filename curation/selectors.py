@@ -635,14 +635,16 @@ def _merged_survivors(source_ids: set[str]) -> dict[str, str]:
 
 
 def cannot_links(researcher_ids: Iterable[int]) -> set[tuple[str, int, int]]:
-    """Cannot-link constraints touching these researchers.
+    """Cannot-link constraints touching these researchers, and those of the
+    researchers merged into them (:func:`_merged_cannot_links`).
 
     Returns:
         ``{("a", authorship_id, researcher_id)}`` for authorship/researcher pairs and
         ``{("r", low_id, high_id)}`` for researcher pairs.
     """
+    ids = set(researcher_ids)
     out: set[tuple[str, int, int]] = set()
-    for chunk in _chunks(sorted(set(researcher_ids))):
+    for chunk in _chunks(sorted(ids)):
         for rid, aid, other in (
             matching_sql.cannot_link_rows(chunk)
             if matching_sql.enabled()
@@ -655,6 +657,44 @@ def cannot_links(researcher_ids: Iterable[int]) -> set[tuple[str, int, int]]:
             elif other:
                 lo, hi = sorted((rid, other))
                 out.add(("r", lo, hi))
+    return out | _merged_cannot_links(ids)
+
+
+def _merged_cannot_links(live: set[int]) -> set[tuple[str, int, int]]:
+    """The cannot-links of researchers merged away into these, as the
+    survivor's: "this authorship is not R" holds for what R became. Read, not
+    copied, so undoing the merge or the decision takes it back. One query for
+    the merged-away researchers (a chain of merges is followed) and one a
+    :data:`CHUNK` of those merged into these."""
+    into = dict(
+        Researcher.objects.filter(merged_into__isnull=False).values_list(
+            "pk", "merged_into"
+        )
+    )
+
+    def root(pk: int) -> int:
+        seen = set()
+        while pk in into and pk not in seen:
+            seen.add(pk)
+            pk = into[pk]
+        return pk
+
+    survivor_of = {pk: root(pk) for pk in into}
+    losers = sorted(pk for pk, r in survivor_of.items() if r in live)
+    out: set[tuple[str, int, int]] = set()
+    for chunk in _chunks(losers):
+        for rid, aid, other in Constraint.objects.filter(
+            Q(researcher_id__in=chunk) | Q(other_researcher_id__in=chunk),
+            kind=Constraint.Kind.CANNOT_LINK,
+            active=True,
+        ).values_list("researcher_id", "authorship_id", "other_researcher_id"):
+            rid = survivor_of.get(rid, rid)
+            if aid:
+                out.add(("a", aid, rid))
+            elif other:
+                other = survivor_of.get(other, other)
+                if other != rid:
+                    out.add(("r", *sorted((rid, other))))
     return out
 
 

@@ -28,6 +28,7 @@ from curation import edits, names, selectors
 from curation.changes import Change, same_paper_clash
 from curation.exceptions import (
     CONFLICT,
+    IDENTIFIER_TAKEN,
     ILLEGAL_TRANSITION,
     LOCKED,
     MATCHING_BUSY,
@@ -41,6 +42,7 @@ from curation.exceptions import (
     ProposalConflict,
     ProposalNotPending,
     ProposalStale,
+    ResearcherConflict,
     ResearcherLocked,
 )
 from curation.matching import (
@@ -133,7 +135,9 @@ def _propose_block(
             already proposes to that researcher
             (``selectors.pending_attach_papers``).
         pending_givens: ``{researcher id: given names}`` of the slots pending
-            attaches give researchers (``selectors.pending_attach_givens``).
+            attaches give researchers (``selectors.pending_attach_givens``);
+            the attaches drafted here are added to it, so that the next call
+            of the run (another sub-block) sees them.
 
     Returns:
         An attach draft for each authorship whose best researcher scores at
@@ -174,7 +178,9 @@ def _propose_block(
     # proposed to that researcher is clustered instead; the next run weighs it
     # against the researcher the curator made.
     clashing: set[int] = set()
-    proposed = {r: list(g) for r, g in (pending_givens or {}).items()}
+    # Shared by the run's calls (the sub-blocks of one big block propose to
+    # the same researchers): the names each researcher gets accumulate.
+    proposed = pending_givens if pending_givens is not None else {}
     for a, best in sorted(
         ((a, b) for a, b in best_of if b), key=lambda ab: (-ab[1][0], ab[0].id)
     ):
@@ -514,11 +520,12 @@ def _propose_suspect_splits(
 
 
 def _unproven_where_orcid_taken(drafts: list[_Draft]) -> None:
-    """A ``new`` cluster whose one ORCID iD a researcher already has is left
-    to a curator: matching did not attach it to that researcher (a curator's
-    "not this person", or names that cannot meet), so the identifier policy
-    must not decide it; applied, it could only make a researcher without the
-    iD, and every run would propose it again. One query for the run."""
+    """A ``new`` cluster whose one ORCID iD a researcher already has, or
+    another new cluster of the run has too, is left to a curator: matching did
+    not attach it to that researcher (a curator's "not this person", or names
+    that cannot meet), so the identifier policy must not decide it; applied,
+    it could only make a second researcher of the iD, without it. One query
+    for the run."""
     wanted = {
         o
         for d in drafts
@@ -526,12 +533,18 @@ def _unproven_where_orcid_taken(drafts: list[_Draft]) -> None:
         for o in d.evidence.get("orcids", ())
     }
     held = selectors.orcid_holders(wanted)
-    for d in drafts:
-        if d.kind == "new" and d.identifier_proven:
-            holders = sorted(held[o] for o in d.evidence["orcids"] if o in held)
-            if holders:
-                d.identifier_proven = False
-                d.evidence["orcid_held_by"] = holders
+    proven = [d for d in drafts if d.kind == "new" and d.identifier_proven]
+    clusters_of = Counter(o for d in proven for o in d.evidence["orcids"])
+    for d in proven:
+        holders = sorted(held[o] for o in d.evidence["orcids"] if o in held)
+        if holders:
+            d.identifier_proven = False
+            d.evidence["orcid_held_by"] = holders
+        elif any(clusters_of[o] > 1 for o in d.evidence["orcids"]):
+            # Two clusters of one iD in this run (two blocks: "Serre" and
+            # "Sere"): one person or a source's mistake, a curator's call.
+            d.identifier_proven = False
+            d.evidence["orcid_in_other_clusters"] = True
 
 
 def _stale_dead_proposals() -> int:
@@ -1071,7 +1084,18 @@ def _apply(
         display, given, family = edits.display_name_of(authorships)
         orcids = {a.orcid for a in authorships if a.orcid}
         orcid = orcids.pop() if len(orcids) == 1 else None
-        if orcid and Researcher.objects.filter(orcid=orcid).exists():
+        holder = (
+            Researcher.objects.filter(orcid=orcid).values_list("pk", flat=True).first()
+            if orcid
+            else None
+        )
+        if holder is not None:
+            if actor is None:
+                # Automation never makes a second researcher of one iD: the
+                # proposal waits for a curator.
+                raise ResearcherConflict(
+                    IDENTIFIER_TAKEN.format(field="ORCID", value=orcid, other=holder)
+                )
             # A curator says these are a new person though their iD is another
             # researcher's (a source's mistake, or a detach from it): the iD
             # stays where it is, as in a split (edits.split_off).
@@ -1130,7 +1154,8 @@ def proposal_apply(
         ProposalStale: its authorships or researchers changed since it was made
             (the proposal is then marked ``stale``, with an event).
         ResearcherLocked: automation (``actor is None``) touched a locked researcher.
-        ResearcherConflict: a merge would join two different ORCID iDs.
+        ResearcherConflict: a merge would join two different ORCID iDs, or
+            automation would make a second researcher of an ORCID iD.
         InvalidChange: an edited split partition is empty or takes everything.
         ProposalConflict: a concurrent change won the race.
     """

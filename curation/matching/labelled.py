@@ -165,8 +165,22 @@ def _json(path: Path, shape: type, of: type) -> dict | list:
     Raises:
         DatasetError: not JSON, or another shape (named with the file).
     """
+
+    def unique(pairs: list[tuple[str, object]]) -> dict:
+        keys = [k for k, _ in pairs]
+        twice = (
+            sorted({k for k in keys if keys.count(k) > 1})
+            if len(set(keys)) < len(keys)
+            else []
+        )
+        if twice:
+            raise DatasetError(f"{path}: key {twice[0]!r} appears twice in one object")
+        return dict(pairs)
+
     try:
-        value = json.loads(path.read_text())
+        value = json.loads(path.read_text(), object_pairs_hook=unique)
+    except DatasetError:
+        raise
     except ValueError as exc:
         raise DatasetError(f"{path}: not JSON ({exc})") from exc
     items = value.values() if isinstance(value, dict) else value
@@ -208,6 +222,14 @@ def _gold(
 def _load_beard(folder: Path) -> LabelledSet:
     signatures = _json(folder / "wang_signatures.json", list, dict)
     clusters = _json(folder / "wang_clusters.json", dict, list)
+    seen: set = set()
+    for sig in signatures:
+        if sig.get("signature_id") in seen:
+            raise DatasetError(
+                f"{folder / 'wang_signatures.json'}: signature "
+                f"{sig['signature_id']} is listed twice"
+            )
+        seen.add(sig.get("signature_id"))
     gold_of = _gold(
         [(sig, str(author)) for author, sigs in clusters.items() for sig in sigs],
         {sig.get("signature_id") for sig in signatures},
@@ -238,6 +260,12 @@ def _load_beard(folder: Path) -> LabelledSet:
 def _load_s2and(folder: Path) -> LabelledSet:
     signatures = _json(folder / "signatures.json", dict, dict)
     clusters = _json(folder / "clusters.json", dict, dict)
+    for cluster_id, cluster in clusters.items():
+        if not isinstance(cluster.get("signature_ids"), list):
+            raise DatasetError(
+                f"{folder / 'clusters.json'}: cluster {cluster_id} has no "
+                "signature_ids array"
+            )
     papers_path = folder / "papers.json"
     papers = _json(papers_path, dict, dict) if papers_path.is_file() else {}
     gold_of = _gold(

@@ -686,18 +686,19 @@ def _slots_matched(
     """Which existing row takes which slot (1-based position) of a new byline.
 
     In turn, each pass taking only rows and slots still free:
-        1. the same name key (family + initials) at the same position;
-        2. the same name key anywhere, nearest position first;
+        1. the same printed name (a collaboration: the same raw string);
+        2. the same name key (family + initials);
         3. the same block key (family core + first initial): "Z." becomes
-           "Zorblat Q.", nearest position first;
-        4. an unassigned row without a curator's constraint keeps its position
-           (a typo fixed in a name that matches no other way).
-    Passes 1-3 also need given names that can be one person's
+           "Zorblat Q.".
+    Passes 2 and 3 also need given names that can be one person's
     (:func:`curation.names.given_names_compatible`: "Jian" and "Jie" Wang share
-    the key "wang|j", not the person). Assigned and constrained rows go first
-    in passes 2 and 3. A row left over
-    is deleted: its person left the byline. Each pass looks rows up by key, so a
-    3,000-author byline costs linear time.
+    the key "wang|j", not the person). Within a key, rows and slots pair in
+    byline order (two "J. Smith" keep their order when a name is inserted
+    before them); with more rows than slots, assigned and constrained rows
+    first. A row left over is deleted, its person left the byline, and a
+    slot left over gets a new row: a row never passes to someone else, so
+    neither do its researcher, its constraints or its pending proposals.
+    Rows are looked up by key, so a 3,000-author byline costs linear time.
 
     Args:
         existing: the paper's authorship rows.
@@ -710,66 +711,66 @@ def _slots_matched(
     chosen: dict[int, Authorship] = {}
     free = {a.pk: a for a in existing}
 
-    def take(pos: int, row: Authorship) -> None:
-        chosen[pos] = row
-        del free[row.pk]
-
     def one_person(row: Authorship, fields: dict) -> bool:
-        # "Jian" and "Jie" Wang share the key "wang|j", not the person.
         return row.given_name == fields["given_name"] or names.given_names_compatible(
             row.given_name,
             fields["given_name"],
             pinyin=names.reads_as_pinyin(fields["family_name"]),
         )
 
-    at = {row.position: row for row in existing}
-    for pos, fields in enumerate(wanted, start=1):
-        row = at.get(pos)
-        if (
-            row is not None
-            and row.name_key
-            and row.name_key == fields["name_key"]
-            and one_person(row, fields)
-        ):
-            take(pos, row)
+    def printed(name_key: str, given: str, family: str, raw: str) -> tuple:
+        return ("person", given, family) if name_key else ("group", raw)
 
-    def curated_first(row: Authorship) -> tuple:
-        return (not (row.researcher_id or row.pk in constrained), row.position)
-
-    def follow(field: str) -> None:
-        # Persons only: a collaboration's slot has no name key.
-        rows_by_key: dict[str, list[Authorship]] = {}
-        for row in sorted(free.values(), key=curated_first):
-            if row.name_key:
-                rows_by_key.setdefault(getattr(row, field), []).append(row)
+    def follow(row_key, slot_key, check: bool) -> None:
+        rows_by: dict = {}
+        for row in sorted(free.values(), key=lambda r: r.position):
+            key = row_key(row)
+            if key:
+                rows_by.setdefault(key, []).append(row)
+        slots_by: dict = {}
         for pos, fields in enumerate(wanted, start=1):
-            if pos in chosen or not fields["name_key"]:
-                continue
-            candidates = [
-                r
-                for r in rows_by_key.get(fields[field], ())
-                if r.pk in free and one_person(r, fields)
-            ]
-            if candidates:
-                # Curated rows first, then the nearest position.
-                take(
-                    pos,
-                    min(
-                        candidates,
-                        key=lambda r: curated_first(r)[:1] + (abs(r.position - pos),),
+            key = slot_key(fields) if pos not in chosen else None
+            if key:
+                slots_by.setdefault(key, []).append(pos)
+        for key, positions in slots_by.items():
+            rows = rows_by.get(key, [])
+            if len(rows) > len(positions):
+                # Fewer slots than rows: the curated rows stay, in byline order.
+                keep = sorted(
+                    rows,
+                    key=lambda r: (
+                        not (r.researcher_id or r.pk in constrained),
+                        r.position,
                     ),
+                )[: len(positions)]
+                rows = sorted(keep, key=lambda r: r.position)
+            for pos in positions:
+                fields = wanted[pos - 1]
+                row = next(
+                    (
+                        r
+                        for r in rows
+                        if r.pk in free and (not check or one_person(r, fields))
+                    ),
+                    None,
                 )
+                if row is not None:
+                    chosen[pos] = row
+                    del free[row.pk]
 
-    follow("name_key")
-    follow("block_key")
-    for row in sorted(free.values(), key=lambda r: r.position):
-        if (
-            not row.researcher_id
-            and row.pk not in constrained
-            and row.position <= len(wanted)
-            and row.position not in chosen
-        ):
-            take(row.position, row)
+    follow(
+        lambda r: printed(r.name_key, r.given_name, r.family_name, r.raw_name),
+        lambda f: printed(
+            f["name_key"], f["given_name"], f["family_name"], f["raw_name"]
+        ),
+        check=False,
+    )
+    follow(lambda r: r.name_key, lambda f: f["name_key"], check=True)
+    follow(
+        lambda r: r.name_key and r.block_key,
+        lambda f: f["name_key"] and f["block_key"],
+        check=True,
+    )
     return chosen
 
 

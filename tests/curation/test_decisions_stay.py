@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from curation import edits, history, services
-from curation.exceptions import ProposalNotPending
-from curation.models import Constraint, CurationEvent, Proposal
+from curation import edits, history, selectors, services
+from curation.exceptions import ProposalNotPending, ResearcherConflict
+from curation.models import CurationEvent, Proposal
 from tests.factories import (
     AuthorshipFactory,
     PaperFactory,
     ResearcherFactory,
     UserFactory,
 )
-from wovepaper.models import Authorship
+from wovepaper.models import Authorship, Researcher
 
 pytestmark = pytest.mark.django_db
 
@@ -119,15 +119,59 @@ def test_a_detach_from_a_merged_away_researcher_holds_for_its_survivor():
         kind="attach", researcher=survivor, authorships=theirs[0]
     ).exists()
     assert Authorship.objects.get(pk=theirs[0].pk).researcher_id != survivor.pk
-    # Undoing the merge retires the copy; the loser keeps its own.
-    copied = Constraint.objects.filter(
-        kind="cannot_link", researcher=survivor, authorship=theirs[0], active=True
+    assert ("a", theirs[0].pk, survivor.pk) in selectors.cannot_links([survivor.pk])
+
+
+def test_undoing_a_rejection_after_a_merge_takes_back_what_it_forbade():
+    """Read through the merge, not copied: the survivor's veto goes with the
+    rejection it comes from."""
+    curator = UserFactory()
+    survivor, loser = ResearcherFactory(), ResearcherFactory()
+    _serre_with_coauthor(survivor, 1)
+    _serre_with_coauthor(loser, 1)
+    slot = AuthorshipFactory(paper=PaperFactory())
+    attach = Proposal.objects.create(
+        kind="attach", score=0.7, model_version="t", fingerprint="a", researcher=loser
     )
-    assert copied.count() == 1
-    history.event_undo(event=CurationEvent.objects.get(kind="merged"), actor=curator)
-    assert not copied.exists()
-    assert Constraint.objects.filter(
-        kind="cannot_link", researcher=loser, authorship=theirs[0], active=True
+    attach.authorships.set([slot])
+    services.proposal_reject(proposal=attach, actor=curator)
+    edits.researcher_merge(researchers=[survivor, loser], actor=curator)
+    assert ("a", slot.pk, survivor.pk) in selectors.cannot_links([survivor.pk])
+
+    history.event_undo(
+        event=CurationEvent.objects.get(kind="proposal_rejected"), actor=curator
+    )
+
+    assert ("a", slot.pk, survivor.pk) not in selectors.cannot_links([survivor.pk])
+
+
+def _three_serres_and_a_merge_of_the_first_and_last():
+    """Three researchers of one Serre paper each; a pending merge of r1 and r3."""
+    r1, r2, r3 = (ResearcherFactory() for _ in range(3))
+    for r in (r1, r2, r3):
+        _serre_with_coauthor(r, 1)
+    merge = Proposal.objects.create(
+        kind="merge",
+        score=0.8,
+        model_version="t",
+        fingerprint="merge-1-3",
+        researcher=r1,
+        other_researcher=r3,
+        researcher_revisions={str(r1.pk): r1.revision, str(r3.pk): r3.revision},
+    )
+    return r1, r2, r3, merge
+
+
+def test_a_rejected_merge_holds_for_the_researcher_the_other_side_became():
+    curator = UserFactory()
+    r1, r2, r3, rejected = _three_serres_and_a_merge_of_the_first_and_last()
+    services.proposal_reject(proposal=rejected, actor=curator)
+    edits.researcher_merge(researchers=[r2, r3], actor=curator)
+
+    assert ("r", r1.pk, r2.pk) in selectors.cannot_links([r1.pk, r2.pk])
+    services.matching_run()
+    assert not Proposal.objects.filter(
+        kind="merge", status="pending", researcher=r1, other_researcher=r2
     ).exists()
 
 
@@ -157,18 +201,7 @@ def test_a_detached_slot_with_its_researchers_orcid_waits_for_a_curator():
 
 
 def test_a_pending_merge_of_a_researcher_merged_away_goes_stale_in_the_next_run():
-    r1, r2, r3 = (ResearcherFactory() for _ in range(3))
-    for r in (r1, r2, r3):
-        _serre_with_coauthor(r, 1)
-    merge = Proposal.objects.create(
-        kind="merge",
-        score=0.8,
-        model_version="t",
-        fingerprint="merge-1-3",
-        researcher=r1,
-        other_researcher=r3,
-        researcher_revisions={str(r1.pk): r1.revision, str(r3.pk): r3.revision},
-    )
+    r1, r2, r3, merge = _three_serres_and_a_merge_of_the_first_and_last()
     edits.researcher_merge(researchers=[r2, r3], actor=UserFactory())
 
     services.matching_run()
@@ -182,10 +215,10 @@ def test_a_pending_merge_of_a_researcher_merged_away_goes_stale_in_the_next_run(
         services.proposal_apply(proposal=merge, actor=UserFactory())
 
 
-def test_two_people_are_not_attached_to_one_initials_researcher_in_one_run():
-    """ "Xue-Qian", "Xiaolin" and "Xuebin" Li each fit "X. Li" (the real astro-ph
-    bylines of the demo); proposed together they would make one profile of
-    three people, and no split could follow (each part one paper)."""
+def _x_li_and_three_namesakes():
+    """An "X. Li" researcher of three papers with Borel, and three unassigned
+    Li slots, each on a paper with Borel, whose given names cannot be one
+    person's; returns the researcher and the slots."""
     r = ResearcherFactory(display_name="X. Li", block_key="li x")
     for _ in range(3):
         paper = PaperFactory()
@@ -202,6 +235,14 @@ def test_two_people_are_not_attached_to_one_initials_researcher_in_one_run():
         AuthorshipFactory(
             paper=paper, position=2, given_name="Armand", family_name="Borel"
         )
+    return r, slots
+
+
+def test_two_people_are_not_attached_to_one_initials_researcher_in_one_run():
+    """ "Xue-Qian", "Xiaolin" and "Xuebin" Li each fit "X. Li" (the real astro-ph
+    bylines of the demo); proposed together they would make one profile of
+    three people, and no split could follow (each part one paper)."""
+    r, slots = _x_li_and_three_namesakes()
 
     services.matching_run()
 
@@ -214,3 +255,64 @@ def test_two_people_are_not_attached_to_one_initials_researcher_in_one_run():
     # Nor in the next run, while the first attach waits for a curator.
     services.matching_run()
     assert attaches.count() == 1
+
+
+def test_two_clusters_of_one_orcid_in_two_blocks_wait_for_a_curator():
+    """ "Serre" and "Sere" fall in two blocks; with one iD on both, the
+    identifier policy must not make two researchers of it."""
+    for family in ("Serre", "Sere"):
+        AuthorshipFactory(
+            paper=PaperFactory(),
+            given_name="Jean-Pierre",
+            family_name=family,
+            orcid=ORCID,
+        )
+
+    services.matching_run()
+    services.matching_run()
+
+    assert not Researcher.objects.exists()
+    news = Proposal.objects.filter(kind="new")
+    assert list(news.values_list("status", "identifier_proven")) == [
+        ("pending", False),
+        ("pending", False),
+    ]
+
+
+def test_the_identifier_policy_never_makes_a_researcher_of_a_taken_orcid():
+    slot = AuthorshipFactory(paper=PaperFactory(), orcid=ORCID)
+    new = Proposal.objects.create(
+        kind="new",
+        score=1.0,
+        model_version="t",
+        fingerprint="n",
+        identifier_proven=True,
+    )
+    new.authorships.set([slot])
+    holder = ResearcherFactory(orcid=ORCID)  # took the iD since
+
+    with pytest.raises(
+        ResearcherConflict, match=f"already belongs to researcher {holder.pk}"
+    ):
+        services.proposal_apply(proposal=new, actor=None)
+
+    new.refresh_from_db()
+    assert new.status == "pending"
+    assert list(Researcher.objects.all()) == [holder]
+
+
+def test_sub_blocks_of_a_big_block_share_the_one_person_rule():
+    """200 more "X. Y. Li" slots make "li x" a block of sub-blocks: the
+    attaches to "X. Li" from each are still held to one person."""
+    r, _ = _x_li_and_three_namesakes()
+    for _ in range(200):
+        AuthorshipFactory(paper=PaperFactory(), given_name="X. Y.", family_name="Li")
+
+    services.matching_run()
+
+    attached = set(
+        Authorship.objects.filter(
+            proposals__kind="attach", proposals__researcher=r
+        ).values_list("given_name", flat=True)
+    )
+    assert len(attached & {"Xue-Qian", "Xiaolin", "Xuebin"}) <= 1

@@ -259,6 +259,17 @@ def _s2and_copy(tmp_path, **replace) -> Path:
             },
             "clusters.json: signature 0 is in two clusters, a and b",
         ),
+        (
+            {
+                "clusters": '{"a": {"signature_ids": ["0"]}, '
+                '"a": {"signature_ids": ["1"]}}'
+            },
+            "clusters.json: key 'a' appears twice in one object",
+        ),
+        (
+            {"clusters": '{"a": {"signature_ids": "012"}}'},
+            "clusters.json: cluster a has no signature_ids array",
+        ),
     ],
 )
 def test_a_broken_labelled_set_is_refused_naming_the_folder(tmp_path, broken, problem):

@@ -11,6 +11,7 @@ from curation.services import MATCHING_LOCK_KEY, matching_run_exclusive
 from curation.tasks import matching_run_task
 from harvest.tasks import harvest_arxiv_files_task
 from tests.factories import AuthorshipFactory
+from tests.sessions import close_and_wait
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +54,8 @@ def other_session_lock(db):
     )
     other.execute("SELECT pg_advisory_lock(%s)", [MATCHING_LOCK_KEY])
     yield other
-    other.close()
+    if not other.closed:
+        other.close()
 
 
 def test_matching_waits_while_another_session_holds_the_lock(other_session_lock):
@@ -72,7 +74,7 @@ def test_matching_waits_while_another_session_holds_the_lock(other_session_lock)
 
 def test_matching_lock_goes_with_the_connection_that_held_it(other_session_lock):
     AuthorshipFactory()
-    other_session_lock.close()  # a killed worker's connection ends like this
+    close_and_wait(other_session_lock)  # a killed worker's connection ends so
 
     assert matching_run_exclusive()["proposed_new"] == 1
 

@@ -25,6 +25,7 @@ from harvest.services.prepare import PreparePool, prepare_workers
 from harvest.services.raw import FileReader
 from harvest.sources.arxiv_abs import parse_abs, read_abs_file
 from tests.harvest.test_bulk_write import _abs_files, _snapshot
+from tests.sessions import close_and_wait
 from wovepaper.models import Authorship, Paper
 
 pytestmark = pytest.mark.django_db
@@ -304,6 +305,6 @@ def test_a_run_another_process_is_harvesting_is_refused(tmp_path, settings):
             services.harvest_files(source="arxiv", root=tmp_path, run=run)
         assert not Paper.objects.exists()
     finally:
-        other.close()  # the other harvest ends: its lock goes with its session
+        close_and_wait(other)  # the other harvest ends: its lock goes with it
     done = services.harvest_files(source="arxiv", root=tmp_path, run=run)
     assert done.papers_created == 3

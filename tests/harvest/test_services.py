@@ -305,3 +305,61 @@ def test_a_resumed_run_starts_after_its_last_file_even_if_files_went_meanwhile(
     assert read == {p.name for p in files[5:]}
     run.refresh_from_db()
     assert services.files_cursor(run.cursor) == (7, files[-1].name)
+
+
+def _assigned_byline(*authors):
+    """v1 of the paper with these ``(given, family)`` authors, each on a
+    researcher of its own; returns the rows by v1 position."""
+    from tests.factories import ResearcherFactory
+
+    services.paper_upsert(
+        record=_record(authors=[AuthorRecord(f"{g} {f}", g, f) for g, f in authors])
+    )
+    rows = list(Paper.objects.get().authorships.order_by("position"))
+    for row in rows:
+        row.researcher = ResearcherFactory()
+        row.save()
+    return rows
+
+
+def test_a_full_name_moved_elsewhere_keeps_its_row_before_an_initial_takes_it():
+    jian, j = _assigned_byline(("Jian", "Wang"), ("J.", "Wang"))
+
+    services.paper_upsert(record=_version_2(("Jun", "Wang"), ("Jian", "Wang")))
+
+    paper = Paper.objects.get()
+    assert paper.authorships.get(position=2).pk == jian.pk
+    assert paper.authorships.get(position=1).pk == j.pk  # "J." may be Jun
+
+
+def test_namesakes_keep_their_order_when_a_name_is_inserted_before_them():
+    first, second = _assigned_byline(("J.", "Smith"), ("J.", "Smith"))
+
+    services.paper_upsert(
+        record=_version_2(("A.", "New"), ("J.", "Smith"), ("J.", "Smith"))
+    )
+
+    paper = Paper.objects.get()
+    assert [paper.authorships.get(position=p).pk for p in (2, 3)] == [
+        first.pk,
+        second.pk,
+    ]
+
+
+def test_a_row_never_passes_to_another_person_printed_in_its_place():
+    from curation.models import Proposal
+
+    services.paper_upsert(
+        record=_record(authors=[AuthorRecord("Alice Smith", "Alice", "Smith")])
+    )
+    alice = Paper.objects.get().authorships.get()
+    attach = Proposal.objects.create(
+        kind="attach", score=0.9, model_version="t", fingerprint="a"
+    )
+    attach.authorships.set([alice])
+
+    services.paper_upsert(record=_version_2(("Carl", "Brown")))
+
+    carl = Paper.objects.get().authorships.get()
+    assert carl.pk != alice.pk
+    assert not attach.authorships.exists()  # it can no longer apply to Carl

@@ -515,14 +515,15 @@ class Command(BaseCommand):
                     words = " ".join(p["affiliation_words"]) or "-"
                     w(
                         f"      {p['mentions']:>5} {p['name']!r} at {words}; "
-                        f"{p['no_affiliation']} with no affiliation ({p['cluster']})"
+                        f"{p['no_affiliation']} with no affiliation word "
+                        f"({p['cluster']})"
                     )
                 more = error["more_parts"]
                 if more["parts"]:
                     w(
                         f"      and {more['parts']} more {parts} of "
                         f"{more['mentions']} mentions, {more['no_affiliation']} "
-                        "with no affiliation"
+                        "with no affiliation word"
                     )
 
     def _print_pairs(self, report: dict) -> None:

@@ -1,0 +1,36 @@
+"""A second PostgreSQL session in a test, as another worker or process holds one."""
+
+from __future__ import annotations
+
+import time
+
+from django.db import connection
+
+
+def close_and_wait(other, timeout: float = 10.0) -> None:
+    """Close ``other`` (a psycopg connection) and wait until its server process
+    has ended, so the session-level advisory locks it held are released.
+
+    ``close()`` only sends the termination; the backend releases its locks
+    when it processes it, which on a loaded 2-core machine can come after the
+    test's next statement (PostgreSQL docs, 13.3.5 "Advisory Locks": a session
+    lock is held until released or the session ends).
+
+    Raises:
+        AssertionError: the backend is still there after ``timeout`` seconds.
+    """
+    pid = other.info.backend_pid
+    other.close()
+    deadline = time.monotonic() + timeout
+    with connection.cursor() as cursor:
+        while True:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [pid]
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"backend {pid} still runs {timeout} s after close"
+                )
+            time.sleep(0.02)
