@@ -663,24 +663,21 @@ def cannot_links(researcher_ids: Iterable[int]) -> set[tuple[str, int, int]]:
 def _merged_cannot_links(live: set[int]) -> set[tuple[str, int, int]]:
     """The cannot-links of researchers merged away into these, as the
     survivor's: "this authorship is not R" holds for what R became. Read, not
-    copied, so undoing the merge or the decision takes it back. One query for
-    the merged-away researchers (a chain of merges is followed) and one a
-    :data:`CHUNK` of those merged into these."""
-    into = dict(
-        Researcher.objects.filter(merged_into__isnull=False).values_list(
-            "pk", "merged_into"
-        )
-    )
-
-    def root(pk: int) -> int:
-        seen = set()
-        while pk in into and pk not in seen:
-            seen.add(pk)
-            pk = into[pk]
-        return pk
-
-    survivor_of = {pk: root(pk) for pk in into}
-    losers = sorted(pk for pk, r in survivor_of.items() if r in live)
+    copied, so undoing the merge or the decision takes it back. One query a
+    :data:`CHUNK` of ids for each step of a chain of merges (usually one step),
+    and one a :data:`CHUNK` of the researchers merged away."""
+    survivor_of: dict[int, int] = {}
+    frontier = {pk: pk for pk in live}
+    while frontier:  # a chain of merges, one step a round
+        step: dict[int, int] = {}
+        for chunk in _chunks(sorted(frontier)):
+            for pk, into in Researcher.objects.filter(
+                merged_into__in=chunk
+            ).values_list("pk", "merged_into"):
+                if pk not in survivor_of and pk not in live:
+                    survivor_of[pk] = step[pk] = frontier[into]
+        frontier = step
+    losers = sorted(survivor_of)
     out: set[tuple[str, int, int]] = set()
     for chunk in _chunks(losers):
         for rid, aid, other in Constraint.objects.filter(
