@@ -808,9 +808,7 @@ def matching_run(
             researcher_ids=[p.id for members in profiles.values() for p in members]
         )
     drafts: list[_Draft] = []
-    givens = selectors.pending_attach_givens(
-        p.id for members in profiles.values() for p in members
-    )
+    givens = selectors.pending_attach_givens(block_keys)
     for block, members in grouped.items():
         drafts.extend(
             _propose_block(
