@@ -7,6 +7,7 @@ message "N applied, M skipped (reasons)". ``status`` is read-only; nothing here
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
@@ -67,21 +68,33 @@ def _review(proposal: Proposal) -> dict:
 
 
 class ScoreBandFilter(admin.SimpleListFilter):
-    """Filter proposals by pairwise score band."""
+    """Filter proposals by score band: at least :data:`HIGH`, from the
+    matcher's joining threshold to :data:`HIGH`, and below the threshold.
+
+    The threshold is the active model's (0.4 for a model ``train_matcher``
+    made with its default), else ``CURATION_ATTACH_THRESHOLD`` (0.6 for the
+    default weights): with fixed bands a trained model's attaches, all at or
+    above 0.4, would mostly fall in "low".
+    """
 
     title = "score"
     parameter_name = "score_band"
-    BANDS = {
-        "high": (0.9, 1.01, "≥ 0.9"),
-        "mid": (0.6, 0.9, "0.6 – 0.9"),
-        "low": (0.0, 0.6, "< 0.6"),
-    }
+    HIGH = 0.9
+
+    def _bands(self) -> dict[str, tuple[float, float, str]]:
+        weights = selectors.active_weights(remembered=True)
+        t = min(weights.threshold or settings.CURATION_ATTACH_THRESHOLD, self.HIGH)
+        return {
+            "high": (self.HIGH, 1.01, f"≥ {self.HIGH:g}"),
+            "mid": (t, self.HIGH, f"{t:g} – {self.HIGH:g}"),
+            "low": (0.0, t, f"< {t:g} (below the joining threshold)"),
+        }
 
     def lookups(self, request, model_admin):
-        return [(k, v[2]) for k, v in self.BANDS.items()]
+        return [(k, v[2]) for k, v in self._bands().items()]
 
     def queryset(self, request, queryset):
-        band = self.BANDS.get(self.value() or "")
+        band = self._bands().get(self.value() or "")
         if not band:
             return queryset
         return queryset.filter(score__gte=band[0], score__lt=band[1])

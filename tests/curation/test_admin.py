@@ -118,6 +118,27 @@ def test_admin_queue_filters_by_kind_and_score_band(client, curator):
     assert low.pk not in ids
 
 
+def test_the_score_bands_follow_the_trained_models_threshold(client, curator):
+    from curation import selectors
+    from curation.models import MatcherModel
+
+    MatcherModel.objects.create(
+        version="logreg-t", bias=-1.0, weights={}, threshold=0.4, active=True
+    )
+    selectors.active_weights()  # read afresh, as a new process would
+    weak = _attach(AuthorshipFactory(), ResearcherFactory(), score=0.45)
+    below = _attach(AuthorshipFactory(), ResearcherFactory(), score=0.3)
+    client.force_login(curator)
+
+    def band(name):
+        response = client.get(CHANGELIST, {"score_band": name})
+        return [p.pk for p in response.context["cl"].result_list]
+
+    assert band("mid") == [weak.pk]
+    assert band("low") == [below.pk]
+    assert "0.4 – 0.9" in client.get(CHANGELIST, follow=True).content.decode()
+
+
 def test_admin_superuser_approves_through_admin_client(admin_client, admin_user):
     r = ResearcherFactory()
     a = AuthorshipFactory()
