@@ -280,13 +280,18 @@ def authorship_views(
 DEAD_ATTACH = "dead"
 
 
+def _gone(researcher: str) -> Q:
+    """The researcher reached by the lookup path ``researcher`` was merged
+    away or retired since."""
+    return Q(**{f"{researcher}__merged_into__isnull": False}) | Q(
+        **{f"{researcher}__retired": True}
+    )
+
+
 def _dead_attach(prefix: str = "") -> Q:
     """An attach proposal whose researcher was merged away or retired since
     (:data:`DEAD_ATTACH`), the proposal reached by ``prefix``."""
-    return Q(**{f"{prefix}kind": Proposal.Kind.ATTACH}) & (
-        Q(**{f"{prefix}researcher__merged_into__isnull": False})
-        | Q(**{f"{prefix}researcher__retired": True})
-    )
+    return Q(**{f"{prefix}kind": Proposal.Kind.ATTACH}) & _gone(f"{prefix}researcher")
 
 
 def pending_attach_givens(block_keys: Iterable[str] | None) -> dict[int, list[str]]:
@@ -913,15 +918,11 @@ def pending_dead_proposals() -> QuerySet[Proposal]:
 
     Must run inside a transaction (``select_for_update``).
     """
-    dead = Q()
-    for side in ("researcher", "other_researcher"):
-        dead |= Q(**{f"{side}__merged_into__isnull": False}) | Q(
-            **{f"{side}__retired": True}
-        )
     return (
         Proposal.objects.select_for_update(of=("self",))
         .select_related("researcher", "other_researcher")
-        .filter(dead, status=Proposal.Status.PENDING)
+        .filter(_gone("researcher") | _gone("other_researcher"))
+        .filter(status=Proposal.Status.PENDING)
         .order_by("pk")
     )
 
@@ -949,6 +950,14 @@ def active_weights(*, remembered: bool = False) -> scoring.Weights:
             and remembers it.
     """
     return _read_remembered(_WEIGHTS, remembered, _read_weights)
+
+
+def joining_threshold(*, remembered: bool = False) -> float:
+    """The pairwise score in [0, 1] at which matching joins clusters and
+    attaches: the active model's own threshold, else
+    ``CURATION_ATTACH_THRESHOLD`` (``remembered``: see :func:`active_weights`)."""
+    weights = active_weights(remembered=remembered)
+    return weights.threshold or settings.CURATION_ATTACH_THRESHOLD
 
 
 def _read_weights() -> scoring.Weights:
@@ -1038,7 +1047,7 @@ def proposal_queue(queryset: QuerySet[Proposal] | None = None) -> QuerySet[Propo
         .annotate(n=Count("id"))
         .values("n")
     )
-    threshold = active_weights().threshold or settings.CURATION_ATTACH_THRESHOLD
+    threshold = joining_threshold()
     return (
         queryset.select_related("researcher", "other_researcher")
         .annotate(

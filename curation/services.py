@@ -526,15 +526,9 @@ def _unproven_where_orcid_taken(drafts: list[_Draft]) -> None:
     that cannot meet), so the identifier policy must not decide it; applied,
     it could only make a second researcher of the iD, without it. One query
     for the run."""
-    wanted = {
-        o
-        for d in drafts
-        if d.kind == "new" and d.identifier_proven
-        for o in d.evidence.get("orcids", ())
-    }
-    held = selectors.orcid_holders(wanted)
     proven = [d for d in drafts if d.kind == "new" and d.identifier_proven]
     clusters_of = Counter(o for d in proven for o in d.evidence["orcids"])
+    held = selectors.orcid_holders(clusters_of)
     for d in proven:
         holders = sorted(held[o] for o in d.evidence["orcids"] if o in held)
         if holders:

@@ -7,7 +7,6 @@ message "N applied, M skipped (reasons)". ``status`` is read-only; nothing here
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
@@ -82,8 +81,7 @@ class ScoreBandFilter(admin.SimpleListFilter):
     HIGH = 0.9
 
     def _bands(self) -> dict[str, tuple[float, float, str]]:
-        weights = selectors.active_weights(remembered=True)
-        t = min(weights.threshold or settings.CURATION_ATTACH_THRESHOLD, self.HIGH)
+        t = min(selectors.joining_threshold(remembered=True), self.HIGH)
         return {
             "high": (self.HIGH, 1.01, f"≥ {self.HIGH:g}"),
             "mid": (t, self.HIGH, f"{t:g} – {self.HIGH:g}"),

@@ -19,6 +19,7 @@ The inferred ethnicity and gender fields of S2AND are never read.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -167,15 +168,11 @@ def _json(path: Path, shape: type, of: type) -> dict | list:
     """
 
     def unique(pairs: list[tuple[str, object]]) -> dict:
-        keys = [k for k, _ in pairs]
-        twice = (
-            sorted({k for k in keys if keys.count(k) > 1})
-            if len(set(keys)) < len(keys)
-            else []
-        )
-        if twice:
-            raise DatasetError(f"{path}: key {twice[0]!r} appears twice in one object")
-        return dict(pairs)
+        value = dict(pairs)
+        if len(value) < len(pairs):
+            twice = min(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
+            raise DatasetError(f"{path}: key {twice!r} appears twice in one object")
+        return value
 
     try:
         value = json.loads(path.read_text(), object_pairs_hook=unique)

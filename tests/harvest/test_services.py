@@ -131,20 +131,21 @@ def _version_2(*authors):
     )
 
 
+def _version_1(*authors) -> list:
+    """Harvest v1 of the paper with these ``(given, family)`` authors; its
+    rows by position."""
+    services.paper_upsert(
+        record=_record(authors=[AuthorRecord(f"{g} {f}", g, f) for g, f in authors])
+    )
+    return list(Paper.objects.get().authorships.order_by("position"))
+
+
 def test_a_name_printed_more_fully_keeps_its_row_assignment_and_constraints():
     from curation import edits
     from tests.factories import ResearcherFactory, UserFactory
 
-    services.paper_upsert(
-        record=_record(
-            authors=[
-                AuthorRecord("Z. Quenwick", "Z.", "Quenwick"),
-                AuthorRecord("A. Author", "A.", "Author"),
-            ]
-        )
-    )
+    row, _ = _version_1(("Z.", "Quenwick"), ("A.", "Author"))
     paper = Paper.objects.get()
-    row = paper.authorships.get(position=1)
     researcher = ResearcherFactory(display_name="Zorblat Quenwick", locked=True)
     edits.authorship_move(authorship=row, to=researcher, actor=UserFactory())
 
@@ -167,16 +168,8 @@ def test_a_detached_row_follows_its_person_when_the_byline_is_reordered():
     from curation import edits
     from tests.factories import ResearcherFactory, UserFactory
 
-    services.paper_upsert(
-        record=_record(
-            authors=[
-                AuthorRecord("A. Author", "A.", "Author"),
-                AuthorRecord("C. Third", "C.", "Third"),
-            ]
-        )
-    )
+    row, _ = _version_1(("A.", "Author"), ("C.", "Third"))
     paper = Paper.objects.get()
-    row = paper.authorships.get(position=1)
     edits.authorship_move(authorship=row, to=ResearcherFactory(), actor=UserFactory())
     edits.authorship_detach(authorship=row, actor=UserFactory())
     assert row.constraints.filter(kind="cannot_link", active=True).exists()
@@ -195,11 +188,8 @@ def test_an_author_who_left_the_byline_loses_the_row_and_a_namesake_is_not_him(
 ):
     from tests.factories import ResearcherFactory
 
-    services.paper_upsert(
-        record=_record(authors=[AuthorRecord("Jian Wang", "Jian", "Wang")])
-    )
+    (row,) = _version_1(("Jian", "Wang"))
     paper = Paper.objects.get()
-    row = paper.authorships.get()
     row.researcher = ResearcherFactory()
     row.save()
 
@@ -312,10 +302,7 @@ def _assigned_byline(*authors):
     researcher of its own; returns the rows by v1 position."""
     from tests.factories import ResearcherFactory
 
-    services.paper_upsert(
-        record=_record(authors=[AuthorRecord(f"{g} {f}", g, f) for g, f in authors])
-    )
-    rows = list(Paper.objects.get().authorships.order_by("position"))
+    rows = _version_1(*authors)
     for row in rows:
         row.researcher = ResearcherFactory()
         row.save()
@@ -349,10 +336,7 @@ def test_namesakes_keep_their_order_when_a_name_is_inserted_before_them():
 def test_a_row_never_passes_to_another_person_printed_in_its_place():
     from curation.models import Proposal
 
-    services.paper_upsert(
-        record=_record(authors=[AuthorRecord("Alice Smith", "Alice", "Smith")])
-    )
-    alice = Paper.objects.get().authorships.get()
+    (alice,) = _version_1(("Alice", "Smith"))
     attach = Proposal.objects.create(
         kind="attach", score=0.9, model_version="t", fingerprint="a"
     )
