@@ -16,6 +16,12 @@ def close_and_wait(other, timeout: float = 10.0) -> None:
     test's next statement (PostgreSQL docs, 13.3.5 "Advisory Locks": a session
     lock is held until released or the session ends).
 
+    Each look clears the statistics snapshot first: inside a transaction (every
+    ``django_db`` test runs in one) ``pg_stat_activity`` is read once and cached
+    until the transaction ends (PostgreSQL docs, 27.2.2 "Viewing Statistics",
+    ``pg_stat_clear_snapshot``), so without it a backend seen once is seen for
+    the rest of the test.
+
     Raises:
         AssertionError: the backend is still there after ``timeout`` seconds.
     """
@@ -24,6 +30,7 @@ def close_and_wait(other, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     with connection.cursor() as cursor:
         while True:
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
             cursor.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [pid]
             )
