@@ -4,7 +4,31 @@ from __future__ import annotations
 
 import time
 
+import psycopg
 from django.db import connection
+
+
+def second_session(*, autocommit: bool = False) -> psycopg.Connection:
+    """Open a second connection to the test database, as another worker or
+    process holds one.
+
+    Args:
+        autocommit: whether the session commits each statement, as a worker
+            holding a session-level advisory lock does.
+
+    Returns:
+        A new psycopg connection, outside Django's transaction for the test; the
+        caller closes it (see ``close_and_wait``).
+    """
+    params = connection.get_connection_params()
+    return psycopg.connect(
+        dbname=params["dbname"],
+        host=params.get("host") or "127.0.0.1",
+        port=params.get("port") or 5432,
+        user=params.get("user") or "postgres",
+        password=params.get("password") or None,
+        autocommit=autocommit,
+    )
 
 
 def close_and_wait(other, timeout: float = 10.0) -> None:

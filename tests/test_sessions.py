@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import psycopg
 import pytest
 from django.db import connection
 
-from tests.sessions import close_and_wait
+from tests.sessions import close_and_wait, second_session
 
 pytestmark = pytest.mark.django_db
 
 
 def test_close_and_wait_returns_once_a_backend_seen_earlier_has_ended():
-    s = connection.settings_dict
-    other = psycopg.connect(
-        host=s["HOST"] or "127.0.0.1",
-        port=s["PORT"] or 5432,
-        user=s["USER"] or "postgres",
-        password=s["PASSWORD"] or None,
-        dbname=s["NAME"],
-        autocommit=True,
-    )
+    other = second_session(autocommit=True)
     pid = other.info.backend_pid
     with connection.cursor() as cursor:
         # Seen once inside the test's transaction, as on a slow machine where

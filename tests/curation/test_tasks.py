@@ -11,7 +11,7 @@ from curation.services import MATCHING_LOCK_KEY, matching_run_exclusive
 from curation.tasks import matching_run_task
 from harvest.tasks import harvest_arxiv_files_task
 from tests.factories import AuthorshipFactory
-from tests.sessions import close_and_wait
+from tests.sessions import close_and_wait, second_session
 
 pytestmark = pytest.mark.django_db
 
@@ -40,18 +40,7 @@ def test_harvest_task_without_matching_queues_nothing(arxiv_dir):
 @pytest.fixture
 def other_session_lock(db):
     """Hold the matching lock from a second PostgreSQL session, as another worker."""
-    import psycopg
-    from django.db import connection
-
-    s = connection.settings_dict
-    other = psycopg.connect(
-        host=s["HOST"] or "127.0.0.1",
-        port=s["PORT"] or 5432,
-        user=s["USER"] or "postgres",
-        password=s["PASSWORD"] or None,
-        dbname=s["NAME"],
-        autocommit=True,
-    )
+    other = second_session(autocommit=True)
     other.execute("SELECT pg_advisory_lock(%s)", [MATCHING_LOCK_KEY])
     yield other
     if not other.closed:

@@ -407,13 +407,10 @@ def test_ctrl_c_in_a_live_harvest_closes_the_run_and_its_resume_finishes_it(
 def test_a_live_run_another_process_is_harvesting_is_refused(server, settings):
     """Resuming a live run whose harvest still runs elsewhere (its session holds
     the run's advisory lock) is refused before anything is asked."""
-    import psycopg
+    from tests.sessions import second_session
 
     run = failed_run(server)
-    db = settings.DATABASES["default"]
-    other = psycopg.connect(
-        host=db["HOST"], port=db["PORT"], user=db["USER"], dbname=db["NAME"]
-    )
+    other = second_session()
     try:
         other.execute("SELECT pg_advisory_lock(7301, %s)", [run.pk])
         with pytest.raises(CommandError, match="being harvested by another process"):

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import threading
 
-import psycopg
 import pytest
 from django.db import OperationalError, connection
 
 from harvest import services
 from harvest.models import RawRecord
 from harvest.services import files, planner_stats
+from tests.sessions import second_session
 
 pytestmark = pytest.mark.django_db
 
@@ -86,13 +86,7 @@ def test_a_failed_analyze_is_logged_and_costs_nothing_else(monkeypatch, caplog):
 def test_an_analyze_that_cannot_take_its_lock_soon_is_given_up(caplog):
     """A VACUUM or another ANALYZE holds the table's lock: the harvest does not
     wait for it past planner_stats.LOCK_TIMEOUT."""
-    params = connection.get_connection_params()
-    other = psycopg.connect(
-        dbname=params["dbname"],
-        host=params.get("host"),
-        port=params.get("port"),
-        user=params.get("user"),
-    )
+    other = second_session()
     try:
         other.execute("LOCK TABLE harvest_rawrecord IN SHARE UPDATE EXCLUSIVE MODE")
         planner_stats._analyze("default")
@@ -124,14 +118,7 @@ def test_a_connection_lost_in_analyze_stops_the_harvest():
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         pid = cursor.fetchone()[0]
-    params = connection.get_connection_params()
-    with psycopg.connect(
-        dbname=params["dbname"],
-        host=params.get("host"),
-        port=params.get("port"),
-        user=params.get("user"),
-        autocommit=True,
-    ) as other:
+    with second_session(autocommit=True) as other:
         other.execute("SELECT pg_terminate_backend(%s)", [pid])
     try:
         with pytest.raises(OperationalError):

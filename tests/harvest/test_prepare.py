@@ -13,7 +13,6 @@ import signal
 import time
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from harvest import services
@@ -25,7 +24,7 @@ from harvest.services.prepare import PreparePool, prepare_workers
 from harvest.services.raw import FileReader
 from harvest.sources.arxiv_abs import parse_abs, read_abs_file
 from tests.harvest.test_bulk_write import _abs_files, _snapshot
-from tests.sessions import close_and_wait
+from tests.sessions import close_and_wait, second_session
 from wovepaper.models import Authorship, Paper
 
 pytestmark = pytest.mark.django_db
@@ -293,10 +292,7 @@ def test_a_run_another_process_is_harvesting_is_refused(tmp_path, settings):
     run's advisory lock) is refused, and nothing is written."""
     _abs_files(tmp_path, 3)
     run = services.harvest_run_start(source="arxiv", params={"root": str(tmp_path)})
-    db = settings.DATABASES["default"]
-    other = psycopg.connect(
-        host=db["HOST"], port=db["PORT"], user=db["USER"], dbname=db["NAME"]
-    )
+    other = second_session()
     try:
         other.execute("SELECT pg_advisory_lock(7301, %s)", [run.pk])
         with pytest.raises(
