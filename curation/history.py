@@ -73,6 +73,9 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
     on the same evidence); undoing that undo marks it ``applied`` again. Undoing a
     rejection retires its constraints and puts the proposal back in the queue
     (``pending``). Undoing an approved claim returns the claim to ``pending``.
+    An authorship a re-harvest has deleted since (its person left the byline)
+    is left out; the rest is undone and the undo event lists it under
+    ``extra["authorships_gone"]``.
 
     Args:
         event: the event to undo.
@@ -107,10 +110,15 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
             pk__in=[m["authorship"] for m in original.moves]
         )
     }
-    for m in reversed(original.moves):
-        a = authorships.get(m["authorship"])
-        now = a.researcher_id if a else None
-        if a is None or now != m["after"]:
+    # A row a re-harvest deleted since (the person left the byline of a new
+    # version) has nothing to go back: the rest of the event is undone without it,
+    # and the undo event names it. No curation step can restore it, so refusing
+    # would leave the event undoable for good.
+    gone = sorted({m["authorship"] for m in original.moves} - set(authorships))
+    moves = [m for m in original.moves if m["authorship"] in authorships]
+    for m in reversed(moves):
+        now = authorships[m["authorship"]].researcher_id
+        if now != m["after"]:
             raise UndoConflict(
                 UNDO_MOVED.format(
                     pk=original.pk, a=m["authorship"], now=now, then=m["after"]
@@ -135,9 +143,9 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
                     pk=original.pk, r=pk, field=field, now=now, then=after
                 )
             )
-    _check_outcome(original, locked, restores)
+    _check_outcome(original, moves, locked, restores)
     back: dict[int | None, list[Authorship]] = {}
-    for m in reversed(original.moves):
+    for m in reversed(moves):
         back.setdefault(m["before"], []).append(authorships[m["authorship"]])
     for before, group in back.items():
         change.move(group, locked[before] if before else None)
@@ -156,12 +164,14 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
         undoes=original,
         proposal=original.proposal,
         researchers=original.researchers,
-        extra={"undone_kind": original.kind},
+        extra={"undone_kind": original.kind}
+        | ({"authorships_gone": gone} if gone else {}),
     )
 
 
 def _check_outcome(
     original: CurationEvent,
+    moves: list[dict],
     locked: dict[int, Researcher],
     restores: list[tuple[bool, int, str, object, object]],
 ) -> None:
@@ -170,6 +180,13 @@ def _check_outcome(
     After the undo, every authorship it moves back must land on a live researcher,
     a researcher it retires or merges away must hold nothing, and an identifier it
     restores must not belong to another researcher.
+
+    Args:
+        original: the event undone.
+        moves: its moves whose authorships still exist.
+        locked: the researchers it touched, locked.
+        restores: ``(prior value set, researcher id, field, before, after)``
+            of each field it set.
 
     Raises:
         UndoConflict: naming the authorship, researcher or identifier.
@@ -191,7 +208,7 @@ def _check_outcome(
             return f"merged into researcher {final[pk]['merged_into_id']}"
         return "retired" if final[pk]["retired"] else ""
 
-    for m in original.moves:
+    for m in moves:
         if m["before"] and how(m["before"]):
             raise UndoConflict(
                 UNDO_DEAD.format(
@@ -201,7 +218,7 @@ def _check_outcome(
                     how=how(m["before"]),
                 )
             )
-    leaving = {m["authorship"] for m in original.moves}
+    leaving = {m["authorship"] for m in moves}
     for pk in sorted(p for p in final if how(p)):
         if final[pk]["claimed_by_id"]:
             raise UndoConflict(UNDO_CLAIMED.format(pk=original.pk, r=pk, how=how(pk)))

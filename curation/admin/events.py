@@ -16,6 +16,12 @@ from curation.models import Constraint, CurationEvent
 from wovepaper.admin import ReadOnlyAdmin
 from wovepaper.models import Authorship
 
+# Said of an authorship an event moved that no longer exists.
+GONE_SINCE = (
+    " (no longer exists: a newer version of its paper dropped this byline slot;"
+    " an undo leaves it out)"
+)
+
 
 def describe_moves(
     event: CurationEvent,
@@ -85,12 +91,15 @@ def describe_fields(event: CurationEvent, *, inverse: bool = False) -> list[str]
 
 
 def _titles(event: CurationEvent, limit: int) -> dict[int, str]:
-    """``{authorship id: ' (name on “title”)'}`` for the first moves of an event."""
+    """``{authorship id: ' (name on “title”)'}`` for the first moves of an event;
+    an authorship deleted since is said to be gone (an undo leaves it out,
+    :func:`curation.history.event_undo`)."""
     ids = [m["authorship"] for m in event.moves[:limit]]
     rows = Authorship.objects.filter(pk__in=ids).values_list(
         "pk", "raw_name", "paper__title"
     )
-    return {pk: f" ({name} on “{title[:90]}”)" for pk, name, title in rows}
+    found = {pk: f" ({name} on “{title[:90]}”)" for pk, name, title in rows}
+    return {pk: found.get(pk, GONE_SINCE) for pk in ids}
 
 
 @admin.register(CurationEvent)
@@ -193,11 +202,18 @@ class CurationEventAdmin(ReadOnlyAdmin):
             except CurationError as exc:
                 self.message_user(request, f"Nothing undone: {exc}", messages.ERROR)
                 return HttpResponseRedirect(back)
+            gone = undo.extra.get("authorships_gone", [])
             self.message_user(
                 request,
                 f"Undid event {event.pk} ({event.get_kind_display()}): "
-                f"{len(undo.moves)} authorship(s) moved back. The undo is event "
-                f"{undo.pk}, which can itself be undone.",
+                f"{len(undo.moves)} authorship(s) moved back"
+                + (
+                    f"; {len(gone)} no longer exist (a newer version of their "
+                    f"paper dropped them: {', '.join(map(str, gone))})"
+                    if gone
+                    else ""
+                )
+                + f". The undo is event {undo.pk}, which can itself be undone.",
                 messages.SUCCESS,
             )
             return HttpResponseRedirect(back)

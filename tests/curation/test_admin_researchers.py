@@ -157,14 +157,19 @@ def test_edit_form_shows_the_service_error_and_changes_nothing(client, curator):
     assert a.orcid is None
 
 
-def test_history_lists_events_and_undo_restores(client, curator):
-    a, b, _, (b1,) = _two()
+def _merged_in_admin(client, curator, a, b) -> CurationEvent:
+    """Merge ``a`` and ``b`` with the admin's action, as ``curator``; the event."""
     client.force_login(curator)
     client.post(
         CHANGELIST,
         {"action": "merge_selected", ACTION_CHECKBOX_NAME: [a.pk, b.pk], "post": "yes"},
     )
-    event = CurationEvent.objects.get(kind="merged")
+    return CurationEvent.objects.get(kind="merged")
+
+
+def test_history_lists_events_and_undo_restores(client, curator):
+    a, b, _, (b1,) = _two()
+    event = _merged_in_admin(client, curator, a, b)
 
     history = client.get(_url("history", a.pk))
     assert f"researchers merged #{event.pk}" in history.content.decode()
@@ -325,3 +330,23 @@ def test_edit_form_refuses_to_overwrite_a_change_made_since_it_was_opened(
     assert "changed since you opened it" in page.content.decode()
     a.refresh_from_db()
     assert (a.display_name, a.orcid) == ("Renamed By B", None)
+
+
+def test_undo_page_says_which_moved_authorships_a_new_version_dropped(client, curator):
+    a, b, _, (b1,) = _two()
+    event = _merged_in_admin(client, curator, a, b)
+    gone = b1.pk
+    b1.delete()  # what the byline sync does to a slot a new version drops
+    undo_url = reverse("admin:curation_curationevent_undo", args=[event.pk])
+
+    confirm = client.get(undo_url).content.decode()
+    done = client.post(undo_url, {"confirm": "yes"}, follow=True).content.decode()
+    history = client.get(_url("history", b.pk)).content.decode()
+
+    assert f"authorship {gone} (no longer exists: a newer version" in confirm
+    assert (
+        f"0 authorship(s) moved back; 1 no longer exist (a newer version of their "
+        f"paper dropped them: {gone})" in done
+    )
+    assert f"authorships {gone} left out, since a newer version" in history
+    assert Researcher.objects.get(pk=b.pk).merged_into_id is None

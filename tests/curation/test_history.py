@@ -252,3 +252,104 @@ def test_undo_refused_when_the_orcid_now_belongs_to_another_researcher():
 
     with pytest.raises(UndoConflict, match=f"researcher {r1.pk} holds it now"):
         event_undo(event=event, actor=user)
+
+
+def _paper_version(arxiv_id: str, version: int, *authors: tuple[str, str]) -> list:
+    """Harvest ``version`` of a paper with these ``(given, family)`` authors, as
+    a new arXiv version reaches the upsert; its rows by position."""
+    import datetime as dt
+
+    from harvest import services as harvest
+    from harvest.records import AuthorRecord, PaperRecord
+
+    harvest.paper_upsert(
+        record=PaperRecord(
+            source="arxiv",
+            external_id=f"oai:arXiv.org:{arxiv_id}",
+            arxiv_id=arxiv_id,
+            title="On the Quenwick bound",
+            version=version,
+            published=dt.date(2021, 1, 1),
+            updated=dt.date(2021, 1, version),
+            authors=[AuthorRecord(f"{g} {f}", g, f) for g, f in authors],
+        )
+    )
+    return list(
+        Authorship.objects.filter(paper__arxiv_id=arxiv_id).order_by("position")
+    )
+
+
+def _two_quenwicks():
+    """Two researchers of one person, each holding one paper's "Quenwick" row."""
+    first = _paper_version("2101.00001", 1, ("Zorblat", "Quenwick"), ("A.", "Ames"))[0]
+    second = _paper_version("2101.00002", 1, ("Z.", "Quenwick"), ("B.", "Bell"))[0]
+    a, b = (ResearcherFactory(display_name="Zorblat Quenwick") for _ in range(2))
+    for row, r in ((first, a), (second, b)):
+        row.researcher = r
+        row.save()
+    return a, b, first, second
+
+
+def test_undo_merge_after_a_new_version_dropped_a_moved_authorship():
+    """The row is gone with its byline slot: the rest of the merge is undone and
+    the undo names the row, instead of refusing for good."""
+    a, b, first, second = _two_quenwicks()
+    user = UserFactory()
+    edits.researcher_merge(researchers=[a, b], actor=user)
+    merge = CurationEvent.objects.get(kind="merged")
+    assert Authorship.objects.get(pk=second.pk).researcher_id == a.pk
+
+    # v2 of the second paper no longer lists Quenwick: the harvest deletes the row.
+    rows = _paper_version("2101.00002", 2, ("B.", "Bell"))
+    assert [r.raw_name for r in rows] == ["B. Bell"]
+    assert not Authorship.objects.filter(pk=second.pk).exists()
+
+    undo = event_undo(event=merge, actor=user)
+
+    b.refresh_from_db()
+    assert b.merged_into_id is None
+    assert Authorship.objects.get(pk=first.pk).researcher_id == a.pk
+    assert undo.extra["authorships_gone"] == [second.pk]
+    assert undo.moves == []
+    assert not Constraint.objects.filter(event=merge, active=True).exists()
+    # The undo can be undone: b is merged away again, holding nothing to move.
+    event_undo(event=undo, actor=user)
+    b.refresh_from_db()
+    assert b.merged_into_id == a.pk
+
+
+def test_undo_split_after_a_new_version_dropped_a_split_off_authorship():
+    a, b, first, second = _two_quenwicks()
+    third = _paper_version("2101.00003", 1, ("Z.", "Quenwick"))[0]
+    for row in (second, third):
+        row.researcher = a
+        row.save()
+    b.retired = True
+    b.save()
+    user = UserFactory()
+    new = edits.researcher_split(
+        researcher=a, authorship_ids=[second.pk, third.pk], actor=user
+    )
+    split = CurationEvent.objects.get(kind="split")
+    _paper_version("2101.00003", 2, ("C.", "Cole"))
+
+    undo = event_undo(event=split, actor=user)
+
+    new.refresh_from_db()
+    assert new.retired
+    assert Authorship.objects.get(pk=second.pk).researcher_id == a.pk
+    assert undo.extra["authorships_gone"] == [third.pk]
+    assert [m["authorship"] for m in undo.moves] == [second.pk]
+
+
+def test_undo_still_refuses_when_a_later_change_moved_an_authorship():
+    a, b, first, second = _two_quenwicks()
+    user = UserFactory()
+    edits.researcher_merge(researchers=[a, b], actor=user)
+    merge = CurationEvent.objects.get(kind="merged")
+    edits.authorship_detach(authorship=Authorship.objects.get(pk=second.pk), actor=user)
+
+    with pytest.raises(UndoConflict, match=f"authorship {second.pk} is now on"):
+        event_undo(event=merge, actor=user)
+    b.refresh_from_db()
+    assert b.merged_into_id == a.pk
