@@ -76,6 +76,10 @@ NOT_ASSIGNED = "authorship {a} is not assigned to any researcher"
 ALREADY = "researcher {pk} is already {state}"
 INVALID = "researcher {pk}: {problem}"
 NOTHING_TO_UNDO = "event {pk} ({kind}) changed nothing that can be undone"
+NOTHING_LEFT_TO_UNDO = (
+    "event {pk} ({kind}) moved only authorships {ids}, which no longer exist (a "
+    "newer version of their paper dropped them): nothing is left to undo"
+)
 ALREADY_UNDONE = "event {pk} was already undone by event {by}; undo that one instead"
 UNDO_MOVED = (
     "cannot undo event {pk}: authorship {a} is now on researcher {now}, not {then}; "

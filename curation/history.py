@@ -10,6 +10,7 @@ from curation.changes import Change
 from curation.edits import IDENTIFIER_FIELDS
 from curation.exceptions import (
     ALREADY_UNDONE,
+    NOTHING_LEFT_TO_UNDO,
     NOTHING_TO_UNDO,
     UNDO_CLAIMED,
     UNDO_DEAD,
@@ -85,7 +86,8 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
         The new ``undone`` event (``undoes`` is ``event``).
 
     Raises:
-        NothingToUndo: the event changed nothing, or was undone already.
+        NothingToUndo: the event changed nothing, was undone already, or
+            moved only authorships that no longer exist.
         UndoConflict: a later change moved an authorship or altered a field the
             event set, or the result would break an invariant (see
             :func:`_check_outcome`).
@@ -116,6 +118,19 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
     # would leave the event undoable for good.
     gone = sorted({m["authorship"] for m in original.moves} - set(authorships))
     moves = [m for m in original.moves if m["authorship"] in authorships]
+    if (
+        gone
+        and not moves
+        and all(set(f) <= {"name_variants"} for f in original.fields.values())
+        and not Constraint.objects.filter(
+            pk__in=[*original.constraints_on, *original.constraints_off]
+        ).exists()
+    ):
+        raise NothingToUndo(
+            NOTHING_LEFT_TO_UNDO.format(
+                pk=original.pk, kind=original.get_kind_display(), ids=gone
+            )
+        )
     for m in reversed(moves):
         now = authorships[m["authorship"]].researcher_id
         if now != m["after"]:

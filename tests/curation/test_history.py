@@ -353,3 +353,16 @@ def test_undo_still_refuses_when_a_later_change_moved_an_authorship():
         event_undo(event=merge, actor=user)
     b.refresh_from_db()
     assert b.merged_into_id == a.pk
+
+
+def test_undo_of_a_move_whose_only_authorship_is_gone_says_nothing_is_left():
+    a, b, first, second = _two_quenwicks()
+    user = UserFactory()
+    event = edits.authorship_move(
+        authorship=Authorship.objects.get(pk=second.pk), to=a, actor=user
+    )
+    _paper_version("2101.00002", 2, ("B.", "Bell"))
+
+    with pytest.raises(NothingToUndo, match=rf"moved only authorships \[{second.pk}\]"):
+        event_undo(event=event, actor=user)
+    assert not CurationEvent.objects.filter(kind="undone").exists()
