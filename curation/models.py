@@ -13,8 +13,10 @@ class Proposal(models.Model):
     researcher for authorships that match no one), ``merge`` (two researchers are one
     person: ``researcher`` survives, ``other_researcher`` goes), ``split``
     (``researcher`` holds two people: ``authorships`` move to a new researcher,
-    named in ``other_researcher`` once applied). ``score`` is the
-    pairwise score in [0, 1]; ``evidence`` holds each feature's value and weight so a
+    named in ``other_researcher`` once applied). ``score`` is in [0, 1]: the
+    pairwise score of an attach or merge, the cohesion of a new cluster (its
+    members' mean pairwise score), a split's confidence that the parts are two
+    people; ``evidence`` holds each feature's value and weight so a
     curator sees why. ``fingerprint`` identifies the proposal on its evidence: the same
     fingerprint is never proposed twice while pending, nor again once rejected.
     """
@@ -38,7 +40,11 @@ class Proposal(models.Model):
     status = models.CharField(
         max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True
     )
-    score = models.FloatField(help_text="Pairwise score in [0, 1].")
+    score = models.FloatField(
+        help_text="In [0, 1]: an attach's or merge's pairwise score, a new "
+        "cluster's cohesion (mean pairwise score), a split's confidence that the "
+        "parts are two people."
+    )
     evidence = models.JSONField(default=dict, blank=True)
     model_version = models.CharField(max_length=64)
     block_key = models.CharField(max_length=200, blank=True, db_index=True)

@@ -179,6 +179,22 @@ def _decide(modeladmin, request, queryset: QuerySet[Proposal], approve: bool) ->
     )
 
 
+# What a proposal's score measures, by kind (curation.services makes them).
+SCORE_MEANING = {
+    Proposal.Kind.ATTACH: "the pairwise score of the authorship and the researcher",
+    Proposal.Kind.NEW: (
+        "the cluster's cohesion, the mean pairwise score of its authorships "
+        "(1.0 for one authorship)"
+    ),
+    Proposal.Kind.MERGE: "the pairwise score of the two researchers",
+    Proposal.Kind.SPLIT: (
+        "how sure the matcher is that the parts are two people: 1 minus the "
+        "pairwise score of the moving part and the rest, or 0.99 for two ORCID "
+        "iDs or given names that cannot be one person's"
+    ),
+}
+
+
 def _cluster_evidence(proposal: Proposal) -> str:
     """Explain a ``new`` proposal: its cohesion and the features of its pairs."""
     evidence = proposal.evidence
@@ -225,7 +241,7 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
     readonly_fields = (
         "kind",
         "status",
-        "score",
+        "score_meaning",
         "model_version",
         "block_key",
         "identifier_proven",
@@ -263,7 +279,7 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
         main = [
             "kind",
             "status",
-            "score",
+            "score_meaning",
             "identifier_proven",
             "researcher",
             "other_researcher",
@@ -371,6 +387,11 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
     @admin.display(description="score", ordering="score")
     def score_shown(self, obj: Proposal) -> str:
         return f"{obj.score:.3f}"
+
+    @admin.display(description="score")
+    def score_meaning(self, obj: Proposal) -> str:
+        """The score with what it measures for this kind of proposal."""
+        return f"{obj.score:.3f}: {SCORE_MEANING.get(obj.kind, '')}"
 
     @admin.display(description="about")
     def subject(self, obj: Proposal) -> str:

@@ -348,3 +348,26 @@ def test_a_proposal_the_database_refuses_is_skipped_with_its_reason(
     first.refresh_from_db()
     second.refresh_from_db()
     assert (first.status, second.status) == ("pending", "applied")
+
+
+def test_review_page_says_what_the_score_measures_for_each_kind(client, curator):
+    from curation.services import matching_run
+
+    AuthorshipFactory(given_name="Alex", family_name="Sergyeyev")
+    matching_run()
+    new = Proposal.objects.get(kind="new")
+    attach = _attach(AuthorshipFactory(), ResearcherFactory())
+    client.force_login(curator)
+
+    def page(p):
+        url = reverse("admin:curation_proposal_change", args=[p.pk])
+        return client.get(url).content.decode()
+
+    assert (
+        f"{new.score:.3f}: the cluster&#x27;s cohesion, the mean pairwise score"
+        in page(new)
+    )
+    assert (
+        f"{attach.score:.3f}: the pairwise score of the authorship and the researcher"
+        in page(attach)
+    )
