@@ -18,7 +18,9 @@ Three parts, each printed as figures (``--json``: one JSON object):
 - ``attach`` (needs PostgreSQL in ``DATABASE_URL``; the database is migrated and
   emptied): ``--researchers`` researchers, one per real Wang gold cluster,
   re-keyed over as many East Asian family names as needed, each with one
-  authorship (the person's first mention). After one full matching run (timed),
+  authorship (the person's first mention). After one full matching run (timed;
+  every merge it proposes is false, since no two researchers are one person,
+  and their number is printed),
   each probe is a new paper carrying another real mention of a random person,
   matched by ``matching_run(block_keys=[its block], merges=False)`` as a
   harvest's incremental run does: per-authorship latency p50 / p95 / max, and
@@ -289,6 +291,16 @@ def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
         + ", ".join(f"{k} {v}" for k, v in sorted(first_run.items()))
         + " (blocks: of unassigned authorships; none here)"
     )
+    # Every researcher here is another gold person (one per gold cluster and
+    # copy), so every merge proposed is a false one: what a curator would
+    # reject, on one mention a researcher and names and affiliations alone.
+    false_merges = Proposal.objects.filter(kind=Proposal.Kind.MERGE).count()
+    say(
+        f"  all {false_merges} merges proposed are false: each joins two "
+        f"different gold people ({false_merges / max(1, researchers):.1%} of the "
+        "researchers; with one mention each and only names and affiliations, "
+        "namesakes at one institution look alike)"
+    )
 
     rng = random.Random(SEED)
     researcher_of = {
@@ -349,6 +361,7 @@ def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
         .count(),
         "load_seconds": round(load_seconds, 1),
         "first_full_run_seconds": round(full_seconds, 1),
+        "false_merges_proposed": false_merges,
         "probes": probes,
         "incremental": first,
         "with_merges_first_in_block": merging_first,
