@@ -318,9 +318,8 @@ def _paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult
     byline_changed = False
     if newer:
         # What other sources added to the slots (ORCID iDs, OpenAlex author ids,
-        # affiliations, institutions) stays with the slots this record keeps.
-        authors = _with_evidence(record.authors, _byline_evidence(paper))
-        byline_changed = _byline_sync(paper=paper, authors=authors)
+        # affiliations, institutions) stays with the rows this record keeps.
+        byline_changed, authors = _byline_sync(paper=paper, authors=record.authors)
         byline_changed = _institutions_link(paper=paper, authors=authors) or (
             byline_changed
         )
@@ -335,65 +334,42 @@ def _paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult
 _FILLED = ("journal_ref", "license")
 
 
-def _byline_evidence(paper: Paper) -> list[AuthorRecord]:
-    """The paper's stored byline as records, with each slot's evidence."""
-    return [
-        AuthorRecord(
-            raw_name=a.raw_name,
-            given_name=a.given_name,
-            family_name=a.family_name,
-            affiliations=tuple(a.affiliations),
-            orcid=a.orcid,
-            is_collaboration=a.is_collaboration,
-            openalex_author_id=a.openalex_author_id,
-            s2_author_id=a.s2_author_id,
-            institutions=tuple(
-                InstitutionRecord(
-                    ror_id=i.ror_id,
-                    name=i.name,
-                    country_code=i.country_code,
-                    types=tuple(i.types),
-                )
-                for i in a.institutions.all()
-                if i.ror_id
-            ),
+def _row_institutions(row: Authorship) -> tuple[InstitutionRecord, ...]:
+    """A stored slot's institutions with a ROR id, as records."""
+    return tuple(
+        InstitutionRecord(
+            ror_id=i.ror_id,
+            name=i.name,
+            country_code=i.country_code,
+            types=tuple(i.types),
         )
-        for a in paper.authorships.order_by("position").prefetch_related("institutions")
-    ]
+        for i in row.institutions.all()
+        if i.ror_id
+    )
 
 
-def _with_evidence(
-    authors: list[AuthorRecord], previous: list[AuthorRecord]
-) -> list[AuthorRecord]:
-    """A new byline whose slots keep the evidence of the stored slots they align
-    with (:class:`_SlotIndex`) where the new record has none of that kind.
+def _with_evidence(author: AuthorRecord, row: Authorship | None) -> AuthorRecord:
+    """``author`` with the evidence of the stored row that takes its slot
+    (:func:`_slots_matched`) where the record has none of that kind: ORCID
+    iD, OpenAlex and Semantic Scholar author ids, affiliations, institutions.
 
     Args:
-        authors: the byline of the record being applied, in order.
-        previous: the stored byline (:func:`_byline_evidence`), in order.
+        author: one author of the record being applied.
+        row: the row that follows that person, or None for a new slot.
 
     Returns:
-        ``authors`` with ORCID iDs, OpenAlex author ids, affiliations and
-        institutions filled from the aligned stored slots.
+        The author record, filled.
     """
-    pool = _SlotIndex(enumerate(previous, start=1))
-    out = []
-    for index, author in enumerate(authors):
-        old = pool.take(index, author)
-        if old is None:
-            out.append(author)
-            continue
-        out.append(
-            replace(
-                author,
-                orcid=author.orcid or old.orcid,
-                openalex_author_id=author.openalex_author_id or old.openalex_author_id,
-                s2_author_id=author.s2_author_id or old.s2_author_id,
-                affiliations=author.affiliations or old.affiliations,
-                institutions=author.institutions or old.institutions,
-            )
-        )
-    return out
+    if row is None:
+        return author
+    return replace(
+        author,
+        orcid=author.orcid or row.orcid,
+        openalex_author_id=author.openalex_author_id or row.openalex_author_id,
+        s2_author_id=author.s2_author_id or row.s2_author_id,
+        affiliations=author.affiliations or tuple(row.affiliations),
+        institutions=author.institutions or _row_institutions(row),
+    )
 
 
 def _take_source_ids(paper: Paper, record: PaperRecord) -> None:
@@ -486,64 +462,59 @@ def _paper_enrich(*, paper: Paper, record: PaperRecord, before: dict) -> UpsertR
 
 
 class _SlotIndex:
-    """The person slots of a byline, by family-name core, to align another
-    byline's authors with them.
+    """The person slots of a stored byline, to align another source's byline
+    with them (:func:`_byline_enrich`).
 
-    Each author of the other byline is compared only with the slots of its own
-    family-name core, and first only with those printing its given name the
-    same way, so aligning two 3,000-author bylines costs about 3,000 lookups,
-    not nine million comparisons; and a byline where 16 family names share the
-    slots (a collaboration's Wangs and Lis) does not compare each name with
-    some 190 slots of its family (``bench/ingest.py --byline``).
+    An author takes, of the slots still free with its family-name core
+    (particles aside: ``"Der Velde"`` is ``"van der Velde"``), the first in
+    byline order that prints the same given name, else the same given name
+    folded (:func:`~curation.matching.features.given_form`: ``"Yi-Fan"`` and
+    ``"Yifan"``, ``"José"`` and ``"Jose"``), else a compatible one: the order
+    the byline sync pairs rows in (:func:`_slots_matched`), so two namesakes
+    keep their own evidence when a source prints them in another order or
+    with authors inserted before them. Slots are looked up by key and the
+    compatible tier stops at the first fit, so aligning two 3,000-author
+    bylines costs about 3,000 lookups, not nine million comparisons, even
+    where 16 family names share the slots (``bench/ingest.py --byline``).
 
     Args:
-        slots: ``(position, slot)`` pairs, 1-based positions; a slot is an
-            Authorship or an AuthorRecord (``family_name``, ``given_name``,
+        slots: ``(position, slot)`` pairs in byline order, 1-based positions; a
+            slot is an Authorship (``family_name``, ``given_name``,
             ``is_collaboration``).
     """
 
     def __init__(self, slots: Iterable[tuple[int, Any]]) -> None:
-        self._by_core: dict[str, list[tuple[int, Any]]] = {}
-        self._by_form: dict[tuple[str, str], list[tuple[int, Any]]] = {}
+        self._tiers: tuple[dict[tuple, list[tuple[int, Any]]], ...] = ({}, {}, {})
         self._taken: set[int] = set()
         for position, slot in slots:
             core = "" if slot.is_collaboration else names.family_core(slot.family_name)
             if core:
-                self._by_core.setdefault(core, []).append((position, slot))
-                key = (core, given_form(slot.given_name))
-                self._by_form.setdefault(key, []).append((position, slot))
+                for tier, key in zip(
+                    self._tiers, self._keys(core, slot.given_name), strict=True
+                ):
+                    tier.setdefault(key, []).append((position, slot))
 
-    def take(self, index: int, author: AuthorRecord) -> Any | None:
-        """The slot that printed ``author`` (``index``: its 0-based place), taken
-        out so no other author gets it; None when none fits.
+    @staticmethod
+    def _keys(core: str, given: str) -> tuple[tuple, tuple, tuple]:
+        return (core, given), (core, given_form(given)), (core,)
 
-        Fits: the same family-name core (particles aside: ``"Der Velde"`` is
-        ``"van der Velde"``) and the given name printed the same way (folded,
-        :func:`~curation.matching.features.given_form`), else a compatible
-        given name; of several, the one nearest the author's position. The
-        same printed name first, as the byline sync pairs rows
-        (:func:`_slots_matched`): a "John Smith" and a "J. Smith" that swapped
-        places keep their own slots. None when the bylines differ there (a
-        collaboration list, an author the other source lacks): nothing is forced.
-        """
+    def take(self, author: AuthorRecord) -> Any | None:
+        """The slot that printed ``author``, taken out so no other author gets
+        it; None when none fits (a collaboration, an author the stored byline
+        lacks: nothing is forced)."""
         if author.is_collaboration:
             return None
-        core = names.family_core(author.family_name)
-        fitting = [
-            pair
-            for pair in self._by_form.get((core, given_form(author.given_name)), [])
-            if pair[0] not in self._taken
-        ] or [
-            pair
-            for pair in self._by_core.get(core, [])
-            if pair[0] not in self._taken
-            and names.given_names_compatible(pair[1].given_name, author.given_name)
-        ]
-        if not fitting:
-            return None
-        found = min(fitting, key=lambda pair: abs(pair[0] - 1 - index))
-        self._taken.add(found[0])
-        return found[1]
+        keys = self._keys(names.family_core(author.family_name), author.given_name)
+        for n, (tier, key) in enumerate(zip(self._tiers, keys, strict=True)):
+            for position, slot in tier.get(key, ()):
+                if position in self._taken:
+                    continue
+                if n < 2 or names.given_names_compatible(
+                    slot.given_name, author.given_name
+                ):
+                    self._taken.add(position)
+                    return slot
+        return None
 
 
 def _byline_enrich(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
@@ -559,8 +530,8 @@ def _byline_enrich(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
     slots = _SlotIndex((a.position, a) for a in paper.authorships.order_by("position"))
     changed = False
     touched: set[int] = set()
-    for index, author in enumerate(authors):
-        slot = slots.take(index, author)
+    for author in authors:
+        slot = slots.take(author)
         if slot is None:
             continue
         fields = []
@@ -634,35 +605,53 @@ def _authorship_fields(author: AuthorRecord) -> dict:
     }
 
 
-def _byline_sync(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
-    """Make the paper's authorships match a byline; return whether anything changed.
+def _byline_sync(
+    *, paper: Paper, authors: list[AuthorRecord]
+) -> tuple[bool, list[AuthorRecord]]:
+    """Make the paper's authorships match a byline.
 
     Each existing row follows the person printed in it (:func:`_slots_matched`),
     so a curated assignment, a curator's "not this person" and a pending
     proposal stay with their person when a new version reorders the byline or
-    prints the name more fully ("Z. Quenwick" -> "Zorblat Q. Quenwick"). Rows
-    whose person left the byline are deleted.
+    prints the name more fully ("Z. Quenwick" -> "Zorblat Q. Quenwick"); so
+    does the evidence other sources gave the row, where the byline has none
+    (:func:`_with_evidence`). Rows whose person left the byline are deleted.
+
+    Returns:
+        ``(whether anything changed, the byline's authors with the evidence of
+        the rows that follow them)``.
     """
-    existing = list(paper.authorships.all())
-    wanted = [_authorship_fields(a) for a in authors]
-    current = [
-        {k: getattr(a, k) for k in wanted[0]} if wanted else {}
-        for a in sorted(existing, key=lambda a: a.position)
-    ]
-    if [a.position for a in sorted(existing, key=lambda a: a.position)] == list(
-        range(1, len(wanted) + 1)
-    ) and current == wanted:
-        return False
-    constrained = (
-        set(
-            paper.authorships.filter(constraints__active=True).values_list(
-                "pk", flat=True
-            )
-        )
-        if existing
-        else set()
+    existing = sorted(
+        paper.authorships.prefetch_related("institutions"), key=lambda a: a.position
     )
-    chosen = _slots_matched(existing, wanted, constrained)
+    named = [_authorship_fields(a) for a in authors]
+    in_place = [a.position for a in existing] == list(range(1, len(named) + 1)) and all(
+        _printed_as(row, fields) for row, fields in zip(existing, named, strict=True)
+    )
+    if in_place:
+        # Every person where they were, printed the same: the rows stay.
+        chosen = {a.position: a for a in existing}
+    else:
+        constrained = (
+            set(
+                paper.authorships.filter(constraints__active=True).values_list(
+                    "pk", flat=True
+                )
+            )
+            if existing
+            else set()
+        )
+        chosen = _slots_matched(existing, named, constrained)
+    authors = [
+        _with_evidence(author, chosen.get(pos))
+        for pos, author in enumerate(authors, start=1)
+    ]
+    wanted = [_authorship_fields(a) for a in authors]
+    if in_place and all(
+        {k: getattr(row, k) for k in fields} == fields
+        for row, fields in zip(existing, wanted, strict=True)
+    ):
+        return False, authors
     kept = {a.pk for a in chosen.values()}
     gone = [a.pk for a in existing if a.pk not in kept]
     for a in existing:
@@ -694,7 +683,15 @@ def _byline_sync(*, paper: Paper, authors: list[AuthorRecord]) -> bool:
     # The assigned rows were deleted, moved or rewritten: their researchers'
     # evidence may have changed.
     _researchers_evidence_changed(a.researcher_id for a in existing if a.researcher_id)
-    return True
+    return True, authors
+
+
+def _printed_as(row: Authorship, fields: dict) -> bool:
+    """Whether a stored row prints the name a new slot's fields print."""
+    return all(
+        getattr(row, k) == fields[k]
+        for k in ("raw_name", "given_name", "family_name", "name_key")
+    )
 
 
 def _slots_matched(

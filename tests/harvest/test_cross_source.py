@@ -258,3 +258,98 @@ def test_a_slots_evidence_follows_its_printed_name_when_two_namesakes_swap():
         (1, "John Smith", "0000-0001-5109-3700"),
         (2, "J. Smith", "0000-0002-1825-0097"),
     ]
+
+
+A_ORCID, B_ORCID = "0000-0002-1825-0097", "0000-0001-5109-3700"
+
+
+def _arxiv_then_crossref(arxiv: list, crossref: list) -> dict:
+    """Harvest arXiv's byline, then Crossref's with ORCID iDs (a lower-ranked
+    source enriching the slots); each row gets its own researcher, as matching
+    would. Returns ``{row id: (printed name, ORCID iD, researcher id)}``."""
+    from tests.factories import ResearcherFactory
+
+    services.paper_upsert(
+        record=_record("arxiv", "2103.01234", arxiv, arxiv_id="2103.01234")
+    )
+    services.paper_upsert(
+        record=_record(
+            "crossref",
+            "10.1000/helio.2021.7",
+            crossref,
+            doi="10.1000/helio.2021.7",
+            arxiv_id="2103.01234",
+        )
+    )
+    rows = list(Paper.objects.get().authorships.order_by("position"))
+    for row in rows:
+        row.researcher = ResearcherFactory(display_name=row.raw_name)
+        row.save()
+    return {r.pk: (r.raw_name, r.orcid, r.researcher_id) for r in rows}
+
+
+def _arxiv_version_2(authors: list) -> dict:
+    services.paper_upsert(
+        record=_record(
+            "arxiv",
+            "2103.01234v2",
+            authors,
+            arxiv_id="2103.01234",
+            version=2,
+            updated=dt.date(2021, 6, 1),
+        )
+    )
+    return {
+        a.pk: (a.raw_name, a.orcid, a.researcher_id)
+        for a in Paper.objects.get().authorships.all()
+    }
+
+
+def test_two_namesakes_keep_their_orcids_when_authors_are_inserted_before_them():
+    """Evidence follows the row the byline sync keeps for each person (rows of
+    one printed name pair in byline order), not the nearest slot."""
+    wang, li = ("Y. Wang", "Y.", "Wang"), ("X. Li", "X.", "Li")
+    before = _arxiv_then_crossref(
+        [AuthorRecord(*wang), AuthorRecord(*li), AuthorRecord(*wang)],
+        [
+            AuthorRecord(*wang, orcid=A_ORCID),
+            AuthorRecord(*li),
+            AuthorRecord(*wang, orcid=B_ORCID),
+        ],
+    )
+
+    after = _arxiv_version_2(
+        [
+            AuthorRecord("P. Quill", "P.", "Quill"),
+            AuthorRecord("R. Sand", "R.", "Sand"),
+            AuthorRecord(*wang),
+            AuthorRecord(*li),
+            AuthorRecord(*wang),
+        ]
+    )
+
+    assert {pk: after[pk] for pk in before} == before
+
+
+def test_namesakes_printed_alike_keep_their_orcids_when_they_swap():
+    """ "Yifan" and "Yi-Fan" fold alike; each row keeps its own iD and researcher."""
+    yifan, yi_fan = ("Yifan Wang", "Yifan", "Wang"), ("Yi-Fan Wang", "Yi-Fan", "Wang")
+    before = _arxiv_then_crossref(
+        [AuthorRecord(*yifan), AuthorRecord(*yi_fan)],
+        [AuthorRecord(*yifan, orcid=A_ORCID), AuthorRecord(*yi_fan, orcid=B_ORCID)],
+    )
+
+    after = _arxiv_version_2([AuthorRecord(*yi_fan), AuthorRecord(*yifan)])
+
+    assert after == before
+
+
+def test_a_source_printing_namesakes_in_another_order_enriches_each_one():
+    yifan, yi_fan = ("Yifan Wang", "Yifan", "Wang"), ("Yi-Fan Wang", "Yi-Fan", "Wang")
+    _arxiv_then_crossref(
+        [AuthorRecord(*yifan), AuthorRecord(*yi_fan)],
+        [AuthorRecord(*yi_fan, orcid=B_ORCID), AuthorRecord(*yifan, orcid=A_ORCID)],
+    )
+
+    orcids = dict(Authorship.objects.values_list("raw_name", "orcid"))
+    assert orcids == {"Yifan Wang": A_ORCID, "Yi-Fan Wang": B_ORCID}
