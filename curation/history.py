@@ -118,14 +118,7 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
     # would leave the event undoable for good.
     gone = sorted({m["authorship"] for m in original.moves} - set(authorships))
     moves = [m for m in original.moves if m["authorship"] in authorships]
-    if (
-        gone
-        and not moves
-        and all(set(f) <= {"name_variants"} for f in original.fields.values())
-        and not Constraint.objects.filter(
-            pk__in=[*original.constraints_on, *original.constraints_off]
-        ).exists()
-    ):
+    if _nothing_left(original, gone, moves):
         raise NothingToUndo(
             NOTHING_LEFT_TO_UNDO.format(
                 pk=original.pk, kind=original.get_kind_display(), ids=gone
@@ -182,6 +175,42 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
         extra={"undone_kind": original.kind}
         | ({"authorships_gone": gone} if gone else {}),
     )
+
+
+def _nothing_left(event: CurationEvent, gone: list[int], moves: list[dict]) -> bool:
+    """Whether an event whose moved authorships ``gone`` no longer exist has
+    nothing else to undo: no move left, no field set (``name_variants`` is
+    derived from the authorships held), no constraint left."""
+    return bool(
+        gone
+        and not moves
+        and all(set(f) <= {"name_variants"} for f in event.fields.values())
+        and not Constraint.objects.filter(
+            pk__in=[*event.constraints_on, *event.constraints_off]
+        ).exists()
+    )
+
+
+def undo_preview(*, event: CurationEvent) -> tuple[list[int], str]:
+    """What an undo of ``event`` would leave out, for its confirmation page.
+
+    Args:
+        event: the event a curator is about to undo.
+
+    Returns:
+        ``(ids of the authorships it moved that no longer exist, sorted; the
+        reason nothing is left to undo, or "")``.
+    """
+    ids = {m["authorship"] for m in event.moves}
+    gone = sorted(
+        ids - set(Authorship.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    )
+    moves = [m for m in event.moves if m["authorship"] not in gone]
+    if _nothing_left(event, gone, moves):
+        return gone, NOTHING_LEFT_TO_UNDO.format(
+            pk=event.pk, kind=event.get_kind_display(), ids=gone
+        )
+    return gone, ""
 
 
 def _check_outcome(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import psycopg
-from django.db import connection
+from django.db import DatabaseError, connection
 
 
 def second_session(*, autocommit: bool = False) -> psycopg.Connection:
@@ -46,15 +46,26 @@ def close_and_wait(other, timeout: float = 10.0) -> None:
     ``pg_stat_clear_snapshot``), so without it a backend seen once is seen for
     the rest of the test.
 
+    Returns at once for a connection already closed, and without waiting when
+    the test's own transaction has failed (the caller's ``finally``), so the
+    failure that matters is not hidden.
+
     Raises:
         AssertionError: the backend is still there after ``timeout`` seconds.
     """
+    if other.closed:
+        return  # closed by the caller: its backend id is gone with it
     pid = other.info.backend_pid
     other.close()
     deadline = time.monotonic() + timeout
     with connection.cursor() as cursor:
         while True:
-            cursor.execute("SELECT pg_stat_clear_snapshot()")
+            try:
+                cursor.execute("SELECT pg_stat_clear_snapshot()")
+            except DatabaseError:
+                # The test's transaction failed already (this runs in its
+                # ``finally``): that failure is the one to see, not this.
+                return
             cursor.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [pid]
             )

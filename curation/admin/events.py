@@ -11,7 +11,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from curation.exceptions import CurationError
-from curation.history import event_undo
+from curation.history import event_undo, undo_preview
 from curation.models import Constraint, CurationEvent
 from wovepaper.admin import ReadOnlyAdmin
 from wovepaper.models import Authorship
@@ -21,6 +21,15 @@ GONE_SINCE = (
     " (no longer exists: a newer version of its paper dropped this byline slot;"
     " an undo leaves it out)"
 )
+
+
+def _gone_text(gone: list[int]) -> str:
+    """Says which moved authorships no longer exist (``gone``: their ids)."""
+    verb = "no longer exists" if len(gone) == 1 else "no longer exist"
+    return (
+        f"{len(gone)} {verb} (a newer version of the paper dropped "
+        f"{'it' if len(gone) == 1 else 'them'}: {', '.join(map(str, gone))})"
+    )
 
 
 def describe_moves(
@@ -207,16 +216,12 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 request,
                 f"Undid event {event.pk} ({event.get_kind_display()}): "
                 f"{len(undo.moves)} authorship(s) moved back"
-                + (
-                    f"; {len(gone)} no longer exist (a newer version of their "
-                    f"paper dropped them: {', '.join(map(str, gone))})"
-                    if gone
-                    else ""
-                )
+                + (f"; {_gone_text(gone)}" if gone else "")
                 + f". The undo is event {undo.pk}, which can itself be undone.",
                 messages.SUCCESS,
             )
             return HttpResponseRedirect(back)
+        gone, nothing_left = undo_preview(event=event)
         return TemplateResponse(
             request,
             "admin/curation/curationevent/undo_confirmation.html",
@@ -229,6 +234,8 @@ class CurationEventAdmin(ReadOnlyAdmin):
                     event, limit=50, inverse=True, titles=_titles(event, 50)
                 ),
                 "fields": describe_fields(event, inverse=True),
+                "gone": _gone_text(gone) if gone else "",
+                "nothing_left": nothing_left,
                 "next": back,
             },
         )

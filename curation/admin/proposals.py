@@ -391,7 +391,8 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
     @admin.display(description="score")
     def score_meaning(self, obj: Proposal) -> str:
         """The score with what it measures for this kind of proposal."""
-        return f"{obj.score:.3f}: {SCORE_MEANING.get(obj.kind, '')}"
+        meaning = SCORE_MEANING.get(obj.kind)
+        return f"{obj.score:.3f}: {meaning}" if meaning else f"{obj.score:.3f}"
 
     @admin.display(description="about")
     def subject(self, obj: Proposal) -> str:

@@ -345,8 +345,44 @@ def test_undo_page_says_which_moved_authorships_a_new_version_dropped(client, cu
 
     assert f"authorship {gone} (no longer exists: a newer version" in confirm
     assert (
-        f"0 authorship(s) moved back; 1 no longer exist (a newer version of their "
-        f"paper dropped them: {gone})" in done
+        f"Of the authorships it moved, 1 no longer exists (a newer version of the "
+        f"paper dropped it: {gone}); the undo leaves them out." in confirm
+    )
+    assert (
+        f"0 authorship(s) moved back; 1 no longer exists (a newer version of the "
+        f"paper dropped it: {gone})" in done
     )
     assert f"authorships {gone} left out, since a newer version" in history
     assert Researcher.objects.get(pk=b.pk).merged_into_id is None
+
+
+def test_undo_page_counts_gone_authorships_past_the_moves_it_lists(client, curator):
+    a, b = ResearcherFactory(), ResearcherFactory()
+    held = [AuthorshipFactory(researcher=b) for _ in range(60)]
+    event = _merged_in_admin(client, curator, a, b)
+    gone = sorted(x.pk for x in held[-3:])  # moves 58-60: past the 50 listed
+    Authorship.objects.filter(pk__in=gone).delete()
+
+    url = reverse("admin:curation_curationevent_undo", args=[event.pk])
+    page = client.get(url).content.decode()
+
+    ids = ", ".join(map(str, gone))
+    assert f"3 no longer exist (a newer version of the paper dropped them: {ids})" in (
+        page
+    )
+    assert "Yes, undo it" in page
+
+
+def test_undo_page_of_an_event_with_nothing_left_offers_no_undo(client, curator):
+    a = ResearcherFactory()
+    row = AuthorshipFactory(researcher=a)
+    event = edits.authorship_detach(authorship=row, actor=curator)
+    gone = row.pk
+    row.delete()
+    client.force_login(curator)
+
+    url = reverse("admin:curation_curationevent_undo", args=[event.pk])
+    page = client.get(url).content.decode()
+
+    assert f"moved only authorships [{gone}], which no longer exist" in page
+    assert "Yes, undo it" not in page
