@@ -570,8 +570,36 @@ def _researchers_evidence_changed(researcher_ids: Iterable[int]) -> None:
     ids = sorted(set(researcher_ids))
     if ids:
         Researcher.objects.filter(pk__in=ids).update(revision=F("revision") + 1)
+        _name_variants_refresh(ids)
         # Their public pages count and list the paper from a cached summary.
         transaction.on_commit(lambda: researchers_changed(ids))
+
+
+def _name_variants_refresh(ids: list[int]) -> None:
+    """Keep the researchers' name variants to what their authorships print.
+
+    A variant no held authorship prints any more (its row was deleted or
+    reprinted by a new version) is dropped, and a form a held row now prints
+    is added, as a curator's move adds the forms it brings
+    (:meth:`curation.changes.Change.move`). Variants are derived from the
+    authorships held, so no curation event records this.
+    """
+    printed: dict[int, list[str]] = {pk: [] for pk in ids}
+    for pk, raw in (
+        Authorship.objects.filter(researcher_id__in=ids)
+        .order_by("researcher_id", "pk")
+        .values_list("researcher_id", "raw_name")
+    ):
+        printed[pk].append(raw)
+    changed = []
+    for researcher in Researcher.objects.filter(pk__in=ids).only("name_variants"):
+        held = printed[researcher.pk]
+        variants = [v for v in researcher.name_variants if v in held]
+        variants = list(dict.fromkeys([*variants, *held]))
+        if variants != researcher.name_variants:
+            researcher.name_variants = variants
+            changed.append(researcher)
+    Researcher.objects.bulk_update(changed, ["name_variants"])
 
 
 def _snapshot(paper: Paper) -> dict:

@@ -366,3 +366,21 @@ def test_undo_of_a_move_whose_only_authorship_is_gone_says_nothing_is_left():
     with pytest.raises(NothingToUndo, match=rf"moved only authorships \[{second.pk}\]"):
         event_undo(event=event, actor=user)
     assert not CurationEvent.objects.filter(kind="undone").exists()
+
+
+def test_a_name_form_a_new_version_no_longer_prints_leaves_the_variants():
+    """Variants are what the researcher's papers print: a row a re-harvest
+    deletes takes its form along, a row reprinted brings its new one."""
+    a, b, first, second = _two_quenwicks()
+    third = _paper_version("2101.00003", 1, ("Zorblat", "Quenwick"))[0]
+    edits.researcher_merge(researchers=[a, b], actor=UserFactory())
+    a.refresh_from_db()
+    assert "Z. Quenwick" in a.name_variants
+    third.researcher = a
+    third.save()
+
+    _paper_version("2101.00002", 2, ("B.", "Bell"))  # drops "Z. Quenwick"
+    _paper_version("2101.00003", 2, ("Zorblat Q.", "Quenwick"))
+
+    a.refresh_from_db()
+    assert a.name_variants == ["Zorblat Quenwick", "Zorblat Q. Quenwick"]
