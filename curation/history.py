@@ -121,7 +121,9 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
     if _nothing_left(original, gone, moves):
         raise NothingToUndo(
             NOTHING_LEFT_TO_UNDO.format(
-                pk=original.pk, kind=original.get_kind_display(), ids=gone
+                pk=original.pk,
+                kind=original.get_kind_display(),
+                ids=", ".join(map(str, gone)),
             )
         )
     for m in reversed(moves):
@@ -208,7 +210,7 @@ def undo_preview(*, event: CurationEvent) -> tuple[list[int], str]:
     moves = [m for m in event.moves if m["authorship"] not in gone]
     if _nothing_left(event, gone, moves):
         return gone, NOTHING_LEFT_TO_UNDO.format(
-            pk=event.pk, kind=event.get_kind_display(), ids=gone
+            pk=event.pk, kind=event.get_kind_display(), ids=", ".join(map(str, gone))
         )
     return gone, ""
 

@@ -183,8 +183,10 @@ def _decide(modeladmin, request, queryset: QuerySet[Proposal], approve: bool) ->
 SCORE_MEANING = {
     Proposal.Kind.ATTACH: "the pairwise score of the authorship and the researcher",
     Proposal.Kind.NEW: (
-        "the cluster's cohesion, the mean pairwise score of its authorships "
-        "(1.0 for one authorship)"
+        "the cluster's cohesion, the mean of the pairwise scores clustering "
+        "computed for it: every pair of its authorships in a block of up to 50, "
+        "in a bigger block the pairs within each chunk and one score for each "
+        "two chunk clusters it joined (1.0 for one authorship)"
     ),
     Proposal.Kind.MERGE: "the pairwise score of the two researchers",
     Proposal.Kind.SPLIT: (

@@ -364,7 +364,7 @@ def test_review_page_says_what_the_score_measures_for_each_kind(client, curator)
         return client.get(url).content.decode()
 
     assert (
-        f"{new.score:.3f}: the cluster&#x27;s cohesion, the mean pairwise score"
+        f"{new.score:.3f}: the cluster&#x27;s cohesion, the mean of the pairwise scores"
         in page(new)
     )
     assert (

@@ -384,5 +384,5 @@ def test_undo_page_of_an_event_with_nothing_left_offers_no_undo(client, curator)
     url = reverse("admin:curation_curationevent_undo", args=[event.pk])
     page = client.get(url).content.decode()
 
-    assert f"moved only authorships [{gone}], which no longer exist" in page
+    assert f"moved only authorships {gone}, which no longer exist" in page
     assert "Yes, undo it" not in page
