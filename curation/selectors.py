@@ -1024,8 +1024,10 @@ def proposal_queue(queryset: QuerySet[Proposal] | None = None) -> QuerySet[Propo
 
     ``impact`` is the number of authorships a proposal moves (for a merge, those of
     the researcher that goes); ``uncertainty`` is the distance of the score from
-    the attach threshold (small = a hard case). Deciding high-impact, borderline
-    proposals first fixes the most papers per curator minute.
+    the joining threshold, for a split from 1 minus it (its score is 1 minus
+    the pairwise score of its parts; small = a hard case). Deciding
+    high-impact, borderline proposals first fixes the most papers per curator
+    minute.
 
     Args:
         queryset: proposals to order (default: all).
@@ -1055,7 +1057,15 @@ def proposal_queue(queryset: QuerySet[Proposal] | None = None) -> QuerySet[Propo
                 When(kind=Proposal.Kind.MERGE, then=Coalesce(Subquery(merged_away), 0)),
                 default=Coalesce(Subquery(moved), 0),
             ),
-            uncertainty=Abs(F("score") - Value(threshold)),
+            # A split scores 1 - the pairwise score of its parts: it is
+            # borderline where that pairwise score meets the threshold.
+            uncertainty=Case(
+                When(
+                    kind=Proposal.Kind.SPLIT,
+                    then=Abs(F("score") - Value(1.0 - threshold)),
+                ),
+                default=Abs(F("score") - Value(threshold)),
+            ),
         )
         .order_by("-impact", "uncertainty", "id")
     )

@@ -85,7 +85,11 @@ class ScoreBandFilter(admin.SimpleListFilter):
         return {
             "high": (self.HIGH, 1.01, f"≥ {self.HIGH:g}"),
             "mid": (t, self.HIGH, f"{t:g} – {self.HIGH:g}"),
-            "low": (0.0, t, f"< {t:g} (below the joining threshold)"),
+            "low": (
+                0.0,
+                t,
+                f"< {t:g} (an attach or merge below the joining threshold)",
+            ),
         }
 
     def lookups(self, request, model_admin):

@@ -371,3 +371,28 @@ def test_review_page_says_what_the_score_measures_for_each_kind(client, curator)
         f"{attach.score:.3f}: the pairwise score of the authorship and the researcher"
         in page(attach)
     )
+
+
+def test_the_queue_ranks_a_split_borderline_where_its_parts_score_the_threshold():
+    """A split's score is 1 - the pairwise score of its parts: at the default
+    weights' threshold 0.6, a split at 0.41 is a hard case, one at 0.99 is not."""
+    from curation.selectors import joining_threshold, proposal_queue
+
+    threshold = joining_threshold()
+    researcher = ResearcherFactory()
+    made = {}
+    for score in (0.99, 1.0 - threshold + 0.01):
+        p = Proposal.objects.create(
+            kind="split",
+            score=score,
+            model_version="test",
+            fingerprint=f"split-{score}",
+            researcher=researcher,
+        )
+        p.authorships.set([AuthorshipFactory(researcher=researcher)])
+        made[score] = p
+
+    ranked = list(proposal_queue(Proposal.objects.filter(kind="split")))
+
+    assert [p.pk for p in ranked] == [made[1.0 - threshold + 0.01].pk, made[0.99].pk]
+    assert ranked[0].uncertainty == pytest.approx(0.01)
