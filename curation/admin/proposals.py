@@ -450,12 +450,22 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             (k, v, contributions.get(k, "")) for k, v in evidence["features"].items()
         ]
         rows.append(("bias", "", evidence.get("bias", "")))
-        note = evidence.get("veto") or evidence.get("flag")
-        if note:
-            rows.append(("note", note, ""))
+        notes = format_html_join(
+            "",
+            "<p><strong>{}:</strong> {}</p>",
+            [
+                (label, evidence[key])
+                for key, label in (("flag", "flagged"), ("veto", "not scored"))
+                if evidence.get(key)
+            ],
+        )
+        if evidence.get("veto"):
+            # A vetoed pair is never scored: its zeros are not evidence.
+            return format_html("{}{}", notes, model)
         return format_html(
-            "<table><tr><th>feature</th><th>value</th><th>contribution (logit)</th>"
+            "{}<table><tr><th>feature</th><th>value</th><th>contribution (logit)</th>"
             "</tr>{}</table>{}",
+            notes,
             format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
             model,
         )

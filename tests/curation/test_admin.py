@@ -396,3 +396,32 @@ def test_the_queue_ranks_a_split_borderline_where_its_parts_score_the_threshold(
 
     assert [p.pk for p in ranked] == [made[1.0 - threshold + 0.01].pk, made[0.99].pk]
     assert ranked[0].uncertainty == pytest.approx(0.01)
+
+
+def test_a_split_review_page_shows_why_it_was_flagged(client, curator):
+    """The flag and the veto are the evidence of a split whose parts were never
+    scored: the page says them, not a table of zeros."""
+    researcher = ResearcherFactory()
+    p = Proposal.objects.create(
+        kind="split",
+        score=0.99,
+        model_version="test",
+        fingerprint="split-flagged",
+        researcher=researcher,
+        evidence={
+            "features": {"name": 0.0, "affiliation": 0.0},
+            "contributions": {},
+            "veto": "names incompatible",
+            "flag": "disjoint fields and co-author groups: 8 cond-mat, 2 astro-ph",
+            "model_version": "test",
+        },
+    )
+    p.authorships.set([AuthorshipFactory(researcher=researcher)])
+    client.force_login(curator)
+
+    page = client.get(reverse("admin:curation_proposal_change", args=[p.pk]))
+
+    text = page.content.decode()
+    assert "<strong>flagged:</strong> disjoint fields and co-author groups" in text
+    assert "<strong>not scored:</strong> names incompatible" in text
+    assert "contribution (logit)" not in text
