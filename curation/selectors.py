@@ -33,12 +33,13 @@ from curation.matching.features import (
     affiliation_tokens,
     coauthor_keys_of,
     full_given_key,
+    names_meet,
     profile_of,
     source_ids_of,
 )
 from curation.matching.overmerge import Suspicion
 from curation.models import Constraint, CurationEvent, MatcherModel, Proposal
-from curation.names import fold
+from curation.names import family_core, fold
 from harvest.models import SourceAuthor
 from wovepaper.models import Authorship, Researcher
 
@@ -1017,6 +1018,59 @@ def known_fingerprints(fingerprints: Iterable[str]) -> dict[str, tuple[int, dict
             if pending or fp not in found:
                 found[fp] = (pk, (revisions or {}) if pending else {})
     return found
+
+
+def merge_name_warnings(researchers: list[Researcher]) -> list[str]:
+    """Why researchers a curator is about to merge look like different people
+    on their printed names, for the merge confirmation page.
+
+    Two researchers whose authorships share no family name (folded, particles
+    aside: :func:`curation.names.family_core`), or whose given names cannot be
+    one person's (:func:`curation.matching.features.names_meet`: "Jae-Weon"
+    and "Jae-Joon"), are named, unless they carry one ORCID iD. The merge stays
+    the curator's call; matching would propose splitting them again.
+
+    Args:
+        researchers: the researchers chosen, in any order.
+
+    Returns:
+        One sentence per such pair, in id order; empty when none.
+    """
+    ids = sorted(r.pk for r in researchers)
+    printed: dict[int, set[tuple[str, str]]] = {pk: set() for pk in ids}
+    for pk, given, family in (
+        Authorship.objects.filter(researcher_id__in=ids, is_collaboration=False)
+        .values_list("researcher_id", "given_name", "family_name")
+        .distinct()
+    ):
+        printed[pk].add((given, family))
+    by_id = {r.pk: r for r in researchers}
+    out = []
+    for n, a in enumerate(ids):
+        for b in ids[n + 1 :]:
+            if not printed[a] or not printed[b]:
+                continue
+            if by_id[a].orcid and by_id[a].orcid == by_id[b].orcid:
+                continue
+            families_a = {family_core(f) for _, f in printed[a]}
+            families_b = {family_core(f) for _, f in printed[b]}
+            who = f"researchers {a} ({by_id[a].display_name}) and {b} "
+            who += f"({by_id[b].display_name})"
+            if not families_a & families_b:
+                out.append(f"{who} print different family names")
+                continue
+            family = next(f for _, f in sorted(printed[a]))
+            p, q = (
+                ProfileView(
+                    id=pk,
+                    given_names=tuple(sorted({g for g, _ in printed[pk]})),
+                    family=family,
+                )
+                for pk in (a, b)
+            )
+            if not names_meet(p, q):
+                out.append(f"{who} print given names that cannot be one person's")
+    return out
 
 
 def proposal_queue(queryset: QuerySet[Proposal] | None = None) -> QuerySet[Proposal]:

@@ -388,6 +388,7 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
                 dossiers=dossiers,
                 survivor=chosen[0],
                 conflicts=conflicts,
+                name_warnings=selectors.merge_name_warnings(chosen),
                 queryset=chosen,
                 action_checkbox_name=admin.helpers.ACTION_CHECKBOX_NAME,
             ),

@@ -386,3 +386,38 @@ def test_undo_page_of_an_event_with_nothing_left_offers_no_undo(client, curator)
 
     assert f"moved only authorships {gone}, which no longer exist" in page
     assert "Yes, undo it" not in page
+
+
+def _with_name(given: str, family: str) -> Researcher:
+    r = ResearcherFactory(display_name=f"{given} {family}")
+    AuthorshipFactory(researcher=r, given_name=given, family_name=family)
+    return r
+
+
+def test_merge_page_warns_when_the_names_cannot_be_one_person(client, curator):
+    """Adrian Del Maestro into Jounghun Lee, or Jae-Weon into Jae-Joon Lee, as
+    a new user merged them; two spellings of one person are not warned of."""
+    del_maestro, lee = (
+        _with_name("Adrian", "Del Maestro"),
+        _with_name("Jounghun", "Lee"),
+    )
+    weon, joon = _with_name("Jae-Weon", "Lee"), _with_name("Jae-Joon", "Lee")
+    jp, jean = _with_name("J.-P.", "Serre"), _with_name("Jean-Pierre", "Serre")
+    client.force_login(curator)
+
+    def page(*chosen):
+        form = {
+            "action": "merge_selected",
+            ACTION_CHECKBOX_NAME: [r.pk for r in chosen],
+        }
+        return client.post(CHANGELIST, form).content.decode()
+
+    assert (
+        f"researchers {del_maestro.pk} (Adrian Del Maestro) and {lee.pk} (Jounghun "
+        "Lee) print different family names" in page(del_maestro, lee)
+    )
+    assert (
+        f"researchers {weon.pk} (Jae-Weon Lee) and {joon.pk} (Jae-Joon Lee) print "
+        "given names that cannot be one person&#x27;s" in page(weon, joon)
+    )
+    assert "merge-name-warnings" not in page(jp, jean)
