@@ -112,7 +112,10 @@ class Proposal(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} #{self.pk} ({self.status}, {self.score:.2f})"
+        return (
+            f"proposal #{self.pk}: {self.get_kind_display()} "
+            f"({self.status}, {self.score:.2f})"
+        )
 
 
 class Constraint(models.Model):
