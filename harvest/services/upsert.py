@@ -475,7 +475,7 @@ class _SlotIndex:
     with authors inserted before them. Slots are looked up by key and the
     compatible tier stops at the first fit, so aligning two 3,000-author
     bylines costs about 3,000 lookups, not nine million comparisons, even
-    where 16 family names share the slots (``bench/ingest.py --byline``).
+    where 16 family names share the slots.
 
     Args:
         slots: ``(position, slot)`` pairs in byline order, 1-based positions; a
