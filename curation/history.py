@@ -116,8 +116,7 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
     # version) has nothing to go back: the rest of the event is undone without it,
     # and the undo event names it. No curation step can restore it, so refusing
     # would leave the event undoable for good.
-    gone = sorted({m["authorship"] for m in original.moves} - set(authorships))
-    moves = [m for m in original.moves if m["authorship"] in authorships]
+    gone, moves = _split_gone(original, set(authorships))
     if _nothing_left(original, gone, moves):
         raise NothingToUndo(
             NOTHING_LEFT_TO_UNDO.format(
@@ -179,6 +178,15 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
     )
 
 
+def _split_gone(
+    event: CurationEvent, existing: set[int]
+) -> tuple[list[int], list[dict]]:
+    """``(ids of the authorships the event moved that are not in ``existing``,
+    sorted; its moves of those that are)``."""
+    gone = sorted({m["authorship"] for m in event.moves} - existing)
+    return gone, [m for m in event.moves if m["authorship"] in existing]
+
+
 def _nothing_left(event: CurationEvent, gone: list[int], moves: list[dict]) -> bool:
     """Whether an event whose moved authorships ``gone`` no longer exist has
     nothing else to undo: no move left, no field set (``name_variants`` is
@@ -203,11 +211,10 @@ def undo_preview(*, event: CurationEvent) -> tuple[list[int], str]:
         ``(ids of the authorships it moved that no longer exist, sorted; the
         reason nothing is left to undo, or "")``.
     """
-    ids = {m["authorship"] for m in event.moves}
-    gone = sorted(
-        ids - set(Authorship.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    ids = [m["authorship"] for m in event.moves]
+    gone, moves = _split_gone(
+        event, set(Authorship.objects.filter(pk__in=ids).values_list("pk", flat=True))
     )
-    moves = [m for m in event.moves if m["authorship"] not in gone]
     if _nothing_left(event, gone, moves):
         return gone, NOTHING_LEFT_TO_UNDO.format(
             pk=event.pk, kind=event.get_kind_display(), ids=", ".join(map(str, gone))

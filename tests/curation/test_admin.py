@@ -30,6 +30,20 @@ def _attach(authorship, researcher, score=0.9):
     return p
 
 
+def _split(researcher, score, evidence=None):
+    """A pending split of one of ``researcher``'s authorships at ``score``."""
+    p = Proposal.objects.create(
+        kind="split",
+        score=score,
+        model_version="test",
+        evidence=evidence or {},
+        fingerprint=f"split-{researcher.pk}-{score}",
+        researcher=researcher,
+    )
+    p.authorships.set([AuthorshipFactory(researcher=researcher)])
+    return p
+
+
 def _act(client, action, proposals):
     return client.post(
         CHANGELIST,
@@ -382,15 +396,7 @@ def test_the_queue_ranks_a_split_borderline_where_its_parts_score_the_threshold(
     researcher = ResearcherFactory()
     made = {}
     for score in (0.99, 1.0 - threshold + 0.01):
-        p = Proposal.objects.create(
-            kind="split",
-            score=score,
-            model_version="test",
-            fingerprint=f"split-{score}",
-            researcher=researcher,
-        )
-        p.authorships.set([AuthorshipFactory(researcher=researcher)])
-        made[score] = p
+        made[score] = _split(researcher, score)
 
     ranked = list(proposal_queue(Proposal.objects.filter(kind="split")))
 
@@ -402,12 +408,9 @@ def test_a_split_review_page_shows_why_it_was_flagged(client, curator):
     """The flag and the veto are the evidence of a split whose parts were never
     scored: the page says them, not a table of zeros."""
     researcher = ResearcherFactory()
-    p = Proposal.objects.create(
-        kind="split",
-        score=0.99,
-        model_version="test",
-        fingerprint="split-flagged",
-        researcher=researcher,
+    p = _split(
+        researcher,
+        0.99,
         evidence={
             "features": {"name": 0.0, "affiliation": 0.0},
             "contributions": {},
@@ -416,7 +419,6 @@ def test_a_split_review_page_shows_why_it_was_flagged(client, curator):
             "model_version": "test",
         },
     )
-    p.authorships.set([AuthorshipFactory(researcher=researcher)])
     client.force_login(curator)
 
     page = client.get(reverse("admin:curation_proposal_change", args=[p.pk]))
