@@ -967,11 +967,16 @@ def _read_weights() -> scoring.Weights:
         return scoring.DEFAULT
     # A model trained before a feature existed never saw it: the feature keeps
     # its default weight, as one the training pairs never varied does
-    # (curation.matching.training.fit), rather than weighing nothing.
+    # (curation.matching.training.fit), rather than weighing nothing. Before
+    # same_initials, same_given stood for printed initials too: such a model
+    # weighs them as it learned to.
+    learned = dict(model.weights)
+    if "same_initials" not in learned and "same_given" in learned:
+        learned["same_initials"] = learned["same_given"]
     return scoring.Weights(
         model.version,
         model.bias,
-        {**scoring.WEIGHTS, **model.weights},
+        {**scoring.WEIGHTS, **learned},
         model.threshold,
     )
 

@@ -1347,7 +1347,8 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
     """Train the pairwise model on labelled sets and curator decisions; activate it.
 
     Labelled pairs come from each dataset (see
-    :func:`curation.matching.training.labelled_pairs`); curator decisions are the
+    :func:`curation.matching.training.labelled_pairs`), each set weighing
+    alike (:func:`curation.matching.training.set_weights`); curator decisions are the
     attach and merge proposals a person applied (positives) or rejected
     (negatives). The new model becomes the only active one; matching runs use it
     from then on and record its version on every proposal.
@@ -1368,6 +1369,7 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
     """
     examples = training.Examples([], [])
     sets = {}
+    sizes = []
     for folder in datasets:
         if labelled_pairs.is_pair_set(folder):
             # A pair gold standard: its train pairs (its test pairs are what
@@ -1387,6 +1389,7 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
             **left_out,
         }
         examples.extend(pairs)
+        sizes.append(len(pairs.y))
     decided = Proposal.objects.filter(
         kind__in=[Proposal.Kind.ATTACH, Proposal.Kind.MERGE],
         status__in=[S.APPLIED, S.REJECTED],
@@ -1400,7 +1403,11 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
     examples.extend(decisions)
     stamp = timezone.now().strftime("%Y%m%d%H%M%S%f")
     try:
-        weights = training.fit(examples, version=f"logreg-{stamp}")
+        weights = training.fit(
+            examples,
+            version=f"logreg-{stamp}",
+            sample_weight=training.set_weights(sizes, decisions=len(decisions.y)),
+        )
     except ValueError as exc:
         counts = ", ".join(
             f"{name}: {d['pairs']} pairs, {d['positives']} matching"

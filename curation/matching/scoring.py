@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from curation.matching.features import Features
 
-MODEL_VERSION = "default-weights-v5"
+MODEL_VERSION = "default-weights-v6"
 
 BIAS = -3.0
 WEIGHTS: dict[str, float] = {
@@ -27,12 +27,16 @@ WEIGHTS: dict[str, float] = {
     "categories": 2.0,  # Jaccard overlap in [0, 1]
     "affiliation": 2.0,  # Jaccard overlap of affiliation words in [0, 1]
     "rare_name": 3.0,  # same full given name, by its rarity in [0, 1]
-    "same_given": 0.3,  # the same printed given name (two bare "Wei" stay < 0.6)
+    "same_given": 0.3,  # the same printed full given name (two bare "Wei" stay < 0.6)
     "affiliation_conflict": -1.0,  # both printed affiliations, no word shared
     "rare_family": 1.0,  # a family name printed with few given names, in [0, 1]
     "source_id": 2.5,  # one OpenAlex or Semantic Scholar author id on both sides
     "source_id_conflict": -0.5,  # ids of one source on both sides, none shared
     "years_apart": -0.5,  # 20 or more years between the two sides' papers
+    # The same printed initials alone ("Y.F." twice): what same_given weighed
+    # for initials before the two were told apart, so default scores are as
+    # they were.
+    "same_initials": 0.3,
 }
 # The features a model weighs, in this order (vectors for training use it too).
 FEATURES: tuple[str, ...] = tuple(WEIGHTS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import math
@@ -12,6 +13,7 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from curation.management.commands import evaluate_matching
 from curation.matching import evaluation, labelled
 from curation.matching.features import (
     NameRarities,
@@ -179,6 +181,7 @@ def test_labelled_load_unknown_folder_is_a_clear_error(tmp_path):
         labelled.load(tmp_path)
 
 
+@functools.cache
 def _dummy_report() -> dict:
     out = io.StringIO()
     call_command(
@@ -200,6 +203,18 @@ def test_evaluate_matching_json_reports_ours_and_baselines():
         "surname + first initial",
     }
     assert set(report["ours"]["b3"]) == {"precision", "recall", "f1"}
+
+
+def test_evaluate_matching_scores_the_model_as_train_matcher_trains_it():
+    # Trained on the other folds and on train_matcher's default sets whole.
+    shipped = _dummy_report()["learned_as_trained"]
+    assert shipped["with"] == ["beard_inspire_wang", "qian_partial"]
+    assert shipped["folds"] == 3
+    assert 0 < shipped["b3"]["f1"] <= 1
+    # A default set is never trained on whole beside its own folds.
+    command = evaluate_matching.Command()
+    qian = settings.WOVEPAPER_DATA_DIR / "and/s2and/qian_partial"
+    assert [name for name, _ in command._training_sets(qian)] == ["beard_inspire_wang"]
 
 
 def test_evaluate_matching_bad_folder_is_a_command_error(tmp_path):

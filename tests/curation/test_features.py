@@ -58,7 +58,31 @@ def test_the_same_printed_initials_are_evidence_a_full_name_for_them_is_not():
     same = _features(z_ihep, other_z)
     mixed = _features(z_ihep, zheng_ihep)
     assert same.name == mixed.name == 0.675  # the name scale alone: a tie
-    assert (same.same_given, mixed.same_given) == (1.0, 0.0)
+    # The same initials are a feature of their own, apart from a full name
+    # printed alike (test_the_same_full_name_and_the_same_initials_differ).
+    assert (same.same_initials, mixed.same_initials) == (1.0, 0.0)
+    assert (same.same_given, mixed.same_given) == (0.0, 0.0)
+
+
+def test_the_same_full_name_and_the_same_initials_differ():
+    zheng = [v for v in _wang().views if _wang().raw_names[v.id] == "Wang, Zheng"]
+    full = _features(zheng[0], zheng[1])
+    assert (full.same_given, full.same_initials) == (1.0, 0.0)
+    initials = _features(
+        _mention("Wang, Y.F.", None), _mention("Wang, Y.F.", "beijing")
+    )
+    assert (initials.same_given, initials.same_initials) == (0.0, 1.0)
+    # A full word among initials is a full name: "Y. Fang"-like forms count.
+    jian_x = _mention("Wang, Jian-Xiong", "beijing")
+    assert _features(jian_x, jian_x).same_given == 1.0
+    # Against a profile, any of its printed forms may be the one shared.
+    profile = profile_of([_mention("Wang, Y.F.", "beijing"), zheng[0]])
+    against = authorship_profile_features(_mention("Wang, Y.F.", None), profile)
+    assert (against.same_given, against.same_initials) == (0.0, 1.0)
+    against = authorship_profile_features(zheng[1], profile)
+    assert (against.same_given, against.same_initials) == (1.0, 0.0)
+    # Default weights score both as same_given alone did: 0.3 each.
+    assert scoring.WEIGHTS["same_initials"] == scoring.WEIGHTS["same_given"] == 0.3
 
 
 def test_an_affiliation_mismatch_differs_from_a_missing_one():

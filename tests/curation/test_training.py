@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 from collections import Counter, defaultdict
 
@@ -16,6 +17,7 @@ from curation.models import MatcherModel, Proposal
 from tests.factories import AuthorshipFactory, PaperFactory, UserFactory
 
 QIAN = "and/s2and/qian_partial"
+WANG = "and/beard_inspire_wang"
 
 
 def test_fit_learns_a_varying_feature_and_keeps_defaults_for_constant_ones():
@@ -38,6 +40,84 @@ def test_fit_learns_a_varying_feature_and_keeps_defaults_for_constant_ones():
 def test_fit_refuses_one_class():
     with pytest.raises(ValueError, match="both matching and non-matching"):
         training.fit(training.Examples([[0.0] * 6], [1]), version="t")
+
+
+@functools.cache
+def _pairs(path: str) -> training.Examples:
+    data = labelled.load(settings.WOVEPAPER_DATA_DIR / path)
+    return training.labelled_pairs(data.views, data.gold)
+
+
+def test_fit_keeps_each_weight_to_the_sign_of_its_evidence_on_real_qian_pairs():
+    # Unbounded, Qian's pairs weigh "name" -3.05 (it moves with same_given):
+    # a name alike would count against one person.
+    weights = training.fit(_pairs(QIAN), version="t")
+    kept = set(training.kept_defaults(_pairs(QIAN)))
+    for name in set(scoring.FEATURES) - kept:
+        assert weights.weights[name] * scoring.WEIGHTS[name] >= 0, name
+    assert weights.weights["name"] >= 0
+    # What the pairs teach still shows: shared affiliation words weigh most.
+    assert weights.weights["affiliation"] > 3.0
+    assert weights.weights["affiliation_conflict"] < -0.5
+
+
+def test_a_set_weighed_zero_is_as_if_it_were_left_out():
+    qian, wang = _pairs(QIAN), _pairs(WANG)
+    both = training.Examples([*qian.x, *wang.x[:20000]], [*qian.y, *wang.y[:20000]])
+    zeroed = training.fit(
+        both, version="t", sample_weight=[1.0] * len(qian.y) + [0.0] * 20000
+    )
+    alone = training.fit(qian, version="t")
+    assert zeroed.bias == pytest.approx(alone.bias, abs=1e-3)
+    for name in scoring.FEATURES:
+        assert zeroed.weights[name] == pytest.approx(alone.weights[name], abs=1e-3)
+    # Weighed in, Wang's pairs move the model.
+    unweighted = training.fit(both, version="t")
+    assert abs(unweighted.bias - alone.bias) > 0.1
+
+
+def test_set_weights_give_each_set_the_weight_of_the_mean_set():
+    weights = training.set_weights([3, 1, 0], decisions=2)
+    assert weights == pytest.approx([2 / 3] * 3 + [2.0] + [1.0, 1.0])
+    assert training.set_weights([5]) == [1.0] * 5
+    assert training.set_weights([], decisions=1) == [1.0]
+
+
+def test_fit_refuses_sample_weights_that_do_not_fit_the_pairs():
+    examples = training.Examples([[0.0] * len(scoring.FEATURES)] * 2, [0, 1])
+    with pytest.raises(ValueError, match="3 sample weights for 2 pairs"):
+        training.fit(examples, version="t", sample_weight=[1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="2 sample weights for 2 pairs"):
+        training.fit(examples, version="t", sample_weight=[1.0, -1.0])
+
+
+@pytest.mark.django_db
+def test_train_matcher_weighs_each_labelled_set_alike(monkeypatch):
+    seen = {}
+    fit = training.fit
+
+    def spy(examples, *, version, sample_weight=None):
+        seen["y"], seen["weights"] = list(examples.y), list(sample_weight)
+        return fit(examples, version=version, sample_weight=sample_weight)
+
+    monkeypatch.setattr(training, "fit", spy)
+    model = services.matcher_train(
+        datasets=[
+            settings.WOVEPAPER_DATA_DIR / WANG,
+            settings.WOVEPAPER_DATA_DIR / QIAN,
+        ],
+        threshold=0.4,
+    )
+    sizes = [
+        model.training["datasets"][n]["pairs"]
+        for n in ("beard_inspire_wang", "qian_partial")
+    ]
+    assert sizes[0] > 2 * sizes[1] > 0
+    weights = seen["weights"]
+    assert len(weights) == len(seen["y"]) == sum(sizes)
+    wang_total, qian_total = sum(weights[: sizes[0]]), sum(weights[sizes[0] :])
+    assert wang_total == pytest.approx(qian_total) == pytest.approx(sum(sizes) / 2)
+    assert model.weights["name"] >= 0
 
 
 def test_block_folds_keep_whole_blocks_and_whole_people_on_the_real_qian_set():
@@ -136,3 +216,18 @@ def test_a_model_trained_before_a_feature_existed_gives_it_the_default_weight():
     assert weights.weights["source_id"] == scoring.WEIGHTS["source_id"]
     assert weights.weights["rare_family"] == scoring.WEIGHTS["rare_family"]
     assert weights.weights["name"] == 1.0
+
+
+@pytest.mark.django_db
+def test_a_model_trained_before_same_initials_weighs_initials_as_its_same_given():
+    from curation import selectors
+
+    # Stored before same_given was told apart from same_initials: its
+    # same_given weight was learned over printed initials too.
+    older = {n: 1.0 for n in scoring.FEATURES if n != "same_initials"}
+    older["same_given"] = 2.5
+    MatcherModel.objects.create(
+        version="logreg-before-initials", bias=-1.0, weights=older, threshold=0.4
+    )
+    weights = selectors.active_weights()
+    assert weights.weights["same_initials"] == weights.weights["same_given"] == 2.5

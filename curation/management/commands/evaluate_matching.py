@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from django.conf import settings
@@ -114,7 +115,10 @@ def _errors(
 
 
 def cross_validated(
-    data: labelled.LabelledSet, folds: int, threshold: float
+    data: labelled.LabelledSet,
+    folds: int,
+    threshold: float,
+    others: Sequence[training.Examples] = (),
 ) -> tuple[dict[int, str], list[int]]:
     """Cluster each fold with a model trained on the other folds.
 
@@ -125,6 +129,9 @@ def cross_validated(
     one class of pairs (tiny sets) uses the default weights. ``folds`` is at
     most the number of gold clusters (the command caps it): a fold past that
     would hold no one, and placing the components costs time in ``folds``.
+    With ``others`` (the pairs of other labelled sets) each fold's model is
+    trained on them too, every set weighing alike, as train_matcher trains
+    the model matching uses (:func:`curation.matching.training.set_weights`).
 
     Returns:
         ``({view id: predicted cluster label} over all folds, [the folds that
@@ -136,9 +143,16 @@ def cross_validated(
     for k in sorted(set(fold.values())):
         train = [v for v in data.views if fold[v.id] != k]
         test = [v for v in data.views if fold[v.id] == k]
+        examples = training.labelled_pairs(train, data.gold)
+        sizes = [len(examples.y)]
+        for other in others:
+            examples.extend(other)
+            sizes.append(len(other.y))
         try:
             weights = training.fit(
-                training.labelled_pairs(train, data.gold), version=f"cv-{k}"
+                examples,
+                version=f"cv-{k}",
+                sample_weight=training.set_weights(sizes),
             )
         except ValueError:
             # Too few labelled pairs to learn from (a tiny set): default weights.
@@ -373,11 +387,19 @@ class Command(BaseCommand):
                 constraints=_constraints(data),
             )
             seconds = time.perf_counter() - started
-            learned, untrained = None, []
+            learned, untrained, others = None, [], []
             # More folds than people would only add empty folds.
             folds = min(options["folds"], len(set(data.gold.values())))
             if options["folds"] > 1:
                 learned, untrained = cross_validated(data, folds, learned_threshold)
+                others = self._training_sets(folder)
+                if others:
+                    as_trained, _ = cross_validated(
+                        data,
+                        folds,
+                        learned_threshold,
+                        [pairs for _, pairs in others],
+                    )
             report = {
                 "dataset": data.name,
                 "mentions": len(data.gold),
@@ -400,6 +422,13 @@ class Command(BaseCommand):
                     "untrained_folds": untrained,
                     **_scores(learned, data.gold),
                 }
+                if others:
+                    report["learned_as_trained"] = {
+                        "folds": folds,
+                        "threshold": learned_threshold,
+                        "with": [name for name, _ in others],
+                        **_scores(as_trained, data.gold),
+                    }
             if data.must_link or data.cannot_link or data.seeds_dropped:
                 report["seeds"] = {
                     "must_link": len(data.must_link),
@@ -422,6 +451,20 @@ class Command(BaseCommand):
                 self.stdout.write(json.dumps(report))
             else:
                 self._print(report)
+
+    def _training_sets(self, folder: Path) -> list[tuple[str, training.Examples]]:
+        """train_matcher's default labelled sets other than ``folder``, as
+        ``(name, pairs)``, read once a run; none that is missing."""
+        if not hasattr(self, "_defaults"):
+            self._defaults = []
+            for path in labelled.DEFAULT_SETS:
+                default = Path(settings.WOVEPAPER_DATA_DIR) / path
+                if default.is_dir():
+                    data = labelled.load(default)
+                    pairs = training.labelled_pairs(data.views, data.gold)
+                    self._defaults.append((default.resolve(), data.name, pairs))
+        here = folder.resolve()
+        return [(name, pairs) for path, name, pairs in self._defaults if path != here]
 
     def _by_band(self, data: labelled.LabelledSet, ours: dict[int, str]) -> dict:
         sizes = Counter(v.block_key for v in data.views)
@@ -455,6 +498,10 @@ class Command(BaseCommand):
                     learned,
                 )
             )
+        if "learned_as_trained" in report:
+            rows.append(
+                ("  the same, with the other sets", report["learned_as_trained"])
+            )
         rows += [(f"baseline: {n}", s) for n, s in report["baselines"].items()]
         for name, s in rows:
             cells = [
@@ -475,6 +522,12 @@ class Command(BaseCommand):
             w(
                 "  the learned model is scored on the folds it was not trained "
                 "on (whole blocks and whole people held out)"
+            )
+        if "learned_as_trained" in report:
+            w(
+                "  'with the other sets': trained on the other folds and, whole, "
+                f"on {', '.join(report['learned_as_trained']['with'])}, each set "
+                "weighing alike: as train_matcher trains the model matching uses"
             )
         if "seeds" in report:
             seeds = report["seeds"]
