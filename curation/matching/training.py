@@ -139,8 +139,9 @@ def fit(
         is :func:`kept_defaults`.
 
     Raises:
-        ValueError: the examples hold only one class, or ``sample_weight`` is
-            not one weight of 0 or more a pair.
+        ValueError: the examples hold only one class, a feature value is not
+            a finite number (named by the pair's index), or ``sample_weight``
+            is not one finite weight of 0 or more a pair.
     """
     if len(set(examples.y)) < 2:
         raise ValueError("training needs both matching and non-matching pairs")
@@ -155,11 +156,14 @@ def fit(
     each = np.asarray(
         [1.0] * len(y) if sample_weight is None else sample_weight, dtype=float
     )
-    if each.shape != y.shape or (each < 0).any():
+    if each.shape != y.shape or not (np.isfinite(each) & (each >= 0)).all():
         raise ValueError(
-            f"{len(each)} sample weights for {len(y)} pairs: give one of 0 or more "
-            "a pair"
+            f"{len(each)} sample weights for {len(y)} pairs: give one finite "
+            "weight of 0 or more a pair"
         )
+    if not np.isfinite(x).all():
+        row = int(np.flatnonzero(~np.isfinite(x).all(axis=1))[0])
+        raise ValueError(f"pair {row} has a feature value that is not a finite number")
     d = x.shape[1]
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:

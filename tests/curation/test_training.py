@@ -87,8 +87,12 @@ def test_fit_refuses_sample_weights_that_do_not_fit_the_pairs():
     examples = training.Examples([[0.0] * len(scoring.FEATURES)] * 2, [0, 1])
     with pytest.raises(ValueError, match="3 sample weights for 2 pairs"):
         training.fit(examples, version="t", sample_weight=[1.0, 1.0, 1.0])
-    with pytest.raises(ValueError, match="2 sample weights for 2 pairs"):
-        training.fit(examples, version="t", sample_weight=[1.0, -1.0])
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="2 sample weights for 2 pairs"):
+            training.fit(examples, version="t", sample_weight=[1.0, bad])
+    examples.x[1] = [float("nan")] * len(scoring.FEATURES)
+    with pytest.raises(ValueError, match="pair 1 has a feature value that is not"):
+        training.fit(examples, version="t")
 
 
 @pytest.mark.django_db
