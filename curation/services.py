@@ -1370,6 +1370,13 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
     examples = training.Examples([], [])
     sets = {}
     sizes = []
+    twice = [
+        f
+        for n, f in enumerate(datasets)
+        if f.resolve() in {d.resolve() for d in datasets[:n]}
+    ]
+    if twice:
+        raise ValueError(f"{twice[0]}: named twice; name each set once")
     for folder in datasets:
         if labelled_pairs.is_pair_set(folder):
             # A pair gold standard: its train pairs (its test pairs are what
@@ -1382,6 +1389,11 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
             data = labelled.load(folder)
             pairs = training.labelled_pairs(data.views, data.gold)
             name, mentions, left_out = data.name, len(data.views), {}
+        if name in sets:
+            raise ValueError(
+                f"{folder}: another set named {name!r} is trained on too; "
+                "name sets whose folders have different names"
+            )
         sets[name] = {
             "mentions": mentions,
             "pairs": len(pairs.y),
@@ -1394,11 +1406,9 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
         kind__in=[Proposal.Kind.ATTACH, Proposal.Kind.MERGE],
         status__in=[S.APPLIED, S.REJECTED],
         decided_by__isnull=False,
-    ).values_list("evidence", "status")
-    decisions = training.decision_pairs(
-        (evidence.get("features", {}), status == S.APPLIED)
-        for evidence, status in decided
-        if evidence.get("features")
+    ).values_list("pk", "evidence", "status")
+    decisions, decisions_left_out = training.decision_pairs(
+        (pk, evidence, status == S.APPLIED) for pk, evidence, status in decided
     )
     examples.extend(decisions)
     stamp = timezone.now().strftime("%Y%m%d%H%M%S%f")
@@ -1429,6 +1439,7 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
         training={
             "datasets": sets,
             "curator_decisions": len(decisions.y),
+            "curator_decisions_left_out": decisions_left_out,
             "pairs": len(examples.y),
             "positives": sum(examples.y),
             "features": list(scoring.FEATURES),

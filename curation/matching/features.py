@@ -150,15 +150,13 @@ class Features:
             ``name`` scores ``"J."``/``"Jian"`` and ``"J."``/``"J."`` alike;
             people keep one printed form, so a form shared is evidence of its
             own (S2AND's "first names equal" feature, Subramanian et al. 2021).
-        same_initials: 1.0 when the only printed forms both sides share are
-            initials alone (``"Y.F."`` and ``"Y. F."``), else 0.0. A form of
-            initials is shared by many more people than a full name: kept
-            apart from ``same_given`` so that one model can weigh the two on a
-            corpus printed mostly with initials (INSPIRE's Wang) and on one
-            printed mostly in full (S2AND's Qian), where a single feature for
-            both learned opposite weights (evaluate_matching, the model
-            learned as train_matcher learns it: B3 F1 0.816 / 0.780 with one
-            feature, 0.861 / 0.811 with the two).
+        same_initials: 1.0 when both sides share printed forms but none as a
+            full name on both sides (``"Y.F."`` and ``"Y. F."``, or ``"JP"``
+            and ``"J.P."``), else 0.0. A form of
+            initials is shared by many more people than a full name: the
+            two are apart so that a model weighs them on their own, and
+            ``training.fit`` never lets ``same_initials`` weigh more than
+            ``same_given`` (:data:`curation.matching.training.AT_LEAST`).
         affiliation_conflict: 1.0 when both sides printed affiliations and they
             share no content word, else 0.0: a mismatch is evidence, a missing
             affiliation is none, and ``affiliation`` alone (0.0 for both) cannot
@@ -416,20 +414,31 @@ def _rare_name(
     return min(rarity_a, rarity_b) if keys_a & keys_b else 0.0
 
 
-def _shared_forms(givens_a: tuple[str, ...], givens_b: tuple[str, ...]) -> list[str]:
-    """The given names of ``givens_a`` whose printed form ``givens_b`` shares."""
-    forms_b = {given_form(g) for g in givens_b} - {""}
-    return [g for g in givens_a if given_form(g) in forms_b]
+def _shared_forms(givens_a: tuple[str, ...], givens_b: tuple[str, ...]) -> list[bool]:
+    """For each printed form both sides share, whether it is a full name on
+    both sides (``"JP"`` against ``"J.P."`` shares the form ``"jp"``, of
+    initials on one side: not full). Symmetric in its arguments."""
+    full_a: dict[str, bool] = {}
+    for g in givens_a:
+        form = given_form(g)
+        if form:
+            full_a[form] = full_a.get(form, False) or bool(full_given_key(g))
+    shared: dict[str, bool] = {}
+    for g in givens_b:
+        form = given_form(g)
+        if form in full_a:
+            full_b = shared.get(form, False) or bool(full_given_key(g))
+            shared[form] = full_b
+    return [full_a[form] and full_b for form, full_b in shared.items()]
 
 
 def _same_given(givens_a: tuple[str, ...], givens_b: tuple[str, ...]) -> float:
-    shared = _shared_forms(givens_a, givens_b)
-    return 1.0 if any(full_given_key(g) for g in shared) else 0.0
+    return 1.0 if any(_shared_forms(givens_a, givens_b)) else 0.0
 
 
 def _same_initials(givens_a: tuple[str, ...], givens_b: tuple[str, ...]) -> float:
     shared = _shared_forms(givens_a, givens_b)
-    return 1.0 if shared and not any(full_given_key(g) for g in shared) else 0.0
+    return 1.0 if shared and not any(shared) else 0.0
 
 
 def _affiliation_conflict(a: frozenset[str], b: frozenset[str]) -> float:

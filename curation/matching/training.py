@@ -12,6 +12,7 @@ cluster, so training and evaluation never share a person's mentions.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,15 @@ from curation.matching.features import (
     profile_profile_features,
 )
 
+# ``(stronger, weaker)``: the first feature weighs at least what the second
+# does. A full given name printed alike is stronger evidence than initials
+# printed alike: fitted freely on Wang and Qian together, same_initials took
+# +3.2 and same_given 0.0, and two bare "J. Wang" scored 0.89 where two "Wei
+# Wang" scored 0.31 (a new-user trial: cross-field initials-only attaches at
+# the top of the queue).
+AT_LEAST = (("same_given", "same_initials"),)
+# Labelled sets of at least this many pairs weigh alike (:func:`set_weights`).
+SET_PAIRS_WEIGHED_ALIKE = 10_000
 # Pairs drawn from one block at most (sampled, seeded): big blocks would otherwise
 # drown the small ones, and training time grows with the square of block size.
 PAIRS_PER_BLOCK = 5000
@@ -80,28 +90,62 @@ def labelled_pairs(
     return out
 
 
-def decision_pairs(decisions: Iterable[tuple[dict, bool]]) -> Examples:
+def decision_pairs(
+    decisions: Iterable[tuple[int, object, bool]],
+) -> tuple[Examples, list[str]]:
     """Pairs from curator decisions.
 
     Args:
-        decisions: ``(evidence["features"], approved)`` of decided attach and
-            merge proposals.
+        decisions: ``(proposal id, evidence, approved)`` of decided attach and
+            merge proposals; ``evidence`` as stored (``{"features": {name:
+            value}, ...}``).
 
     Returns:
-        Examples: approved ones positive, rejected ones negative.
+        ``(Examples, left out)``: approved ones positive, rejected ones
+        negative; ``left out`` names each decision whose evidence holds no
+        feature matching weighs, or a value that is not a number in
+        [-1, 1] (co-authors: 0 to any count, capped at
+        :data:`scoring.COAUTHOR_CAP`), with why. Evidence stored before a
+        feature existed reads it 0.0; evidence stored before same_initials
+        was told apart has same_given 1.0 for shared initials too, read as
+        stored.
     """
-    out = Examples([], [])
-    for features, approved in decisions:
-        # A feature the evidence predates reads 0.0. Evidence stored before
-        # same_initials was told apart has same_given 1.0 for shared initials
-        # too: read as stored, one pair among the decisions, not corrected.
-        values = dict.fromkeys(scoring.FEATURES, 0.0) | {
-            k: float(v) for k, v in features.items() if k in scoring.FEATURES
-        }
-        values["coauthors"] = min(values["coauthors"], scoring.COAUTHOR_CAP)
+    out, left_out = Examples([], []), []
+    for proposal, evidence, approved in decisions:
+        features = evidence.get("features") if isinstance(evidence, dict) else None
+        known = (
+            {k: v for k, v in features.items() if k in scoring.FEATURES}
+            if isinstance(features, dict)
+            else {}
+        )
+        if not known:
+            left_out.append(f"proposal #{proposal}: no feature in its evidence")
+            continue
+        values = dict.fromkeys(scoring.FEATURES, 0.0)
+        bad = ""
+        for name, value in known.items():
+            number = _feature_value(name, value)
+            if number is None:
+                bad = f"{name} is {value!r}, not a feature value"
+                break
+            values[name] = number
+        if bad:
+            left_out.append(f"proposal #{proposal}: {bad}")
+            continue
         out.x.append([values[name] for name in scoring.FEATURES])
         out.y.append(int(approved))
-    return out
+    return out, left_out
+
+
+def _feature_value(name: str, value: object) -> float | None:
+    """A stored feature value as a model input, or None when it is none."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not math.isfinite(value):
+        return None
+    if name == "coauthors":
+        return min(float(value), scoring.COAUTHOR_CAP) if value >= 0 else None
+    return float(value) if -1.0 <= value <= 1.0 else None
 
 
 def fit(
@@ -114,13 +158,17 @@ def fit(
 
     The loss is scikit-learn's ``LogisticRegression(C=1.0)`` objective (log
     loss summed over the pairs, each times its sample weight, plus half the
-    squared weights; the bias unpenalised), minimised by SciPy's L-BFGS-B
+    squared weights; the bias unpenalised) with the weights' prior centred
+    on the default weights rather than 0 (a few curator decisions varying a
+    feature no labelled set varies move it from its default, not to 0; a
+    feature no pair varies is held there), minimised by SciPy's L-BFGS-B
     (Byrd, Lu, Nocedal and Zhu 1995; the solver scikit-learn's ``lbfgs``
     uses) under bounds: a feature that speaks for
     one person (a name alike, an affiliation shared, an ORCID agreeing) weighs
     0 or more, one that speaks against (an affiliation conflict, years apart)
     0 or less; the sign of each feature's default weight
-    (:data:`scoring.WEIGHTS`) says which. Unbounded, features that move
+    (:data:`scoring.WEIGHTS`) says which; and of each pair in
+    :data:`AT_LEAST` the first weighs at least the second. Unbounded, features that move
     together (``name`` and ``same_given``) took weights of opposite signs
     (``name`` -6.0 with Wang and Qian together), which ranked "J."/"Jian"
     above two matching full names and showed curators a name agreeing as
@@ -165,50 +213,70 @@ def fit(
         row = int(np.flatnonzero(~np.isfinite(x).all(axis=1))[0])
         raise ValueError(f"pair {row} has a feature value that is not a finite number")
     d = x.shape[1]
+    column = {name: n for n, name in enumerate(scoring.FEATURES)}
+    # Fitted as theta: theta of a weaker feature is its weight, and theta of
+    # the stronger one what it weighs above it (0 or more), its column the
+    # sum of both; so the stronger weighs at least the weaker.
+    x = x.copy()
+    for stronger, weaker in AT_LEAST:
+        x[:, column[weaker]] += x[:, column[stronger]]
+    prior = np.array([scoring.WEIGHTS[name] for name in scoring.FEATURES])
+    for stronger, weaker in AT_LEAST:
+        prior[column[stronger]] -= prior[column[weaker]]
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
         coef, bias = theta[:d], theta[d]
         z = x @ coef + bias
         value = -(each * (y * log_expit(z) + (1 - y) * log_expit(-z))).sum()
         residual = each * (expit(z) - y)
-        gradient = np.append(x.T @ residual + coef, residual.sum())
-        return value + 0.5 * coef @ coef, gradient
+        gradient = np.append(x.T @ residual + coef - prior, residual.sum())
+        return value + 0.5 * (coef - prior) @ (coef - prior), gradient
 
+    # A feature the training pairs never vary (no ORCIDs, no co-authors in the
+    # labelled sets) teaches nothing: it is held at its default weight while
+    # the rest are fitted, so that the bias does not take its part too.
+    kept = set(kept_defaults(examples))
+    ordered = {name for pair in AT_LEAST for name in pair}
+    stronger_of = {stronger for stronger, _ in AT_LEAST}
     bounds = [
-        (0.0, None) if scoring.WEIGHTS[name] > 0 else (None, 0.0)
+        (prior[column[name]],) * 2
+        if name in kept and name not in ordered
+        else (0.0, None)
+        if name in stronger_of or scoring.WEIGHTS[name] > 0
+        else (None, 0.0)
         for name in scoring.FEATURES
     ] + [(None, None)]
     found = minimize(
         loss,
-        np.zeros(d + 1),
+        np.append(prior, scoring.BIAS),
         jac=True,
         method="L-BFGS-B",
         bounds=bounds,
         options={"maxiter": 5000},
     )
-    # A feature the training pairs never vary (no ORCIDs, no co-authors in the
-    # labelled sets) teaches nothing: it keeps its default weight rather than
-    # being switched off.
-    kept = set(kept_defaults(examples))
+    if not np.isfinite(found.x).all() or (not found.success and found.nit == 0):
+        raise ValueError(f"the fit found no weights ({found.message})")
+    fitted = found.x[:d].copy()
+    for stronger, weaker in AT_LEAST:
+        fitted[column[stronger]] += fitted[column[weaker]]
     weights = {
         # + 0.0: a weight held at its bound reads 0.0, not -0.0.
         name: scoring.WEIGHTS[name] if name in kept else round(float(value), 6) + 0.0
-        for name, value in zip(scoring.FEATURES, found.x[:d], strict=True)
+        for name, value in zip(scoring.FEATURES, fitted, strict=True)
     }
     return scoring.Weights(version, round(float(found.x[d]), 6), weights)
 
 
 def set_weights(sizes: Sequence[int], *, decisions: int = 0) -> list[float]:
-    """Sample weights that make each labelled set weigh alike in :func:`fit`.
+    """Sample weights that make each big labelled set weigh alike in :func:`fit`.
 
-    A set's pairs share the weight of the mean set: INSPIRE's Wang gives about
-    236,000 pairs and S2AND's Qian 114,000; unweighted, Wang's corpus (one
-    family name, printed mostly with initials) sets the model Qian is matched
-    with too. Weighted alike, the model learned as train_matcher learns it
-    (the held-out people's set in folds, every other set whole) reaches B3 F1
-    0.861 on Wang and 0.811 on Qian, against 0.870 and 0.755 unweighted
-    (evaluate_matching). Each curator decision weighs 1, as a labelled pair
-    of the mean set does.
+    The sets of at least :data:`SET_PAIRS_WEIGHED_ALIKE` pairs share the
+    weight of their mean set: INSPIRE's Wang gives about 236,000 pairs and
+    S2AND's Qian 114,000; unweighted, Wang's corpus (one family name,
+    printed mostly with initials) sets the model Qian is matched with too. A
+    smaller set (the MEDLINE pairs' 1,448) and each curator decision weigh 1
+    a pair, as a pair of the mean set does: a set too small to stand for a
+    corpus is not blown up to one.
 
     Args:
         sizes: the pairs of each labelled set, in the order their pairs
@@ -216,14 +284,15 @@ def set_weights(sizes: Sequence[int], *, decisions: int = 0) -> list[float]:
         decisions: the curator-decision pairs that follow them.
 
     Returns:
-        One weight a pair: ``sum(sizes) / (len(sizes) * size)`` for a pair of
-        a set of ``size`` pairs, then 1.0 a decision.
+        One weight a pair: ``mean / size`` for a pair of a set of ``size``
+        pairs among the big sets (``mean``: their mean size), else 1.0; then
+        1.0 a decision.
     """
-    sized = [n for n in sizes if n]
-    total = sum(sized)
+    big = [n for n in sizes if n >= SET_PAIRS_WEIGHED_ALIKE]
+    mean = sum(big) / len(big) if big else 0.0
     out: list[float] = []
     for n in sizes:
-        out += [total / (len(sized) * n)] * n if n else []
+        out += [mean / n if n >= SET_PAIRS_WEIGHED_ALIKE else 1.0] * n
     return out + [1.0] * decisions
 
 

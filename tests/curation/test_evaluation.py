@@ -214,7 +214,23 @@ def test_evaluate_matching_scores_the_model_as_train_matcher_trains_it():
     # A default set is never trained on whole beside its own folds.
     command = evaluate_matching.Command()
     qian = settings.WOVEPAPER_DATA_DIR / "and/s2and/qian_partial"
-    assert [name for name, _ in command._training_sets(qian)] == ["beard_inspire_wang"]
+    others = command._training_sets(qian, "qian_partial")
+    assert [name for name, _ in others] == ["beard_inspire_wang"]
+    # A copy of a default set elsewhere is that set, by its name.
+    elsewhere = Path("/nonexistent/qian_partial")
+    assert [name for name, _ in command._training_sets(elsewhere, "qian_partial")] == [
+        "beard_inspire_wang"
+    ]
+
+
+def test_an_unreadable_default_set_is_left_out_of_the_other_sets(
+    tmp_path, settings, capsys
+):
+    (tmp_path / "and/beard_inspire_wang").mkdir(parents=True)
+    settings.WOVEPAPER_DATA_DIR = tmp_path
+    command = evaluate_matching.Command(stderr=io.StringIO())
+    assert command._training_sets(tmp_path / "x", "x") == []
+    assert "not trained on with the other sets" in command.stderr._out.getvalue()
 
 
 def test_evaluate_matching_bad_folder_is_a_command_error(tmp_path):

@@ -81,6 +81,14 @@ def test_the_same_full_name_and_the_same_initials_differ():
     assert (against.same_given, against.same_initials) == (0.0, 1.0)
     against = authorship_profile_features(zheng[1], profile)
     assert (against.same_given, against.same_initials) == (1.0, 0.0)
+    # Symmetric: undotted initials against dotted ones are initials alike.
+    jp, j_p = (
+        profile_of([dataclasses.replace(zheng[0], given="JP")]),
+        profile_of([dataclasses.replace(zheng[1], given="J.P.")]),
+    )
+    for a, b in ((jp, j_p), (j_p, jp)):
+        f = profile_profile_features(a, b)
+        assert (f.same_given, f.same_initials) == (0.0, 1.0)
     # Default weights score both as same_given alone did: 0.3 each.
     assert scoring.WEIGHTS["same_initials"] == scoring.WEIGHTS["same_given"] == 0.3
 

@@ -76,11 +76,124 @@ def test_a_set_weighed_zero_is_as_if_it_were_left_out():
     assert abs(unweighted.bias - alone.bias) > 0.1
 
 
-def test_set_weights_give_each_set_the_weight_of_the_mean_set():
-    weights = training.set_weights([3, 1, 0], decisions=2)
-    assert weights == pytest.approx([2 / 3] * 3 + [2.0] + [1.0, 1.0])
+def test_set_weights_give_each_big_set_the_weight_of_the_mean_big_set():
+    big = training.SET_PAIRS_WEIGHED_ALIKE
+    weights = training.set_weights([3 * big, big, 5, 0], decisions=2)
+    assert weights[: 3 * big] == pytest.approx([2 / 3] * 3 * big)
+    assert weights[3 * big : 4 * big] == pytest.approx([2.0] * big)
+    # A small set and the decisions weigh 1 a pair: not blown up to a corpus.
+    assert weights[4 * big :] == [1.0] * 7
     assert training.set_weights([5]) == [1.0] * 5
     assert training.set_weights([], decisions=1) == [1.0]
+
+
+def test_a_full_name_alike_never_weighs_less_than_initials_alike():
+    # Fitted freely on Wang and Qian, same_initials took +3.2 and same_given
+    # 0.0: two bare "J. Wang" scored 0.89, two "Wei Wang" 0.31.
+    qian, wang = _pairs(QIAN), _pairs(WANG)
+    both = training.Examples([*wang.x, *qian.x], [*wang.y, *qian.y])
+    weights = training.fit(
+        both,
+        version="t",
+        sample_weight=training.set_weights([len(wang.y), len(qian.y)]),
+    )
+    assert weights.weights["same_given"] >= weights.weights["same_initials"] >= 0
+
+
+def test_curator_decisions_pull_an_unvaried_weight_from_its_default_not_from_0():
+    # Two decisions varying ORCID beside Qian's pairs (which never do): the
+    # weight stays near its default of 6, where the prior centres it.
+    qian = _pairs(QIAN)
+    row = dict.fromkeys(scoring.FEATURES, 0.0) | {"name": 1.0, "orcid": 1.0}
+    examples = training.Examples(
+        [*qian.x, [row[f] for f in scoring.FEATURES]] * 1, [*qian.y, 1]
+    )
+    examples.x.append([0.0] * len(scoring.FEATURES))
+    examples.y.append(0)
+    weights = training.fit(examples, version="t")
+    assert "orcid" not in training.kept_defaults(examples)
+    assert weights.weights["orcid"] > 5.0
+
+
+def test_a_constant_feature_held_at_its_default_leaves_the_bias_alone():
+    # Every pair has categories 1.0 (constant, not 0): held at +2.0 while the
+    # bias is fitted, so the bias does not count it a second time.
+    x, y = [], []
+    for n in range(60):
+        row = dict.fromkeys(scoring.FEATURES, 0.0) | {
+            "name": 1.0,
+            "categories": 1.0,
+            "affiliation": 0.8 if n % 3 == 0 else 0.0,
+        }
+        x.append([row[f] for f in scoring.FEATURES])
+        y.append(int(n % 3 == 0))
+    examples = training.Examples(x, y)
+    weights = training.fit(examples, version="t")
+    assert weights.weights["categories"] == scoring.WEIGHTS["categories"]
+    rate = sum(
+        scoring.score(
+            scoring.Features(**dict(zip(scoring.FEATURES, r, strict=True))), weights
+        ).pairwise_score
+        for r in x
+    ) / len(x)
+    # Calibrated: the mean score is near the share of matching pairs (1/3).
+    assert rate == pytest.approx(1 / 3, abs=0.05)
+
+
+def test_decision_pairs_leave_out_evidence_that_is_not_feature_values():
+    decisions = [
+        (1, {"features": {"name": 1.0, "affiliation": 0.5}}, True),
+        (2, {"features": {"name": 1.0, "affiliation": float("nan")}}, True),
+        (3, {"features": {"name": 1e20}}, False),
+        (4, {"features": {"name": "abc"}}, False),
+        (5, {"features": {"name": None}}, False),
+        (6, {"features": ["name"]}, False),
+        (7, "evidence", False),
+        (8, {"features": {"unknown": 1.0}}, True),
+        (9, {"features": {"coauthors": 7, "name": 0.5}}, False),
+    ]
+    examples, left_out = training.decision_pairs(decisions)
+    assert examples.y == [1, 0]
+    assert examples.x[1][scoring.FEATURES.index("coauthors")] == scoring.COAUTHOR_CAP
+    assert [why.split(":")[0] for why in left_out] == [
+        f"proposal #{n}" for n in (2, 3, 4, 5, 6, 7, 8)
+    ]
+    assert "affiliation is nan, not a feature value" in left_out[0]
+    assert "no feature in its evidence" in left_out[-1]
+
+
+@pytest.mark.django_db
+def test_a_broken_curator_decision_is_left_out_and_named_not_trained_on():
+    curator = UserFactory()
+    Proposal.objects.create(
+        kind="attach",
+        score=0.7,
+        model_version="v",
+        fingerprint="fp-bad",
+        status="rejected",
+        decided_by=curator,
+        evidence={"features": {"name": 1.0, "affiliation": "nan"}},
+    )
+    out = io.StringIO()
+    call_command(
+        "train_matcher", dataset=[settings.WOVEPAPER_DATA_DIR / QIAN], stdout=out
+    )
+    model = MatcherModel.objects.get(active=True)
+    assert model.training["curator_decisions"] == 0
+    assert "curator decision left out: proposal #" in out.getvalue()
+    assert model.weights["affiliation"] > 3.0  # trained, not all zero
+
+
+@pytest.mark.django_db
+def test_train_matcher_refuses_a_set_named_twice(tmp_path):
+    qian = settings.WOVEPAPER_DATA_DIR / QIAN
+    with pytest.raises(CommandError, match="named twice"):
+        call_command("train_matcher", dataset=[qian, qian], stdout=io.StringIO())
+    link = tmp_path / "same"
+    link.symlink_to(qian)
+    with pytest.raises(CommandError, match="named twice"):
+        call_command("train_matcher", dataset=[qian, link], stdout=io.StringIO())
+    assert not MatcherModel.objects.exists()
 
 
 def test_fit_refuses_sample_weights_that_do_not_fit_the_pairs():

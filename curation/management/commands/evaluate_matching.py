@@ -392,7 +392,7 @@ class Command(BaseCommand):
             folds = min(options["folds"], len(set(data.gold.values())))
             if options["folds"] > 1:
                 learned, untrained = cross_validated(data, folds, learned_threshold)
-                others = self._training_sets(folder)
+                others = self._training_sets(folder, data.name)
                 if others:
                     as_trained, _ = cross_validated(
                         data,
@@ -452,19 +452,32 @@ class Command(BaseCommand):
             else:
                 self._print(report)
 
-    def _training_sets(self, folder: Path) -> list[tuple[str, training.Examples]]:
-        """train_matcher's default labelled sets other than ``folder``, as
-        ``(name, pairs)``, read once a run; none that is missing."""
+    def _training_sets(
+        self, folder: Path, name: str
+    ) -> list[tuple[str, training.Examples]]:
+        """train_matcher's default labelled sets other than the set in
+        ``folder`` named ``name`` (by path or by name: a copy of a default
+        set is the set), as ``(name, pairs)``, read once a run; a default set
+        that is missing or unreadable is left out and said so once."""
         if not hasattr(self, "_defaults"):
             self._defaults = []
             for path in labelled.DEFAULT_SETS:
                 default = Path(settings.WOVEPAPER_DATA_DIR) / path
-                if default.is_dir():
+                if not default.is_dir():
+                    continue
+                try:
                     data = labelled.load(default)
-                    pairs = training.labelled_pairs(data.views, data.gold)
-                    self._defaults.append((default.resolve(), data.name, pairs))
+                except labelled.DatasetError as exc:
+                    self.stderr.write(f"  not trained on with the other sets: {exc}")
+                    continue
+                pairs = training.labelled_pairs(data.views, data.gold)
+                self._defaults.append((default.resolve(), data.name, pairs))
         here = folder.resolve()
-        return [(name, pairs) for path, name, pairs in self._defaults if path != here]
+        return [
+            (other, pairs)
+            for path, other, pairs in self._defaults
+            if path != here and other != name
+        ]
 
     def _by_band(self, data: labelled.LabelledSet, ours: dict[int, str]) -> dict:
         sizes = Counter(v.block_key for v in data.views)
