@@ -162,18 +162,22 @@ def test_decision_pairs_leave_out_evidence_that_is_not_feature_values():
     assert "no feature in its evidence" in left_out[-1]
 
 
-@pytest.mark.django_db
-def test_a_broken_curator_decision_is_left_out_and_named_not_trained_on():
-    curator = UserFactory()
-    Proposal.objects.create(
+def _rejected_attach(evidence: dict) -> Proposal:
+    """An attach proposal a curator rejected, with this evidence stored."""
+    return Proposal.objects.create(
         kind="attach",
         score=0.7,
-        model_version="v",
-        fingerprint="fp-bad",
+        model_version="default-weights-v3",
+        fingerprint=f"fp-rejected-{Proposal.objects.count()}",
         status="rejected",
-        decided_by=curator,
-        evidence={"features": {"name": 1.0, "affiliation": "nan"}},
+        decided_by=UserFactory(),
+        evidence=evidence,
     )
+
+
+@pytest.mark.django_db
+def test_a_broken_curator_decision_is_left_out_and_named_not_trained_on():
+    _rejected_attach({"features": {"name": 1.0, "affiliation": "nan"}})
     out = io.StringIO()
     call_command(
         "train_matcher", dataset=[settings.WOVEPAPER_DATA_DIR / QIAN], stdout=out
@@ -266,16 +270,7 @@ def test_block_folds_join_blocks_that_one_person_spans():
 
 @pytest.mark.django_db
 def test_train_matcher_activates_a_model_that_matching_then_records():
-    curator = UserFactory()
-    Proposal.objects.create(
-        kind="attach",
-        score=0.7,
-        model_version="default-weights-v3",
-        fingerprint="fp-rejected",
-        status="rejected",
-        decided_by=curator,
-        evidence={"features": {"name": 1.0, "categories": 1.0}},
-    )
+    _rejected_attach({"features": {"name": 1.0, "categories": 1.0}})
     out = io.StringIO()
     call_command(
         "train_matcher",
