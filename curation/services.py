@@ -1410,6 +1410,7 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
     decisions, decisions_left_out = training.decision_pairs(
         (pk, evidence, status == S.APPLIED) for pk, evidence, status in decided
     )
+    hold = training.features_to_hold(examples, decisions)
     examples.extend(decisions)
     stamp = timezone.now().strftime("%Y%m%d%H%M%S%f")
     try:
@@ -1417,6 +1418,7 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
             examples,
             version=f"logreg-{stamp}",
             sample_weight=training.set_weights(sizes, decisions=len(decisions.y)),
+            hold=hold,
         )
     except ValueError as exc:
         counts = ", ".join(
@@ -1443,6 +1445,6 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
             "pairs": len(examples.y),
             "positives": sum(examples.y),
             "features": list(scoring.FEATURES),
-            "defaults_kept": training.kept_defaults(examples),
+            "defaults_kept": training.kept_defaults(examples, hold),
         },
     )

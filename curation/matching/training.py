@@ -35,8 +35,15 @@ from curation.matching.features import (
 # Wang" scored 0.31 (a new-user trial: cross-field initials-only attaches at
 # the top of the queue).
 AT_LEAST = (("same_given", "same_initials"),)
-# Labelled sets of at least this many pairs weigh alike (:func:`set_weights`).
-SET_PAIRS_WEIGHED_ALIKE = 10_000
+# The most a labelled set's pairs weigh in all (:func:`set_weights`): below
+# the smallest corpus-sized set (Qian's 91,000 pairs in four folds of five).
+# At 100,000 that fold part weighed less than Wang, and the model trained as
+# train_matcher trains it scored 0.760 on Qian, against 0.782 weighed alike.
+SET_WEIGHT = 50_000
+# Curator decisions that must vary a feature no labelled set varies before
+# its weight is learned rather than held at its default
+# (:func:`features_to_hold`).
+DECISIONS_TO_LEARN = 50
 # Pairs drawn from one block at most (sampled, seeded): big blocks would otherwise
 # drown the small ones, and training time grows with the square of block size.
 PAIRS_PER_BLOCK = 5000
@@ -103,9 +110,8 @@ def decision_pairs(
     Returns:
         ``(Examples, left out)``: approved ones positive, rejected ones
         negative; ``left out`` names each decision whose evidence holds no
-        feature matching weighs, or a value that is not a number in
-        [-1, 1] (co-authors: 0 to any count, capped at
-        :data:`scoring.COAUTHOR_CAP`), with why. Evidence stored before a
+        feature matching weighs, or a value outside its range
+        (:func:`_feature_value`), with why. Evidence stored before a
         feature existed reads it 0.0; evidence stored before same_initials
         was told apart has same_given 1.0 for shared initials too, read as
         stored.
@@ -138,14 +144,21 @@ def decision_pairs(
 
 
 def _feature_value(name: str, value: object) -> float | None:
-    """A stored feature value as a model input, or None when it is none."""
+    """A stored feature value as a model input, or None when it is none:
+    ``orcid`` in [-1, 1], ``coauthors`` 0 or more (capped at
+    :data:`scoring.COAUTHOR_CAP`), every other feature in [0, 1]."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    if not math.isfinite(value):
+    try:
+        number = float(value)
+    except OverflowError:  # an int too big for a float
+        return None
+    if not math.isfinite(number):
         return None
     if name == "coauthors":
-        return min(float(value), scoring.COAUTHOR_CAP) if value >= 0 else None
-    return float(value) if -1.0 <= value <= 1.0 else None
+        return min(number, scoring.COAUTHOR_CAP) if number >= 0 else None
+    low = -1.0 if name == "orcid" else 0.0
+    return number if low <= number <= 1.0 else None
 
 
 def fit(
@@ -153,6 +166,7 @@ def fit(
     *,
     version: str,
     sample_weight: Sequence[float] | None = None,
+    hold: Iterable[str] = (),
 ) -> scoring.Weights:
     """Fit logistic regression weights, each of the sign its evidence has.
 
@@ -180,6 +194,8 @@ def fit(
         version: the model version to record.
         sample_weight: one weight of 0 or more a pair, in ``examples`` order
             (:func:`set_weights`); None weighs every pair 1.
+        hold: features held at their default weight whatever the examples
+            say (:func:`features_to_hold`).
 
     Returns:
         The Weights (bias and one weight per feature); a feature constant over the
@@ -235,12 +251,11 @@ def fit(
     # A feature the training pairs never vary (no ORCIDs, no co-authors in the
     # labelled sets) teaches nothing: it is held at its default weight while
     # the rest are fitted, so that the bias does not take its part too.
-    kept = set(kept_defaults(examples))
-    ordered = {name for pair in AT_LEAST for name in pair}
+    kept = set(kept_defaults(examples, hold))
     stronger_of = {stronger for stronger, _ in AT_LEAST}
     bounds = [
         (prior[column[name]],) * 2
-        if name in kept and name not in ordered
+        if name in kept
         else (0.0, None)
         if name in stronger_of or scoring.WEIGHTS[name] > 0
         else (None, 0.0)
@@ -268,15 +283,16 @@ def fit(
 
 
 def set_weights(sizes: Sequence[int], *, decisions: int = 0) -> list[float]:
-    """Sample weights that make each big labelled set weigh alike in :func:`fit`.
+    """Sample weights that make the big labelled sets weigh alike in :func:`fit`.
 
-    The sets of at least :data:`SET_PAIRS_WEIGHED_ALIKE` pairs share the
-    weight of their mean set: INSPIRE's Wang gives about 236,000 pairs and
-    S2AND's Qian 114,000; unweighted, Wang's corpus (one family name,
-    printed mostly with initials) sets the model Qian is matched with too. A
-    smaller set (the MEDLINE pairs' 1,448) and each curator decision weigh 1
-    a pair, as a pair of the mean set does: a set too small to stand for a
-    corpus is not blown up to one.
+    A set's pairs weigh at most :data:`SET_WEIGHT` in all: INSPIRE's Wang
+    gives about 236,000 pairs and S2AND's Qian 114,000 (91,000 in four of
+    five folds), both then weigh 50,000; unweighted, Wang's corpus (one
+    family name, printed mostly with initials) sets the model Qian is
+    matched with too. A smaller set (the
+    MEDLINE pairs' 1,448) and each curator decision weigh 1 a pair: a set
+    too small to stand for a corpus is not blown up to one, and the weight
+    grows with a set's size without a step.
 
     Args:
         sizes: the pairs of each labelled set, in the order their pairs
@@ -284,16 +300,41 @@ def set_weights(sizes: Sequence[int], *, decisions: int = 0) -> list[float]:
         decisions: the curator-decision pairs that follow them.
 
     Returns:
-        One weight a pair: ``mean / size`` for a pair of a set of ``size``
-        pairs among the big sets (``mean``: their mean size), else 1.0; then
-        1.0 a decision.
+        One weight a pair: ``min(1, SET_WEIGHT / size)`` for a pair of a set
+        of ``size`` pairs; then 1.0 a decision.
     """
-    big = [n for n in sizes if n >= SET_PAIRS_WEIGHED_ALIKE]
-    mean = sum(big) / len(big) if big else 0.0
     out: list[float] = []
     for n in sizes:
-        out += [mean / n if n >= SET_PAIRS_WEIGHED_ALIKE else 1.0] * n
+        out += [min(1.0, SET_WEIGHT / n)] * n if n else []
     return out + [1.0] * decisions
+
+
+def features_to_hold(labelled: Examples, decisions: Examples) -> list[str]:
+    """The features :func:`fit` is to hold at their default weight: those the
+    labelled pairs never vary and fewer than :data:`DECISIONS_TO_LEARN`
+    curator decisions vary (hold a value other than the labelled pairs'
+    one). A handful of decisions, most of them rejections of pairs that
+    scored high, would otherwise set the weight of ORCID, co-authors or
+    categories alone, down to 0 (a hostile trial: 8 decisions took
+    co-authors from 1.5 to 0).
+
+    Args:
+        labelled: the labelled sets' pairs.
+        decisions: the curator decisions' pairs (:func:`decision_pairs`).
+
+    Returns:
+        Feature names, in :data:`scoring.FEATURES` order.
+    """
+    out = []
+    for column, name in enumerate(scoring.FEATURES):
+        seen = {row[column] for row in labelled.x}
+        if len(seen) > 1:
+            continue
+        constant = next(iter(seen), 0.0)
+        varying = sum(1 for row in decisions.x if row[column] != constant)
+        if varying < DECISIONS_TO_LEARN:
+            out.append(name)
+    return out
 
 
 def block_folds(
@@ -384,11 +425,16 @@ def pair_score(a: AuthorshipView, b: AuthorshipView, weights: scoring.Weights) -
     return scoring.score(mention_pair_features(a, b), weights).pairwise_score
 
 
-def kept_defaults(examples: Examples) -> list[str]:
+def kept_defaults(examples: Examples, hold: Iterable[str] = ()) -> list[str]:
     """The features :func:`fit` leaves at their default weight for these
-    examples: those no example varies."""
+    examples: those no example varies, and those in ``hold``; not the
+    features of :data:`AT_LEAST`, fitted together so that their order holds
+    (an unvaried one stays where its prior puts it: level with the other)."""
+    held = set(hold)
+    ordered = {name for pair in AT_LEAST for name in pair}
     return [
         name
         for column, name in enumerate(scoring.FEATURES)
-        if len({row[column] for row in examples.x}) <= 1
+        if name not in ordered
+        and (name in held or len({row[column] for row in examples.x}) <= 1)
     ]

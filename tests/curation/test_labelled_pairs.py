@@ -114,7 +114,10 @@ def test_train_matcher_learns_coauthors_and_fields_from_the_pairs(db, capsys):
     assert "medline_vishnyakova_pairs 1448 (" in out
     assert "23 train rows of medline_vishnyakova_pairs left out" in out
     # No MEDLINE article here carries an OpenAlex or Semantic Scholar author id.
-    assert "kept at their default weight (no pair varies them): " in out
+    assert (
+        "kept at their default weight (no labelled pair varies them, nor 50 "
+        "curator decisions): " in out
+    )
     assert "source_id, source_id_conflict" in out
     model = MatcherModel.objects.get(active=True)
     assert model.training["datasets"]["medline_vishnyakova_pairs"]["pairs"] > 1400

@@ -76,15 +76,42 @@ def test_a_set_weighed_zero_is_as_if_it_were_left_out():
     assert abs(unweighted.bias - alone.bias) > 0.1
 
 
-def test_set_weights_give_each_big_set_the_weight_of_the_mean_big_set():
-    big = training.SET_PAIRS_WEIGHED_ALIKE
-    weights = training.set_weights([3 * big, big, 5, 0], decisions=2)
-    assert weights[: 3 * big] == pytest.approx([2 / 3] * 3 * big)
-    assert weights[3 * big : 4 * big] == pytest.approx([2.0] * big)
+def test_set_weights_cap_each_set_without_a_step():
+    cap = training.SET_WEIGHT
+    weights = training.set_weights([4 * cap, 2 * cap, 5, 0], decisions=2)
+    assert weights[: 4 * cap] == pytest.approx([0.25] * 4 * cap)
+    assert weights[4 * cap : 6 * cap] == pytest.approx([0.5] * 2 * cap)
     # A small set and the decisions weigh 1 a pair: not blown up to a corpus.
-    assert weights[4 * big :] == [1.0] * 7
-    assert training.set_weights([5]) == [1.0] * 5
+    assert weights[6 * cap :] == [1.0] * 7
+    # Its weight grows with its size, without a step.
+    totals = [sum(training.set_weights([n])) for n in (cap - 1, cap, cap + 1)]
+    assert totals == pytest.approx([cap - 1, cap, cap])
     assert training.set_weights([], decisions=1) == [1.0]
+
+
+def test_a_few_curator_decisions_do_not_set_a_weight_no_labelled_pair_varies():
+    qian = _pairs(QIAN)
+    # Approved pairs share 3 co-authors, rejected ones 1: a handful of such
+    # decisions took co-authors from its default 1.5 to 0 (a hostile trial).
+    few = training.Examples([], [])
+    for n in range(8):
+        row = dict.fromkeys(scoring.FEATURES, 0.0) | {
+            "name": 1.0,
+            "same_given": 1.0,
+            "affiliation": 0.5,
+            "coauthors": 3.0 if n % 2 else 1.0,
+        }
+        few.x.append([row[f] for f in scoring.FEATURES])
+        few.y.append(n % 2)
+    hold = training.features_to_hold(qian, few)
+    assert "coauthors" in hold
+    assert "affiliation" not in hold
+    both = training.Examples([*qian.x, *few.x], [*qian.y, *few.y])
+    weights = training.fit(both, version="t", hold=hold)
+    assert weights.weights["coauthors"] == scoring.WEIGHTS["coauthors"]
+    # Enough decisions teach it.
+    many = training.Examples(few.x * 10, few.y * 10)
+    assert "coauthors" not in training.features_to_hold(qian, many)
 
 
 def test_a_full_name_alike_never_weighs_less_than_initials_alike():
@@ -98,6 +125,16 @@ def test_a_full_name_alike_never_weighs_less_than_initials_alike():
         sample_weight=training.set_weights([len(wang.y), len(qian.y)]),
     )
     assert weights.weights["same_given"] >= weights.weights["same_initials"] >= 0
+    # Also when one of the two never varies: a corpus printed with initials
+    # only (its same_given always 0) weighs same_given level with initials.
+    column = scoring.FEATURES.index("same_given")
+    initials_only = training.Examples(
+        [r for r in wang.x if r[column] == 0.0],
+        [y for r, y in zip(wang.x, wang.y, strict=True) if r[column] == 0.0],
+    )
+    weights = training.fit(initials_only, version="t")
+    assert weights.weights["same_given"] >= weights.weights["same_initials"] > 0.3
+    assert "same_given" not in training.kept_defaults(initials_only)
 
 
 def test_curator_decisions_pull_an_unvaried_weight_from_its_default_not_from_0():
@@ -151,15 +188,19 @@ def test_decision_pairs_leave_out_evidence_that_is_not_feature_values():
         (7, "evidence", False),
         (8, {"features": {"unknown": 1.0}}, True),
         (9, {"features": {"coauthors": 7, "name": 0.5}}, False),
+        (10, {"features": {"coauthors": 10**400}}, False),
+        (11, {"features": {"name": -1.0}}, False),
+        (12, {"features": {"orcid": -1.0, "name": 1.0}}, False),
     ]
     examples, left_out = training.decision_pairs(decisions)
-    assert examples.y == [1, 0]
+    assert examples.y == [1, 0, 0]
     assert examples.x[1][scoring.FEATURES.index("coauthors")] == scoring.COAUTHOR_CAP
+    assert examples.x[2][scoring.FEATURES.index("orcid")] == -1.0
     assert [why.split(":")[0] for why in left_out] == [
-        f"proposal #{n}" for n in (2, 3, 4, 5, 6, 7, 8)
+        f"proposal #{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 11)
     ]
     assert "affiliation is nan, not a feature value" in left_out[0]
-    assert "no feature in its evidence" in left_out[-1]
+    assert "no feature in its evidence" in left_out[6]
 
 
 def _rejected_attach(evidence: dict) -> Proposal:
@@ -217,9 +258,9 @@ def test_train_matcher_weighs_each_labelled_set_alike(monkeypatch):
     seen = {}
     fit = training.fit
 
-    def spy(examples, *, version, sample_weight=None):
+    def spy(examples, *, version, sample_weight=None, hold=()):
         seen["y"], seen["weights"] = list(examples.y), list(sample_weight)
-        return fit(examples, version=version, sample_weight=sample_weight)
+        return fit(examples, version=version, sample_weight=sample_weight, hold=hold)
 
     monkeypatch.setattr(training, "fit", spy)
     model = services.matcher_train(
@@ -237,7 +278,7 @@ def test_train_matcher_weighs_each_labelled_set_alike(monkeypatch):
     weights = seen["weights"]
     assert len(weights) == len(seen["y"]) == sum(sizes)
     wang_total, qian_total = sum(weights[: sizes[0]]), sum(weights[sizes[0] :])
-    assert wang_total == pytest.approx(qian_total) == pytest.approx(sum(sizes) / 2)
+    assert wang_total == pytest.approx(qian_total) == pytest.approx(training.SET_WEIGHT)
     assert model.weights["name"] >= 0
 
 
