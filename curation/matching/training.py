@@ -198,14 +198,15 @@ def fit(
             say (:func:`features_to_hold`).
 
     Returns:
-        The Weights (bias and one weight per feature); a feature constant over the
-        examples keeps its default weight (:data:`scoring.WEIGHTS`); which did
-        is :func:`kept_defaults`.
+        The Weights (bias and one weight per feature); a feature constant over
+        the examples, or in ``hold``, keeps its default weight
+        (:data:`scoring.WEIGHTS`); which did is :func:`kept_defaults`.
 
     Raises:
         ValueError: the examples hold only one class, a feature value is not
-            a finite number (named by the pair's index), or ``sample_weight``
-            is not one finite weight of 0 or more a pair.
+            a finite number (named by the pair's index), ``sample_weight`` is
+            not one finite weight of 0 or more a pair, or the solver found no
+            weights (said with its message).
     """
     if len(set(examples.y)) < 2:
         raise ValueError("training needs both matching and non-matching pairs")
