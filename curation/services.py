@@ -1348,9 +1348,10 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
 
     Labelled pairs come from each dataset (see
     :func:`curation.matching.training.labelled_pairs`), each set weighing
-    alike (:func:`curation.matching.training.set_weights`); curator decisions are the
-    attach and merge proposals a person applied (positives) or rejected
-    (negatives). The new model becomes the only active one; matching runs use it
+    alike (:func:`curation.matching.training.set_weights`); curator decisions
+    are the attach and merge proposals a person applied (positives) or
+    rejected (negatives), those whose evidence cannot be read left out and
+    named. The new model becomes the only active one; matching runs use it
     from then on and record its version on every proposal.
 
     Args:

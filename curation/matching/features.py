@@ -152,9 +152,9 @@ class Features:
             own (S2AND's "first names equal" feature, Subramanian et al. 2021).
         same_initials: 1.0 when both sides share printed forms but none as a
             full name on both sides (``"Y.F."`` and ``"Y. F."``, or ``"JP"``
-            and ``"J.P."``), else 0.0. A form of
-            initials is shared by many more people than a full name: the
-            two are apart so that a model weighs them on their own, and
+            and ``"J.P."``), else 0.0. A form of initials is shared by many
+            more people than a full name: the two are apart so that a model
+            weighs them on their own, and
             ``training.fit`` never lets ``same_initials`` weigh more than
             ``same_given`` (:data:`curation.matching.training.AT_LEAST`).
         affiliation_conflict: 1.0 when both sides printed affiliations and they

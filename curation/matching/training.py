@@ -177,17 +177,17 @@ def fit(
     feature no labelled set varies move it from its default, not to 0; a
     feature no pair varies is held there), minimised by SciPy's L-BFGS-B
     (Byrd, Lu, Nocedal and Zhu 1995; the solver scikit-learn's ``lbfgs``
-    uses) under bounds: a feature that speaks for
-    one person (a name alike, an affiliation shared, an ORCID agreeing) weighs
-    0 or more, one that speaks against (an affiliation conflict, years apart)
-    0 or less; the sign of each feature's default weight
-    (:data:`scoring.WEIGHTS`) says which; and of each pair in
-    :data:`AT_LEAST` the first weighs at least the second. Unbounded, features that move
-    together (``name`` and ``same_given``) took weights of opposite signs
-    (``name`` -6.0 with Wang and Qian together), which ranked "J."/"Jian"
-    above two matching full names and showed curators a name agreeing as
-    evidence against; the monotone constraints of gradient-boosted models
-    (LightGBM's ``monotone_constraints``) serve the same end.
+    uses) under bounds: a feature that speaks for one person (a name alike,
+    an affiliation shared, an ORCID agreeing) weighs 0 or more, one that
+    speaks against (an affiliation conflict, years apart) 0 or less; the
+    sign of each feature's default weight (:data:`scoring.WEIGHTS`) says
+    which; and of each pair in :data:`AT_LEAST` the first weighs at least
+    the second. Unbounded, features that move together (``name`` and
+    ``same_given``) took weights of opposite signs (``name`` -6.0 with Wang
+    and Qian together), which ranked "J."/"Jian" above two matching full
+    names and showed curators a name agreeing as evidence against; the
+    monotone constraints of gradient-boosted models (LightGBM's
+    ``monotone_constraints``) serve the same end.
 
     Args:
         examples: at least one positive and one negative pair.
@@ -235,10 +235,9 @@ def fit(
     # the stronger one what it weighs above it (0 or more), its column the
     # sum of both; so the stronger weighs at least the weaker.
     x = x.copy()
-    for stronger, weaker in AT_LEAST:
-        x[:, column[weaker]] += x[:, column[stronger]]
     prior = np.array([scoring.WEIGHTS[name] for name in scoring.FEATURES])
     for stronger, weaker in AT_LEAST:
+        x[:, column[weaker]] += x[:, column[stronger]]
         prior[column[stronger]] -= prior[column[weaker]]
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
@@ -290,10 +289,10 @@ def set_weights(sizes: Sequence[int], *, decisions: int = 0) -> list[float]:
     gives about 236,000 pairs and S2AND's Qian 114,000 (91,000 in four of
     five folds), both then weigh 50,000; unweighted, Wang's corpus (one
     family name, printed mostly with initials) sets the model Qian is
-    matched with too. A smaller set (the
-    MEDLINE pairs' 1,448) and each curator decision weigh 1 a pair: a set
-    too small to stand for a corpus is not blown up to one, and the weight
-    grows with a set's size without a step.
+    matched with too. A smaller set (the MEDLINE pairs' 1,448) and each
+    curator decision weigh 1 a pair: a set too small to stand for a corpus
+    is not blown up to one, and the weight grows with a set's size without a
+    step.
 
     Args:
         sizes: the pairs of each labelled set, in the order their pairs

@@ -452,6 +452,10 @@ class Command(BaseCommand):
             else:
                 self._print(report)
 
+    # train_matcher's default sets as (resolved folder, name, pairs), read by
+    # _training_sets once a run.
+    _defaults: list[tuple[Path, str, training.Examples]] | None = None
+
     def _training_sets(
         self, folder: Path, name: str
     ) -> list[tuple[str, training.Examples]]:
@@ -459,7 +463,7 @@ class Command(BaseCommand):
         ``folder`` named ``name`` (by path or by name: a copy of a default
         set is the set), as ``(name, pairs)``, read once a run; a default set
         that is missing or unreadable is left out and said so once."""
-        if not hasattr(self, "_defaults"):
+        if self._defaults is None:
             self._defaults = []
             for path in labelled.DEFAULT_SETS:
                 default = Path(settings.WOVEPAPER_DATA_DIR) / path
