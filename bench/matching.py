@@ -18,7 +18,9 @@ Three parts, each printed as figures (``--json``: one JSON object):
 - ``attach`` (needs PostgreSQL in ``DATABASE_URL``; the database is migrated and
   emptied): ``--researchers`` researchers, one per real Wang gold cluster,
   re-keyed over as many East Asian family names as needed, each with one
-  authorship (the person's first mention). After one full matching run (timed;
+  authorship (the person's first mention). The corpus tables a run reads
+  first (name rarities and block repeats: two grouping queries over every
+  authorship) are timed (``corpus_tables_ms``). After one full matching run (timed;
   every merge it proposes is false, since no two researchers are one person,
   and their number is printed),
   each probe is a new paper carrying another real mention of a random person,
@@ -241,7 +243,7 @@ def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
     from django.core.management import call_command
     from django.db import connection
 
-    from curation import services
+    from curation import selectors, services
     from curation.models import Proposal
     from wovepaper.models import Authorship, Paper, Researcher
 
@@ -280,6 +282,15 @@ def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
     say(
         f"attach: {Researcher.objects.count()} researchers, "
         f"{Authorship.objects.count()} authorships loaded in {load_seconds:.0f} s"
+    )
+    # What a full run reads first, and an incremental worker once every
+    # CURATION_RARITY_SECONDS: the name rarities and the blocks' repeats.
+    started = time.perf_counter()
+    tables = selectors.corpus_given_rarities()
+    tables_ms = (time.perf_counter() - started) * 1000
+    say(
+        f"corpus tables read in {tables_ms:.0f} ms ({len(tables)} full given "
+        f"names, {len(tables.block_repeat)} blocks with a repeat)"
     )
     started = time.perf_counter()
     first_run = services.matching_run()
@@ -360,6 +371,7 @@ def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
         .distinct()
         .count(),
         "load_seconds": round(load_seconds, 1),
+        "corpus_tables_ms": round(tables_ms, 1),
         "first_full_run_seconds": round(full_seconds, 1),
         "false_merges_proposed": false_merges,
         "probes": probes,

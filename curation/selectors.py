@@ -26,11 +26,13 @@ from django.db.models.functions import Abs, Coalesce
 from curation import matching_sql
 from curation.matching import overmerge, scoring
 from curation.matching.features import (
+    BLOCK_REPEAT_UNKNOWN,
     COAUTHOR_MAX_BYLINE,
     AuthorshipView,
     NameRarities,
     ProfileView,
     affiliation_tokens,
+    block_repeats,
     coauthor_keys_of,
     full_given_key,
     names_meet,
@@ -115,19 +117,30 @@ def corpus_given_rarities(*, remembered: bool = False) -> NameRarities:
 
     Returns:
         NameRarities: ``{full given key: rarity}`` in [0, 1] (see
-        :func:`curation.matching.features.given_name_rarities`) and its
-        ``family`` table (:func:`curation.matching.features.family_name_rarities`);
-        one query that groups by given and family name, or none.
+        :func:`curation.matching.features.given_name_rarities`), its
+        ``family`` table (:func:`curation.matching.features.family_name_rarities`)
+        and its ``block_repeat`` table
+        (:func:`curation.matching.features.block_repeats`); two queries, one
+        that groups by given and family name and one by block and printed
+        affiliations, or none.
     """
     return _read_remembered(_RARITIES, remembered, _count_name_rarities)
 
 
 def _count_name_rarities() -> NameRarities:
-    return NameRarities.counted(
-        Authorship.objects.filter(is_collaboration=False)
-        .values_list("given_name", "family_name")
-        .annotate(n=Count("id"))
+    people = Authorship.objects.filter(is_collaboration=False)
+    rarities = NameRarities.counted(
+        people.values_list("given_name", "family_name").annotate(n=Count("id"))
     )
+    # One row per block and distinct affiliation list, grouped in the database.
+    rarities.block_repeat = block_repeats(
+        (block, affiliation_tokens(printed or ()), n)
+        for block, printed, n in people.exclude(affiliations=[])
+        .values_list("block_key", "affiliations")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return rarities
 
 
 # What an AuthorshipView is built from, read as plain values (no model
@@ -216,6 +229,7 @@ def _views(rows: list[tuple], rarities: NameRarities) -> list[AuthorshipView]:
             affiliation_tokens=affiliation_tokens(affiliations or ()),
             given_rarity=_given_rarity(given, rarities),
             family_rarity=rarities.family.get(fold(family), rarities.family_unseen),
+            block_repeat=rarities.block_repeat.get(block, BLOCK_REPEAT_UNKNOWN),
             source_ids=source_ids_of(openalex_id, s2_id)
             | {
                 f"orcid:{found}"

@@ -25,9 +25,11 @@ from pathlib import Path
 
 from curation import names
 from curation.matching.features import (
+    BLOCK_REPEAT_UNKNOWN,
     AuthorshipView,
     NameRarities,
     affiliation_tokens,
+    block_repeats,
     coauthor_keys_of,
     full_given_key,
 )
@@ -149,9 +151,11 @@ def _view(
 
 def _with_rarity(views: list[AuthorshipView]) -> list[AuthorshipView]:
     rarities = NameRarities.of((v.given, v.family) for v in views)
+    repeat = block_repeats((v.block_key, v.affiliation_tokens, 1) for v in views)
     return [
         replace(
             v,
+            block_repeat=repeat.get(v.block_key, BLOCK_REPEAT_UNKNOWN),
             given_rarity=rarities.get(full_given_key(v.given), 0.0),
             family_rarity=rarities.family.get(names.fold(v.family), 0.0),
         )

@@ -38,6 +38,7 @@ from rapidfuzz import fuzz
 
 from curation import names
 from curation.matching.features import (
+    BLOCK_REPEAT_UNKNOWN,
     AuthorshipView,
     NameRarities,
     affiliation_tokens,
@@ -409,6 +410,9 @@ def _view(
         affiliation_tokens=affiliation_tokens(author.affiliations),
         given_rarity=rarities.get(full_given_key(given), 0.0),
         family_rarity=rarities.family.get(names.fold(author.family), 0.0),
+        # Articles fetched pair by pair are no corpus whose blocks could say
+        # how often their affiliations repeat.
+        block_repeat=BLOCK_REPEAT_UNKNOWN,
         authors=len(article.authors),
     )
 

@@ -37,6 +37,10 @@ WEIGHTS: dict[str, float] = {
     # for initials before the two were told apart, so default scores are as
     # they were.
     "same_initials": 0.3,
+    # How often the block's affiliations repeat (features.block_repeats): a
+    # corpus's prior, which only training on labelled sets can weigh; 0 by
+    # default, so the default scores are as they were.
+    "block_repeat": 0.0,
 }
 # The features a model weighs, in this order (vectors for training use it too).
 FEATURES: tuple[str, ...] = tuple(WEIGHTS)

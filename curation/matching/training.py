@@ -181,8 +181,9 @@ def fit(
     an affiliation shared, an ORCID agreeing) weighs 0 or more, one that
     speaks against (an affiliation conflict, years apart) 0 or less; the
     sign of each feature's default weight (:data:`scoring.WEIGHTS`) says
-    which; and of each pair in :data:`AT_LEAST` the first weighs at least
-    the second. Unbounded, features that move together (``name`` and
+    which (a default of 0, ``block_repeat``'s, weighs 0 or more); and of
+    each pair in :data:`AT_LEAST` the first weighs at least the second.
+    Unbounded, features that move together (``name`` and
     ``same_given``) took weights of opposite signs (``name`` -6.0 with Wang
     and Qian together), which ranked "J."/"Jian" above two matching full
     names and showed curators a name agreeing as evidence against; the
@@ -257,7 +258,7 @@ def fit(
         (prior[column[name]],) * 2
         if name in kept
         else (0.0, None)
-        if name in stronger_of or scoring.WEIGHTS[name] > 0
+        if name in stronger_of or scoring.WEIGHTS[name] >= 0
         else (None, 0.0)
         for name in scoring.FEATURES
     ] + [(None, None)]

@@ -8,6 +8,7 @@ import pytest
 from django.conf import settings
 
 from curation import selectors, services
+from curation.matching.features import BLOCK_REPEAT_UNKNOWN
 from curation.models import Proposal
 from tests.factories import AuthorshipFactory, PaperFactory
 from wovepaper.models import Authorship
@@ -121,3 +122,40 @@ def test_an_incremental_run_remembers_the_model_until_this_process_trains_one(
         threshold=0.25,
     )
     assert selectors.active_weights(remembered=True).version == trained.version
+
+
+def test_the_corpus_table_holds_how_often_each_blocks_affiliations_repeat():
+    # Affiliations as INSPIRE prints them in the Wang set.
+    chiao_tung = ["Taiwan, Natl. Chiao Tung U."]
+    for printed in [chiao_tung] * 3 + [["Beijing, Inst. High Energy Phys."], []]:
+        AuthorshipFactory(
+            given_name="Shang-Yung", family_name="Wang", affiliations=printed
+        )
+    # Printed alike but by a collaboration: not a person, not counted.
+    AuthorshipFactory(
+        given_name="",
+        family_name="Wang",
+        affiliations=chiao_tung,
+        is_collaboration=True,
+    )
+    for printed in (["CERN"], ["DESY"]):
+        AuthorshipFactory(
+            given_name="Peter", family_name="Willett", affiliations=printed
+        )
+    table = selectors.corpus_given_rarities()
+    # Wang S.: four mentions print an affiliation, two distinct: log 2 / log 30;
+    # Willett P.: each mention prints another.
+    assert table.block_repeat == {
+        "wang s": pytest.approx(0.203795, abs=1e-6),
+        "willett p": 0.0,
+    }
+    views = selectors.authorship_views(
+        Authorship.objects.filter(family_name="Wang", is_collaboration=False), table
+    )
+    assert {v.block_repeat for v in views} == {table.block_repeat["wang s"]}
+    (later,) = selectors.authorship_views(
+        [AuthorshipFactory(given_name="Zoltan", family_name="Zyxwvut")], table
+    )
+    # A block the table never counted: how often its affiliations repeat is
+    # not known.
+    assert later.block_repeat == BLOCK_REPEAT_UNKNOWN

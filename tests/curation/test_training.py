@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 
 from curation import services
 from curation.matching import labelled, scoring, training
-from curation.matching.features import AuthorshipView
+from curation.matching.features import BLOCK_REPEAT_UNKNOWN, AuthorshipView
 from curation.models import MatcherModel, Proposal
 from tests.factories import AuthorshipFactory, PaperFactory, UserFactory
 
@@ -20,18 +20,23 @@ QIAN = "and/s2and/qian_partial"
 WANG = "and/beard_inspire_wang"
 
 
-def test_fit_learns_a_varying_feature_and_keeps_defaults_for_constant_ones():
-    # Affiliation overlap separates the classes; every other feature is constant.
+def _alternating(**values: tuple[float, float]) -> training.Examples:
+    """40 pairs, every other one matching: each feature named takes its first
+    value on matching pairs and its second on the others; ``name`` is 1.0 and
+    every other feature 0.0."""
     x, y = [], []
     for n in range(40):
         match = n % 2 == 0
-        row = dict.fromkeys(scoring.FEATURES, 0.0) | {
-            "name": 1.0,
-            "affiliation": 0.9 if match else 0.0,
-        }
+        row = dict.fromkeys(scoring.FEATURES, 0.0) | {"name": 1.0}
+        row |= {name: pair[0 if match else 1] for name, pair in values.items()}
         x.append([row[f] for f in scoring.FEATURES])
         y.append(int(match))
-    weights = training.fit(training.Examples(x, y), version="t")
+    return training.Examples(x, y)
+
+
+def test_fit_learns_a_varying_feature_and_keeps_defaults_for_constant_ones():
+    # Affiliation overlap separates the classes; every other feature is constant.
+    weights = training.fit(_alternating(affiliation=(0.9, 0.0)), version="t")
     assert weights.weights["affiliation"] > 1.0
     assert weights.weights["coauthors"] == scoring.WEIGHTS["coauthors"]
     assert weights.weights["orcid"] == scoring.WEIGHTS["orcid"]
@@ -59,6 +64,48 @@ def test_fit_keeps_each_weight_to_the_sign_of_its_evidence_on_real_qian_pairs():
     # What the pairs teach still shows: shared affiliation words weigh most.
     assert weights.weights["affiliation"] > 3.0
     assert weights.weights["affiliation_conflict"] < -0.5
+
+
+def test_block_repeat_weighs_0_or_more_though_its_default_is_0():
+    # Blocks whose affiliations repeat hold the non-matching pairs here: the
+    # data would weigh the repeat below 0, its bound keeps it at 0.
+    weights = training.fit(
+        _alternating(affiliation=(0.9, 0.2), block_repeat=(0.1, 0.9)), version="t"
+    )
+    assert weights.weights["block_repeat"] == 0.0
+    assert weights.weights["affiliation"] > 1.0
+
+
+def test_trained_on_wang_and_qian_alike_the_family_rarity_keeps_its_weight():
+    # Fitted on each set alone the family name's rarity weighs about +3;
+    # fitted on both without the blocks' affiliation repeat it fell to +0.07,
+    # since Wang's namesakes are one person far more often than Qian's and
+    # nothing else told the two corpora apart.
+    sets = [_pairs(WANG), _pairs(QIAN)]
+    both = training.Examples([], [])
+    for pairs in sets:
+        both.extend(pairs)
+    weights = training.fit(
+        both,
+        version="t",
+        sample_weight=training.set_weights([len(p.y) for p in sets]),
+    )
+    assert weights.weights["block_repeat"] > 3.0
+    assert weights.weights["rare_family"] > 0.8
+
+
+def test_an_unknown_block_repeat_is_the_labelled_sets_mean():
+    # BLOCK_REPEAT_UNKNOWN stands for a block whose affiliations were not
+    # printed: the mean over each set's pairs whose block printed them, each
+    # set weighing alike.
+    column = scoring.FEATURES.index("block_repeat")
+    means = []
+    for path in (WANG, QIAN):
+        read = [row[column] for row in _pairs(path).x]
+        known = [r for r in read if r != BLOCK_REPEAT_UNKNOWN]
+        assert len(known) > 0.9 * len(read)
+        means.append(sum(known) / len(known))
+    assert sum(means) / 2 == pytest.approx(BLOCK_REPEAT_UNKNOWN, abs=0.01)
 
 
 def test_a_set_weighed_zero_is_as_if_it_were_left_out():
