@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from curation.matching.features import Features
 
-MODEL_VERSION = "default-weights-v6"
+MODEL_VERSION = "default-weights-v7"
 
 BIAS = -3.0
 WEIGHTS: dict[str, float] = {
@@ -41,6 +41,9 @@ WEIGHTS: dict[str, float] = {
     # corpus's prior, which only training on labelled sets can weigh; 0 by
     # default, so the default scores are as they were.
     "block_repeat": 0.0,
+    # Both sides' fields known and no arXiv archive shared (hep-ex against
+    # astro-ph): as an affiliation conflict, less than a shared field's +2.
+    "field_conflict": -1.5,
 }
 # The features a model weighs, in this order (vectors for training use it too).
 FEATURES: tuple[str, ...] = tuple(WEIGHTS)

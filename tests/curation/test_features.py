@@ -228,3 +228,29 @@ def test_years_apart_is_the_gap_between_the_years_spans():
     far = scoring.score(profile_profile_features(early, late))
     assert far.pairwise_score < near.pairwise_score
     assert far.evidence["features"]["years_apart"] == 0.5
+
+
+def test_fields_conflict_when_no_arxiv_archive_is_shared():
+    syracuse = _mention("Wang, J.C.", "syracuse")
+
+    def conflict(a: set[str], b: set[str]) -> float:
+        return _features(
+            dataclasses.replace(syracuse, categories=frozenset(a)),
+            dataclasses.replace(syracuse, id=-1, paper_id=-1, categories=frozenset(b)),
+        ).field_conflict
+
+    # As the bundled arXiv records print them: two bare "J. Varela".
+    assert conflict({"hep-ex"}, {"astro-ph"}) == 1.0
+    assert conflict({"hep-ex"}, {"astro-ph.CO", "hep-ex"}) == 0.0  # cross-listed
+    assert conflict({"cond-mat.str-el"}, {"cond-mat.mes-hall"}) == 0.0
+    assert conflict({"hep-ex"}, set()) == 0.0  # a field unknown is no evidence
+    # MEDLINE's journals and MeSH headings have no archive to share.
+    assert conflict({"journal:0375363"}, {"mesh:D006801"}) == 0.0
+    apart = _features(
+        dataclasses.replace(syracuse, categories=frozenset({"hep-ex"})),
+        dataclasses.replace(
+            syracuse, id=-1, paper_id=-1, categories=frozenset({"astro-ph"})
+        ),
+    )
+    unknown = _features(syracuse, dataclasses.replace(syracuse, id=-1, paper_id=-1))
+    assert scoring.score(apart).pairwise_score < scoring.score(unknown).pairwise_score
