@@ -262,10 +262,15 @@ def affiliation_tokens(affiliations: Iterable[str]) -> frozenset[str]:
 
     Returns:
         Folded words of three or more letters that are not in the stop list,
-        e.g. ``{"pittsburgh"}``, ``{"technische", "berlin"}``.
+        e.g. ``{"pittsburgh"}``, ``{"technische", "berlin"}``; an item that is
+        not a string (a stored list edited by hand) gives none: the corpus
+        table every run reads (``curation.selectors``) must not fail on one
+        row.
     """
     words = set()
     for text in affiliations:
+        if not isinstance(text, str):
+            continue
         for word in names.fold(text).split():
             if len(word) >= 3 and word not in _AFFILIATION_STOPWORDS:
                 words.add(word)

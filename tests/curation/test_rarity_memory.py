@@ -66,8 +66,9 @@ def test_names_the_remembered_table_never_counted_are_as_rare_as_one_use():
 def test_an_incremental_run_and_a_full_run_agree_on_new_rare_names():
     _corpus()
     selectors.corpus_given_rarities(remembered=True)
-    # Two papers of unrelated fields: the name is the evidence.
-    for field in ("math.AG", "q-bio.NC"):
+    # Two papers of one archive, no category shared: the name is the
+    # evidence (no field shared, none in conflict).
+    for field in ("math.AG", "math.NT"):
         AuthorshipFactory(
             given_name="Zoltan",
             family_name="Zyxwvut",
@@ -159,3 +160,14 @@ def test_the_corpus_table_holds_how_often_each_blocks_affiliations_repeat():
     # A block the table never counted: how often its affiliations repeat is
     # not known.
     assert later.block_repeat == BLOCK_REPEAT_UNKNOWN
+
+
+def test_a_hand_edited_affiliation_list_costs_the_corpus_table_nothing():
+    AuthorshipFactory(given_name="Peter", family_name="Willett", affiliations=["CERN"])
+    AuthorshipFactory(given_name="Peter", family_name="Willett", affiliations=["CERN"])
+    # Not what a harvest stores: a list edited by hand in the database.
+    AuthorshipFactory(given_name="Peter", family_name="Willett", affiliations=[None, 3])
+    table = selectors.corpus_given_rarities()
+    # Two mentions print CERN, one distinct affiliation: log 2 / log 30; the
+    # third prints no word.
+    assert table.block_repeat == {"willett p": pytest.approx(0.203795, abs=1e-6)}
