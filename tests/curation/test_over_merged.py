@@ -220,7 +220,9 @@ def test_a_researcher_whose_parts_the_model_calls_one_person_is_left_alone(
     arxiv_dir, settings
 ):
     researcher, _ = _grabec(arxiv_dir)
-    settings.CURATION_ATTACH_THRESHOLD = 0.3  # "I." and "I.": about 0.34
+    # "I." and "I." in fields that share no arXiv archive (cs against
+    # physics): about 0.10, field_conflict weighing against the name.
+    settings.CURATION_ATTACH_THRESHOLD = 0.08
     services.matching_run()
     assert not Proposal.objects.filter(kind="split", researcher=researcher).exists()
 
