@@ -55,4 +55,4 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 
 clean-db:
-	rm -f var/wovepaper.sqlite3
+	rm -f "$${WOVEPAPER_VAR_DIR:-var}/wovepaper.sqlite3"
