@@ -44,6 +44,7 @@ from curation.models import Constraint, CurationEvent, MatcherModel, Proposal
 from curation.names import family_core, fold
 from harvest.models import SourceAuthor
 from wovepaper.models import Authorship, Researcher
+from wovepaper.text import strings_in
 
 T = TypeVar("T")
 
@@ -134,7 +135,7 @@ def _count_name_rarities() -> NameRarities:
     )
     # One row per block and distinct affiliation list, grouped in the database.
     rarities.block_repeat = block_repeats(
-        (block, affiliation_tokens(printed or ()), n)
+        (block, affiliation_tokens(strings_in(printed)), n)
         for block, printed, n in people.exclude(affiliations=[])
         .values_list("block_key", "affiliations")
         .annotate(n=Count("id"))
@@ -224,9 +225,9 @@ def _views(rows: list[tuple], rarities: NameRarities) -> list[AuthorshipView]:
             block_key=block,
             orcid=orcid,
             coauthor_keys=coauthor_keys_of(keys[pid], own=aid),
-            categories=frozenset(categories or ()),
+            categories=frozenset(strings_in(categories)),
             year=published.year if published else None,
-            affiliation_tokens=affiliation_tokens(affiliations or ()),
+            affiliation_tokens=affiliation_tokens(strings_in(affiliations)),
             given_rarity=_given_rarity(given, rarities),
             family_rarity=rarities.family.get(fold(family), rarities.family_unseen),
             block_repeat=rarities.block_repeat.get(block, BLOCK_REPEAT_UNKNOWN),
@@ -1234,8 +1235,8 @@ def researcher_dossier(
     coauthors: Counter = Counter()
     years = []
     for a in rows:
-        categories.update(a.paper.categories or [])
-        affiliations.update(set(a.affiliations or []))
+        categories.update(strings_in(a.paper.categories))
+        affiliations.update(set(strings_in(a.affiliations)))
         if a.paper.published:
             years.append(a.paper.published.year)
         if sizes.get(a.paper_id, 0) <= DOSSIER_MAX_BYLINE:

@@ -30,6 +30,7 @@ from wovepaper import profile_sql, selectors
 from wovepaper.models import Authorship, Institution, Paper, Researcher
 from wovepaper.models.paper import date_shown
 from wovepaper.selectors import UNDATED, researcher_coauthors
+from wovepaper.text import strings_in
 
 # Names printed per paper in a list; the rest is "and N more" (a paper may have
 # thousands of authors, and a list page must not read them all).
@@ -563,10 +564,10 @@ def researcher_summary(researcher: Researcher) -> dict:
     # One researcher may hold two slots of one paper: papers count once.
     papers = {row[0]: row[:5] for row in rows}
     for _, _, _, cats, _ in papers.values():
-        categories.update(set(cats or []))
+        categories.update(set(strings_in(cats)))
     for _, published, _, _, _, affs, orcid, s2, openalex, *_ in rows:
         year = published.year if published else None
-        for text in affs or []:
+        for text in strings_in(affs):
             text = " ".join(str(text).split())[:300]
             if not text:
                 continue

@@ -109,3 +109,56 @@ def slug_for(text: str, *, fallback: str, max_length: int = 120) -> str:
         cut = slug[:max_length]
         slug = cut.rsplit("-", 1)[0] if "-" in cut else cut
     return slug.strip("-_") or fallback
+
+
+def strings_in(value: object) -> list[str]:
+    """The strings of a stored JSON list (paper categories, printed affiliations).
+
+    Args:
+        value: what a ``JSONField`` holds: normally a list of strings. A list's
+            items that are not strings are left out, a bare string is one item,
+            anything else (a number, an object, null) gives none.
+
+    Returns:
+        The strings, in order: ``["hep-th", 5]`` gives ``["hep-th"]``,
+        ``"hep-th"`` gives ``["hep-th"]``, ``5`` gives ``[]``. The readers
+        that scan a whole corpus (matching's tables and views, the dossier, the
+        profile) read through this, so one row edited by hand costs that row's
+        evidence, not the run; :func:`validate_string_list` keeps such rows
+        out of the admin.
+    """
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, str)]
+    return []
+
+
+def validate_string_list(value: object) -> None:
+    """Model validator of a JSON list of strings (``Paper.categories``,
+    ``Authorship.affiliations``), run by the admin's forms and ``full_clean``.
+
+    Raises:
+        django.core.exceptions.ValidationError: naming the first item that is
+            not a string and its JSON type, or the value's type when it is not
+            a list.
+    """
+    from django.core.exceptions import ValidationError
+
+    if not isinstance(value, list):
+        raise ValidationError(
+            "must be a JSON list of strings, not %(kind)s",
+            code="not_a_list",
+            params={"kind": type(value).__name__},
+        )
+    for position, item in enumerate(value, start=1):
+        if not isinstance(item, str):
+            raise ValidationError(
+                "item %(position)s is %(kind)s %(item)s, not a string",
+                code="not_a_string",
+                params={
+                    "position": position,
+                    "kind": type(item).__name__,
+                    "item": str(item)[:40],
+                },
+            )

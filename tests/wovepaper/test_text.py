@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wovepaper.text import MAX_CONVERTED_CHARS, latex_to_text, slug_for
+from wovepaper.text import MAX_CONVERTED_CHARS, latex_to_text, slug_for, strings_in
 
 
 @pytest.mark.parametrize(
@@ -56,3 +56,21 @@ def test_latex_to_text_leaves_huge_text_as_printed():
 )
 def test_slug_for(text, slug):
     assert slug_for(text, fallback="paper") == slug
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (["hep-th", "math.AG"], ["hep-th", "math.AG"]),
+        (["hep-th", 5, None, {"a": 1}, ["cs.NE"]], ["hep-th"]),
+        (
+            "Massachusetts Institute of Technology",
+            ["Massachusetts Institute of Technology"],
+        ),
+        (5, []),
+        (None, []),
+        ({"name": "CERN"}, []),
+    ],
+)
+def test_strings_in_a_stored_list_are_its_string_items(value, expected):
+    assert strings_in(value) == expected

@@ -6,7 +6,7 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.urls import reverse
 
-from wovepaper.text import slug_for
+from wovepaper.text import slug_for, validate_string_list
 
 
 class Paper(models.Model):
@@ -40,7 +40,9 @@ class Paper(models.Model):
     )
     latest_version = models.PositiveSmallIntegerField(default=1)
     versions = models.JSONField(default=list, blank=True)
-    categories = models.JSONField(default=list, blank=True)
+    categories = models.JSONField(
+        default=list, blank=True, validators=[validate_string_list]
+    )
     primary_category = models.CharField(max_length=40, blank=True, db_index=True)
     journal_ref = models.TextField(blank=True)
     comments = models.TextField(blank=True)
@@ -168,7 +170,9 @@ class Authorship(models.Model):
     block_key = models.CharField(max_length=200, blank=True, db_index=True)
     is_collaboration = models.BooleanField(default=False)
     orcid = models.CharField(max_length=19, blank=True)
-    affiliations = models.JSONField(default=list, blank=True)
+    affiliations = models.JSONField(
+        default=list, blank=True, validators=[validate_string_list]
+    )
     institutions = models.ManyToManyField(
         "wovepaper.Institution", blank=True, related_name="authorships"
     )
