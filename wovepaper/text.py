@@ -13,6 +13,7 @@ import logging
 import re
 
 from anyascii import anyascii
+from django.core.exceptions import ValidationError
 from django.utils.text import slugify
 from pylatexenc.latex2text import (
     LatexNodes2Text,
@@ -140,11 +141,9 @@ def validate_string_list(value: object) -> None:
 
     Raises:
         django.core.exceptions.ValidationError: naming the first item that is
-            not a string and its JSON type, or the value's type when it is not
+            not a string and its Python type, or the value's type when it is not
             a list.
     """
-    from django.core.exceptions import ValidationError
-
     if not isinstance(value, list):
         raise ValidationError(
             "must be a JSON list of strings, not %(kind)s",
