@@ -41,7 +41,7 @@ import django  # noqa: E402
 django.setup()
 
 from curation import names  # noqa: E402
-from curation.matching.features import _field_conflict, full_given_key  # noqa: E402
+from curation.matching.features import field_conflict, full_given_key  # noqa: E402
 from wovepaper.models import Authorship  # noqa: E402
 
 
@@ -73,7 +73,7 @@ def main() -> None:
             given_a, given_b = full_given_key(a[1]), full_given_key(b[1])
             if a[0] == b[0] or not given_a or not given_b:
                 continue
-            apart = _field_conflict(frozenset(a[4]), frozenset(b[4])) == 1.0
+            apart = field_conflict(frozenset(a[4]), frozenset(b[4])) == 1.0
             if (
                 given_a == given_b
                 and len(given_a) >= 3

@@ -568,7 +568,7 @@ def researcher_summary(researcher: Researcher) -> dict:
     for _, published, _, _, _, affs, orcid, s2, openalex, *_ in rows:
         year = published.year if published else None
         for text in strings_in(affs):
-            text = " ".join(str(text).split())[:300]
+            text = " ".join(text.split())[:300]
             if not text:
                 continue
             span = affiliations.setdefault(text, [None, None, 0])

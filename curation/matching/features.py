@@ -617,7 +617,10 @@ def field_archive(category: str) -> str:
     return "" if ":" in category else category.split(".", 1)[0]
 
 
-def _field_conflict(a: frozenset[str], b: frozenset[str]) -> float:
+def field_conflict(a: frozenset[str], b: frozenset[str]) -> float:
+    """1.0 when both sides carry arXiv categories and share no archive
+    (:func:`field_archive`), else 0.0: the ``field_conflict`` feature.
+    """
     archives_a = {field_archive(c) for c in a} - {""}
     archives_b = {field_archive(c) for c in b} - {""}
     if not archives_a or not archives_b:
@@ -782,7 +785,7 @@ def authorship_profile_features(a: AuthorshipView, p: ProfileView) -> Features:
         name=_best_name((a.given,), p.given_names, a.family),
         coauthors=float(len(a.coauthor_keys & p.coauthor_keys)),
         categories=_jaccard(a.categories, p.categories),
-        field_conflict=_field_conflict(a.categories, p.categories),
+        field_conflict=field_conflict(a.categories, p.categories),
         same_paper=1.0 if a.paper_id in p.paper_ids else 0.0,
         affiliation=_jaccard(a.affiliation_tokens, p.affiliation_tokens),
         rare_name=_rare_name((a.given,), a.given_rarity, p.given_names, p.given_rarity),
@@ -805,7 +808,7 @@ def profile_profile_features(p: ProfileView, q: ProfileView) -> Features:
         name=_best_name(p.given_names, q.given_names, p.family),
         coauthors=float(len(p.coauthor_keys & q.coauthor_keys)),
         categories=_jaccard(p.categories, q.categories),
-        field_conflict=_field_conflict(p.categories, q.categories),
+        field_conflict=field_conflict(p.categories, q.categories),
         same_paper=1.0 if p.paper_ids & q.paper_ids else 0.0,
         affiliation=_jaccard(p.affiliation_tokens, q.affiliation_tokens),
         rare_name=_rare_name(

@@ -66,7 +66,7 @@ def test_the_dossier_and_the_profile_read_past_hand_edited_rows(arxiv_dir, clien
         (["hep-th", ["nested"]], "item 2 is list ['nested'], not a string"),
     ],
 )
-def test_the_admin_refuses_a_list_that_is_not_of_strings(arxiv_dir, value, message):
+def test_a_list_that_is_not_of_strings_fails_validation(arxiv_dir, value, message):
     _, rows = _grabec(arxiv_dir)
     paper = rows[0].paper
     paper.categories = value
