@@ -1389,7 +1389,8 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
         else:
             data = labelled.load(folder)
             pairs = training.labelled_pairs(data.views, data.gold)
-            name, mentions, left_out = data.name, len(data.views), {}
+            name, mentions = data.name, len(data.views)
+            left_out = {"records_left_out": len(data.left_out)} if data.left_out else {}
         if name in sets:
             raise ValueError(
                 f"{folder}: another set named {name!r} is trained on too; "

@@ -69,6 +69,11 @@ class LabelledSet:
             curator's decisions are to matching); empty without seeds.
         seeds_dropped: one ``"<sig>-<sig>: why"`` per seed left out (it names
             a signature without a gold cluster, or one signature twice).
+        left_out: one ``"<file>: <record>: why"`` per signature record left
+            out (its name, ids or author fields are not what the format
+            prints) and per part of a record read without (an affiliation
+            that is not a string, a paper whose byline cannot be read): one
+            broken record costs itself, not the set.
     """
 
     name: str
@@ -79,6 +84,7 @@ class LabelledSet:
     must_link: frozenset[tuple[int, int]] = frozenset()
     cannot_link: frozenset[tuple[int, int]] = frozenset()
     seeds_dropped: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
 
 
 class DatasetError(ValueError):
@@ -93,12 +99,15 @@ def load(folder: Path) -> LabelledSet:
             (beard format) or ``signatures.json`` and ``clusters.json`` (S2AND).
 
     Returns:
-        The LabelledSet; mentions without a gold cluster are left out.
+        The LabelledSet; mentions without a gold cluster are left out, and so
+        is each signature record that cannot be read (``LabelledSet.left_out``
+        names it and why): one broken record costs itself, not the set.
 
     Raises:
         DatasetError: neither format is there, a file of it cannot be read or
-            is not the shape its format has (named with the problem), or no
-            mention has a gold cluster.
+            is not the shape its format has (named with the problem), its
+            cluster file names a signature twice or one the signature file
+            lacks, or no mention has a gold cluster.
     """
     if (folder / "wang_signatures.json").is_file():
         read = _load_beard
@@ -123,10 +132,13 @@ def load(folder: Path) -> LabelledSet:
             f"{type(exc).__name__}: {exc}"
         ) from exc
     if not data.views:
-        raise DatasetError(
-            f"{folder}: no mention has a gold cluster (do the cluster files name "
-            "the signature ids the signature file uses?)"
+        why = (
+            f"{len(data.left_out)} signature records left out or read in part, "
+            f"first: {'; '.join(data.left_out[:3])}"
+            if data.left_out
+            else "do the cluster files name the signature ids the signature file uses?"
         )
+        raise DatasetError(f"{folder}: no mention has a gold cluster ({why})")
     return data
 
 
@@ -186,21 +198,38 @@ def _json(path: Path, shape: type, of: type) -> dict | list:
         raise DatasetError(f"{path}: not JSON ({exc})") from exc
     items = value.values() if isinstance(value, dict) else value
     if not isinstance(value, shape) or not all(isinstance(v, of) for v in items):
+        kinds = {dict: "objects", list: "arrays", object: "records"}
         raise DatasetError(
             f"{path}: not a JSON {'object' if shape is dict else 'array'} of "
-            f"{'objects' if of is dict else 'arrays'}"
+            f"{kinds[of]}"
         )
     return value
 
 
 def _gold(
-    memberships: list[tuple[object, str]], known: set, path: Path
-) -> dict[object, str]:
+    memberships: list[tuple[object, str]],
+    known: set,
+    path: Path,
+    *,
+    unidentified: int = 0,
+) -> tuple[dict[object, str], list[str]]:
     """``{signature id: gold cluster}`` from ``(signature, cluster)`` pairs.
 
+    Args:
+        memberships: ``(signature id, cluster id)`` of every cluster member.
+        known: the signature ids the signature file holds.
+        path: the cluster file, for messages.
+        unidentified: signature records whose id could not be read; with any,
+            a cluster member the file does not hold may be one of them, so it
+            is left out and noted rather than refused.
+
+    Returns:
+        ``(gold, notes)``: ``notes`` names each member left out.
+
     Raises:
-        DatasetError: a signature is in two clusters, or a cluster names
-            signatures the signature file does not hold (up to five named).
+        DatasetError: a signature is in two clusters, or (with no unidentified
+            record) a cluster names signatures the signature file does not
+            hold (up to five named): the files are not one set's.
     """
     gold_of: dict[object, str] = {}
     for sig, cluster in memberships:
@@ -211,55 +240,258 @@ def _gold(
             )
         gold_of[sig] = cluster
     unknown = sorted((sig for sig in gold_of if sig not in known), key=str)
-    if unknown:
+    if unknown and not unidentified:
         shown = ", ".join(map(str, unknown[:5]))
         raise DatasetError(
             f"{path}: {len(unknown)} signature id(s) in the clusters are not in "
             f"the signature file: {shown}"
         )
-    return gold_of
+    notes = [
+        f"{path.name}: cluster {gold_of.pop(sig)} names signature {sig}, which "
+        "no readable record holds; left out"
+        for sig in unknown
+    ]
+    return gold_of, notes
+
+
+class _Unusable(ValueError):
+    """A signature record that cannot be read; the message says which and why."""
+
+
+def _kind(value: object) -> str:
+    """A JSON value named for a message: ``"null"``, ``"int 5"``, ``"list"``."""
+    if value is None:
+        return "null"
+    if isinstance(value, (dict, list)):
+        return "an object" if isinstance(value, dict) else "an array"
+    return f"{type(value).__name__} {str(value)[:40]!r}"
+
+
+def _record_id(value: object, what: str) -> str | int:
+    """An id field of a record (a signature's, its paper's): a string or an
+    integer, not empty.
+
+    Raises:
+        _Unusable: missing, empty or of another type (named with ``what``).
+    """
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+        raise _Unusable(f"{what} is {_kind(value)}, not a string or an integer")
+    return value
+
+
+def _text(record: dict, key: str, what: str) -> str:
+    """A text field of a record: its string, "" when missing or null.
+
+    Raises:
+        _Unusable: another type (named with ``what``).
+    """
+    value = record.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _Unusable(f"{what} is {_kind(value)}, not a string")
+    return value
+
+
+def _affiliations(value: object, where: str, notes: list[str]) -> list[str]:
+    """The printed affiliation strings of a record; null items are nothing
+    printed, other items are read without and noted in ``notes``."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value else []
+    if not isinstance(value, list):
+        notes.append(f"{where}: affiliations are {_kind(value)}; read without them")
+        return []
+    out = []
+    for position, item in enumerate(value, start=1):
+        if isinstance(item, str):
+            out.append(item)
+        elif item is not None:
+            notes.append(
+                f"{where}: affiliation {position} is {_kind(item)}, not a "
+                "string; read without it"
+            )
+    return out
+
+
+@dataclass(frozen=True)
+class _Mention:
+    """One readable signature record, before it is a view."""
+
+    signature: str | int
+    paper: str | int
+    given: str
+    family: str
+    affiliations: list[str]
+    raw_name: str
+    coauthors: frozenset[str] = frozenset()
+
+
+def _beard_mention(record: object, n: int, notes: list[str]) -> _Mention:
+    """Signature record ``n`` (from 1) of a beard ``wang_signatures.json``.
+
+    Raises:
+        _Unusable: it is not an object, or its ``signature_id``,
+            ``publication_id`` or ``author_name`` cannot be read.
+    """
+    if not isinstance(record, dict):
+        raise _Unusable(f"record {n} is {_kind(record)}, not an object")
+    sig = _record_id(record.get("signature_id"), f"record {n}: signature_id")
+    where = f"signature {sig}"
+    paper = _record_id(record.get("publication_id"), f"{where}: publication_id")
+    printed = _text(record, "author_name", f"{where}: author_name")
+    parsed = names.parse_name(printed)
+    if not (parsed.family or parsed.given):
+        raise _Unusable(f"{where}: author_name {printed!r} holds no name")
+    affiliations = _affiliations(record.get("author_affiliation"), where, notes)
+    return _Mention(sig, paper, parsed.given, parsed.family, affiliations, printed)
 
 
 def _load_beard(folder: Path) -> LabelledSet:
-    signatures = _json(folder / "wang_signatures.json", list, dict)
+    path = folder / "wang_signatures.json"
+    signatures = _json(path, list, object)
     clusters = _json(folder / "wang_clusters.json", dict, list)
-    seen: set = set()
-    for sig in signatures:
-        if sig.get("signature_id") in seen:
-            raise DatasetError(
-                f"{folder / 'wang_signatures.json'}: signature "
-                f"{sig['signature_id']} is listed twice"
+    mentions: dict[object, _Mention] = {}
+    known: set = set()
+    left_out: list[str] = []
+    unidentified = 0
+    for n, record in enumerate(signatures, start=1):
+        notes: list[str] = []
+        try:
+            mention = _beard_mention(record, n, notes)
+        except _Unusable as exc:
+            left_out.append(f"{path.name}: {exc}; left out")
+            sig = record.get("signature_id") if isinstance(record, dict) else None
+            if isinstance(sig, (str, int)) and not isinstance(sig, bool):
+                known.add(sig)  # its clusters still name it
+            else:
+                unidentified += 1
+            continue
+        if mention.signature in mentions:
+            left_out.append(
+                f"{path.name}: signature {mention.signature} is listed twice "
+                f"(record {n} left out)"
             )
-        seen.add(sig.get("signature_id"))
-    gold_of = _gold(
+            continue
+        left_out += [f"{path.name}: {note}" for note in notes]
+        mentions[mention.signature] = mention
+    gold_of, notes = _gold(
         [(sig, str(author)) for author, sigs in clusters.items() for sig in sigs],
-        {sig.get("signature_id") for sig in signatures},
+        known | set(mentions),
         folder / "wang_clusters.json",
+        unidentified=unidentified,
     )
+    return _labelled(folder, mentions, gold_of, left_out + notes)
+
+
+def _labelled(
+    folder: Path,
+    mentions: dict[object, _Mention],
+    gold_of: dict[object, str],
+    left_out: list[str],
+    seeds: Path | None = None,
+) -> LabelledSet:
+    """The LabelledSet of the readable mentions that have a gold cluster."""
     views, ids, gold, raw = [], [], {}, {}
-    for sig in signatures:
-        if sig["signature_id"] not in gold_of:
+    for key, mention in mentions.items():
+        if key not in gold_of:
             continue
         index = len(views)
-        parsed = names.parse_name(sig["author_name"])
-        affiliation = sig.get("author_affiliation") or ""
         views.append(
             _view(
                 index,
-                sig["publication_id"],
-                parsed.given,
-                parsed.family,
-                [affiliation] if affiliation else [],
+                mention.paper,
+                mention.given,
+                mention.family,
+                mention.affiliations,
+                mention.coauthors,
             )
         )
-        ids.append(str(sig["signature_id"]))
-        gold[index] = gold_of[sig["signature_id"]]
-        raw[index] = sig["author_name"]
-    return LabelledSet(folder.name, _with_rarity(views), ids, gold, raw)
+        ids.append(str(mention.signature))
+        gold[index] = gold_of[key]
+        raw[index] = mention.raw_name
+    must, cannot, dropped = frozenset(), frozenset(), ()
+    if seeds is not None:
+        must, cannot, dropped = _seeds(seeds, ids)
+    return LabelledSet(
+        folder.name,
+        _with_rarity(views),
+        ids,
+        gold,
+        raw,
+        must,
+        cannot,
+        dropped,
+        tuple(left_out),
+    )
+
+
+def _coauthors(paper: object, own: object, where: str, notes: list[str]) -> frozenset:
+    """The co-author keys of an S2AND ``papers.json`` record
+    (:func:`coauthor_keys_of`); a record whose byline cannot be read gives
+    none and is noted in ``notes``."""
+    if paper is None:
+        return frozenset()
+    authors = paper.get("authors", []) if isinstance(paper, dict) else None
+    if not isinstance(authors, list) or not all(
+        isinstance(a, dict) and isinstance(a.get("author_name", ""), str)
+        for a in authors
+    ):
+        notes.append(f"{where}: its paper's authors cannot be read; read without them")
+        return frozenset()
+    return coauthor_keys_of(
+        [
+            (author.get("position"), names.name_key(p.given, p.family))
+            for author in authors
+            for p in [names.parse_name(author.get("author_name", ""))]
+        ],
+        own=own,
+    )
+
+
+def _s2and_mention(
+    sig_id: str, record: object, papers: dict, notes: list[str]
+) -> _Mention:
+    """Signature ``sig_id`` of an S2AND ``signatures.json``.
+
+    Raises:
+        _Unusable: it is not an object, its ``author_info`` is not one, or its
+            ``paper_id`` or name parts cannot be read.
+    """
+    where = f"signature {sig_id}"
+    if not isinstance(record, dict):
+        raise _Unusable(f"{where} is {_kind(record)}, not an object")
+    info = record.get("author_info")
+    if not isinstance(info, dict):
+        raise _Unusable(f"{where}: author_info is {_kind(info)}, not an object")
+    paper = _record_id(record.get("paper_id"), f"{where}: paper_id")
+    given = " ".join(
+        p for p in (_text(info, k, f"{where}: {k}") for k in ("first", "middle")) if p
+    )
+    family = _text(info, "last", f"{where}: last")
+    if family:
+        # Through the name rules in "Last, First" form, which keep the
+        # family as given and drop titles and suffixes from the given
+        # names: the dummy set prints "first": "Dr A'bdul".
+        parsed = names.parse_name(f"{family}, {given}")
+        given, family = parsed.given, parsed.family or family
+    if not (given or family):
+        raise _Unusable(f"{where}: author_info holds no name")
+    return _Mention(
+        sig_id,
+        paper,
+        given,
+        family,
+        _affiliations(info.get("affiliations"), where, notes),
+        f"{given} {family}".strip(),
+        _coauthors(papers.get(str(paper)), info.get("position"), where, notes),
+    )
 
 
 def _load_s2and(folder: Path) -> LabelledSet:
-    signatures = _json(folder / "signatures.json", dict, dict)
+    path = folder / "signatures.json"
+    signatures = _json(path, dict, object)
     clusters = _json(folder / "clusters.json", dict, dict)
     for cluster_id, cluster in clusters.items():
         if not isinstance(cluster.get("signature_ids"), list):
@@ -268,8 +500,8 @@ def _load_s2and(folder: Path) -> LabelledSet:
                 "signature_ids array"
             )
     papers_path = folder / "papers.json"
-    papers = _json(papers_path, dict, dict) if papers_path.is_file() else {}
-    gold_of = _gold(
+    papers = _json(papers_path, dict, object) if papers_path.is_file() else {}
+    gold_of, _ = _gold(
         [
             (str(sig), str(cluster_id))
             for cluster_id, cluster in clusters.items()
@@ -278,45 +510,20 @@ def _load_s2and(folder: Path) -> LabelledSet:
         {str(sig) for sig in signatures},
         folder / "clusters.json",
     )
-    views, ids, gold, raw = [], [], {}, {}
-    for sig_id, sig in signatures.items():
+    mentions: dict[object, _Mention] = {}
+    left_out: list[str] = []
+    for sig_id, record in signatures.items():
         if str(sig_id) not in gold_of:
             continue
-        info = sig["author_info"]
-        given = " ".join(p for p in (info.get("first"), info.get("middle")) if p)
-        family = info.get("last") or ""
-        if family:
-            # Through the name rules in "Last, First" form, which keep the
-            # family as given and drop titles and suffixes from the given
-            # names: the dummy set prints "first": "Dr A'bdul".
-            parsed = names.parse_name(f"{family}, {given}")
-            given, family = parsed.given, parsed.family or family
-        paper = papers.get(str(sig["paper_id"]), {})
-        coauthors = coauthor_keys_of(
-            [
-                (author.get("position"), names.name_key(p.given, p.family))
-                for author in paper.get("authors", [])
-                for p in [names.parse_name(author.get("author_name", ""))]
-            ],
-            own=info.get("position"),
-        )
-        index = len(views)
-        views.append(
-            _view(
-                index,
-                sig["paper_id"],
-                given,
-                family,
-                [a for a in info.get("affiliations") or [] if isinstance(a, str)],
-                coauthors,
-            )
-        )
-        ids.append(str(sig_id))
-        gold[index] = gold_of[str(sig_id)]
-        raw[index] = f"{given} {family}".strip()
-    must, cannot, dropped = _seeds(folder / "cluster_seeds.json", ids)
-    return LabelledSet(
-        folder.name, _with_rarity(views), ids, gold, raw, must, cannot, dropped
+        notes: list[str] = []
+        try:
+            mentions[str(sig_id)] = _s2and_mention(str(sig_id), record, papers, notes)
+        except _Unusable as exc:
+            left_out.append(f"{path.name}: {exc}; left out")
+            continue
+        left_out += [f"{path.name}: {note}" for note in notes]
+    return _labelled(
+        folder, mentions, gold_of, left_out, seeds=folder / "cluster_seeds.json"
     )
 
 

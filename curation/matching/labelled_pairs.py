@@ -185,10 +185,12 @@ def load_pairs(folder: Path) -> PairSet:
         if kind == "train":
             train_left_out = len(skipped)
     if not split["train"] and not split["test"]:
-        first = "; ".join(skipped[:3])
-        raise DatasetError(
-            f"{folder}: no usable pair ({len(skipped)} rows left out, first: {first})"
+        why = (
+            f"{len(skipped)} rows left out, first: {'; '.join(skipped[:3])}"
+            if skipped
+            else "the pair files hold no row"
         )
+        raise DatasetError(f"{folder}: no usable pair ({why})")
     train_pmids = {v.paper_id for p in split["train"] for v in (p.a, p.b)}
     test_pmids = {v.paper_id for p in split["test"] for v in (p.a, p.b)}
     return PairSet(

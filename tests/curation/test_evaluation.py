@@ -314,7 +314,7 @@ def _s2and_copy(tmp_path, **replace) -> Path:
     ("broken", "problem"),
     [
         ({"clusters": "{not json"}, "clusters.json: not JSON"),
-        ({"signatures": "[1, 2]"}, "signatures.json: not a JSON object of objects"),
+        ({"signatures": "[1, 2]"}, "signatures.json: not a JSON object of records"),
         ({"clusters": "[1, 2]"}, "clusters.json: not a JSON object of objects"),
         ({"clusters": "{}"}, "no mention has a gold cluster"),
         (

@@ -260,3 +260,11 @@ def test_two_train_files_are_refused_by_name(tmp_path):
 def test_a_folder_without_a_pair_set_is_refused(tmp_path):
     with pytest.raises(DatasetError, match="no \\*_pairs_train.csv"):
         labelled_pairs.load_pairs(tmp_path)
+
+
+def test_pair_files_of_headers_only_say_they_hold_no_row(tmp_path):
+    folder = _pair_set(tmp_path / "pairs", {"1.xml": _article("1")}, HEADER, HEADER)
+    with pytest.raises(
+        DatasetError, match=r"no usable pair \(the pair files hold no row\)"
+    ):
+        labelled_pairs.load_pairs(folder)

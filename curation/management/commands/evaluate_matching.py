@@ -50,6 +50,9 @@ def _scores(predicted: dict[int, str], gold: dict[int, str]) -> dict:
     }
 
 
+# Signature records left out (or read in part) that the text report lists;
+# --json lists them all.
+LEFT_OUT_SHOWN = 20
 # Affiliation words shown for one part of an error (its commonest), and parts
 # shown for one error (its biggest; the rest are summed up).
 ERROR_WORDS = 4
@@ -440,6 +443,8 @@ class Command(BaseCommand):
                     "must_links_broken": _must_links_broken(data, ours),
                     "dropped": list(data.seeds_dropped),
                 }
+            if data.left_out:
+                report["left_out"] = list(data.left_out)
             if options["errors"]:
                 report["errors"] = _errors(
                     data,
@@ -560,6 +565,14 @@ class Command(BaseCommand):
                 w(f"  must-link not held (default weights): {broken}")
             for dropped in seeds["dropped"]:
                 w(f"  seed left out: {dropped}")
+        left_out = report.get("left_out", [])
+        for why in left_out[:LEFT_OUT_SHOWN]:
+            w(f"  left out: {why}")
+        if len(left_out) > LEFT_OUT_SHOWN:
+            w(
+                f"  and {len(left_out) - LEFT_OUT_SHOWN} more records left out or "
+                "read in part (--json lists each)"
+            )
         if "errors" in report:
             self._print_errors(report["errors"])
         w("  by block size, default weights:")

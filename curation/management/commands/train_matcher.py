@@ -90,6 +90,12 @@ class Command(BaseCommand):
                     f"  {d['rows_left_out']} train rows of {name} left out "
                     "(evaluate_matching --dataset on its folder lists each with why)"
                 )
+            if d.get("records_left_out"):
+                self.stdout.write(
+                    f"  {d['records_left_out']} signature records of {name} left "
+                    "out or read in part (evaluate_matching --dataset on its "
+                    "folder lists each with why)"
+                )
         for why in t.get("curator_decisions_left_out", []):
             self.stdout.write(f"  curator decision left out: {why}")
         held = [k for k, v in model.weights.items() if v == 0.0]

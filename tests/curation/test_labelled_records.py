@@ -1,0 +1,196 @@
+"""Broken records in a labelled set cost themselves, not the set.
+
+The real INSPIRE Wang and S2AND dummy sets, copied with some records broken
+the ways a hand-edited or truncated export breaks them; every other record
+reads as it does in the original.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import CommandError, call_command
+
+from curation.matching import labelled
+
+WANG = settings.WOVEPAPER_DATA_DIR / "and/beard_inspire_wang"
+DUMMY = settings.WOVEPAPER_DATA_DIR / "and/s2and/dummy"
+# Real Wang signatures kept in a copy, every STRIDE-th (the file lists them by
+# person): enough people with several mentions to train on, small enough to
+# read fast.
+KEPT = 400
+STRIDE = 19
+
+
+def _wang_copy(tmp_path: Path, breaks: dict[int, object]) -> tuple[Path, list]:
+    """:data:`KEPT` Wang signatures and their clusters in a folder,
+    record ``n`` (from 0) replaced by ``breaks[n]`` (a dict is merged into it,
+    anything else replaces it); returns the folder and the original records."""
+    every = json.loads((WANG / "wang_signatures.json").read_text())
+    records = every[::STRIDE][:KEPT]
+    kept = {r["signature_id"] for r in records}
+    clusters = json.loads((WANG / "wang_clusters.json").read_text())
+    clusters = {
+        a: [s for s in sigs if s in kept]
+        for a, sigs in clusters.items()
+        if any(s in kept for s in sigs)
+    }
+    broken = []
+    for n, record in enumerate(records):
+        change = breaks.get(n)
+        if isinstance(change, dict):
+            broken.append({**record, **change})
+        elif n in breaks:
+            broken.append(change)
+        else:
+            broken.append(record)
+    folder = tmp_path / "wang"
+    folder.mkdir()
+    (folder / "wang_signatures.json").write_text(json.dumps(broken))
+    (folder / "wang_clusters.json").write_text(json.dumps(clusters))
+    return folder, records
+
+
+def test_a_broken_beard_record_is_left_out_and_named_and_the_rest_is_read(tmp_path):
+    folder, records = _wang_copy(
+        tmp_path,
+        {
+            1: {"author_name": 5},
+            2: {"publication_id": None},
+            3: 7,
+            4: {"author_affiliation": {"name": "IHEP"}},
+        },
+    )
+    path = folder / "wang_signatures.json"
+    path.write_text(json.dumps([*json.loads(path.read_text()), records[0]]))
+    data = labelled.load(folder)
+    sig = [str(r["signature_id"]) for r in records]
+    assert data.left_out == (
+        f"wang_signatures.json: signature {sig[1]}: author_name is int '5', "
+        "not a string; left out",
+        f"wang_signatures.json: signature {sig[2]}: publication_id is null, not "
+        "a string or an integer; left out",
+        "wang_signatures.json: record 4 is int '7', not an object; left out",
+        f"wang_signatures.json: signature {sig[4]}: affiliations are an object; "
+        "read without them",
+        f"wang_signatures.json: signature {sig[0]} is listed twice (record "
+        f"{KEPT + 1} left out)",
+        # Record 4 has no id left: the cluster naming it is read without it.
+        f"wang_clusters.json: cluster {original_gold(sig[3])} names signature "
+        f"{sig[3]}, which no readable record holds; left out",
+    )
+    assert data.mention_ids == [s for n, s in enumerate(sig) if n not in (1, 2, 3)]
+    (tmp_path / "original").mkdir()
+    original = labelled.load(_wang_copy(tmp_path / "original", {})[0])
+    assert len(original.views) == KEPT
+    before = dict(zip(original.mention_ids, original.views, strict=True))
+    after = dict(zip(data.mention_ids, data.views, strict=True))
+    assert after[sig[4]].affiliation_tokens == frozenset()
+    assert before[sig[4]].affiliation_tokens
+    assert (after[sig[4]].given, after[sig[4]].family) == (
+        before[sig[4]].given,
+        before[sig[4]].family,
+    )
+    for s in sig[5:]:
+        assert (after[s].given, after[s].family, after[s].affiliation_tokens) == (
+            before[s].given,
+            before[s].family,
+            before[s].affiliation_tokens,
+        )
+        assert (
+            data.gold[data.mention_ids.index(s)]
+            == original.gold[original.mention_ids.index(s)]
+        )
+
+
+def original_gold(signature: str) -> str:
+    """The INSPIRE author id whose cluster holds a real Wang signature."""
+    clusters = json.loads((WANG / "wang_clusters.json").read_text())
+    return next(a for a, sigs in clusters.items() if int(signature) in sigs)
+
+
+def _dummy_copy(tmp_path: Path) -> tuple[Path, dict, dict]:
+    folder = tmp_path / "dummy"
+    shutil.copytree(DUMMY, folder)
+    signatures = json.loads((folder / "signatures.json").read_text())
+    papers = json.loads((folder / "papers.json").read_text())
+    return folder, signatures, papers
+
+
+def test_a_broken_s2and_record_is_left_out_and_named_and_the_rest_is_read(tmp_path):
+    folder, signatures, papers = _dummy_copy(tmp_path)
+    signatures["1"]["author_info"] = None
+    signatures["2"]["paper_id"] = [1, 2]
+    signatures["3"]["author_info"]["affiliations"] = [
+        {"name": "Bridgewater"},
+        "Allen Institute for AI",
+    ]
+    papers[str(signatures["0"]["paper_id"])]["authors"] = "everyone"
+    (folder / "signatures.json").write_text(json.dumps(signatures))
+    (folder / "papers.json").write_text(json.dumps(papers))
+    data = labelled.load(folder)
+    assert data.left_out == (
+        "signatures.json: signature 0: its paper's authors cannot be read; read "
+        "without them",
+        "signatures.json: signature 1: author_info is null, not an object; left out",
+        "signatures.json: signature 2: paper_id is an array, not a string or an "
+        "integer; left out",
+        "signatures.json: signature 3: affiliation 1 is an object, not a string; "
+        "read without it",
+    )
+    read = dict(zip(data.mention_ids, data.views, strict=True))
+    assert set(read) == {"0", "3", "4"}
+    assert read["0"].coauthor_keys == frozenset()
+    assert read["3"].affiliation_tokens == {"allen"}
+    assert data.gold[data.mention_ids.index("0")] == "1"
+
+
+def test_a_set_whose_every_record_is_broken_says_what_the_first_are(tmp_path):
+    folder, signatures, _ = _dummy_copy(tmp_path)
+    for record in signatures.values():
+        record["author_info"] = 5
+    (folder / "signatures.json").write_text(json.dumps(signatures))
+    with pytest.raises(
+        labelled.DatasetError,
+        match=r"no mention has a gold cluster \(5 signature records left out or "
+        r"read in part, first: signatures.json: signature 0: author_info is int "
+        r"'5', not an object; left out",
+    ):
+        labelled.load(folder)
+
+
+def test_evaluate_matching_lists_the_records_it_left_out(tmp_path):
+    folder, _ = _wang_copy(tmp_path, {1: {"author_name": 5}})
+    out = io.StringIO()
+    call_command("evaluate_matching", dataset=[folder], folds=0, stdout=out)
+    assert "  left out: wang_signatures.json: signature" in out.getvalue()
+    assert "author_name is int '5', not a string; left out" in out.getvalue()
+    out = io.StringIO()
+    call_command("evaluate_matching", dataset=[folder], folds=0, json=True, stdout=out)
+    assert len(json.loads(out.getvalue())["left_out"]) == 1
+
+
+@pytest.mark.django_db
+def test_train_matcher_trains_on_the_rest_and_says_how_many_it_left_out(tmp_path):
+    folder, _ = _wang_copy(tmp_path, {1: {"author_name": 5}, 3: None})
+    out = io.StringIO()
+    call_command("train_matcher", dataset=[folder], stdout=out)
+    # Record 4 has no id left: the cluster that names it is read without it.
+    assert "3 signature records of wang left out or read in part" in out.getvalue()
+    assert "now the active model" in out.getvalue()
+
+
+def test_a_cluster_file_naming_an_unknown_signature_still_refuses_the_set(tmp_path):
+    # The labels are the measure: a cluster file that names signatures the
+    # signature file never held is another set's, not a broken record.
+    folder, _ = _wang_copy(tmp_path, {})
+    clusters = json.loads((folder / "wang_clusters.json").read_text())
+    next(iter(clusters.values())).append(99999999)
+    (folder / "wang_clusters.json").write_text(json.dumps(clusters))
+    with pytest.raises(CommandError, match="not in the signature file: 99999999"):
+        call_command("evaluate_matching", dataset=[folder], stdout=io.StringIO())
