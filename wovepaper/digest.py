@@ -93,7 +93,7 @@ def _fresh_papers(day: dt.date) -> _Fresh:
             by_researcher[researcher_id].add(paper_id)
     by_category: dict[str, set[int]] = defaultdict(set)
     for paper in found.papers:
-        for category in paper.categories or []:
+        for category in paper.category_list:
             by_category[category].add(paper.pk)
     found.byline, found.by_researcher = dict(byline), dict(by_researcher)
     found.by_category = dict(by_category)

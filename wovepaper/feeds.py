@@ -124,7 +124,7 @@ class PaperFeed(Feed):
 
     def item_categories(self, item: Paper) -> list[str]:
         """The paper's arXiv categories, primary first."""
-        return [_xml_safe(c) for c in item.categories]
+        return [_xml_safe(c) for c in item.category_list]
 
 
 class LatestPapersFeed(PaperFeed):

@@ -78,3 +78,34 @@ def test_a_list_that_is_not_of_strings_fails_validation(arxiv_dir, value, messag
     with pytest.raises(ValidationError) as raised:
         authorship.full_clean()
     assert raised.value.message_dict["affiliations"] == [message]
+
+
+def test_a_paper_page_and_feed_show_what_strings_a_hand_edited_row_holds(
+    arxiv_dir, client
+):
+    researcher, rows = _grabec(arxiv_dir)
+    _corrupt(rows)
+    first, second, third = sorted(rows, key=lambda a: a.pk)[:3]
+    # A bare number of categories: no categories shown, the page still served.
+    page = client.get(Paper.objects.get(pk=third.paper_id).get_absolute_url())
+    assert page.status_code == 200
+    assert b"<dt>Categories</dt>" not in page.content
+    markdown = client.get(
+        Paper.objects.get(pk=third.paper_id).get_absolute_url(),
+        HTTP_ACCEPT="text/markdown",
+    )
+    assert markdown.status_code == 200
+    assert "Categories:" not in markdown.content.decode()
+    # Numbers among the categories, and affiliations of a number and of an
+    # object and a null: the strings are shown, never Python's spelling.
+    page = client.get(Paper.objects.get(pk=second.paper_id).get_absolute_url())
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "<span>cs.NE" in html
+    assert "None" not in html
+    assert "{&#x27;a&#x27;" not in html
+    assert '"keywords": ["cs.NE"]' in html
+    feed = client.get(f"/researchers/{researcher.pk}/feed.rss")
+    assert feed.status_code == 200
+    assert b"<category>cs.NE</category>" in feed.content
+    assert b"<category>5</category>" not in feed.content

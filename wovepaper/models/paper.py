@@ -6,7 +6,7 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.urls import reverse
 
-from wovepaper.text import slug_for, validate_string_list
+from wovepaper.text import slug_for, strings_in, validate_string_list
 
 
 class Paper(models.Model):
@@ -113,6 +113,15 @@ class Paper(models.Model):
         """The published date to its known precision: ``2019``, ``2019-03`` or
         ``2019-03-05``; "" when undated (:func:`date_shown`)."""
         return date_shown(self.published, self.published_precision)
+
+    @property
+    def category_list(self) -> list[str]:
+        """The paper's arXiv categories as strings, primary first
+        (:func:`wovepaper.text.strings_in`): what the pages, feeds and
+        digests show, so a row whose ``categories`` were edited by hand in
+        the database (``7``, ``[5, null]``; the admin refuses them) costs
+        that row's categories, not its page."""
+        return strings_in(self.categories)
 
     @property
     def url_key(self) -> str:
@@ -228,3 +237,11 @@ class Authorship(models.Model):
 
     def __str__(self) -> str:
         return f"{self.raw_name} (author {self.position})"
+
+    @property
+    def affiliation_list(self) -> list[str]:
+        """The affiliation strings printed with this authorship
+        (:func:`wovepaper.text.strings_in`): what the pages and the curation
+        screens show, so a hand-edited ``affiliations`` (``5``, ``[5, null]``)
+        shows as nothing rather than as Python's spelling of it."""
+        return strings_in(self.affiliations)

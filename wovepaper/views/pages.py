@@ -157,7 +157,7 @@ def _paper_json_ld(request: HttpRequest, paper: Paper, byline: list) -> dict:
         "url": request.build_absolute_uri(paper.get_absolute_url()),
         "author": authors,
         "abstract": latex_to_text(paper.abstract[:5000]),
-        "keywords": paper.categories,
+        "keywords": paper.category_list,
     }
     if paper.published:
         data["datePublished"] = paper.published_shown
