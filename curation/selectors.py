@@ -898,6 +898,28 @@ def orcid_conflicts(block_keys: Iterable[str] | None = None) -> list[OrcidConfli
     ]
 
 
+def unblocked_authorships() -> QuerySet[Authorship]:
+    """Unassigned authorships matching never reads: their printed name folds
+    to no block key (only punctuation, or characters with no Latin reading,
+    :func:`curation.names.block_key`), so no block holds them and no proposal
+    is made for them (``manage.py match`` names them). Collaborations and
+    hidden papers' authorships are left out, as matching leaves them.
+
+    Returns:
+        The authorships, by id, with their papers.
+    """
+    return (
+        Authorship.objects.filter(
+            researcher__isnull=True,
+            is_collaboration=False,
+            paper__hidden=False,
+            block_key="",
+        )
+        .select_related("paper")
+        .order_by("id")
+    )
+
+
 def researcher_block_keys() -> list[str]:
     """The block keys that hold at least one live researcher, sorted."""
     return sorted(

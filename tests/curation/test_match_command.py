@@ -8,7 +8,9 @@ import pytest
 from django.core.management import call_command
 
 from curation.models import Proposal
+from harvest import services as harvest
 from tests.factories import AuthorshipFactory
+from wovepaper.models import Authorship
 
 pytestmark = pytest.mark.django_db
 
@@ -36,3 +38,27 @@ def test_match_command_says_when_a_named_block_holds_no_authorship():
         'and first initial, as "serre j"'
     )
     assert out.getvalue().startswith("1 blocks with unassigned authorships")
+
+
+def test_match_names_the_authorships_whose_name_folds_to_no_block(arxiv_dir, tmp_path):
+    # A real arXiv record whose first author is printed as "?" (as sources
+    # print a name they lack): no block holds it, so no run proposes for it.
+    real = arxiv_dir / "abs_files/ftp/arxiv/papers/0704/0704.0047.abs"
+    edited = tmp_path / "0704.0047.abs"
+    edited.write_text(
+        real.read_text().replace("Authors: T. Kosel and", "Authors: ? and")
+    )
+    harvest.harvest_arxiv_files(root=edited)
+    unnamed = Authorship.objects.get(position=1)
+    assert (unnamed.raw_name, unnamed.block_key) == ("?", "")
+    out = io.StringIO()
+    call_command("match", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("1 blocks with unassigned authorships")
+    assert lines[1:] == [
+        "1 unassigned authorship not matched: the printed name folds to no block "
+        "key, so no block holds it and no proposal is made",
+        f"  authorship {unnamed.pk}: '?', author 1 of paper 0704.0047",
+    ]
+    assert not Proposal.objects.filter(authorships=unnamed).exists()
+    assert Proposal.objects.filter(authorships__family_name="Grabec").exists()

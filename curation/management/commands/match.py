@@ -5,8 +5,12 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandParser
 
 from curation.models import Proposal
+from curation.selectors import unblocked_authorships
 from curation.services import matching_run
 from wovepaper.models import Authorship
+
+# Authorships without a block key named one by one after a run; the rest counted.
+UNBLOCKED_SHOWN = 5
 
 
 class Command(BaseCommand):
@@ -49,3 +53,24 @@ class Command(BaseCommand):
             f"{proposed}; {counts.get('auto_applied', 0)} applied by the identifier "
             "policy"
         )
+        if not blocks:
+            self._unblocked()
+
+    def _unblocked(self) -> None:
+        """Name the unassigned authorships no run can propose for."""
+        unblocked = unblocked_authorships()
+        total = unblocked.count()
+        if not total:
+            return
+        self.stdout.write(
+            f"{total} unassigned authorship{'s' if total > 1 else ''} not matched: "
+            "the printed name folds to no block key, so no block holds it and "
+            "no proposal is made"
+        )
+        for a in unblocked[:UNBLOCKED_SHOWN]:
+            self.stdout.write(
+                f"  authorship {a.pk}: {a.raw_name!r}, author {a.position} of "
+                f"paper {a.paper.url_key}"
+            )
+        if total > UNBLOCKED_SHOWN:
+            self.stdout.write(f"  and {total - UNBLOCKED_SHOWN} more")
