@@ -1293,6 +1293,7 @@ CURATOR_PERMISSIONS = (
     ("curation", "undo_curationevent"),
     ("curation", "view_claimrequest"),
     ("curation", "decide_claimrequest"),
+    ("curation", "view_matchermodel"),
     ("wovepaper", "change_researcher"),
     ("wovepaper", "merge_researcher"),
     ("wovepaper", "split_researcher"),
@@ -1343,7 +1344,9 @@ def curator_ensure(*, username: str, password: str, email: str = ""):
 
 
 @transaction.atomic
-def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
+def matcher_train(
+    *, datasets: list[Path], threshold: float, activate: bool = True
+) -> MatcherModel:
     """Train the pairwise model on labelled sets and curator decisions; activate it.
 
     Labelled pairs come from each dataset (see
@@ -1351,7 +1354,8 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
     alike (:func:`curation.matching.training.set_weights`); curator decisions
     are the attach and merge proposals a person applied (positives) or
     rejected (negatives), those whose evidence cannot be read left out and
-    named. The new model becomes the only active one; matching runs use it
+    named. The new model becomes the only active one (unless ``activate`` is
+    False: it is stored for :func:`matcher_activate`); matching runs use it
     from then on and record its version on every proposal.
 
     Args:
@@ -1360,9 +1364,11 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
             their train pairs).
         threshold: the pairwise score in [0, 1] at which matching with this model
             joins clusters and proposes attachments.
+        activate: make it the model matching uses (False: store it inactive,
+            to read its weights and training first).
 
     Returns:
-        The saved, active MatcherModel.
+        The saved MatcherModel, active unless ``activate`` is False.
 
     Raises:
         labelled.DatasetError: a folder holds no labelled set.
@@ -1431,11 +1437,14 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
             f"{exc} ({counts}; curator decisions: {len(decisions.y)} pairs, "
             f"{sum(decisions.y)} approved)"
         ) from exc
-    MatcherModel.objects.filter(active=True).update(active=False)
-    # This process's next incremental run reads the new model, not the one it
-    # remembers (forgetting early costs one read if this transaction fails).
-    selectors.forget_given_rarities()
+    if activate:
+        MatcherModel.objects.filter(active=True).update(active=False)
+        # This process's next incremental run reads the new model, not the one
+        # it remembers (forgetting early costs one read if this transaction
+        # fails).
+        selectors.forget_given_rarities()
     return MatcherModel.objects.create(
+        active=activate,
         version=weights.version,
         bias=weights.bias,
         weights=weights.weights,
@@ -1450,3 +1459,46 @@ def matcher_train(*, datasets: list[Path], threshold: float) -> MatcherModel:
             "defaults_kept": training.kept_defaults(examples, hold),
         },
     )
+
+
+@transaction.atomic
+def matcher_activate(*, version: str | None) -> MatcherModel | None:
+    """Make one stored model the one matching uses, or none (default weights).
+
+    For a model stored with ``matcher_train(activate=False)``, and to roll
+    back to an earlier model, or to the hand-set default weights
+    (:data:`curation.matching.scoring.DEFAULT`), when a new one proposes
+    worse. Proposals already made keep the version they were scored with;
+    later runs score with this one (another process within
+    ``CURATION_RARITY_SECONDS``, as a model trained elsewhere reaches it).
+
+    Args:
+        version: the ``MatcherModel.version`` to activate; None deactivates
+            every model.
+
+    Returns:
+        The active model, or None for the default weights.
+
+    Raises:
+        ValueError: no stored model has that version (the newest versions named).
+    """
+    model = None
+    if version is not None:
+        model = MatcherModel.objects.select_for_update().filter(version=version).first()
+        if model is None:
+            newest = ", ".join(
+                MatcherModel.objects.values_list("version", flat=True)[:3]
+            )
+            raise ValueError(
+                f"no stored matcher model has version {version!r}"
+                + (f" (newest: {newest})" if newest else " (none is stored)")
+            )
+    others = MatcherModel.objects.filter(active=True)
+    if model is not None:
+        others = others.exclude(pk=model.pk)
+    others.update(active=False)
+    if model is not None and not model.active:
+        model.active = True
+        model.save(update_fields=["active"])
+    selectors.forget_given_rarities()
+    return model

@@ -1,4 +1,4 @@
-"""``manage.py train_matcher [--dataset PATH ...] [--threshold T]``."""
+"""``manage.py train_matcher [--dataset PATH ...] [--threshold T] [--no-activate]``."""
 
 from __future__ import annotations
 
@@ -52,6 +52,15 @@ class Command(BaseCommand):
             help=f"pairwise score at which clusters join (default {DEFAULT_THRESHOLD})",
         )
 
+        parser.add_argument(
+            "--no-activate",
+            dest="activate",
+            action="store_false",
+            help="store the model without making it the one matching uses "
+            "(read its weights first; manage.py matcher_models --activate "
+            "VERSION activates it)",
+        )
+
     def handle(self, *args, **options) -> None:
         if not 0.0 < options["threshold"] < 1.0:
             raise CommandError("--threshold must lie strictly between 0 and 1")
@@ -63,7 +72,11 @@ class Command(BaseCommand):
                 hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
                 raise CommandError(f"{folder}: no such folder{hint}")
         try:
-            model = matcher_train(datasets=folders, threshold=options["threshold"])
+            model = matcher_train(
+                datasets=folders,
+                threshold=options["threshold"],
+                activate=options["activate"],
+            )
         except (labelled.DatasetError, ValueError) as exc:
             hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
             raise CommandError(f"{exc}{hint}") from exc
@@ -72,8 +85,14 @@ class Command(BaseCommand):
             f"{name} {d['pairs']} ({d['positives']} matching)"
             for name, d in t["datasets"].items()
         )
+        state = (
+            "now the active model"
+            if model.active
+            else "stored, not active (manage.py matcher_models --activate "
+            f"{model.version} makes it the model matching uses)"
+        )
         self.stdout.write(
-            f"trained {model.version}, now the active model: {t['pairs']} pairs "
+            f"trained {model.version}, {state}: {t['pairs']} pairs "
             f"({t['positives']} matching): {sets}, {t['curator_decisions']} from "
             f"curator decisions; threshold {model.threshold}"
         )

@@ -1,0 +1,105 @@
+"""The stored matcher models in the admin: which one matching uses, what each
+learned, and a switch to another (a rollback) or to the default weights.
+
+Curators see them (``view_matchermodel``: the version every proposal records
+is one of these); switching needs ``change_matchermodel``, an operator's
+permission (``manage.py matcher_models --activate`` does the same).
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
+
+from curation.admin.common import SafeActionsMixin
+from curation.models import MatcherModel
+from curation.services import matcher_activate
+from wovepaper.admin import ReadOnlyAdmin
+
+
+@admin.register(MatcherModel)
+class MatcherModelAdmin(SafeActionsMixin, ReadOnlyAdmin):
+    """Read-only rows; two actions switch the model matching uses."""
+
+    list_display = ("version", "active", "trained_at", "threshold", "pairs", "sets")
+    list_filter = ("active",)
+    search_fields = ("version",)
+    fields = (
+        "version",
+        "active",
+        "trained_at",
+        "threshold",
+        "bias",
+        "weighed",
+        "learned_from",
+    )
+    readonly_fields = fields
+    actions = ("activate_selected", "use_default_weights")
+
+    @admin.display(description="pairs")
+    def pairs(self, obj: MatcherModel) -> int:
+        return (obj.training or {}).get("pairs", 0)
+
+    @admin.display(description="labelled sets")
+    def sets(self, obj: MatcherModel) -> str:
+        return ", ".join((obj.training or {}).get("datasets", {})) or "-"
+
+    @admin.display(description="weights")
+    def weighed(self, obj: MatcherModel) -> str:
+        rows = sorted((obj.weights or {}).items(), key=lambda kv: -abs(kv[1]))
+        return format_html(
+            "<table>{}</table>",
+            format_html_join(
+                "",
+                "<tr><td>{}</td><td>{}</td></tr>",
+                ((k, f"{v:+.3f}") for k, v in rows),
+            ),
+        )
+
+    @admin.display(description="learned from")
+    def learned_from(self, obj: MatcherModel) -> str:
+        t = obj.training or {}
+        lines = [
+            (name, f"{d.get('pairs', 0)} pairs, {d.get('positives', 0)} one person")
+            for name, d in t.get("datasets", {}).items()
+        ]
+        lines.append(("curator decisions", f"{t.get('curator_decisions', 0)} pairs"))
+        return format_html_join("", "<div>{}: {}</div>", lines)
+
+    def get_actions(self, request: HttpRequest):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def has_activate_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("curation.change_matchermodel")
+
+    @admin.action(
+        description="Make the selected model the one matching uses",
+        permissions=["activate"],
+    )
+    def activate_selected(self, request: HttpRequest, queryset) -> None:
+        chosen = list(queryset[:2])
+        if len(chosen) != 1:
+            self.message_user(
+                request, "select exactly one model to activate", messages.ERROR
+            )
+            return
+        model = matcher_activate(version=chosen[0].version)
+        self.message_user(
+            request,
+            f"matching now uses {model.version}: proposals already made keep the "
+            "version they were scored with",
+            messages.SUCCESS,
+        )
+
+    @admin.action(
+        description="Use the default weights (deactivate every model)",
+        permissions=["activate"],
+    )
+    def use_default_weights(self, request: HttpRequest, queryset) -> None:
+        matcher_activate(version=None)
+        self.message_user(
+            request, "matching now uses the default weights", messages.SUCCESS
+        )

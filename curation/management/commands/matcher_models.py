@@ -1,0 +1,73 @@
+"""``manage.py matcher_models [--activate VERSION | --default]``: the stored
+matcher models, and which one matching uses."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from curation.models import MatcherModel
+from curation.services import matcher_activate
+
+# Models listed, newest first.
+SHOWN = 20
+
+
+class Command(BaseCommand):
+    """List the stored matcher models; activate one, or go back to the defaults."""
+
+    help = (
+        "List the trained matcher models (newest first); --activate VERSION makes "
+        "one the model matching uses, --default goes back to the default weights."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        which = parser.add_mutually_exclusive_group()
+        which.add_argument(
+            "--activate",
+            metavar="VERSION",
+            help="make this stored model the one matching uses (a rollback, or "
+            "a model trained with train_matcher --no-activate)",
+        )
+        which.add_argument(
+            "--default",
+            action="store_true",
+            help="deactivate every trained model: matching uses the default weights",
+        )
+
+    def handle(self, *args, **options) -> None:
+        if options["activate"] is not None or options["default"]:
+            try:
+                model = matcher_activate(version=options["activate"])
+            except ValueError as exc:
+                raise CommandError(str(exc)) from exc
+            self.stdout.write(
+                f"matching now uses {model.version}"
+                if model
+                else "matching now uses the default weights"
+            )
+        self._list()
+
+    def _list(self) -> None:
+        models = list(MatcherModel.objects.all()[: SHOWN + 1])
+        if not models:
+            self.stdout.write(
+                "no trained model is stored: matching uses the default weights "
+                "(manage.py train_matcher trains one)"
+            )
+            return
+        if (
+            not any(m.active for m in models)
+            and not MatcherModel.objects.filter(active=True).exists()
+        ):
+            self.stdout.write("no model is active: matching uses the default weights")
+        for m in models[:SHOWN]:
+            t = m.training or {}
+            sets = ", ".join(t.get("datasets", {})) or "no labelled set"
+            self.stdout.write(
+                f"{'*' if m.active else ' '} {m.version}  trained "
+                f"{m.trained_at:%Y-%m-%d %H:%M} UTC, threshold {m.threshold}, "
+                f"{t.get('pairs', 0)} pairs ({sets}; "
+                f"{t.get('curator_decisions', 0)} from curator decisions)"
+            )
+        if len(models) > SHOWN:
+            self.stdout.write(f"  (the newest {SHOWN} shown)")

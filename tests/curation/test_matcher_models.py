@@ -1,0 +1,135 @@
+"""Stored matcher models: train without activating, switch back and forth,
+go back to the default weights; from the command line and the admin."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.conf import settings
+from django.core.management import CommandError, call_command
+
+from curation import services
+from curation.matching import scoring
+from curation.models import MatcherModel, Proposal
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+QIAN = "and/s2and/qian_partial"
+
+
+def _trained(**options) -> MatcherModel:
+    out = io.StringIO()
+    call_command(
+        "train_matcher",
+        dataset=[settings.WOVEPAPER_DATA_DIR / QIAN],
+        stdout=out,
+        **options,
+    )
+    model = MatcherModel.objects.order_by("-trained_at", "-id").first()
+    assert f"trained {model.version}" in out.getvalue()
+    return model
+
+
+def _version_matching_records() -> str:
+    """Drop the proposals, run matching again and say which model version
+    the new proposals carry (one version for the whole run)."""
+    Proposal.objects.all().delete()
+    services.matching_run()
+    versions = set(Proposal.objects.values_list("model_version", flat=True))
+    assert len(versions) == 1
+    return versions.pop()
+
+
+@pytest.fixture
+def harvested(arxiv_dir):
+    from harvest import services as harvest
+
+    harvest.harvest_arxiv_files(
+        root=arxiv_dir / "abs_files/ftp/arxiv/papers/0704/0704.0047.abs"
+    )
+
+
+def _models(*args) -> str:
+    out = io.StringIO()
+    call_command("matcher_models", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_a_model_trained_without_activating_waits_until_activated(harvested):
+    first = _trained()
+    second = _trained(activate=False)
+    assert not second.active
+    assert MatcherModel.objects.get(active=True) == first
+    # Matching keeps using the active model.
+    assert _version_matching_records() == first.version
+    listing = _models()
+    assert f"* {first.version}" in listing
+    assert f"  {second.version}" in listing
+    assert "qian_partial" in listing
+
+    assert _models("--activate", second.version).startswith(
+        f"matching now uses {second.version}"
+    )
+    assert list(MatcherModel.objects.filter(active=True)) == [second]
+    assert _version_matching_records() == second.version
+
+    # A rollback to the first, then to the default weights.
+    _models("--activate", first.version)
+    assert _version_matching_records() == first.version
+    assert "matching now uses the default weights" in _models("--default")
+    assert not MatcherModel.objects.filter(active=True).exists()
+    assert _version_matching_records() == scoring.MODEL_VERSION
+
+
+def test_activating_an_unknown_version_is_refused_and_changes_nothing():
+    model = _trained()
+    with pytest.raises(
+        CommandError,
+        match=f"no stored matcher model has version 'logreg-nope' .newest: "
+        f"{model.version}",
+    ):
+        _models("--activate", "logreg-nope")
+    assert list(MatcherModel.objects.filter(active=True)) == [model]
+
+
+def test_no_stored_model_says_the_defaults_are_used():
+    assert "no trained model is stored" in _models()
+
+
+def test_curators_see_the_models_and_operators_switch_them(client, curator):
+    first = _trained()
+    second = _trained(activate=False)
+    url = "/admin/curation/matchermodel/"
+    client.force_login(curator)
+    page = client.get(url)
+    assert page.status_code == 200
+    assert second.version in page.content.decode()
+    # A curator reads what a model weighs but cannot switch models.
+    detail = client.get(f"{url}{second.pk}/change/").content.decode()
+    assert "same_given" in detail
+    assert "activate_selected" not in page.content.decode()
+    client.post(url, {"action": "activate_selected", "_selected_action": [second.pk]})
+    assert MatcherModel.objects.get(active=True) == first
+
+    operator = UserFactory(is_staff=True, is_superuser=True)
+    client.force_login(operator)
+    assert "activate_selected" in client.get(url).content.decode()
+    response = client.post(
+        url,
+        {"action": "activate_selected", "_selected_action": [second.pk]},
+        follow=True,
+    )
+    # The admin writes a message with a capital.
+    assert f"Matching now uses {second.version}" in response.content.decode()
+    assert MatcherModel.objects.get(active=True) == second
+    response = client.post(
+        url,
+        {"action": "activate_selected", "_selected_action": [first.pk, second.pk]},
+        follow=True,
+    )
+    assert "Select exactly one model" in response.content.decode()
+    assert MatcherModel.objects.get(active=True) == second
+    client.post(url, {"action": "use_default_weights", "_selected_action": [first.pk]})
+    assert not MatcherModel.objects.filter(active=True).exists()
