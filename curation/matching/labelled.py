@@ -175,12 +175,13 @@ def _with_rarity(views: list[AuthorshipView]) -> list[AuthorshipView]:
     ]
 
 
-def _json(path: Path, shape: type, of: type) -> dict | list:
-    """A JSON file of the shape a labelled set's format has: ``shape`` (dict or
-    list) holding ``of`` values.
+def _read_json(path: Path) -> object:
+    """A labelled set's JSON file, parsed.
 
     Raises:
-        DatasetError: not JSON, or another shape (named with the file).
+        DatasetError: not JSON, nested too deep to read (Python's recursion
+            limit), or an object repeats a key (a later value would silently
+            replace the first), named with the file.
     """
 
     def unique(pairs: list[tuple[str, object]]) -> dict:
@@ -191,11 +192,26 @@ def _json(path: Path, shape: type, of: type) -> dict | list:
         return value
 
     try:
-        value = json.loads(path.read_text(), object_pairs_hook=unique)
+        return json.loads(path.read_text(), object_pairs_hook=unique)
     except DatasetError:
         raise
+    except RecursionError as exc:
+        raise DatasetError(
+            f"{path}: not JSON this reader can read (nested too deep)"
+        ) from exc
     except ValueError as exc:
         raise DatasetError(f"{path}: not JSON ({exc})") from exc
+
+
+def _json(path: Path, shape: type, of: type) -> dict | list:
+    """A JSON file of the shape a labelled set's format has: ``shape`` (dict or
+    list) holding ``of`` values.
+
+    Raises:
+        DatasetError: not JSON, or another shape (named with the file).
+    """
+
+    value = _read_json(path)
     items = value.values() if isinstance(value, dict) else value
     if not isinstance(value, shape) or not all(isinstance(v, of) for v in items):
         kinds = {dict: "objects", list: "arrays", object: "records"}
@@ -429,13 +445,18 @@ def _labelled(
 
 def _coauthors(paper: object, own: object, where: str, notes: list[str]) -> frozenset:
     """The co-author keys of an S2AND ``papers.json`` record
-    (:func:`coauthor_keys_of`); a record whose byline cannot be read gives
-    none and is noted in ``notes``."""
-    if paper is None:
+    (:func:`coauthor_keys_of`); none without the author's own position
+    ``own``; a record whose byline cannot be read (an entry not an object, a
+    name not a string, a position not an integer) gives none and is noted in
+    ``notes``."""
+    if paper is None or own is None:
         return frozenset()
     authors = paper.get("authors", []) if isinstance(paper, dict) else None
     if not isinstance(authors, list) or not all(
-        isinstance(a, dict) and isinstance(a.get("author_name", ""), str)
+        isinstance(a, dict)
+        and isinstance(a.get("author_name", ""), str)
+        and isinstance(a.get("position"), int)
+        and not isinstance(a.get("position"), bool)
         for a in authors
     ):
         notes.append(f"{where}: its paper's authors cannot be read; read without them")
@@ -448,6 +469,23 @@ def _coauthors(paper: object, own: object, where: str, notes: list[str]) -> froz
         ],
         own=own,
     )
+
+
+def _position(info: dict, where: str, notes: list[str]) -> int | None:
+    """A signature's byline position, or None when it is missing or not an
+    integer (noted in ``notes``): the co-author feature leaves out the
+    author's own slot by it, so a mistyped one would make the author their
+    own co-author."""
+    position = info.get("position")
+    if position is None:
+        return None
+    if isinstance(position, bool) or not isinstance(position, int):
+        notes.append(
+            f"{where}: position is {_kind(position)}, not an integer; read "
+            "without co-authors"
+        )
+        return None
+    return position
 
 
 def _s2and_mention(
@@ -485,7 +523,7 @@ def _s2and_mention(
         family,
         _affiliations(info.get("affiliations"), where, notes),
         f"{given} {family}".strip(),
-        _coauthors(papers.get(str(paper)), info.get("position"), where, notes),
+        _coauthors(papers.get(str(paper)), _position(info, where, notes), where, notes),
     )
 
 
@@ -540,10 +578,7 @@ def _seeds(
     """
     if not path.is_file():
         return frozenset(), frozenset(), ()
-    try:
-        seeds = json.loads(path.read_text())
-    except ValueError as exc:
-        raise ValueError(f"{path.name}: not JSON ({exc})") from exc
+    seeds = _read_json(path)
     if not isinstance(seeds, dict) or not all(
         isinstance(others, dict) for others in seeds.values()
     ):

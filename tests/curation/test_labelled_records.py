@@ -194,3 +194,36 @@ def test_a_cluster_file_naming_an_unknown_signature_still_refuses_the_set(tmp_pa
     (folder / "wang_clusters.json").write_text(json.dumps(clusters))
     with pytest.raises(CommandError, match="not in the signature file: 99999999"):
         call_command("evaluate_matching", dataset=[folder], stdout=io.StringIO())
+
+
+def test_a_mistyped_position_costs_the_co_authors_not_a_self_co_author(tmp_path):
+    folder, signatures, _ = _dummy_copy(tmp_path)
+    signatures["0"]["author_info"]["position"] = "1"
+    (folder / "signatures.json").write_text(json.dumps(signatures))
+    data = labelled.load(folder)
+    assert (
+        "signatures.json: signature 0: position is str '1', not an integer; read "
+        "without co-authors"
+    ) in data.left_out
+    sattar = data.views[data.mention_ids.index("0")]
+    assert sattar.coauthor_keys == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "problem"),
+    [
+        ("signatures", "[" * 100_000 + "]" * 100_000, "nested too deep"),
+        (
+            "cluster_seeds",
+            '{"0": {"1": "disallow"}, "0": {"1": "require"}}',
+            "key '0' appears twice in one object",
+        ),
+    ],
+)
+def test_deep_nesting_and_a_repeated_seed_key_are_refused_naming_the_file(
+    tmp_path, name, text, problem
+):
+    folder, _, _ = _dummy_copy(tmp_path)
+    (folder / f"{name}.json").write_text(text)
+    with pytest.raises(labelled.DatasetError, match=f"{name}.json: .*{problem}"):
+        labelled.load(folder)
