@@ -210,7 +210,6 @@ def _json(path: Path, shape: type, of: type) -> dict | list:
     Raises:
         DatasetError: not JSON, or another shape (named with the file).
     """
-
     value = _read_json(path)
     items = value.values() if isinstance(value, dict) else value
     if not isinstance(value, shape) or not all(isinstance(v, of) for v in items):
@@ -283,14 +282,21 @@ def _kind(value: object) -> str:
     return f"{type(value).__name__} {str(value)[:40]!r}"
 
 
+def _is_id(value: object) -> bool:
+    """Whether a value can be a record's id: a non-empty string or an
+    integer (not a boolean)."""
+    return isinstance(value, (str, int)) and not isinstance(value, bool) and value != ""
+
+
 def _record_id(value: object, what: str) -> str | int:
-    """An id field of a record (a signature's, its paper's): a string or an
-    integer, not empty.
+    """An id field of a record (a signature's, its paper's): :func:`_is_id`.
 
     Raises:
         _Unusable: missing, empty or of another type (named with ``what``).
     """
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+    if value == "":
+        raise _Unusable(f"{what} is empty")
+    if not _is_id(value):
         raise _Unusable(f"{what} is {_kind(value)}, not a string or an integer")
     return value
 
@@ -379,7 +385,7 @@ def _load_beard(folder: Path) -> LabelledSet:
         except _Unusable as exc:
             left_out.append(f"{path.name}: {exc}; left out")
             sig = record.get("signature_id") if isinstance(record, dict) else None
-            if isinstance(sig, (str, int)) and not isinstance(sig, bool):
+            if _is_id(sig):
                 known.add(sig)  # its clusters still name it
             else:
                 unidentified += 1
@@ -443,13 +449,17 @@ def _labelled(
     )
 
 
-def _coauthors(paper: object, own: object, where: str, notes: list[str]) -> frozenset:
+def _coauthors(paper: object, info: dict, where: str, notes: list[str]) -> frozenset:
     """The co-author keys of an S2AND ``papers.json`` record
-    (:func:`coauthor_keys_of`); none without the author's own position
-    ``own``; a record whose byline cannot be read (an entry not an object, a
-    name not a string, a position not an integer) gives none and is noted in
-    ``notes``."""
-    if paper is None or own is None:
+    (:func:`coauthor_keys_of`) for the signature whose ``author_info`` is
+    ``info``; none without the record or the author's own position
+    (:func:`_position`); a record whose byline cannot be read (an entry not
+    an object, a name not a string, a position not an integer) gives none
+    and is noted in ``notes``."""
+    if paper is None:
+        return frozenset()
+    own = _position(info, where, notes)
+    if own is None:
         return frozenset()
     authors = paper.get("authors", []) if isinstance(paper, dict) else None
     if not isinstance(authors, list) or not all(
@@ -523,7 +533,7 @@ def _s2and_mention(
         family,
         _affiliations(info.get("affiliations"), where, notes),
         f"{given} {family}".strip(),
-        _coauthors(papers.get(str(paper)), _position(info, where, notes), where, notes),
+        _coauthors(papers.get(str(paper)), info, where, notes),
     )
 
 

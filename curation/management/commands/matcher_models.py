@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from curation.models import MatcherModel
+from curation.selectors import active_model
 from curation.services import matcher_activate
 
 # Models listed, newest first.
@@ -55,10 +56,7 @@ class Command(BaseCommand):
                 "(manage.py train_matcher trains one)"
             )
             return
-        if (
-            not any(m.active for m in models)
-            and not MatcherModel.objects.filter(active=True).exists()
-        ):
+        if active_model() is None:
             self.stdout.write("no model is active: matching uses the default weights")
         for m in models[:SHOWN]:
             t = m.training or {}
