@@ -320,3 +320,53 @@ class MatcherModel(models.Model):
 
     def __str__(self) -> str:
         return f"matcher {self.version}"
+
+    @property
+    def problem(self) -> str:
+        """Why matching cannot score with this row, or "" when it can.
+
+        A row edited by hand in the database (weights ``[1]``, a weight
+        ``"big"``, a threshold of 2) is one matching passes over for the
+        default weights (:func:`curation.selectors.active_weights`); the
+        message is :func:`curation.matching.scoring.stored_weights`'s.
+        """
+        from curation.matching.scoring import stored_weights
+
+        try:
+            stored_weights(self.version, self.bias, self.weights, self.threshold)
+        except ValueError as exc:
+            return str(exc)
+        return ""
+
+    @property
+    def learned_from(self) -> dict:
+        """What ``training`` says the model learned from, read so that a row
+        edited by hand shows what it can rather than failing the page.
+
+        Returns:
+            ``{"pairs": int | None, "curator_decisions": int | None,
+            "datasets": {name: {"pairs": int | None, "positives": int |
+            None}}}``: None where the stored count is missing or not a whole
+            number at least 0; a ``datasets`` that is not an object gives {}.
+        """
+        training = self.training if isinstance(self.training, dict) else {}
+        sets = training.get("datasets")
+        return {
+            "pairs": _count(training.get("pairs")),
+            "curator_decisions": _count(training.get("curator_decisions")),
+            "datasets": {
+                str(name): {
+                    "pairs": _count(d.get("pairs") if isinstance(d, dict) else None),
+                    "positives": _count(
+                        d.get("positives") if isinstance(d, dict) else None
+                    ),
+                }
+                for name, d in (sets.items() if isinstance(sets, dict) else ())
+            },
+        }
+
+
+def _count(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
@@ -51,6 +52,8 @@ T = TypeVar("T")
 # SQLite allows 32,766 bound parameters per statement; PostgreSQL plans long IN lists
 # slowly. Id lists are read in chunks of this size.
 CHUNK = 2000
+
+logger = logging.getLogger(__name__)
 
 
 def _chunks(ids: list[T], size: int = CHUNK) -> Iterable[list[T]]:
@@ -1002,20 +1005,20 @@ def _read_weights() -> scoring.Weights:
     model = active_model()
     if model is None:
         return scoring.DEFAULT
-    # A model trained before a feature existed never saw it: the feature keeps
-    # its default weight, as one the training pairs never varied does
-    # (curation.matching.training.fit), rather than weighing nothing. Before
-    # same_initials, same_given stood for printed initials too: such a model
-    # weighs them as it learned to.
-    learned = dict(model.weights)
-    if "same_initials" not in learned and "same_given" in learned:
-        learned["same_initials"] = learned["same_given"]
-    return scoring.Weights(
-        model.version,
-        model.bias,
-        {**scoring.WEIGHTS, **learned},
-        model.threshold,
-    )
+    try:
+        return scoring.stored_weights(
+            model.version, model.bias, model.weights, model.threshold
+        )
+    except ValueError as exc:
+        # A row edited by hand: matching goes on with the default weights (and
+        # records their version on its proposals); the admin's Matcher models
+        # page and manage.py matcher_models say why.
+        logger.error(
+            "matcher model %s cannot be scored with (%s): using the default weights",
+            model.version,
+            exc,
+        )
+        return scoring.DEFAULT
 
 
 def pending_proven() -> list[Proposal]:

@@ -1480,7 +1480,9 @@ def matcher_activate(*, version: str | None) -> MatcherModel | None:
         The active model, or None for the default weights.
 
     Raises:
-        ValueError: no stored model has that version (the newest versions named).
+        ValueError: no stored model has that version (the newest versions
+            named), or its row cannot be scored with (edited by hand:
+            ``MatcherModel.problem`` says why); nothing is changed.
     """
     model = None
     if version is not None:
@@ -1492,6 +1494,10 @@ def matcher_activate(*, version: str | None) -> MatcherModel | None:
             raise ValueError(
                 f"no stored matcher model has version {version!r}"
                 + (f" (newest: {newest})" if newest else " (none is stored)")
+            )
+        if model.problem:
+            raise ValueError(
+                f"matcher model {version!r} cannot be scored with: {model.problem}"
             )
     others = MatcherModel.objects.filter(active=True)
     if model is not None:

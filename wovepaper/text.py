@@ -161,3 +161,10 @@ def validate_string_list(value: object) -> None:
                     "item": str(item)[:40],
                 },
             )
+
+
+def count_shown(count: int | None) -> str:
+    """A stored count as shown on a page or a command's listing: the number,
+    or "?" where the row holds none that can be read (``None``, as
+    ``MatcherModel.learned_from`` gives for a count edited by hand)."""
+    return "?" if count is None else str(count)

@@ -16,38 +16,60 @@ from curation.admin.common import SafeActionsMixin
 from curation.models import MatcherModel
 from curation.services import matcher_activate
 from wovepaper.admin import ReadOnlyAdmin
+from wovepaper.text import count_shown
 
 
 @admin.register(MatcherModel)
 class MatcherModelAdmin(SafeActionsMixin, ReadOnlyAdmin):
     """Read-only rows; two actions switch the model matching uses."""
 
-    list_display = ("version", "active", "trained_at", "threshold", "pairs", "sets")
+    list_display = (
+        "version",
+        "active",
+        "trained_at",
+        "threshold",
+        "pairs",
+        "sets",
+        "unusable",
+    )
     list_filter = ("active",)
     search_fields = ("version",)
     fields = (
         "version",
         "active",
+        "unusable",
         "trained_at",
         "threshold",
         "bias",
         "weighed",
-        "learned_from",
+        "training_read",
     )
     readonly_fields = fields
     actions = ("activate_selected", "use_default_weights")
 
     @admin.display(description="pairs")
-    def pairs(self, obj: MatcherModel) -> int:
-        return (obj.training or {}).get("pairs", 0)
+    def pairs(self, obj: MatcherModel) -> str:
+        return count_shown(obj.learned_from["pairs"])
 
     @admin.display(description="labelled sets")
     def sets(self, obj: MatcherModel) -> str:
-        return ", ".join((obj.training or {}).get("datasets", {})) or "-"
+        return ", ".join(obj.learned_from["datasets"]) or "-"
+
+    @admin.display(description="cannot be scored with")
+    def unusable(self, obj: MatcherModel) -> str:
+        # A row edited by hand: matching uses the default weights instead.
+        problem = obj.problem
+        if not problem:
+            return "-"
+        if obj.active:
+            return f"{problem} (active: matching uses the default weights)"
+        return problem
 
     @admin.display(description="weights")
     def weighed(self, obj: MatcherModel) -> str:
-        rows = sorted((obj.weights or {}).items(), key=lambda kv: -abs(kv[1]))
+        if obj.problem:
+            return repr(obj.weights)[:2000]
+        rows = sorted(obj.weights.items(), key=lambda kv: -abs(kv[1]))
         return format_html(
             "<table>{}</table>",
             format_html_join(
@@ -58,13 +80,19 @@ class MatcherModelAdmin(SafeActionsMixin, ReadOnlyAdmin):
         )
 
     @admin.display(description="learned from")
-    def learned_from(self, obj: MatcherModel) -> str:
-        t = obj.training or {}
+    def training_read(self, obj: MatcherModel) -> str:
+        learned = obj.learned_from
         lines = [
-            (name, f"{d.get('pairs', 0)} pairs, {d.get('positives', 0)} one person")
-            for name, d in t.get("datasets", {}).items()
+            (
+                name,
+                f"{count_shown(d['pairs'])} pairs, "
+                f"{count_shown(d['positives'])} one person",
+            )
+            for name, d in learned["datasets"].items()
         ]
-        lines.append(("curator decisions", f"{t.get('curator_decisions', 0)} pairs"))
+        lines.append(
+            ("curator decisions", f"{count_shown(learned['curator_decisions'])} pairs")
+        )
         return format_html_join("", "<div>{}: {}</div>", lines)
 
     def get_actions(self, request: HttpRequest):
@@ -86,7 +114,11 @@ class MatcherModelAdmin(SafeActionsMixin, ReadOnlyAdmin):
                 request, "select exactly one model to activate", messages.ERROR
             )
             return
-        model = matcher_activate(version=chosen[0].version)
+        try:
+            model = matcher_activate(version=chosen[0].version)
+        except ValueError as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+            return
         self.message_user(
             request,
             f"matching now uses {model.version}: proposals already made keep the "

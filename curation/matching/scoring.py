@@ -77,6 +77,74 @@ class Weights:
 DEFAULT = Weights(MODEL_VERSION, BIAS, WEIGHTS)
 
 
+# The largest magnitude a stored weight or bias may have: logistic regression on
+# these features learns weights of a few units; a value past this is a row
+# edited by hand, whose logits would overflow the sigmoid.
+STORED_WEIGHT_MAX = 1000.0
+
+
+def _finite(value: object) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and abs(value) <= STORED_WEIGHT_MAX
+    )
+
+
+def stored_weights(
+    version: str, bias: object, weights: object, threshold: object
+) -> Weights:
+    """The scoring model a stored ``MatcherModel`` row holds.
+
+    A feature the row does not weigh (a model trained before the feature
+    existed never saw it) keeps its default weight, as one the training pairs
+    never varied does (:func:`curation.matching.training.fit`), rather than
+    weighing nothing. Before ``same_initials``, ``same_given`` stood for printed
+    initials too: such a model weighs them as it learned to. Keys that name no
+    feature are ignored, as :func:`score` ignores them.
+
+    Args:
+        version, bias, weights, threshold: the row's fields; ``weights`` a JSON
+            object ``{feature: number}``.
+
+    Returns:
+        The Weights.
+
+    Raises:
+        ValueError: the row cannot be scored with (edited by hand): ``weights``
+            is not an object of numbers, a number is not finite or is larger
+            than :data:`STORED_WEIGHT_MAX`, or ``threshold`` is not a number
+            strictly between 0 and 1; the message names the field and value.
+    """
+    if not isinstance(weights, dict):
+        raise ValueError(
+            f"weights is {type(weights).__name__} {_clip(weights)}, not an object "
+            "{feature: weight}"
+        )
+    for name, value in weights.items():
+        if not _finite(value):
+            raise ValueError(
+                f"the weight of {name!r} is {_clip(value)}, not a finite number "
+                f"of at most {STORED_WEIGHT_MAX:g} in size"
+            )
+    if not _finite(bias):
+        raise ValueError(f"bias is {_clip(bias)}, not a finite number")
+    if not (_finite(threshold) and 0.0 < threshold < 1.0):
+        raise ValueError(
+            f"threshold is {_clip(threshold)}, not a number strictly between 0 and 1"
+        )
+    learned = dict(weights)
+    if "same_initials" not in learned and "same_given" in learned:
+        learned["same_initials"] = learned["same_given"]
+    return Weights(version, float(bias), {**WEIGHTS, **learned}, float(threshold))
+
+
+def _clip(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 class Score:
     """A pairwise score and its explanation.
 
@@ -174,4 +242,11 @@ def score(features: Features, weights: Weights = DEFAULT) -> Score:
         for name, value in zip(FEATURES, _inputs(values), strict=True)
     ]
     logit = weights.bias + sum(logits)
-    return Score(round(1.0 / (1.0 + math.exp(-logit)), 6), values, weights, logits)
+    return Score(round(_sigmoid(logit), 6), values, weights, logits)
+
+
+def _sigmoid(logit: float) -> float:
+    # exp(-logit) overflows a float past 709; the score there rounds to 0.
+    if logit < -700.0:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(-logit))

@@ -4,13 +4,14 @@ go back to the default weights; from the command line and the admin."""
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from curation import services
-from curation.matching import scoring
+from curation.matching import labelled, scoring, training
 from curation.models import MatcherModel, Proposal
 from tests.factories import UserFactory
 
@@ -133,3 +134,81 @@ def test_curators_see_the_models_and_operators_switch_them(client, curator):
     assert MatcherModel.objects.get(active=True) == second
     client.post(url, {"action": "use_default_weights", "_selected_action": [first.pk]})
     assert not MatcherModel.objects.filter(active=True).exists()
+
+
+# Rows edited by hand in the database, as the hostile trial wrote them.
+BROKEN_ROWS = [
+    ({"weights": [1]}, "weights is list [1], not an object"),
+    ({"weights": {"name": "big"}}, "the weight of 'name' is 'big', not a finite"),
+    ({"weights": {"name": True}}, "the weight of 'name' is True"),
+    ({"weights": {"name": 1e300}}, "the weight of 'name' is 1000000000"),
+    ({"threshold": 2.0}, "threshold is 2.0, not a number strictly between 0 and 1"),
+    ({"bias": float("nan")}, "bias is nan, not a finite number"),
+]
+
+
+@pytest.mark.parametrize(("edit", "problem"), BROKEN_ROWS)
+def test_a_hand_edited_model_is_passed_over_for_the_default_weights(
+    harvested, edit, problem
+):
+    model = _trained()
+    MatcherModel.objects.filter(pk=model.pk).update(**edit)
+    model.refresh_from_db()
+    assert model.problem.startswith(problem)
+    # Matching goes on, with the default weights, and records their version.
+    assert _version_matching_records() == scoring.MODEL_VERSION
+    out, err = io.StringIO(), io.StringIO()
+    call_command("match", stdout=out, stderr=err)
+    assert f"scored with {scoring.MODEL_VERSION}" in out.getvalue()
+    assert f"active matcher model {model.version} cannot be scored with" in (
+        err.getvalue()
+    )
+    listing = _models()
+    assert f"* {model.version}" in listing
+    assert f"cannot be scored with: {problem}" in listing
+    assert "matching uses the default weights" in listing
+    # It cannot be switched to again while its row is broken.
+    _models("--default")
+    with pytest.raises(
+        CommandError, match=re.escape(f"cannot be scored with: {problem}")
+    ):
+        _models("--activate", model.version)
+    assert not MatcherModel.objects.filter(active=True).exists()
+
+
+@pytest.mark.parametrize(
+    "training",
+    [[1], {"datasets": [1, 2]}, {"datasets": {"x": 5}, "pairs": "many"}, "text"],
+)
+def test_a_hand_edited_training_record_shows_what_it_can(client, training):
+    model = _trained()
+    MatcherModel.objects.filter(pk=model.pk).update(
+        training=training, weights={"name": "big"}
+    )
+    listing = _models()
+    assert model.version in listing
+    if training == {"datasets": {"x": 5}, "pairs": "many"}:
+        assert "? pairs (x; ? from curator decisions)" in listing
+    operator = UserFactory(is_staff=True, is_superuser=True)
+    client.force_login(operator)
+    url = "/admin/curation/matchermodel/"
+    page = client.get(url)
+    assert page.status_code == 200
+    assert "the weight of &#x27;name&#x27; is &#x27;big&#x27;" in page.content.decode()
+    detail = client.get(f"{url}{model.pk}/change/")
+    assert detail.status_code == 200
+    assert "curator decisions: ? pairs" in detail.content.decode()
+    response = client.post(
+        url,
+        {"action": "activate_selected", "_selected_action": [model.pk]},
+        follow=True,
+    )
+    assert "cannot be scored with" in response.content.decode()
+
+
+def test_a_huge_but_stored_weight_scores_without_overflow():
+    weights = scoring.stored_weights("hand", -1000.0, {"name": -1000.0}, 0.5)
+    features = training.mention_pair_features(
+        *labelled.load(settings.WOVEPAPER_DATA_DIR / QIAN).views[:2]
+    )
+    assert 0.0 <= scoring.score(features, weights).pairwise_score <= 1.0

@@ -5,7 +5,12 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandParser
 
 from curation.models import Proposal
-from curation.selectors import unblocked_authorships
+from curation.selectors import (
+    active_model,
+    active_weights,
+    joining_threshold,
+    unblocked_authorships,
+)
 from curation.services import matching_run
 from wovepaper.models import Authorship
 
@@ -53,8 +58,24 @@ class Command(BaseCommand):
             f"{proposed}; {counts.get('auto_applied', 0)} applied by the identifier "
             "policy"
         )
+        self._model()
         if not blocks:
             self._unblocked()
+
+    def _model(self) -> None:
+        """Say which scoring model the proposals record (the run read it just
+        before), and why an active model was passed over."""
+        weights = active_weights()
+        model = active_model()
+        self.stdout.write(
+            f"scored with {weights.version}, joining at {joining_threshold()}"
+        )
+        if model is not None and model.problem:
+            self.stderr.write(
+                f"the active matcher model {model.version} cannot be scored with "
+                f"({model.problem}): the default weights were used; "
+                "manage.py matcher_models lists the others"
+            )
 
     def _unblocked(self) -> None:
         """Name the unassigned authorships no run can propose for."""

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from curation.models import MatcherModel
 from curation.selectors import active_model
 from curation.services import matcher_activate
+from wovepaper.text import count_shown
 
 # Models listed, newest first.
 SHOWN = 20
@@ -59,13 +60,18 @@ class Command(BaseCommand):
         if active_model() is None:
             self.stdout.write("no model is active: matching uses the default weights")
         for m in models[:SHOWN]:
-            t = m.training or {}
-            sets = ", ".join(t.get("datasets", {})) or "no labelled set"
+            learned = m.learned_from
+            sets = ", ".join(learned["datasets"]) or "no labelled set"
             self.stdout.write(
                 f"{'*' if m.active else ' '} {m.version}  trained "
                 f"{m.trained_at:%Y-%m-%d %H:%M} UTC, threshold {m.threshold}, "
-                f"{t.get('pairs', 0)} pairs ({sets}; "
-                f"{t.get('curator_decisions', 0)} from curator decisions)"
+                f"{count_shown(learned['pairs'])} pairs ({sets}; "
+                f"{count_shown(learned['curator_decisions'])} from curator decisions)"
             )
+            if m.problem:
+                self.stdout.write(
+                    f"    cannot be scored with: {m.problem}"
+                    + ("; matching uses the default weights" if m.active else "")
+                )
         if len(models) > SHOWN:
             self.stdout.write(f"  (the newest {SHOWN} shown)")
