@@ -234,9 +234,10 @@ def _gold(
         memberships: ``(signature id, cluster id)`` of every cluster member.
         known: the signature ids the signature file holds.
         path: the cluster file, for messages.
-        unidentified: signature records whose id could not be read; with any,
-            a cluster member the file does not hold may be one of them, so it
-            is left out and noted rather than refused.
+        unidentified: signature records whose id could not be read, or was
+            another record's already; with any, a cluster member the file does
+            not hold may be one of them, so it is left out and noted rather
+            than refused.
 
     Returns:
         ``(gold, notes)``: ``notes`` names each member left out.
@@ -364,7 +365,7 @@ def _beard_mention(record: object, n: int, notes: list[str]) -> _Mention:
     paper = _record_id(record.get("publication_id"), f"{where}: publication_id")
     printed = _text(record, "author_name", f"{where}: author_name")
     parsed = names.parse_name(printed)
-    if not (parsed.family or parsed.given):
+    if not names.block_key(parsed.given, parsed.family):
         raise _Unusable(f"{where}: author_name {printed!r} holds no name")
     affiliations = _affiliations(record.get("author_affiliation"), where, notes)
     return _Mention(sig, paper, parsed.given, parsed.family, affiliations, printed)
@@ -395,16 +396,29 @@ def _load_beard(folder: Path) -> LabelledSet:
                 f"{path.name}: signature {mention.signature} is listed twice "
                 f"(record {n} left out)"
             )
+            # A mistyped id may have taken another record's: its own is unknown.
+            unidentified += 1
             continue
         left_out += [f"{path.name}: {note}" for note in notes]
         mentions[mention.signature] = mention
+    members, unreadable = [], []
+    for author, sigs in clusters.items():
+        for sig in sigs:
+            if _is_id(sig):
+                members.append((sig, str(author)))
+            else:
+                # true and 1.0 would otherwise be read as signature 1.
+                unreadable.append(
+                    f"wang_clusters.json: cluster {author} lists {_kind(sig)}, "
+                    "not a signature id; left out"
+                )
     gold_of, notes = _gold(
-        [(sig, str(author)) for author, sigs in clusters.items() for sig in sigs],
+        members,
         known | set(mentions),
         folder / "wang_clusters.json",
         unidentified=unidentified,
     )
-    return _labelled(folder, mentions, gold_of, left_out + notes)
+    return _labelled(folder, mentions, gold_of, left_out + unreadable + notes)
 
 
 def _labelled(
@@ -413,6 +427,7 @@ def _labelled(
     gold_of: dict[object, str],
     left_out: list[str],
     seeds: Path | None = None,
+    unread: frozenset[str] = frozenset(),
 ) -> LabelledSet:
     """The LabelledSet of the readable mentions that have a gold cluster."""
     views, ids, gold, raw = [], [], {}, {}
@@ -435,7 +450,7 @@ def _labelled(
         raw[index] = mention.raw_name
     must, cannot, dropped = frozenset(), frozenset(), ()
     if seeds is not None:
-        must, cannot, dropped = _seeds(seeds, ids)
+        must, cannot, dropped = _seeds(seeds, ids, unread)
     return LabelledSet(
         folder.name,
         _with_rarity(views),
@@ -453,28 +468,36 @@ def _coauthors(paper: object, info: dict, where: str, notes: list[str]) -> froze
     """The co-author keys of an S2AND ``papers.json`` record
     (:func:`coauthor_keys_of`) for the signature whose ``author_info`` is
     ``info``; none without the record or the author's own position
-    (:func:`_position`); a record whose byline cannot be read (an entry not
-    an object, a name not a string, a position not an integer) gives none
-    and is noted in ``notes``."""
+    (:func:`_position`); a byline that is not a list gives none, and its
+    entries that cannot be read (not an object, a name not a string, a
+    position not an integer) are left out, both noted in ``notes``."""
     if paper is None:
         return frozenset()
     own = _position(info, where, notes)
     if own is None:
         return frozenset()
     authors = paper.get("authors", []) if isinstance(paper, dict) else None
-    if not isinstance(authors, list) or not all(
-        isinstance(a, dict)
+    if not isinstance(authors, list):
+        notes.append(f"{where}: its paper's authors cannot be read; read without them")
+        return frozenset()
+    readable = [
+        a
+        for a in authors
+        if isinstance(a, dict)
         and isinstance(a.get("author_name", ""), str)
         and isinstance(a.get("position"), int)
         and not isinstance(a.get("position"), bool)
-        for a in authors
-    ):
-        notes.append(f"{where}: its paper's authors cannot be read; read without them")
-        return frozenset()
+    ]
+    if len(readable) < len(authors):
+        notes.append(
+            f"{where}: {len(authors) - len(readable)} of its paper's "
+            f"{len(authors)} authors cannot be read (an entry not an object, a "
+            "name not a string, a position not an integer); read without them"
+        )
     return coauthor_keys_of(
         [
             (author.get("position"), names.name_key(p.given, p.family))
-            for author in authors
+            for author in readable
             for p in [names.parse_name(author.get("author_name", ""))]
         ],
         own=own,
@@ -524,7 +547,7 @@ def _s2and_mention(
         # names: the dummy set prints "first": "Dr A'bdul".
         parsed = names.parse_name(f"{family}, {given}")
         given, family = parsed.given, parsed.family or family
-    if not (given or family):
+    if not names.block_key(given, family):
         raise _Unusable(f"{where}: author_info holds no name")
     return _Mention(
         sig_id,
@@ -549,17 +572,21 @@ def _load_s2and(folder: Path) -> LabelledSet:
             )
     papers_path = folder / "papers.json"
     papers = _json(papers_path, dict, object) if papers_path.is_file() else {}
+    members, left_out = [], []
+    for cluster_id, cluster in clusters.items():
+        for sig in cluster["signature_ids"]:
+            if _is_id(sig):
+                members.append((str(sig), str(cluster_id)))
+            else:
+                left_out.append(
+                    f"clusters.json: cluster {cluster_id} lists {_kind(sig)}, "
+                    "not a signature id; left out"
+                )
     gold_of, _ = _gold(
-        [
-            (str(sig), str(cluster_id))
-            for cluster_id, cluster in clusters.items()
-            for sig in cluster["signature_ids"]
-        ],
-        {str(sig) for sig in signatures},
-        folder / "clusters.json",
+        members, {str(sig) for sig in signatures}, folder / "clusters.json"
     )
     mentions: dict[object, _Mention] = {}
-    left_out: list[str] = []
+    unread: set[str] = set()
     for sig_id, record in signatures.items():
         if str(sig_id) not in gold_of:
             continue
@@ -568,30 +595,44 @@ def _load_s2and(folder: Path) -> LabelledSet:
             mentions[str(sig_id)] = _s2and_mention(str(sig_id), record, papers, notes)
         except _Unusable as exc:
             left_out.append(f"{path.name}: {exc}; left out")
+            unread.add(str(sig_id))
             continue
         left_out += [f"{path.name}: {note}" for note in notes]
     return _labelled(
-        folder, mentions, gold_of, left_out, seeds=folder / "cluster_seeds.json"
+        folder,
+        mentions,
+        gold_of,
+        left_out,
+        seeds=folder / "cluster_seeds.json",
+        unread=frozenset(unread),
     )
 
 
 def _seeds(
-    path: Path, ids: list[str]
+    path: Path, ids: list[str], unread: frozenset[str] = frozenset()
 ) -> tuple[frozenset[tuple[int, int]], frozenset[tuple[int, int]], tuple[str, ...]]:
     """The must-links and cannot-links of an S2AND ``cluster_seeds.json``, as
-    view id pairs, and the seeds left out with why (naming a signature without
-    a gold cluster, or one signature twice); empty without the file.
+    view id pairs, and the seeds left out with why; empty without the file.
+
+    A seed is left out, and named, when it is neither ``require`` nor
+    ``disallow``, when its signature's seeds are not an object, when it names
+    a signature without a gold cluster or one in ``unread`` (a record left out
+    as unreadable), or one signature twice. A pair seeded both ways is read as
+    the cannot-link: a curator's "not one person" outweighs a "same person",
+    as a split's cannot-links outweigh the merge they undo.
+
+    Args:
+        path: the seed file.
+        ids: the signature id of each view, by view id.
+        unread: the ids of the signature records left out.
 
     Raises:
-        ValueError: the file is not JSON, not an object of objects, or a seed
-            is neither ``require`` nor ``disallow`` (named with the file).
+        ValueError: the file is not JSON or not an object (named with the file).
     """
     if not path.is_file():
         return frozenset(), frozenset(), ()
     seeds = _read_json(path)
-    if not isinstance(seeds, dict) or not all(
-        isinstance(others, dict) for others in seeds.values()
-    ):
+    if not isinstance(seeds, dict):
         raise ValueError(
             f'{path.name}: not an object of objects ({{"<sig>": {{"<sig>": '
             '"require" | "disallow"}})'
@@ -600,18 +641,28 @@ def _seeds(
     kinds: dict[str, set[tuple[int, int]]] = {"require": set(), "disallow": set()}
     dropped = []
     for first, others in seeds.items():
+        if not isinstance(others, dict):
+            dropped.append(f"{first}: its seeds are {_kind(others)}, not an object")
+            continue
         for second, kind in others.items():
-            if not isinstance(kind, str) or kind not in kinds:
-                raise ValueError(
-                    f"{path.name}: seed {first}-{second} is {kind!r}, "
-                    "not 'require' or 'disallow'"
-                )
             a, b = view_of.get(str(first)), view_of.get(str(second))
-            if a is None or b is None:
+            missing = [sig for sig, view in ((first, a), (second, b)) if view is None]
+            if not isinstance(kind, str) or kind not in kinds:
+                why = f"is {_kind(kind)}, not 'require' or 'disallow'"
+            elif any(str(sig) in unread for sig in missing):
+                left = next(sig for sig in missing if str(sig) in unread)
+                why = f"names signature {left}, whose record was left out"
+            elif missing:
                 why = "names a signature with no gold cluster"
-                dropped.append(f"{first}-{second}: {why}")
             elif a == b:
-                dropped.append(f"{first}-{second}: names one signature twice")
+                why = "names one signature twice"
             else:
                 kinds[kind].add((min(a, b), max(a, b)))
+                continue
+            dropped.append(f"{first}-{second}: {why}")
+    for a, b in sorted(kinds["require"] & kinds["disallow"]):
+        dropped.append(
+            f"{ids[a]}-{ids[b]}: seeded both require and disallow; read as disallow"
+        )
+    kinds["require"] -= kinds["disallow"]
     return frozenset(kinds["require"]), frozenset(kinds["disallow"]), tuple(dropped)

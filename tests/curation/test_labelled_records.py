@@ -227,3 +227,94 @@ def test_deep_nesting_and_a_repeated_seed_key_are_refused_naming_the_file(
     (folder / f"{name}.json").write_text(text)
     with pytest.raises(labelled.DatasetError, match=f"{name}.json: .*{problem}"):
         labelled.load(folder)
+
+
+def test_an_id_mistyped_as_anothers_costs_that_record_not_the_set(tmp_path):
+    # Record 6 took record 7's id: record 7 is the one listed twice, and the
+    # cluster naming record 6's real id names a signature no record holds.
+    folder, records = _wang_copy(tmp_path, {})
+    records = json.loads((folder / "wang_signatures.json").read_text())
+    mistyped = records[6]["signature_id"]
+    records[6]["signature_id"] = records[7]["signature_id"]
+    (folder / "wang_signatures.json").write_text(json.dumps(records))
+    data = labelled.load(folder)
+    assert data.left_out == (
+        f"wang_signatures.json: signature {records[7]['signature_id']} is listed "
+        "twice (record 8 left out)",
+        f"wang_clusters.json: cluster {original_gold(str(mistyped))} names "
+        f"signature {mistyped}, which no readable record holds; left out",
+    )
+    # Record 6 is read under the id it shows (the file cannot say it is wrong).
+    assert len(data.views) == KEPT - 1
+
+
+@pytest.mark.parametrize("member", [True, 1.0, [1], {"id": 1}, None, ""])
+def test_a_cluster_member_that_is_not_an_id_is_left_out_and_named(tmp_path, member):
+    folder, records = _wang_copy(tmp_path, {})
+    clusters = json.loads((folder / "wang_clusters.json").read_text())
+    author = next(iter(clusters))
+    clusters[author].append(member)
+    (folder / "wang_clusters.json").write_text(json.dumps(clusters))
+    data = labelled.load(folder)
+    assert data.left_out == (
+        f"wang_clusters.json: cluster {author} lists {labelled._kind(member)}, "
+        "not a signature id; left out",
+    )
+    assert len(data.views) == KEPT
+
+
+@pytest.mark.parametrize("name", ["!!!", "?!.,;", "\u200b", "Wang, ..."[6:]])
+def test_a_name_that_folds_to_nothing_is_left_out_as_holding_no_name(tmp_path, name):
+    folder, records = _wang_copy(tmp_path, {1: {"author_name": name}})
+    data = labelled.load(folder)
+    assert data.left_out == (
+        f"wang_signatures.json: signature {records[1]['signature_id']}: "
+        f"author_name {name!r} holds no name; left out",
+    )
+    assert all(view.block_key for view in data.views)
+
+
+def test_one_unreadable_byline_entry_costs_that_co_author_only(tmp_path):
+    folder, signatures, papers = _dummy_copy(tmp_path)
+    byline = papers[str(signatures["4"]["paper_id"])]["authors"]
+    tait = next(a for a in byline if a["author_name"] == "Mike Tait")
+    tait["author_name"] = 5
+    (folder / "papers.json").write_text(json.dumps(papers))
+    data = labelled.load(folder)
+    assert data.left_out == (
+        "signatures.json: signature 4: 1 of its paper's 7 authors cannot be read "
+        "(an entry not an object, a name not a string, a position not an "
+        "integer); read without them",
+    )
+    konovalov = data.views[data.mention_ids.index("4")]
+    assert len(konovalov.coauthor_keys) == 5
+    assert not any("tait" in key for key in konovalov.coauthor_keys)
+
+
+def test_bad_seeds_are_left_out_each_with_why(tmp_path):
+    folder, signatures, _ = _dummy_copy(tmp_path)
+    signatures["2"]["author_info"] = None
+    (folder / "signatures.json").write_text(json.dumps(signatures))
+    (folder / "cluster_seeds.json").write_text(
+        json.dumps(
+            {
+                "0": {"1": "disallow", "3": "maybe", "4": "require"},
+                "1": {"2": "require"},
+                "3": {"4": "require"},
+                "4": {"3": "disallow", "0": "disallow"},
+                "5": [1],
+            }
+        )
+    )
+    data = labelled.load(folder)
+    ids = data.mention_ids
+    assert data.seeds_dropped == (
+        "0-3: is str 'maybe', not 'require' or 'disallow'",
+        "1-2: names signature 2, whose record was left out",
+        "5: its seeds are an array, not an object",
+        "0-4: seeded both require and disallow; read as disallow",
+        "3-4: seeded both require and disallow; read as disallow",
+    )
+    pair = lambda a, b: tuple(sorted((ids.index(a), ids.index(b))))  # noqa: E731
+    assert data.must_link == frozenset()
+    assert data.cannot_link == {pair("0", "1"), pair("3", "4"), pair("0", "4")}
