@@ -121,12 +121,15 @@ def test_a_title_in_an_s2and_first_name_is_not_a_given_name():
     )
 
 
-def test_a_seed_of_another_kind_is_a_clear_error(tmp_path):
+def test_a_seed_of_another_kind_is_left_out_and_named(tmp_path):
+    # One bad seed costs itself: the set is read, without any constraint.
     folder = tmp_path / "seeded"
     shutil.copytree(settings.WOVEPAPER_DATA_DIR / "and/s2and/dummy", folder)
     (folder / "cluster_seeds.json").write_text('{"0": {"1": "maybe"}}')
-    with pytest.raises(labelled.DatasetError, match="'maybe', not 'require'"):
-        labelled.load(folder)
+    data = labelled.load(folder)
+    assert data.seeds_dropped == ("0-1: is str 'maybe', not 'require' or 'disallow'",)
+    assert data.must_link == data.cannot_link == frozenset()
+    assert len(data.views) == 5
 
 
 def _dummy_copy(tmp_path, seeds: str):
