@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import sys
+
 from django.conf import settings
 from django.db import models
 
@@ -297,6 +300,24 @@ class ClaimRequest(models.Model):
         return f"claim #{self.pk} of researcher {self.researcher_id} ({self.status})"
 
 
+class StoredJSONDecoder(json.JSONDecoder):
+    """JSON of a row that may have been edited by hand: an integer longer
+    than Python turns from text (``sys.get_int_max_str_digits()``, 4,300
+    digits by default; Python docs, "Integer string conversion length
+    limitation") reads as a float, infinite, so the row loads and its
+    readers can say what is wrong with it rather than every query that loads
+    it failing."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("parse_int", _int_or_float)
+        super().__init__(*args, **kwargs)
+
+
+def _int_or_float(text: str) -> int | float:
+    limit = sys.get_int_max_str_digits()
+    return int(text) if not limit or len(text) <= limit else float(text)
+
+
 class MatcherModel(models.Model):
     """A trained pairwise scoring model, versioned; the newest active one is used.
 
@@ -307,11 +328,11 @@ class MatcherModel(models.Model):
 
     version = models.CharField(max_length=64, unique=True)
     bias = models.FloatField()
-    weights = models.JSONField()
+    weights = models.JSONField(decoder=StoredJSONDecoder)
     threshold = models.FloatField(
         help_text="Pairwise score in [0, 1] at which clusters join and attach."
     )
-    training = models.JSONField(default=dict, blank=True)
+    training = models.JSONField(default=dict, blank=True, decoder=StoredJSONDecoder)
     active = models.BooleanField(default=True)
     trained_at = models.DateTimeField(auto_now_add=True)
 

@@ -530,9 +530,13 @@ def name_key(given: str, family: str) -> str:
 
     Returns:
         e.g. ``"serre|jp"`` for ``("Jean-Pierre", "Serre")``, ``("J.-P.", "Serre")``
-        and ``("J. P.", "Serre")``; ``"madonna|"`` for a mononym.
+        and ``("J. P.", "Serre")``; ``"madonna|"`` for a mononym; ``""`` for a
+        name of which nothing folds to a letter or digit (``"?"``, ``"!!!"``, a
+        zero-width space): such names are no one's, so two of them never count
+        as one co-author.
     """
-    return f"{''.join(fold(family).split())}|{initials(given)}"
+    key = f"{''.join(fold(family).split())}|{initials(given)}"
+    return "" if key == "|" else key
 
 
 # given_name_similarity of compatible names is at least this; of incompatible

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from django.contrib import messages
+from django.contrib.admin.views.main import ERROR_FLAG
 from django.db import DatabaseError
 from django.http import (
     HttpRequest,
@@ -39,17 +40,27 @@ class RejectNulBytesMiddleware:
         return self.get_response(request)
 
 
+# What a query string Django's admin hands on may raise besides a database
+# error, when a lookup is compiled with a value it cannot take (found by a
+# hostile trial): ``__range=1`` an IndexError, ``__year=99999`` a ValueError,
+# a number past SQLite's integers an OverflowError.
+REFUSED = (DatabaseError, ValueError, TypeError, IndexError, OverflowError)
+
+
 class AdminFilterRefusedMiddleware:
-    """An admin list whose query string the database refuses: the list
-    unfiltered, with a message that names the filter and the database's reason.
+    """An admin list whose query string cannot be run: the list unfiltered,
+    with a message that names the filter and the reason.
 
     Django's admin hands a changelist's query string lookups to the database
-    as they are (``?version__regex=(``), so a pattern the database cannot
-    compile fails in the view or while the page renders, as a 500 (Django
-    docs, "ModelAdmin.lookup_allowed": any lookup on the model's own fields is
-    allowed). Only a GET of an admin changelist with a query string is
-    answered so; the unfiltered list carries none, so a database that fails it
-    too gives the usual 500.
+    as they are (``?version__regex=(``, ``?published__year=99999``), so a
+    value the database or the lookup cannot take fails in the view or while
+    the page renders, as a 500 (Django docs, "ModelAdmin.lookup_allowed": any
+    lookup on the model's own fields is allowed). Such a request (any method:
+    an action posted on a filtered list is stopped) is answered with a
+    redirect to the list with Django's error flag ``?e=1``, which the list
+    ignores as a filter; a list that fails with only that flag, or with no
+    query string, fails for another reason and gives the usual 500, so the
+    redirect never loops.
     """
 
     def __init__(self, get_response) -> None:
@@ -62,24 +73,35 @@ class AdminFilterRefusedMiddleware:
         self, request: HttpRequest, exception: Exception
     ) -> HttpResponse | None:
         match = request.resolver_match
+        asked = [
+            (key, value)
+            for key, values in request.GET.lists()
+            for value in values
+            if key != ERROR_FLAG
+        ]
         if not (
-            isinstance(exception, DatabaseError)
-            and request.method == "GET"
-            and request.GET
+            isinstance(exception, REFUSED)
+            and asked
+            and ERROR_FLAG not in request.GET
             and match is not None
             and match.namespace == "admin"
             and (match.url_name or "").endswith("_changelist")
         ):
             return None
-        shown = "&".join(
-            f"{key}={value}" for key, value in request.GET.items() if key != "e"
+        shown = "&".join(f"{key}={value}" for key, value in asked)
+        reason = (str(exception).strip().splitlines() or [""])[0]
+        logger.warning(
+            "admin list %s?%s refused: %s",
+            request.path,
+            shown,
+            reason,
+            exc_info=exception,
         )
-        reason = str(exception).strip().splitlines()[0] if str(exception) else ""
-        logger.warning("admin list %s?%s refused: %s", request.path, shown, reason)
+        stopped = " A selected action was stopped." if request.method == "POST" else ""
         messages.error(
             request,
-            f"This list could not be filtered by {shown[:200]!r}: the database "
-            f"refused it ({reason[:200] or type(exception).__name__}). The list "
-            "is shown unfiltered.",
+            f"This list could not be filtered by {shown[:200]!r}: "
+            f"{reason[:200] or type(exception).__name__}. The list is shown "
+            f"unfiltered.{stopped}",
         )
-        return HttpResponseRedirect(request.path)
+        return HttpResponseRedirect(f"{request.path}?{ERROR_FLAG}=1")

@@ -67,8 +67,10 @@ class LabelledSet:
             seeds require to share a cluster or to stay apart (S2AND's
             ``cluster_seeds.json``, ``require`` and ``disallow``: what a
             curator's decisions are to matching); empty without seeds.
-        seeds_dropped: one ``"<sig>-<sig>: why"`` per seed left out (it names
-            a signature without a gold cluster, or one signature twice).
+        seeds_dropped: one ``"<sig>-<sig>: why"`` per seed left out (see
+            ``_seeds``: of another kind, naming a signature without a gold
+            cluster or one left out, one signature twice, a pair seeded both
+            ways) and per disallow kept between signatures require seeds join.
         left_out: one ``"<file>: <record>: why"`` per signature record left
             out (its name, ids or author fields are not what the format
             prints) and per part of a record read without (an affiliation
@@ -192,7 +194,10 @@ def _read_json(path: Path) -> object:
         return value
 
     try:
-        return json.loads(path.read_text(), object_pairs_hook=unique)
+        # utf-8-sig: a byte-order mark some editors write is not part of the JSON.
+        return json.loads(
+            path.read_text(encoding="utf-8-sig"), object_pairs_hook=unique
+        )
     except DatasetError:
         raise
     except RecursionError as exc:
@@ -240,21 +245,30 @@ def _gold(
             than refused.
 
     Returns:
-        ``(gold, notes)``: ``notes`` names each member left out.
+        ``(gold, notes)``: ``notes`` names each member left out, and each
+        signature left out for being in two clusters (which one is its
+        person's the files cannot say).
 
     Raises:
-        DatasetError: a signature is in two clusters, or (with no unidentified
-            record) a cluster names signatures the signature file does not
-            hold (up to five named): the files are not one set's.
+        DatasetError: (with no unidentified record) a cluster names
+            signatures the signature file does not hold (up to five named):
+            the files are not one set's.
     """
     gold_of: dict[object, str] = {}
+    twice: dict[object, list[str]] = {}
     for sig, cluster in memberships:
-        if sig in gold_of and gold_of[sig] != cluster:
-            raise DatasetError(
-                f"{path}: signature {sig} is in two clusters, "
-                f"{gold_of[sig]} and {cluster}"
-            )
-        gold_of[sig] = cluster
+        if sig in twice:
+            if cluster not in twice[sig]:
+                twice[sig].append(cluster)
+        elif sig in gold_of and gold_of[sig] != cluster:
+            twice[sig] = [gold_of.pop(sig), cluster]
+        else:
+            gold_of[sig] = cluster
+    notes = [
+        f"{path.name}: signature {sig} is in {len(clusters)} clusters, "
+        f"{', '.join(clusters)}; left out"
+        for sig, clusters in twice.items()
+    ]
     unknown = sorted((sig for sig in gold_of if sig not in known), key=str)
     if unknown and not unidentified:
         shown = ", ".join(map(str, unknown[:5]))
@@ -262,7 +276,7 @@ def _gold(
             f"{path}: {len(unknown)} signature id(s) in the clusters are not in "
             f"the signature file: {shown}"
         )
-    notes = [
+    notes += [
         f"{path.name}: cluster {gold_of.pop(sig)} names signature {sig}, which "
         "no readable record holds; left out"
         for sig in unknown
@@ -372,11 +386,14 @@ def _beard_mention(record: object, n: int, notes: list[str]) -> _Mention:
 
 
 def _load_beard(folder: Path) -> LabelledSet:
+    """The beard set in ``folder``; ids are compared as text, so a cluster
+    file listing ``"10192"`` names the record whose id is ``10192``."""
     path = folder / "wang_signatures.json"
     signatures = _json(path, list, object)
-    clusters = _json(folder / "wang_clusters.json", dict, list)
-    mentions: dict[object, _Mention] = {}
-    known: set = set()
+    clusters = _json(folder / "wang_clusters.json", dict, object)
+    mentions: dict[str, _Mention] = {}
+    first: dict[str, tuple[int, object]] = {}  # id: (record number, record)
+    known: set[str] = set()
     left_out: list[str] = []
     unidentified = 0
     for n, record in enumerate(signatures, start=1):
@@ -387,25 +404,42 @@ def _load_beard(folder: Path) -> LabelledSet:
             left_out.append(f"{path.name}: {exc}; left out")
             sig = record.get("signature_id") if isinstance(record, dict) else None
             if _is_id(sig):
-                known.add(sig)  # its clusters still name it
+                known.add(str(sig))  # its clusters still name it
             else:
                 unidentified += 1
             continue
-        if mention.signature in mentions:
+        key = str(mention.signature)
+        if key in first:
+            m, earlier = first[key]
+            if record == earlier:
+                left_out.append(
+                    f"{path.name}: signature {key} is listed twice (record {n}, "
+                    f"a copy of record {m}, left out)"
+                )
+                continue
+            # Which of the two is the signature its clusters mean the file
+            # cannot say; a mistyped id's own is now unknown.
             left_out.append(
-                f"{path.name}: signature {mention.signature} is listed twice "
-                f"(record {n} left out)"
+                f"{path.name}: signature {key} is listed twice, as records {m} "
+                f"and {n}, which differ; both left out"
             )
-            # A mistyped id may have taken another record's: its own is unknown.
+            mentions.pop(key, None)
             unidentified += 1
             continue
+        first[key] = (n, record)
         left_out += [f"{path.name}: {note}" for note in notes]
-        mentions[mention.signature] = mention
+        mentions[key] = mention
     members, unreadable = [], []
     for author, sigs in clusters.items():
+        if not isinstance(sigs, list):
+            unreadable.append(
+                f"wang_clusters.json: cluster {author} is {_kind(sigs)}, not an "
+                "array of signature ids; left out"
+            )
+            continue
         for sig in sigs:
             if _is_id(sig):
-                members.append((sig, str(author)))
+                members.append((str(sig), str(author)))
             else:
                 # true and 1.0 would otherwise be read as signature 1.
                 unreadable.append(
@@ -414,7 +448,7 @@ def _load_beard(folder: Path) -> LabelledSet:
                 )
     gold_of, notes = _gold(
         members,
-        known | set(mentions),
+        known | set(first),
         folder / "wang_clusters.json",
         unidentified=unidentified,
     )
@@ -464,19 +498,33 @@ def _labelled(
     )
 
 
-def _coauthors(paper: object, info: dict, where: str, notes: list[str]) -> frozenset:
-    """The co-author keys of an S2AND ``papers.json`` record
-    (:func:`coauthor_keys_of`) for the signature whose ``author_info`` is
-    ``info``; none without the record or the author's own position
-    (:func:`_position`); a byline that is not a list gives none, and its
+def _coauthors(
+    paper_id: object, papers: dict | None, info: dict, where: str, notes: list[str]
+) -> frozenset:
+    """The co-author keys (:func:`coauthor_keys_of`) of the signature whose
+    ``author_info`` is ``info``, on paper ``paper_id`` of an S2AND
+    ``papers.json`` (``papers``; None without the file: none).
+
+    None either, noted in ``notes``, when the paper is not in the file, its
+    ``authors`` is missing or not a list, the author's own position cannot be
+    read (:func:`_position`) or is not on the byline, or the byline gives one
+    position twice (which of the two is the author it cannot say). Byline
     entries that cannot be read (not an object, a name not a string, a
-    position not an integer) are left out, both noted in ``notes``."""
+    position not an integer) are left out, and noted.
+    """
+    if papers is None:
+        return frozenset()
+    paper = papers.get(str(paper_id))
     if paper is None:
+        notes.append(
+            f"{where}: its paper {paper_id} is not in papers.json; read without "
+            "co-authors"
+        )
         return frozenset()
     own = _position(info, where, notes)
     if own is None:
         return frozenset()
-    authors = paper.get("authors", []) if isinstance(paper, dict) else None
+    authors = paper.get("authors") if isinstance(paper, dict) else None
     if not isinstance(authors, list):
         notes.append(f"{where}: its paper's authors cannot be read; read without them")
         return frozenset()
@@ -494,9 +542,23 @@ def _coauthors(paper: object, info: dict, where: str, notes: list[str]) -> froze
             f"{len(authors)} authors cannot be read (an entry not an object, a "
             "name not a string, a position not an integer); read without them"
         )
+    positions = Counter(a["position"] for a in readable)
+    repeated = sorted(p for p, count in positions.items() if count > 1)
+    if repeated:
+        notes.append(
+            f"{where}: its paper's byline gives position "
+            f"{', '.join(map(str, repeated))} twice; read without co-authors"
+        )
+        return frozenset()
+    if own not in positions:
+        notes.append(
+            f"{where}: position {own} is not on its paper's byline; read without "
+            "co-authors"
+        )
+        return frozenset()
     return coauthor_keys_of(
         [
-            (author.get("position"), names.name_key(p.given, p.family))
+            (author["position"], names.name_key(p.given, p.family))
             for author in readable
             for p in [names.parse_name(author.get("author_name", ""))]
         ],
@@ -522,7 +584,7 @@ def _position(info: dict, where: str, notes: list[str]) -> int | None:
 
 
 def _s2and_mention(
-    sig_id: str, record: object, papers: dict, notes: list[str]
+    sig_id: str, record: object, papers: dict | None, notes: list[str]
 ) -> _Mention:
     """Signature ``sig_id`` of an S2AND ``signatures.json``.
 
@@ -556,25 +618,31 @@ def _s2and_mention(
         family,
         _affiliations(info.get("affiliations"), where, notes),
         f"{given} {family}".strip(),
-        _coauthors(papers.get(str(paper)), info, where, notes),
+        _coauthors(paper, papers, info, where, notes),
     )
 
 
 def _load_s2and(folder: Path) -> LabelledSet:
     path = folder / "signatures.json"
     signatures = _json(path, dict, object)
-    clusters = _json(folder / "clusters.json", dict, dict)
-    for cluster_id, cluster in clusters.items():
-        if not isinstance(cluster.get("signature_ids"), list):
-            raise DatasetError(
-                f"{folder / 'clusters.json'}: cluster {cluster_id} has no "
-                "signature_ids array"
-            )
+    clusters = _json(folder / "clusters.json", dict, object)
     papers_path = folder / "papers.json"
-    papers = _json(papers_path, dict, object) if papers_path.is_file() else {}
+    papers = _json(papers_path, dict, object) if papers_path.is_file() else None
     members, left_out = [], []
     for cluster_id, cluster in clusters.items():
-        for sig in cluster["signature_ids"]:
+        sigs = cluster.get("signature_ids") if isinstance(cluster, dict) else None
+        if not isinstance(sigs, list):
+            what = (
+                f"signature_ids is {_kind(sigs)}"
+                if isinstance(cluster, dict)
+                else f"it is {_kind(cluster)}"
+            )
+            left_out.append(
+                f"clusters.json: cluster {cluster_id} has no signature_ids "
+                f"array ({what}); left out"
+            )
+            continue
+        for sig in sigs:
             if _is_id(sig):
                 members.append((str(sig), str(cluster_id)))
             else:
@@ -582,9 +650,10 @@ def _load_s2and(folder: Path) -> LabelledSet:
                     f"clusters.json: cluster {cluster_id} lists {_kind(sig)}, "
                     "not a signature id; left out"
                 )
-    gold_of, _ = _gold(
+    gold_of, notes = _gold(
         members, {str(sig) for sig in signatures}, folder / "clusters.json"
     )
+    left_out += notes
     mentions: dict[object, _Mention] = {}
     unread: set[str] = set()
     for sig_id, record in signatures.items():
@@ -633,9 +702,14 @@ def _seeds(
         return frozenset(), frozenset(), ()
     seeds = _read_json(path)
     if not isinstance(seeds, dict):
-        raise ValueError(
-            f'{path.name}: not an object of objects ({{"<sig>": {{"<sig>": '
-            '"require" | "disallow"}})'
+        # The seeds are optional: without them the set is read unseeded.
+        return (
+            frozenset(),
+            frozenset(),
+            (
+                f'{path.name} is {_kind(seeds)}, not an object of objects ({{"<sig>": '
+                '{"<sig>": "require" | "disallow"}}); no seed read',
+            ),
         )
     view_of = {sig: index for index, sig in enumerate(ids)}
     kinds: dict[str, set[tuple[int, int]]] = {"require": set(), "disallow": set()}
@@ -665,4 +739,30 @@ def _seeds(
             f"{ids[a]}-{ids[b]}: seeded both require and disallow; read as disallow"
         )
     kinds["require"] -= kinds["disallow"]
+    dropped += _disallowed_within_requires(kinds["require"], kinds["disallow"], ids)
     return frozenset(kinds["require"]), frozenset(kinds["disallow"]), tuple(dropped)
+
+
+def _disallowed_within_requires(
+    require: set[tuple[int, int]], disallow: set[tuple[int, int]], ids: list[str]
+) -> list[str]:
+    """A note for each disallow between two signatures that require seeds
+    join through others (0-1 and 1-2 require, 0-2 disallow): every seed is
+    kept, and clustering keeps the two apart (a cannot-link wins), so some
+    require cannot hold."""
+    parent = list(range(len(ids)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in require:
+        parent[root(a)] = root(b)
+    return [
+        f"{ids[a]}-{ids[b]}: disallow between signatures the require seeds join; "
+        "clustering keeps them apart, so a require between them cannot hold"
+        for a, b in sorted(disallow)
+        if root(a) == root(b)
+    ]

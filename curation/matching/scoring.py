@@ -84,11 +84,12 @@ STORED_WEIGHT_MAX = 1000.0
 
 
 def _finite(value: object) -> bool:
+    # abs() first: math.isfinite of an int past a float's range overflows.
     return (
         isinstance(value, int | float)
         and not isinstance(value, bool)
-        and math.isfinite(value)
         and abs(value) <= STORED_WEIGHT_MAX
+        and math.isfinite(value)
     )
 
 
@@ -112,11 +113,18 @@ def stored_weights(
         The Weights.
 
     Raises:
-        ValueError: the row cannot be scored with (edited by hand): ``weights``
-            is not an object of numbers, a number is not finite or is larger
+        ValueError: the row cannot be scored with (edited by hand): its
+            ``version`` is empty or the default weights' own, ``weights`` is
+            not an object of numbers, a number is not finite or is larger
             than :data:`STORED_WEIGHT_MAX`, or ``threshold`` is not a number
             strictly between 0 and 1; the message names the field and value.
     """
+    if not version or version == MODEL_VERSION:
+        # Proposals record the version: they would read as the defaults'.
+        raise ValueError(
+            f"version is {version!r}, which names no trained model"
+            + (" (it is the default weights' own)" if version else "")
+        )
     if not isinstance(weights, dict):
         raise ValueError(
             f"weights is {type(weights).__name__} {_clip(weights)}, not an object "

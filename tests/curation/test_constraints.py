@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 
-import pytest
 from django.conf import settings
 from django.core.management import call_command
 
@@ -152,12 +151,16 @@ def test_seeds_that_cannot_hold_or_name_nobody_are_reported(tmp_path, capsys):
     assert seeds["dropped"] == ["1-999: names a signature with no gold cluster"]
 
 
-def test_a_seed_file_of_another_shape_is_a_clear_error(tmp_path):
+def test_a_seed_file_of_another_shape_is_named_and_the_set_read_unseeded(tmp_path):
+    # The seeds are optional: a seed file of another shape costs the seeds.
     folder = _dummy_copy(tmp_path, '[["0", "1", "require"]]')
-    with pytest.raises(
-        labelled.DatasetError, match="cluster_seeds.json: not an object of objects"
-    ):
-        labelled.load(folder)
+    data = labelled.load(folder)
+    assert data.seeds_dropped == (
+        'cluster_seeds.json is an array, not an object of objects ({"<sig>": '
+        '{"<sig>": "require" | "disallow"}}); no seed read',
+    )
+    assert data.must_link == data.cannot_link == frozenset()
+    assert len(data.views) == 5
 
 
 def test_more_folds_than_people_cost_no_more_than_one_a_person(capsys):

@@ -315,7 +315,7 @@ def _s2and_copy(tmp_path, **replace) -> Path:
     [
         ({"clusters": "{not json"}, "clusters.json: not JSON"),
         ({"signatures": "[1, 2]"}, "signatures.json: not a JSON object of records"),
-        ({"clusters": "[1, 2]"}, "clusters.json: not a JSON object of objects"),
+        ({"clusters": "[1, 2]"}, "clusters.json: not a JSON object"),
         ({"clusters": "{}"}, "no mention has a gold cluster"),
         (
             {"clusters": '{"c": {"signature_ids": ["0", "999"]}}'},
@@ -327,7 +327,8 @@ def _s2and_copy(tmp_path, **replace) -> Path:
                 "clusters": '{"a": {"signature_ids": ["0"]}, '
                 '"b": {"signature_ids": ["0"]}}'
             },
-            "clusters.json: signature 0 is in two clusters, a and b",
+            # Left out, as each broken record is; here no other is labelled.
+            "clusters.json: signature 0 is in 2 clusters, a, b; left out",
         ),
         (
             {
@@ -338,7 +339,8 @@ def _s2and_copy(tmp_path, **replace) -> Path:
         ),
         (
             {"clusters": '{"a": {"signature_ids": "012"}}'},
-            "clusters.json: cluster a has no signature_ids array",
+            "clusters.json: cluster a has no signature_ids array .signature_ids "
+            "is str '012'.; left out",
         ),
     ],
 )

@@ -79,7 +79,7 @@ def test_a_broken_beard_record_is_left_out_and_named_and_the_rest_is_read(tmp_pa
         f"wang_signatures.json: signature {sig[4]}: affiliations are an object; "
         "read without them",
         f"wang_signatures.json: signature {sig[0]} is listed twice (record "
-        f"{KEPT + 1} left out)",
+        f"{KEPT + 1}, a copy of record 1, left out)",
         # Record 4 has no id left: the cluster naming it is read without it.
         f"wang_clusters.json: cluster {original_gold(sig[3])} names signature "
         f"{sig[3]}, which no readable record holds; left out",
@@ -229,23 +229,58 @@ def test_deep_nesting_and_a_repeated_seed_key_are_refused_naming_the_file(
         labelled.load(folder)
 
 
-def test_an_id_mistyped_as_anothers_costs_that_record_not_the_set(tmp_path):
-    # Record 6 took record 7's id: record 7 is the one listed twice, and the
-    # cluster naming record 6's real id names a signature no record holds.
-    folder, records = _wang_copy(tmp_path, {})
+@pytest.mark.parametrize("mistyped", [6, 7])
+def test_an_id_mistyped_as_anothers_costs_both_records_not_the_set(tmp_path, mistyped):
+    # Records 7 and 8 (from 1) show one id: which is the signature its
+    # cluster means the file cannot say, so neither is read (whichever comes
+    # first), and the cluster naming the mistyped record's real id is read
+    # without it.
+    folder, _ = _wang_copy(tmp_path, {})
     records = json.loads((folder / "wang_signatures.json").read_text())
-    mistyped = records[6]["signature_id"]
-    records[6]["signature_id"] = records[7]["signature_id"]
+    shown = records[13 - mistyped]["signature_id"]
+    real = records[mistyped]["signature_id"]
+    records[mistyped]["signature_id"] = shown
     (folder / "wang_signatures.json").write_text(json.dumps(records))
     data = labelled.load(folder)
     assert data.left_out == (
-        f"wang_signatures.json: signature {records[7]['signature_id']} is listed "
-        "twice (record 8 left out)",
-        f"wang_clusters.json: cluster {original_gold(str(mistyped))} names "
-        f"signature {mistyped}, which no readable record holds; left out",
+        f"wang_signatures.json: signature {shown} is listed twice, as records 7 "
+        "and 8, which differ; both left out",
+        f"wang_clusters.json: cluster {original_gold(str(real))} names "
+        f"signature {real}, which no readable record holds; left out",
     )
-    # Record 6 is read under the id it shows (the file cannot say it is wrong).
-    assert len(data.views) == KEPT - 1
+    assert len(data.views) == KEPT - 2
+    assert str(shown) not in data.mention_ids
+
+
+def test_cluster_ids_written_as_text_name_integer_ids(tmp_path):
+    folder, records = _wang_copy(tmp_path, {})
+    clusters = json.loads((folder / "wang_clusters.json").read_text())
+    as_text = {a: [str(s) for s in sigs] for a, sigs in clusters.items()}
+    (folder / "wang_clusters.json").write_text(json.dumps(as_text))
+    data = labelled.load(folder)
+    (tmp_path / "original").mkdir()
+    original = labelled.load(_wang_copy(tmp_path / "original", {})[0])
+    assert data.left_out == ()
+    assert (data.mention_ids, data.gold) == (original.mention_ids, original.gold)
+
+
+def test_a_signature_in_two_clusters_and_a_broken_cluster_cost_themselves(tmp_path):
+    folder, records = _wang_copy(tmp_path, {})
+    clusters = json.loads((folder / "wang_clusters.json").read_text())
+    first, second, third = list(clusters)[:3]
+    twice = clusters[first][0]
+    clusters[second].append(twice)
+    lost = clusters[third]
+    clusters[third] = None
+    (folder / "wang_clusters.json").write_text(json.dumps(clusters))
+    data = labelled.load(folder)
+    assert data.left_out == (
+        f"wang_clusters.json: cluster {third} is null, not an array of signature "
+        "ids; left out",
+        f"wang_clusters.json: signature {twice} is in 2 clusters, {first}, "
+        f"{second}; left out",
+    )
+    assert len(data.views) == KEPT - 1 - len(lost)
 
 
 @pytest.mark.parametrize("member", [True, 1.0, [1], {"id": 1}, None, ""])
@@ -318,3 +353,87 @@ def test_bad_seeds_are_left_out_each_with_why(tmp_path):
     pair = lambda a, b: tuple(sorted((ids.index(a), ids.index(b))))  # noqa: E731
     assert data.must_link == frozenset()
     assert data.cannot_link == {pair("0", "1"), pair("3", "4"), pair("0", "4")}
+
+
+def _dummy_with(tmp_path, edit) -> labelled.LabelledSet:
+    folder, signatures, papers = _dummy_copy(tmp_path)
+    edit(signatures, papers)
+    (folder / "signatures.json").write_text(json.dumps(signatures))
+    (folder / "papers.json").write_text(json.dumps(papers))
+    return labelled.load(folder)
+
+
+def _konovalov_paper(signatures, papers) -> dict:
+    return papers[str(signatures["4"]["paper_id"])]
+
+
+@pytest.mark.parametrize(
+    ("edit", "note"),
+    [
+        (
+            lambda s, p: s["4"]["author_info"].update(position=99),
+            "position 99 is not on its paper's byline; read without co-authors",
+        ),
+        (
+            lambda s, p: s["4"].update(paper_id=-1),
+            "its paper -1 is not in papers.json; read without co-authors",
+        ),
+        (
+            lambda s, p: _konovalov_paper(s, p).pop("authors"),
+            "its paper's authors cannot be read; read without them",
+        ),
+        (
+            lambda s, p: _konovalov_paper(s, p)["authors"][0].update(position=3),
+            "its paper's byline gives position 3 twice; read without co-authors",
+        ),
+    ],
+)
+def test_a_byline_that_cannot_place_the_author_costs_the_co_authors(
+    tmp_path, edit, note
+):
+    # Before, the author became their own co-author, or a co-author went
+    # missing, and nothing said so.
+    data = _dummy_with(tmp_path, edit)
+    assert data.left_out == (f"signatures.json: signature 4: {note}",)
+    assert data.views[data.mention_ids.index("4")].coauthor_keys == frozenset()
+
+
+def test_co_authors_whose_names_fold_to_nothing_are_no_one(tmp_path):
+    # Two papers each with a co-author printed "!!!" share no co-author.
+    def edit(signatures, papers):
+        for sig in ("0", "1"):
+            byline = papers[str(signatures[sig]["paper_id"])]["authors"]
+            byline[0]["author_name"] = "!!!"
+
+    data = _dummy_with(tmp_path, edit)
+    first, second = (data.views[data.mention_ids.index(s)] for s in ("0", "1"))
+    assert first.coauthor_keys == second.coauthor_keys == frozenset()
+
+
+def test_a_disallow_inside_a_chain_of_requires_is_named(tmp_path):
+    folder, _, _ = _dummy_copy(tmp_path)
+    (folder / "cluster_seeds.json").write_text(
+        json.dumps(
+            {"0": {"1": "require"}, "1": {"3": "require"}, "3": {"0": "disallow"}}
+        )
+    )
+    data = labelled.load(folder)
+    assert data.seeds_dropped == (
+        "0-3: disallow between signatures the require seeds join; clustering "
+        "keeps them apart, so a require between them cannot hold",
+    )
+    assert len(data.must_link) == 2
+    assert len(data.cannot_link) == 1
+
+
+def test_a_byte_order_mark_is_not_part_of_the_json(tmp_path):
+    folder, _, _ = _dummy_copy(tmp_path)
+    path = folder / "signatures.json"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert len(labelled.load(folder).views) == 5
+
+
+@pytest.mark.parametrize("command", ["evaluate_matching", "train_matcher"])
+def test_a_file_named_as_the_set_says_to_name_its_folder(command):
+    with pytest.raises(CommandError, match="a file, not a folder"):
+        call_command(command, dataset=[DUMMY / "signatures.json"], stdout=io.StringIO())

@@ -142,7 +142,10 @@ BROKEN_ROWS = [
     ({"weights": {"name": "big"}}, "the weight of 'name' is 'big', not a finite"),
     ({"weights": {"name": True}}, "the weight of 'name' is True"),
     ({"weights": {"name": 1e300}}, "the weight of 'name' is 1000000000"),
+    # Past a float's range: math.isfinite of it would overflow.
+    ({"weights": {"orcid": 10**400}}, "the weight of 'orcid' is 1000000000"),
     ({"threshold": 2.0}, "threshold is 2.0, not a number strictly between 0 and 1"),
+    ({"version": "default-weights-v7"}, "version is 'default-weights-v7', which"),
     ({"bias": float("nan")}, "bias is nan, not a finite number"),
 ]
 
@@ -212,3 +215,23 @@ def test_a_huge_but_stored_weight_scores_without_overflow():
         *labelled.load(settings.WOVEPAPER_DATA_DIR / QIAN).views[:2]
     )
     assert 0.0 <= scoring.score(features, weights).pairwise_score <= 1.0
+
+
+def test_a_number_too_long_to_read_as_an_integer_still_loads_the_row():
+    # 5,000 digits, written as SQL would: past Python's integer-string limit,
+    # it reads as an infinite float, so the row loads and is named unusable.
+    from django.db import connection
+
+    model = _trained()
+    digits = "1" + "0" * 5000
+    with connection.cursor() as cursor:
+        cast = "::jsonb" if connection.vendor == "postgresql" else ""
+        cursor.execute(
+            f"UPDATE curation_matchermodel SET weights = %s{cast}, "
+            f"training = %s{cast} WHERE id = %s",
+            [f'{{"orcid": {digits}}}', f'{{"pairs": {digits}}}', model.pk],
+        )
+    model.refresh_from_db()
+    assert model.problem.startswith("the weight of 'orcid' is inf")
+    assert model.learned_from["pairs"] is None
+    assert "cannot be scored with: the weight of 'orcid' is inf" in _models()

@@ -1172,3 +1172,9 @@ def test_name_caches_remember_short_names_only():
 )
 def test_display_name_fits_a_name_the_papers_print(display, printed, fits):
     assert names.display_name_fits(display, printed) is fits
+
+
+@pytest.mark.parametrize("printed", ["?", "!!!", "\u200b", "-"])
+def test_a_name_that_folds_to_nothing_has_no_name_key(printed):
+    parsed = names.parse_name(printed)
+    assert names.name_key(parsed.given, parsed.family) == ""

@@ -365,7 +365,12 @@ class Command(BaseCommand):
         for folder in folders:
             if not folder.is_dir():
                 hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
-                raise CommandError(f"{folder}: no such folder{hint}")
+                what = (
+                    "a file, not a folder (name the labelled set's folder)"
+                    if folder.is_file()
+                    else "no such folder"
+                )
+                raise CommandError(f"{folder}: {what}{hint}")
             if labelled_pairs.is_pair_set(folder):
                 try:
                     pairs = labelled_pairs.load_pairs(folder)

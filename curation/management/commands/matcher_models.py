@@ -64,7 +64,7 @@ class Command(BaseCommand):
             sets = ", ".join(learned["datasets"]) or "no labelled set"
             self.stdout.write(
                 f"{'*' if m.active else ' '} {m.version}  trained "
-                f"{m.trained_at:%Y-%m-%d %H:%M} UTC, threshold {m.threshold}, "
+                f"{_when(m.trained_at)}, threshold {m.threshold}, "
                 f"{count_shown(learned['pairs'])} pairs ({sets}; "
                 f"{count_shown(learned['curator_decisions'])} from curator decisions)"
             )
@@ -75,3 +75,9 @@ class Command(BaseCommand):
                 )
         if len(models) > SHOWN:
             self.stdout.write(f"  (the newest {SHOWN} shown)")
+
+
+def _when(moment: object) -> str:
+    """When a model was trained, or "at an unknown time" for a row whose
+    ``trained_at`` was edited into something else (SQLite reads it as None)."""
+    return f"{moment:%Y-%m-%d %H:%M} UTC" if moment else "at an unknown time"

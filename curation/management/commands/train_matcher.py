@@ -70,7 +70,12 @@ class Command(BaseCommand):
         for folder in folders:
             if not folder.is_dir():
                 hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
-                raise CommandError(f"{folder}: no such folder{hint}")
+                what = (
+                    "a file, not a folder (name the labelled set's folder)"
+                    if folder.is_file()
+                    else "no such folder"
+                )
+                raise CommandError(f"{folder}: {what}{hint}")
         try:
             model = matcher_train(
                 datasets=folders,
