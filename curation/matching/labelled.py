@@ -23,6 +23,9 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
 from curation import names
 from curation.matching.features import (
     BLOCK_REPEAT_UNKNOWN,
@@ -749,20 +752,16 @@ def _disallowed_within_requires(
     """A note for each disallow between two signatures that require seeds
     join through others (0-1 and 1-2 require, 0-2 disallow): every seed is
     kept, and clustering keeps the two apart (a cannot-link wins), so some
-    require cannot hold."""
-    parent = list(range(len(ids)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for a, b in require:
-        parent[root(a)] = root(b)
+    require cannot hold. The chains are the connected components of the
+    require seeds (scipy's ``connected_components``)."""
+    if not (require and disallow):
+        return []
+    rows, cols = zip(*require, strict=True)
+    graph = coo_matrix(([1] * len(rows), (rows, cols)), shape=(len(ids), len(ids)))
+    _, component = connected_components(graph, directed=False)
     return [
         f"{ids[a]}-{ids[b]}: disallow between signatures the require seeds join; "
         "clustering keeps them apart, so a require between them cannot hold"
         for a, b in sorted(disallow)
-        if root(a) == root(b)
+        if component[a] == component[b]
     ]

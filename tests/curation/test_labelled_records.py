@@ -56,6 +56,15 @@ def _wang_copy(tmp_path: Path, breaks: dict[int, object]) -> tuple[Path, list]:
     return folder, records
 
 
+def _wang_clusters_edited(tmp_path: Path, edit) -> Path:
+    """:func:`_wang_copy` with its cluster file passed through ``edit``
+    (``{author: [signature ids]}`` in, the same shape or a broken one out)."""
+    folder, _ = _wang_copy(tmp_path, {})
+    path = folder / "wang_clusters.json"
+    path.write_text(json.dumps(edit(json.loads(path.read_text()))))
+    return folder
+
+
 def test_a_broken_beard_record_is_left_out_and_named_and_the_rest_is_read(tmp_path):
     folder, records = _wang_copy(
         tmp_path,
@@ -188,10 +197,11 @@ def test_train_matcher_trains_on_the_rest_and_says_how_many_it_left_out(tmp_path
 def test_a_cluster_file_naming_an_unknown_signature_still_refuses_the_set(tmp_path):
     # The labels are the measure: a cluster file that names signatures the
     # signature file never held is another set's, not a broken record.
-    folder, _ = _wang_copy(tmp_path, {})
-    clusters = json.loads((folder / "wang_clusters.json").read_text())
-    next(iter(clusters.values())).append(99999999)
-    (folder / "wang_clusters.json").write_text(json.dumps(clusters))
+    def edit(clusters):
+        next(iter(clusters.values())).append(99999999)
+        return clusters
+
+    folder = _wang_clusters_edited(tmp_path, edit)
     with pytest.raises(CommandError, match="not in the signature file: 99999999"):
         call_command("evaluate_matching", dataset=[folder], stdout=io.StringIO())
 
@@ -253,11 +263,12 @@ def test_an_id_mistyped_as_anothers_costs_both_records_not_the_set(tmp_path, mis
 
 
 def test_cluster_ids_written_as_text_name_integer_ids(tmp_path):
-    folder, records = _wang_copy(tmp_path, {})
-    clusters = json.loads((folder / "wang_clusters.json").read_text())
-    as_text = {a: [str(s) for s in sigs] for a, sigs in clusters.items()}
-    (folder / "wang_clusters.json").write_text(json.dumps(as_text))
-    data = labelled.load(folder)
+    data = labelled.load(
+        _wang_clusters_edited(
+            tmp_path,
+            lambda clusters: {a: list(map(str, sigs)) for a, sigs in clusters.items()},
+        )
+    )
     (tmp_path / "original").mkdir()
     original = labelled.load(_wang_copy(tmp_path / "original", {})[0])
     assert data.left_out == ()
@@ -265,15 +276,19 @@ def test_cluster_ids_written_as_text_name_integer_ids(tmp_path):
 
 
 def test_a_signature_in_two_clusters_and_a_broken_cluster_cost_themselves(tmp_path):
-    folder, records = _wang_copy(tmp_path, {})
-    clusters = json.loads((folder / "wang_clusters.json").read_text())
-    first, second, third = list(clusters)[:3]
-    twice = clusters[first][0]
-    clusters[second].append(twice)
-    lost = clusters[third]
-    clusters[third] = None
-    (folder / "wang_clusters.json").write_text(json.dumps(clusters))
-    data = labelled.load(folder)
+    seen = {}
+
+    def edit(clusters):
+        first, second, third = list(clusters)[:3]
+        seen.update(first=first, second=second, third=third, lost=clusters[third])
+        seen["twice"] = clusters[first][0]
+        clusters[second].append(seen["twice"])
+        clusters[third] = None
+        return clusters
+
+    data = labelled.load(_wang_clusters_edited(tmp_path, edit))
+    first, second, third = seen["first"], seen["second"], seen["third"]
+    twice, lost = seen["twice"], seen["lost"]
     assert data.left_out == (
         f"wang_clusters.json: cluster {third} is null, not an array of signature "
         "ids; left out",
@@ -285,12 +300,15 @@ def test_a_signature_in_two_clusters_and_a_broken_cluster_cost_themselves(tmp_pa
 
 @pytest.mark.parametrize("member", [True, 1.0, [1], {"id": 1}, None, ""])
 def test_a_cluster_member_that_is_not_an_id_is_left_out_and_named(tmp_path, member):
-    folder, records = _wang_copy(tmp_path, {})
-    clusters = json.loads((folder / "wang_clusters.json").read_text())
-    author = next(iter(clusters))
-    clusters[author].append(member)
-    (folder / "wang_clusters.json").write_text(json.dumps(clusters))
-    data = labelled.load(folder)
+    authors = []
+
+    def edit(clusters):
+        authors.append(next(iter(clusters)))
+        clusters[authors[0]].append(member)
+        return clusters
+
+    data = labelled.load(_wang_clusters_edited(tmp_path, edit))
+    author = authors[0]
     assert data.left_out == (
         f"wang_clusters.json: cluster {author} lists {labelled._kind(member)}, "
         "not a signature id; left out",
