@@ -954,15 +954,27 @@ def pending_superseded_proposals(authorship_ids: Iterable[int]) -> QuerySet[Prop
 
 
 def pending_dead_proposals() -> QuerySet[Proposal]:
-    """Pending proposals naming a researcher merged away or retired since,
-    locked, with their researchers: none of them can apply any more.
+    """Pending proposals naming a researcher merged away or retired since, and
+    attach and new proposals of an authorship assigned since (a curator's
+    move or assignment by hand, a claim, another proposal applied), locked,
+    with their researchers: none of them can apply any more.
 
     Must run inside a transaction (``select_for_update``).
     """
+    assigned = Proposal.authorships.through.objects.filter(
+        authorship__researcher__isnull=False
+    ).values("proposal_id")
     return (
         Proposal.objects.select_for_update(of=("self",))
         .select_related("researcher", "other_researcher")
-        .filter(_gone("researcher") | _gone("other_researcher"))
+        .filter(
+            _gone("researcher")
+            | _gone("other_researcher")
+            | Q(
+                kind__in=[Proposal.Kind.ATTACH, Proposal.Kind.NEW],
+                pk__in=Subquery(assigned),
+            )
+        )
         .filter(status=Proposal.Status.PENDING)
         .order_by("pk")
     )

@@ -543,9 +543,11 @@ def _unproven_where_orcid_taken(drafts: list[_Draft]) -> None:
 
 def _stale_dead_proposals() -> int:
     """Mark stale the pending proposals that name a researcher merged away or
-    retired since (:func:`selectors.pending_dead_proposals`), each with an event
+    retired since, or attach or give a new researcher an authorship assigned
+    since (:func:`selectors.pending_dead_proposals`), each with an event
     saying which; return how many. A full matching run starts with it, so the
-    queue does not offer a merge of a researcher that is gone."""
+    queue does not offer a merge of a researcher that is gone, nor a home
+    for a paper a curator already placed."""
     with transaction.atomic():
         return sum(
             _mark_stale(
@@ -553,7 +555,9 @@ def _stale_dead_proposals() -> int:
                 _stale_reason(
                     old,
                     {r.pk: r for r in (old.researcher, old.other_researcher) if r},
-                    [],
+                    list(old.authorships.all())
+                    if old.kind in (Proposal.Kind.ATTACH, Proposal.Kind.NEW)
+                    else [],
                 ),
             )
             for old in selectors.pending_dead_proposals()

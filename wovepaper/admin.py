@@ -11,6 +11,8 @@ from collections.abc import Iterable
 
 from django.contrib import admin
 from django.db import models
+from django.urls import reverse
+from django.utils.html import format_html
 
 from wovepaper.cache import papers_changed, searches_changed
 from wovepaper.models import Authorship, Follow, Institution, Notification, Paper
@@ -41,6 +43,7 @@ class AuthorshipInline(admin.TabularInline):
         "affiliations",
         "is_collaboration",
         "researcher",
+        "curate",
     )
     readonly_fields = fields
     extra = 0
@@ -49,6 +52,20 @@ class AuthorshipInline(admin.TabularInline):
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
+
+    @admin.display(description="curate")
+    def curate(self, obj: Authorship) -> str:
+        """A link to give the authorship to a researcher by hand (unassigned)
+        or move it to another (curation.admin.researchers)."""
+        if obj.is_collaboration:
+            return "-"
+        if obj.researcher_id is None:
+            url = reverse("admin:wovepaper_researcher_assign", args=[obj.pk])
+            return format_html('<a href="{}">assign…</a>', url)
+        url = reverse(
+            "admin:wovepaper_researcher_move", args=[obj.researcher_id, obj.pk]
+        )
+        return format_html('<a href="{}">move…</a>', url)
 
 
 @admin.register(Paper)

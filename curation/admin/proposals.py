@@ -417,13 +417,14 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             "<ul>{}</ul>",
             format_html_join(
                 "",
-                "<li>{} (position {}) on {}: {}</li>",
+                "<li>{} (position {}) on {}: {}{}</li>",
                 (
                     (
                         a.raw_name,
                         a.position,
                         a.paper.arxiv_id or a.paper.doi,
                         a.paper.title,
+                        _assign_link(a),
                     )
                     for a in rows
                 ),
@@ -479,3 +480,12 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
     @admin.action(description="Reject selected proposals", permissions=["decide"])
     def reject_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
         _decide(self, request, queryset, approve=False)
+
+
+def _assign_link(authorship) -> str:
+    """For an unassigned authorship: a link to give it to a researcher by
+    hand instead of what the proposal says (none once it is assigned)."""
+    if authorship.researcher_id is not None:
+        return ""
+    url = reverse("admin:wovepaper_researcher_assign", args=[authorship.pk])
+    return format_html(' <a href="{}">assign to another researcher…</a>', url)

@@ -315,6 +315,11 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
                 name=_name("detach"),
             ),
             path("<int:pk>/lock/", view(self.lock_view), name=_name("lock")),
+            path(
+                "authorships/<int:aid>/assign/",
+                view(self.assign_view),
+                name=_name("assign"),
+            ),
             *super().get_urls(),
         ]
 
@@ -502,8 +507,47 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
         authorship = get_object_or_404(
             Authorship.objects.select_related("paper"), pk=aid
         )
+        return self._move(request, authorship, researcher)
+
+    def assign_view(self, request: HttpRequest, aid: int) -> HttpResponse:
+        """Give an unassigned authorship to a researcher ("this paper is that
+        person's"): choose, confirm, assign. Where matching proposed a new
+        researcher, or an attach to the wrong one, for an authorship a curator
+        knows is someone's. An assigned authorship goes to its move page."""
+        if not request.user.has_perm(PERM["move"]):
+            raise PermissionDenied
+        authorship = get_object_or_404(
+            Authorship.objects.select_related("paper"), pk=aid
+        )
+        if authorship.researcher_id is not None:
+            if request.method == "POST":
+                self.message_user(
+                    request,
+                    f"Nothing changed: authorship {aid} was assigned to researcher "
+                    f"{authorship.researcher_id} meanwhile; move it from there.",
+                    messages.ERROR,
+                )
+            return HttpResponseRedirect(
+                reverse(f"admin:{_name('move')}", args=[authorship.researcher_id, aid])
+            )
+        return self._move(request, authorship, None)
+
+    def _move(
+        self,
+        request: HttpRequest,
+        authorship: Authorship,
+        researcher: Researcher | None,
+    ) -> HttpResponse:
+        """The move page of ``authorship``, now on ``researcher`` (None:
+        unassigned); a confirmed POST moves it (:func:`edits.authorship_move`,
+        refused if it is no longer where the curator saw it)."""
         target_id = _ids([request.POST.get("to", "")])
         target = Researcher.objects.filter(pk__in=target_id).first()
+        here = (
+            reverse(f"admin:{_name('move')}", args=[researcher.pk, authorship.pk])
+            if researcher
+            else reverse(f"admin:{_name('assign')}", args=[authorship.pk])
+        )
         error = ""
         if request.method == "POST" and request.POST.get("to") and target is None:
             error = f"There is no researcher {request.POST.get('to')[:20]}."
@@ -513,30 +557,37 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
                     authorship=authorship,
                     to=target,
                     actor=request.user,
-                    expected_researcher=pk,
+                    expected_researcher=researcher.pk if researcher else None,
                 )
             except CurationError as exc:
-                return self._refused(request, pk, exc)
+                if researcher:
+                    return self._refused(request, researcher.pk, exc)
+                self.message_user(request, f"Nothing changed: {exc}", messages.ERROR)
+                return HttpResponseRedirect(here)
+            done = "Moved" if researcher else "Assigned"
             return self._done(
                 request,
-                pk,
-                f"Moved “{authorship.raw_name}” on "
+                researcher.pk if researcher else target.pk,
+                f"{done} “{authorship.raw_name}” on "
                 f"{authorship.paper.arxiv_id or authorship.paper.pk} to {target}. "
                 "Automation will keep it there.",
             )
-        candidates = (
-            Researcher.objects.live()
-            .filter(block_key=researcher.block_key)
-            .exclude(pk=pk)
-            .annotate(n_papers=Count("authorships"))
-            .order_by("-n_papers", "pk")[:20]
+        candidates = Researcher.objects.live().filter(
+            block_key=researcher.block_key if researcher else authorship.block_key
         )
+        if researcher:
+            candidates = candidates.exclude(pk=researcher.pk)
+        candidates = candidates.annotate(n_papers=Count("authorships")).order_by(
+            "-n_papers", "pk"
+        )[:20]
         return TemplateResponse(
             request,
             "admin/curation/researcher/move.html",
             self._context(
                 request,
-                f"Move an authorship of {researcher}",
+                f"Move an authorship of {researcher}"
+                if researcher
+                else f"Assign “{authorship.raw_name}” to a researcher",
                 researcher=researcher,
                 authorship=authorship,
                 target=target,
@@ -545,6 +596,7 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
                 else None,
                 candidates=candidates,
                 error=error,
+                here=here,
             ),
         )
 

@@ -1,0 +1,113 @@
+"""A curator gives an unassigned authorship to a researcher by hand, from
+the proposal or the paper it is on, and automation keeps it there.
+
+The corpus is the seven real 2007 papers of I. Grabec (0704.0047 and others).
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from curation import edits, services
+from curation.models import Constraint, Proposal
+from tests.curation.test_over_merged import _grabec
+from wovepaper.models import Authorship
+
+pytestmark = pytest.mark.django_db
+
+
+def _assign_url(authorship: Authorship) -> str:
+    return reverse("admin:wovepaper_researcher_assign", args=[authorship.pk])
+
+
+def test_an_authorship_detached_by_mistake_is_assigned_back_by_hand(
+    arxiv_dir, client, curator
+):
+    researcher, rows = _grabec(arxiv_dir)
+    # The curator detaches one paper ("not this person"), then finds it was his.
+    slip = min(rows, key=lambda a: a.pk)
+    edits.authorship_detach(authorship=slip, actor=curator)
+    services.matching_run()
+    # The cannot-link keeps it off Grabec: matching proposes a new researcher.
+    proposal = Proposal.objects.get(status="pending", authorships=slip)
+    assert proposal.kind == "new"
+
+    client.force_login(curator)
+    page = client.get(
+        reverse("admin:curation_proposal_change", args=[proposal.pk])
+    ).content.decode()
+    assert f'href="{_assign_url(slip)}"' in page
+    choose = client.get(_assign_url(slip)).content.decode()
+    assert "on no researcher yet" in choose
+    assert f'value="{researcher.pk}"' in choose  # a candidate of its block
+    confirm = client.post(_assign_url(slip), {"to": researcher.pk}).content.decode()
+    assert "Yes, assign it" in confirm
+    slip.refresh_from_db()
+    assert slip.researcher_id is None  # the confirmation page changes nothing
+
+    done = client.post(
+        _assign_url(slip), {"to": researcher.pk, "confirm": "yes"}, follow=True
+    )
+    assert "Assigned “I. Grabec”" in done.content.decode()
+    slip.refresh_from_db()
+    assert slip.researcher_id == researcher.pk
+    assert Constraint.objects.filter(
+        authorship=slip, researcher=researcher, kind="must_link", active=True
+    ).exists()
+    assert not Constraint.objects.filter(
+        authorship=slip, researcher=researcher, kind="cannot_link", active=True
+    ).exists()
+
+    # Automation keeps it there, and the proposal it made no longer applies.
+    services.matching_run()
+    slip.refresh_from_db()
+    assert slip.researcher_id == researcher.pk
+    assert not Proposal.objects.filter(
+        status="pending", kind__in=["new", "attach"], authorships=slip
+    ).exists()
+    proposal.refresh_from_db()
+    assert proposal.status == "stale"
+
+
+def test_the_paper_page_links_each_authorship_to_assign_or_move(
+    arxiv_dir, client, curator
+):
+    researcher, rows = _grabec(arxiv_dir)
+    on, off = rows[0], rows[1]
+    edits.authorship_detach(authorship=off, actor=curator)
+    client.force_login(curator)
+    for row, link in (
+        (off, _assign_url(off)),
+        (on, reverse("admin:wovepaper_researcher_move", args=[researcher.pk, on.pk])),
+    ):
+        page = client.get(reverse("admin:wovepaper_paper_change", args=[row.paper_id]))
+        assert f'href="{link}"' in page.content.decode()
+    # An assigned authorship's assign page is its move page.
+    response = client.get(_assign_url(on))
+    assert response["Location"] == reverse(
+        "admin:wovepaper_researcher_move", args=[researcher.pk, on.pk]
+    )
+
+
+def test_an_assignment_on_stale_sight_changes_nothing(arxiv_dir, client, curator):
+    # Another curator assigned it meanwhile: the page the first saw is stale.
+    researcher, rows = _grabec(arxiv_dir)
+    slip = rows[0]
+    edits.authorship_detach(authorship=slip, actor=curator)
+    other = (
+        services.proposal_apply(proposal=_new_for(slip), actor=curator).other_researcher
+        or Authorship.objects.get(pk=slip.pk).researcher
+    )
+    client.force_login(curator)
+    response = client.post(
+        _assign_url(slip), {"to": researcher.pk, "confirm": "yes"}, follow=True
+    )
+    slip.refresh_from_db()
+    assert slip.researcher_id == other.pk
+    assert "Nothing changed" in response.content.decode()
+
+
+def _new_for(authorship: Authorship) -> Proposal:
+    services.matching_run()
+    return Proposal.objects.get(status="pending", kind="new", authorships=authorship)
