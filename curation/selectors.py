@@ -1085,7 +1085,8 @@ def merge_name_warnings(researchers: list[Researcher]) -> list[str]:
     aside: :func:`curation.names.family_core`), or whose given names cannot be
     one person's (:func:`curation.matching.features.names_meet`: "Jae-Weon"
     and "Jae-Joon"), are named, unless they carry one ORCID iD. The merge stays
-    the curator's call; matching would propose splitting them again.
+    the curator's call; matching proposes splitting them again where each
+    side holds :data:`overmerge.MIN_GROUP` papers or more apart.
 
     Args:
         researchers: the researchers chosen, in any order.

@@ -632,6 +632,7 @@ def _save_drafts(
     weights: scoring.Weights,
     seen: dict[int, int],
     held: frozenset[int] = frozenset(),
+    counts: Counter | None = None,
 ) -> list[Proposal]:
     """Store drafts whose fingerprint is neither pending nor rejected, in batches.
 
@@ -641,7 +642,8 @@ def _save_drafts(
     revision}``; one read for any researcher not in it), so that a change made
     since the run read them makes it stale. ``held``: the authorship ids that a
     pending ``new`` proposal held when the run read them; a batch holding none
-    supersedes nothing and is not looked up.
+    supersedes nothing and is not looked up. ``counts["made_stale"]`` (when
+    given) counts the proposals superseded.
     """
     fingerprints = [_draft_fingerprint(d) for d in drafts]
     known = selectors.known_fingerprints(fingerprints)
@@ -703,7 +705,9 @@ def _save_drafts(
                 with connection.cursor() as cursor:
                     cursor.execute("SET LOCAL synchronous_commit TO OFF")
             if any(aid in held for _, d in batch for aid in d.authorship_ids):
-                _supersede(batch)
+                superseded = _supersede(batch)
+                if counts is not None:
+                    counts["made_stale"] += superseded
             proposals = Proposal.objects.bulk_create(
                 Proposal(
                     kind=d.kind,
@@ -755,10 +759,13 @@ def matching_run(
             cost; the nightly full run and curators' runs propose them.
 
     Returns:
-        Counts: ``blocks``, ``proposed_<kind>`` and ``auto_applied``.
+        Counts: ``blocks``, ``proposed_<kind>``, ``auto_applied`` and
+        ``made_stale`` (pending proposals superseded by this run's, or that
+        can no longer apply).
     """
+    stale = 0
     if block_keys is None:
-        _stale_dead_proposals()
+        stale = _stale_dead_proposals()
     weights = selectors.active_weights(remembered=block_keys is not None)
     rarities = selectors.corpus_given_rarities(remembered=block_keys is not None)
     views, held = selectors.matchable_views(block_keys, rarities)
@@ -767,7 +774,7 @@ def matching_run(
         key=lambda v: v.block_key,
         sub_key=lambda v: names.sub_block_key(v.given, v.family),
     )
-    counts: Counter[str] = Counter(blocks=len(grouped))
+    counts: Counter[str] = Counter(blocks=len(grouped), made_stale=stale)
     # One read of the researchers serves attach, merge and split: the blocks
     # read (those asked for, or every researcher's) hold every block the
     # matchable authorships fall in.
@@ -833,7 +840,7 @@ def matching_run(
         )
     )
     _unproven_where_orcid_taken(drafts)
-    created = _save_drafts(drafts, weights, snapshot.revisions(), held)
+    created = _save_drafts(drafts, weights, snapshot.revisions(), held, counts)
     for proposal in created:
         counts[f"proposed_{proposal.kind}"] += 1
     if settings.CURATION_AUTO_APPLY == "identifiers":

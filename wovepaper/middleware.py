@@ -48,8 +48,8 @@ REFUSED = (DatabaseError, ValueError, TypeError, IndexError, OverflowError)
 
 
 class AdminFilterRefusedMiddleware:
-    """An admin list whose query string cannot be run: the list unfiltered,
-    with a message that names the filter and the reason.
+    """An admin list whose query string cannot be run: the list without it,
+    with a message that names the filter and says why.
 
     Django's admin hands a changelist's query string lookups to the database
     as they are (``?version__regex=(``, ``?published__year=99999``), so a
@@ -60,48 +60,68 @@ class AdminFilterRefusedMiddleware:
     redirect to the list with Django's error flag ``?e=1``, which the list
     ignores as a filter; a list that fails with only that flag, or with no
     query string, fails for another reason and gives the usual 500, so the
-    redirect never loops.
+    redirect never loops. The lookups Django refuses itself (a field the
+    list lacks, ``?score=zzz``) it redirects to ``?e=1`` in silence; they get
+    the same message.
     """
 
     def __init__(self, get_response) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
+        response = self.get_response(request)
+        if (
+            response.status_code == 302
+            and response.get("Location") == f"{request.path}?{ERROR_FLAG}=1"
+            and not getattr(request, "_wovepaper_filter_refused", False)
+            and self._asked(request)
+        ):
+            self._say(request, "")
+        return response
 
     def process_exception(
         self, request: HttpRequest, exception: Exception
     ) -> HttpResponse | None:
-        match = request.resolver_match
-        asked = [
-            (key, value)
-            for key, values in request.GET.lists()
-            for value in values
-            if key != ERROR_FLAG
-        ]
-        if not (
-            isinstance(exception, REFUSED)
-            and asked
-            and ERROR_FLAG not in request.GET
-            and match is not None
-            and match.namespace == "admin"
-            and (match.url_name or "").endswith("_changelist")
-        ):
+        if not (isinstance(exception, REFUSED) and self._asked(request)):
             return None
-        shown = "&".join(f"{key}={value}" for key, value in asked)
         reason = (str(exception).strip().splitlines() or [""])[0]
         logger.warning(
-            "admin list %s?%s refused: %s",
+            "admin list %s?%s refused: %s: %s",
             request.path,
-            shown,
+            request.GET.urlencode(),
+            type(exception).__name__,
             reason,
-            exc_info=exception,
+        )
+        self._say(request, reason or type(exception).__name__)
+        request._wovepaper_filter_refused = True
+        return HttpResponseRedirect(f"{request.path}?{ERROR_FLAG}=1")
+
+    @staticmethod
+    def _asked(request: HttpRequest) -> list[tuple[str, str]]:
+        """The query string of an admin changelist request, as (key, value)
+        pairs; empty for any other request, or one already redirected
+        (``?e=1``)."""
+        match = request.resolver_match
+        if (
+            ERROR_FLAG in request.GET
+            or match is None
+            or match.namespace != "admin"
+            or not (match.url_name or "").endswith("_changelist")
+        ):
+            return []
+        return [(key, value) for key, values in request.GET.lists() for value in values]
+
+    @staticmethod
+    def _say(request: HttpRequest, detail: str) -> None:
+        shown = "&".join(
+            f"{key}={value}"
+            for key, value in AdminFilterRefusedMiddleware._asked(request)
         )
         stopped = " A selected action was stopped." if request.method == "POST" else ""
         messages.error(
             request,
-            f"This list could not be filtered by {shown[:200]!r}: "
-            f"{reason[:200] or type(exception).__name__}. The list is shown "
-            f"unfiltered.{stopped}",
+            f"This list could not be filtered by {shown[:200]!r}: it names a field "
+            "the list does not have, or a value that field cannot take"
+            + (f" (the database or the lookup said: {detail[:200]})" if detail else "")
+            + f". The list is shown without it.{stopped}",
         )
-        return HttpResponseRedirect(f"{request.path}?{ERROR_FLAG}=1")

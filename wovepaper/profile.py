@@ -386,14 +386,39 @@ def _evidence_words(proposal) -> str:
     )
 
 
+# Plain words for the features that count against a match.
+_AGAINST_WORDS = {
+    "orcid": "different ORCID iDs",
+    "field_conflict": "no field in common",
+    "affiliation_conflict": "affiliations with no word in common",
+    "years_apart": "papers 20 or more years apart",
+    "source_id_conflict": "different OpenAlex or Semantic Scholar authors",
+}
+# The smallest logit contribution, either way, worth saying: it moves the odds
+# by a factor of e**0.5, about 1.65. Smaller ones ("Liu" as a rare family
+# name, 0.25) would read as reasons they are not.
+WORTH_SAYING = 0.5
+
+
 def _feature_words(features: dict, contributions: dict) -> str:
-    """Up to four features with a positive logit contribution, in words."""
-    positive = sorted(
-        (name for name, c in contributions.items() if c > 0 and features.get(name)),
-        key=lambda name: -contributions[name],
-    )
+    """The evidence of a pair in words: up to four features that counted for
+    it, strongest first, then up to two that counted against it, each with a
+    logit contribution of at least :data:`WORTH_SAYING` in size."""
+
+    def said(sign: int) -> list[str]:
+        return sorted(
+            (
+                name
+                for name, c in contributions.items()
+                if isinstance(c, int | float)
+                and sign * c >= WORTH_SAYING
+                and features.get(name)
+            ),
+            key=lambda name: -sign * contributions[name],
+        )
+
     words = []
-    for name in positive:
+    for name in said(+1):
         if name == "name":
             words.append(f"the names agree ({features[name]:.0%} similar)")
         elif name == "coauthors":
@@ -401,7 +426,9 @@ def _feature_words(features: dict, contributions: dict) -> str:
             words.append(f"{n} shared co-author{'s' if n != 1 else ''}")
         elif name in _FEATURE_WORDS:
             words.append(_FEATURE_WORDS[name])
-    return ", ".join(words[:4]) or "the names agree"
+    against = [_AGAINST_WORDS[n] for n in said(-1) if n in _AGAINST_WORDS][:2]
+    text = ", ".join(words[:4]) or "the names agree"
+    return f"{text}; against it: {', '.join(against)}" if against else text
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ message "N applied, M skipped (reasons)". ``status`` is read-only; nothing here
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.contrib.admin.views.main import ChangeList
+from django.contrib.admin.views.main import ERROR_FLAG, ChangeList
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet
 from django.http import (
@@ -276,9 +276,12 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
         return QueueChangeList
 
     def changelist_view(self, request: HttpRequest, extra_context=None):
-        """Open on the pending proposals: the work still to do."""
-        if request.method == "GET" and not request.GET:
-            return HttpResponseRedirect(f"{request.path}?status__exact=pending")
+        """Open on the pending proposals: the work still to do; also after
+        a filter the list could not apply (Django's error flag ``?e=1`` alone,
+        kept so that a queue failing even so is not redirected again)."""
+        if request.method == "GET" and set(request.GET) <= {ERROR_FLAG}:
+            flag = f"&{ERROR_FLAG}=1" if request.GET else ""
+            return HttpResponseRedirect(f"{request.path}?status__exact=pending{flag}")
         return super().changelist_view(request, extra_context)
 
     def get_fieldsets(self, request: HttpRequest, obj=None):

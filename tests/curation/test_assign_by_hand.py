@@ -60,7 +60,7 @@ def test_an_authorship_detached_by_mistake_is_assigned_back_by_hand(
     ).exists()
 
     # Automation keeps it there, and the proposal it made no longer applies.
-    services.matching_run()
+    assert services.matching_run()["made_stale"] == 1
     slip.refresh_from_db()
     assert slip.researcher_id == researcher.pk
     assert not Proposal.objects.filter(

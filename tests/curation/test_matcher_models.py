@@ -20,17 +20,22 @@ pytestmark = pytest.mark.django_db
 QIAN = "and/s2and/qian_partial"
 
 
-def _trained(**options) -> MatcherModel:
+def _train(dataset: str = QIAN, **options) -> tuple[MatcherModel, str]:
+    """Train on one labelled set; the model stored and what the command said."""
     out = io.StringIO()
     call_command(
         "train_matcher",
-        dataset=[settings.WOVEPAPER_DATA_DIR / QIAN],
+        dataset=[settings.WOVEPAPER_DATA_DIR / dataset],
         stdout=out,
         **options,
     )
     model = MatcherModel.objects.order_by("-trained_at", "-id").first()
     assert f"trained {model.version}" in out.getvalue()
-    return model
+    return model, out.getvalue()
+
+
+def _trained(**options) -> MatcherModel:
+    return _train(**options)[0]
 
 
 def _version_matching_records() -> str:
@@ -235,3 +240,12 @@ def test_a_number_too_long_to_read_as_an_integer_still_loads_the_row():
     assert model.problem.startswith("the weight of 'orcid' is inf")
     assert model.learned_from["pairs"] is None
     assert "cannot be scored with: the weight of 'orcid' is inf" in _models()
+
+
+def test_a_feature_kept_at_a_default_of_zero_is_listed_once():
+    # The MEDLINE pairs never vary block_repeat, whose default weight is 0.
+    _, said = _train("and/medline_vishnyakova_pairs", activate=False)
+    lines = said.splitlines()
+    kept = next(line for line in lines if "kept at their default weight" in line)
+    assert "block_repeat" in kept
+    assert not any("held at 0" in line and "block_repeat" in line for line in lines)

@@ -58,6 +58,11 @@ class Command(BaseCommand):
             f"{proposed}; {counts.get('auto_applied', 0)} applied by the identifier "
             "policy"
         )
+        if counts.get("made_stale"):
+            self.stdout.write(
+                f"{counts['made_stale']} pending proposals made stale: superseded "
+                "by this run's, or naming what changed since (each with its event)"
+            )
         self._model()
         if not blocks:
             self._unblocked()
@@ -65,10 +70,13 @@ class Command(BaseCommand):
     def _model(self) -> None:
         """Say which scoring model the proposals record (the run read it just
         before), and why an active model was passed over."""
-        weights = active_weights()
+        # Remembered: the run just read them (read again, a model that cannot
+        # be scored with would be logged again).
+        weights = active_weights(remembered=True)
         model = active_model()
         self.stdout.write(
-            f"scored with {weights.version}, joining at {joining_threshold()}"
+            f"scored with {weights.version}, joining at "
+            f"{joining_threshold(remembered=True)}"
         )
         if model is not None and model.problem:
             self.stderr.write(

@@ -122,7 +122,9 @@ class Command(BaseCommand):
                 )
         for why in t.get("curator_decisions_left_out", []):
             self.stdout.write(f"  curator decision left out: {why}")
-        held = [k for k, v in model.weights.items() if v == 0.0]
+        # A feature kept at a default of 0 (block_repeat) is listed below.
+        kept = set(t.get("defaults_kept", []))
+        held = [k for k, v in model.weights.items() if v == 0.0 and k not in kept]
         if held:
             self.stdout.write(
                 "  held at 0 (the data would give them the sign that speaks "
