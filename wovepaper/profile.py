@@ -377,11 +377,11 @@ def _evidence_words(proposal) -> str:
         return (
             f"no existing profile matched; this paper and {others} "
             f"other{'s' if others != 1 else ''} started a new one, joined by "
-            + _feature_words(
+            + feature_words(
                 strongest.get("features") or {}, strongest.get("contributions") or {}
             )
         )
-    return _feature_words(
+    return feature_words(
         evidence.get("features", {}), evidence.get("contributions", {})
     )
 
@@ -400,10 +400,21 @@ _AGAINST_WORDS = {
 WORTH_SAYING = 0.5
 
 
-def _feature_words(features: dict, contributions: dict) -> str:
+def feature_words(features: dict, contributions: dict) -> str:
     """The evidence of a pair in words: up to four features that counted for
     it, strongest first, then up to two that counted against it, each with a
-    logit contribution of at least :data:`WORTH_SAYING` in size."""
+    logit contribution of at least :data:`WORTH_SAYING` in size.
+
+    Args:
+        features: ``{feature: value}`` of a proposal's evidence.
+        contributions: ``{feature: logit}`` of the same evidence.
+
+    Returns:
+        e.g. ``"the names agree (100% similar), shared co-authors; against
+        it: no field in common"``; ``"the names agree"`` when nothing is
+        worth saying. Used by the public "Why is this paper here?" and the
+        admin's ``new`` proposal page.
+    """
 
     def said(sign: int) -> list[str]:
         return sorted(

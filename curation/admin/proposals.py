@@ -7,6 +7,8 @@ message "N applied, M skipped (reasons)". ``status`` is read-only; nothing here
 
 from __future__ import annotations
 
+import math
+
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ERROR_FLAG, ChangeList
 from django.core.exceptions import PermissionDenied
@@ -27,6 +29,7 @@ from curation.admin.common import SafeActionsMixin, report
 from curation.exceptions import CurationError
 from curation.models import Proposal
 from wovepaper.models import Paper
+from wovepaper.profile import feature_words
 
 
 def _review(proposal: Proposal) -> dict:
@@ -205,16 +208,41 @@ def _cluster_evidence(proposal: Proposal) -> str:
     """Explain a ``new`` proposal: its cohesion and the features of its pairs."""
     evidence = proposal.evidence
     pairs = [
-        ", ".join(f"{k}={v}" for k, v in p.get("features", {}).items())
-        for p in evidence.get("pairs", [])
+        (
+            n,
+            _pair_score(p),
+            feature_words(p.get("features") or {}, p.get("contributions") or {}),
+            ", ".join(f"{k}={v}" for k, v in (p.get("features") or {}).items()),
+        )
+        for n, p in enumerate(evidence.get("pairs") or [], start=1)
+        if isinstance(p, dict)
     ]
     return format_html(
         "<p>Cohesion {} over {} authorships: the mean pairwise score of the members; "
-        "1.0 for one authorship that matches no researcher in its block.</p>{}",
+        "1.0 for one authorship that matches no researcher in its block. The "
+        "pairs of members recorded (up to 20):</p>{}",
         evidence.get("cohesion", proposal.score),
         evidence.get("members", proposal.authorships.count()),
-        format_html_join("", "<p>pair {}: {}</p>", enumerate(pairs, start=1)),
+        format_html_join(
+            "",
+            "<p>pair {}, score {}: {} <small>({})</small></p>",
+            pairs,
+        ),
     )
+
+
+def _pair_score(pair: dict) -> str:
+    """A recorded pair's pairwise score, from its bias and contributions
+    (the logistic model of curation.matching.scoring), or "?" if unreadable."""
+    if pair.get("veto"):
+        return f"0 ({pair['veto']})"
+    try:
+        logit = float(pair.get("bias", 0.0)) + sum(
+            float(c) for c in (pair.get("contributions") or {}).values()
+        )
+        return f"{1.0 / (1.0 + math.exp(-max(min(logit, 700.0), -700.0))):.2f}"
+    except (TypeError, ValueError, AttributeError):
+        return "?"
 
 
 @admin.register(Proposal)

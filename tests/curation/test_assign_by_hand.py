@@ -6,6 +6,8 @@ The corpus is the seven real 2007 papers of I. Grabec (0704.0047 and others).
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from django.urls import reverse
 
@@ -13,6 +15,7 @@ from curation import edits, services
 from curation.models import Constraint, Proposal
 from tests.curation.test_over_merged import _grabec
 from wovepaper.models import Authorship
+from wovepaper.profile import feature_words
 
 pytestmark = pytest.mark.django_db
 
@@ -111,3 +114,22 @@ def test_an_assignment_on_stale_sight_changes_nothing(arxiv_dir, client, curator
 def _new_for(authorship: Authorship) -> Proposal:
     services.matching_run()
     return Proposal.objects.get(status="pending", kind="new", authorships=authorship)
+
+
+def test_a_new_proposal_page_says_each_pair_in_words_with_its_score(
+    arxiv_dir, client, curator
+):
+    # Grabec's seven papers, unassigned: matching proposes a new researcher.
+    _, rows = _grabec(arxiv_dir)
+    Authorship.objects.filter(pk__in=[a.pk for a in rows]).update(researcher=None)
+    services.matching_run()
+    proposal = Proposal.objects.get(kind="new", authorships=rows[0])
+    first = proposal.evidence["pairs"][0]
+    logit = first["bias"] + sum(first["contributions"].values())
+    client.force_login(curator)
+    page = client.get(
+        reverse("admin:curation_proposal_change", args=[proposal.pk])
+    ).content.decode()
+    words = feature_words(first["features"], first["contributions"])
+    assert words.startswith("the names agree (68% similar)")  # "I." and "I."
+    assert f"pair 1, score {1 / (1 + math.exp(-logit)):.2f}: {words} <small>" in page

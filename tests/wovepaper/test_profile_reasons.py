@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from curation.matching import scoring
 from curation.matching.features import Features
-from wovepaper.profile import _feature_words
+from wovepaper.profile import feature_words
 
 
 def _evidence(**values) -> tuple[dict, dict]:
@@ -22,7 +22,7 @@ def test_a_small_contribution_is_not_given_as_a_reason_and_one_against_is_said()
         name=1.0, rare_name=0.9, same_given=1.0, rare_family=0.25, field_conflict=1.0
     )
     assert contributions["rare_family"] == 0.25
-    assert _feature_words(features, contributions) == (
+    assert feature_words(features, contributions) == (
         "the names agree (100% similar), a rare given name printed the same way; "
         "against it: no field in common"
     )
@@ -30,4 +30,4 @@ def test_a_small_contribution_is_not_given_as_a_reason_and_one_against_is_said()
 
 def test_evidence_with_nothing_worth_saying_says_the_names_agree():
     features, contributions = _evidence(name=0.1, rare_family=0.3)
-    assert _feature_words(features, contributions) == "the names agree"
+    assert feature_words(features, contributions) == "the names agree"
