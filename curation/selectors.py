@@ -980,6 +980,22 @@ def pending_dead_proposals() -> QuerySet[Proposal]:
     )
 
 
+def pending_attaches_of_other_models(version: str) -> QuerySet[Proposal]:
+    """Pending attach proposals scored by a model other than ``version``, not
+    identifier-proven, locked, by id. Must run inside a transaction
+    (``select_for_update``)."""
+    return (
+        Proposal.objects.select_for_update()
+        .filter(
+            status=Proposal.Status.PENDING,
+            kind=Proposal.Kind.ATTACH,
+            identifier_proven=False,
+        )
+        .exclude(model_version=version)
+        .order_by("pk")
+    )
+
+
 def active_model() -> MatcherModel | None:
     """The newest active trained model, or None when none was trained."""
     return (

@@ -564,6 +564,33 @@ def _stale_dead_proposals() -> int:
         )
 
 
+def _stale_below_model(weights: scoring.Weights) -> int:
+    """Mark stale the pending attach proposals another model made that the
+    model in use scores below its joining threshold (their stored features
+    scored again: :func:`scoring.score_of_features`), each with an event
+    giving both scores; return how many. After a switch of model (a new one
+    trained, a rollback, the default weights), a full run so leaves no
+    attach in the queue that the model in use would not propose; the others
+    keep the score and version they were made with. Identifier-proven ones
+    stay: an identifier, not the score, proposed them."""
+    threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
+    count = 0
+    with transaction.atomic():
+        for old in selectors.pending_attaches_of_other_models(weights.version):
+            features = old.evidence.get("features") if old.evidence else None
+            if not isinstance(features, dict):
+                continue
+            now = scoring.score_of_features(features, weights)
+            if now is not None and now < threshold:
+                count += _mark_stale(
+                    old,
+                    f"the model in use ({weights.version}) scores it {now:.2f}, "
+                    f"below its threshold {threshold} (made by "
+                    f"{old.model_version} at {old.score:.2f})",
+                )
+    return count
+
+
 def _mark_stale(old: Proposal, reason: str) -> bool:
     """Move a locked pending proposal to ``stale`` with an event giving
     ``reason``; False (and nothing written) when a curator decided it
@@ -747,7 +774,10 @@ def matching_run(
     rejected fingerprints are obeyed. Then the auto-apply policy
     (``CURATION_AUTO_APPLY``) applies the identifier-proven proposals that touch
     no locked researcher: those the run created, and in a full run also those
-    an earlier run left pending.
+    an earlier run left pending. A full run first marks stale the pending
+    proposals that can no longer apply (:func:`_stale_dead_proposals`) and the
+    attaches another model made that the one in use scores below its
+    threshold (:func:`_stale_below_model`).
 
     Idempotent: a second run proposes nothing new while nothing changed.
 
@@ -764,9 +794,9 @@ def matching_run(
         can no longer apply).
     """
     stale = 0
-    if block_keys is None:
-        stale = _stale_dead_proposals()
     weights = selectors.active_weights(remembered=block_keys is not None)
+    if block_keys is None:
+        stale = _stale_dead_proposals() + _stale_below_model(weights)
     rarities = selectors.corpus_given_rarities(remembered=block_keys is not None)
     views, held = selectors.matchable_views(block_keys, rarities)
     grouped = blocking.blocks(

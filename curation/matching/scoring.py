@@ -245,12 +245,42 @@ def score(features: Features, weights: Weights = DEFAULT) -> Score:
     veto = is_vetoed(features)
     if veto:
         return Score(0.0, values, weights, veto=veto)
-    logits = [
+    logits = _contributions(values, weights)
+    logit = weights.bias + sum(logits)
+    return Score(round(_sigmoid(logit), 6), values, weights, logits)
+
+
+def _contributions(values: dict[str, float], weights: Weights) -> list[float]:
+    """Each feature's logit contribution, in :data:`FEATURES` order, to 4 places."""
+    return [
         round(weights.weights.get(name, 0.0) * value, 4)
         for name, value in zip(FEATURES, _inputs(values), strict=True)
     ]
-    logit = weights.bias + sum(logits)
-    return Score(round(_sigmoid(logit), 6), values, weights, logits)
+
+
+def score_of_features(values: dict, weights: Weights) -> float | None:
+    """The pairwise score a model gives a pair from its stored evidence.
+
+    For a proposal made by another model (a model switch): its evidence's
+    ``features`` scored again with ``weights``, as :func:`score` would.
+
+    Args:
+        values: ``{feature: value}`` as a proposal's evidence stores them; a
+            feature it lacks (added since) reads 0.
+        weights: the model.
+
+    Returns:
+        The score in [0, 1], as :func:`score` gives it (0.0 for a vetoed
+        pair); None when a value is not a number (a row edited by hand).
+    """
+    if not all(
+        isinstance(values.get(name, 0.0), int | float)
+        and not isinstance(values.get(name, 0.0), bool)
+        for name in (*FEATURES, "same_paper")
+    ):
+        return None
+    full = {name: float(values.get(name, 0.0)) for name in (*FEATURES, "same_paper")}
+    return score(Features(**full), weights).pairwise_score
 
 
 def _sigmoid(logit: float) -> float:

@@ -12,8 +12,10 @@ from django.core.management import CommandError, call_command
 
 from curation import services
 from curation.matching import labelled, scoring, training
-from curation.models import MatcherModel, Proposal
+from curation.models import CurationEvent, MatcherModel, Proposal
+from tests.curation.test_over_merged import _grabec
 from tests.factories import UserFactory
+from wovepaper.models import Authorship
 
 pytestmark = pytest.mark.django_db
 
@@ -249,3 +251,47 @@ def test_a_feature_kept_at_a_default_of_zero_is_listed_once():
     kept = next(line for line in lines if "kept at their default weight" in line)
     assert "block_repeat" in kept
     assert not any("held at 0" in line and "block_repeat" in line for line in lines)
+
+
+def test_after_a_model_switch_an_attach_it_scores_below_its_threshold_goes_stale(
+    arxiv_dir,
+):
+    # One of Grabec's seven papers harvested after the other six were his:
+    # the default weights propose attaching it.
+    researcher, rows = _grabec(arxiv_dir)
+    late = rows[0]
+    Authorship.objects.filter(pk=late.pk).update(researcher=None)
+    services.matching_run()
+    attach = Proposal.objects.get(status="pending", kind="attach", authorships=late)
+    assert attach.model_version == scoring.MODEL_VERSION
+    assert attach.score >= settings.CURATION_ATTACH_THRESHOLD
+
+    # A model that scores every pair low becomes the one in use.
+    MatcherModel.objects.create(
+        version="logreg-strict", bias=-20.0, weights={}, threshold=0.5, active=True
+    )
+    counts = services.matching_run()
+    attach.refresh_from_db()
+    assert attach.status == "stale"
+    assert counts["made_stale"] >= 1
+    reason = CurationEvent.objects.get(
+        proposal=attach, kind=CurationEvent.Kind.PROPOSAL_STALE
+    ).extra["reason"]
+    assert reason.startswith("the model in use (logreg-strict) scores it 0.00, below")
+    assert f"made by {scoring.MODEL_VERSION} at {attach.score:.2f}" in reason
+
+    # Back on the default weights, the attach is proposed again.
+    services.matcher_activate(version=None)
+    services.matching_run()
+    assert Proposal.objects.filter(
+        status="pending", kind="attach", authorships=late, researcher=researcher
+    ).exists()
+
+
+def test_stored_features_scored_again_give_the_score_they_were_given():
+    views = labelled.load(settings.WOVEPAPER_DATA_DIR / QIAN).views[:40]
+    for a, b in zip(views, views[1:], strict=False):
+        scored = scoring.score(training.mention_pair_features(a, b))
+        again = scoring.score_of_features(scored.evidence["features"], scoring.DEFAULT)
+        assert round(again, 6) == scored.pairwise_score
+    assert scoring.score_of_features({"name": "x"}, scoring.DEFAULT) is None
