@@ -577,7 +577,8 @@ def _stale_below_model(weights: scoring.Weights) -> int:
     count = 0
     with transaction.atomic():
         for old in selectors.pending_attaches_of_other_models(weights.version):
-            features = old.evidence.get("features") if old.evidence else None
+            evidence = old.evidence if isinstance(old.evidence, dict) else {}
+            features = evidence.get("features")
             if not isinstance(features, dict):
                 continue
             now = scoring.score_of_features(features, weights)

@@ -109,3 +109,22 @@ def test_a_paper_page_and_feed_show_what_strings_a_hand_edited_row_holds(
     assert feed.status_code == 200
     assert b"<category>cs.NE</category>" in feed.content
     assert b"<category>5</category>" not in feed.content
+
+
+def test_a_model_switch_passes_over_an_attach_whose_evidence_was_edited(arxiv_dir):
+    # Its stored features cannot be scored again: it keeps what it was given.
+    from curation.models import MatcherModel
+
+    researcher, rows = _grabec(arxiv_dir)
+    Authorship.objects.filter(pk=rows[0].pk).update(researcher=None)
+    services.matching_run()
+    attach = Proposal.objects.get(status="pending", kind="attach")
+    for evidence in ([1], {"features": {"name": "x"}}):
+        Proposal.objects.filter(pk=attach.pk).update(evidence=evidence)
+        MatcherModel.objects.update_or_create(
+            version="logreg-strict",
+            defaults={"bias": -20.0, "weights": {}, "threshold": 0.5, "active": True},
+        )
+        services.matching_run()
+        attach.refresh_from_db()
+        assert attach.status == "pending"
