@@ -7,8 +7,6 @@ message "N applied, M skipped (reasons)". ``status`` is read-only; nothing here
 
 from __future__ import annotations
 
-import math
-
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ERROR_FLAG, ChangeList
 from django.core.exceptions import PermissionDenied
@@ -27,6 +25,7 @@ from django.utils.html import format_html, format_html_join
 from curation import selectors, services
 from curation.admin.common import SafeActionsMixin, report
 from curation.exceptions import CurationError
+from curation.matching import scoring
 from curation.models import Proposal
 from wovepaper.models import Paper
 from wovepaper.profile import feature_words
@@ -240,7 +239,7 @@ def _pair_score(pair: dict) -> str:
         logit = float(pair.get("bias", 0.0)) + sum(
             float(c) for c in (pair.get("contributions") or {}).values()
         )
-        return f"{1.0 / (1.0 + math.exp(-max(min(logit, 700.0), -700.0))):.2f}"
+        return f"{scoring.sigmoid(logit):.2f}"
     except (TypeError, ValueError, AttributeError):
         return "?"
 

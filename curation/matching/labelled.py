@@ -42,6 +42,18 @@ DATA_DIR_HINT = (
     " (the labelled sets are read under WOVEPAPER_DATA_DIR/and:"
     " set WOVEPAPER_DATA_DIR=/path/to/shared/data)"
 )
+
+
+def not_a_folder(folder: Path) -> str:
+    """Why ``folder`` cannot hold a labelled set ("" when it is a folder):
+    for the commands' errors."""
+    if folder.is_dir():
+        return ""
+    if folder.is_file():
+        return "a file, not a folder (name the labelled set's folder)"
+    return "no such folder"
+
+
 # The labelled sets trained on by default, under WOVEPAPER_DATA_DIR.
 DEFAULT_SETS = ("and/beard_inspire_wang", "and/s2and/qian_partial")
 # The sets evaluate_matching scores by default: those, the MEDLINE pair gold
@@ -440,15 +452,7 @@ def _load_beard(folder: Path) -> LabelledSet:
                 "array of signature ids; left out"
             )
             continue
-        for sig in sigs:
-            if _is_id(sig):
-                members.append((str(sig), str(author)))
-            else:
-                # true and 1.0 would otherwise be read as signature 1.
-                unreadable.append(
-                    f"wang_clusters.json: cluster {author} lists {_kind(sig)}, "
-                    "not a signature id; left out"
-                )
+        _read_members("wang_clusters.json", author, sigs, members, unreadable)
     gold_of, notes = _gold(
         members,
         known | set(first),
@@ -456,6 +460,27 @@ def _load_beard(folder: Path) -> LabelledSet:
         unidentified=unidentified,
     )
     return _labelled(folder, mentions, gold_of, left_out + unreadable + notes)
+
+
+def _read_members(
+    name: str,
+    cluster: object,
+    sigs: list,
+    members: list[tuple[str, str]],
+    notes: list[str],
+) -> None:
+    """Add a cluster's members to ``members`` as ``(signature id, cluster
+    id)`` text pairs; a member that is not an id (:func:`_is_id`: ``true`` and
+    ``1.0`` would otherwise be read as signature 1) is left out and noted,
+    naming the file ``name``."""
+    for sig in sigs:
+        if _is_id(sig):
+            members.append((str(sig), str(cluster)))
+        else:
+            notes.append(
+                f"{name}: cluster {cluster} lists {_kind(sig)}, not a signature "
+                "id; left out"
+            )
 
 
 def _labelled(
@@ -645,14 +670,7 @@ def _load_s2and(folder: Path) -> LabelledSet:
                 f"array ({what}); left out"
             )
             continue
-        for sig in sigs:
-            if _is_id(sig):
-                members.append((str(sig), str(cluster_id)))
-            else:
-                left_out.append(
-                    f"clusters.json: cluster {cluster_id} lists {_kind(sig)}, "
-                    "not a signature id; left out"
-                )
+        _read_members("clusters.json", cluster_id, sigs, members, left_out)
     gold_of, notes = _gold(
         members, {str(sig) for sig in signatures}, folder / "clusters.json"
     )

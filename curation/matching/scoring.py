@@ -247,7 +247,7 @@ def score(features: Features, weights: Weights = DEFAULT) -> Score:
         return Score(0.0, values, weights, veto=veto)
     logits = _contributions(values, weights)
     logit = weights.bias + sum(logits)
-    return Score(round(_sigmoid(logit), 6), values, weights, logits)
+    return Score(round(sigmoid(logit), 6), values, weights, logits)
 
 
 def _contributions(values: dict[str, float], weights: Weights) -> list[float]:
@@ -283,8 +283,9 @@ def score_of_features(values: dict, weights: Weights) -> float | None:
     return score(Features(**full), weights).pairwise_score
 
 
-def _sigmoid(logit: float) -> float:
-    # exp(-logit) overflows a float past 709; the score there rounds to 0.
+def sigmoid(logit: float) -> float:
+    """The logistic function: a score in [0, 1] from a logit of any size
+    (exp(-logit) overflows a float past 709; the score there rounds to 0)."""
     if logit < -700.0:
         return 0.0
     return 1.0 / (1.0 + math.exp(-logit))

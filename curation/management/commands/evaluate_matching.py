@@ -363,14 +363,9 @@ class Command(BaseCommand):
                 "the other folds)"
             )
         for folder in folders:
-            if not folder.is_dir():
+            if problem := labelled.not_a_folder(folder):
                 hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
-                what = (
-                    "a file, not a folder (name the labelled set's folder)"
-                    if folder.is_file()
-                    else "no such folder"
-                )
-                raise CommandError(f"{folder}: {what}{hint}")
+                raise CommandError(f"{folder}: {problem}{hint}")
             if labelled_pairs.is_pair_set(folder):
                 try:
                     pairs = labelled_pairs.load_pairs(folder)

@@ -68,14 +68,9 @@ class Command(BaseCommand):
             Path(settings.WOVEPAPER_DATA_DIR) / p for p in labelled.DEFAULT_SETS
         ]
         for folder in folders:
-            if not folder.is_dir():
+            if problem := labelled.not_a_folder(folder):
                 hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
-                what = (
-                    "a file, not a folder (name the labelled set's folder)"
-                    if folder.is_file()
-                    else "no such folder"
-                )
-                raise CommandError(f"{folder}: {what}{hint}")
+                raise CommandError(f"{folder}: {problem}{hint}")
         try:
             model = matcher_train(
                 datasets=folders,
