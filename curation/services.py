@@ -107,6 +107,30 @@ class _Draft:
     identifier_proven: bool = False
 
 
+# Pairs a `new` proposal's evidence records at most.
+PAIRS_RECORDED = 20
+
+
+def _weakest_pairs(found: pipeline.Cluster) -> list[dict]:
+    """The evidence of a proposed cluster's weakest joined pairs: the
+    :data:`PAIRS_RECORDED` lowest pairwise scores first (ties in clustering
+    order), each with ``"between"``: the authorship ids on either side
+    (``[[id], [id]]`` for two authorships, the parts' ids for two parts a
+    merge joined). They are where a proposed person is likeliest to be two;
+    the first ones recorded were those of its first few members."""
+    order = sorted(
+        range(len(found.pair_scores)),
+        key=lambda n: (found.pair_scores[n].pairwise_score, n),
+    )[:PAIRS_RECORDED]
+    return [
+        {
+            **found.pair_scores[n].evidence,
+            "between": [list(side) for side in found.pair_sides[n]],
+        }
+        for n in order
+    ]
+
+
 def _names_agree(a: AuthorshipView, p: ProfileView) -> bool:
     pinyin = names.reads_as_pinyin(a.family)
     return any(
@@ -222,17 +246,13 @@ def _propose_block(
         for found in pipeline.cluster_authorships(
             leftovers, threshold=threshold, weights=weights
         ):
-            members, internal, cohesion = (
-                found.members,
-                found.pair_scores,
-                found.cohesion,
-            )
+            members, cohesion = found.members, found.cohesion
             orcids = {m.orcid for m in members if m.orcid}
             evidence = {
                 "model_version": weights.version,
                 "cohesion": round(cohesion, 6),
                 "members": len(members),
-                "pairs": [s.evidence for s in internal[:20]],
+                "pairs": _weakest_pairs(found),
                 "orcids": sorted(orcids),
             }
             names_agree = all(

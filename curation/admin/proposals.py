@@ -206,10 +206,15 @@ SCORE_MEANING = {
 def _cluster_evidence(proposal: Proposal) -> str:
     """Explain a ``new`` proposal: its cohesion and the features of its pairs."""
     evidence = proposal.evidence
+    printed = {
+        a.pk: f"{a.raw_name} on {a.paper.arxiv_id or a.paper.doi or a.paper.title}"
+        for a in proposal.authorships.select_related("paper")
+    }
     pairs = [
         (
             n,
             _pair_score(p),
+            _between(p.get("between"), printed),
             feature_words(p.get("features") or {}, p.get("contributions") or {}),
             ", ".join(f"{k}={v}" for k, v in (p.get("features") or {}).items()),
         )
@@ -217,17 +222,49 @@ def _cluster_evidence(proposal: Proposal) -> str:
         if isinstance(p, dict)
     ]
     return format_html(
-        "<p>Cohesion {} over {} authorships: the mean pairwise score of the members; "
-        "1.0 for one authorship that matches no researcher in its block. The "
-        "pairs of members recorded (up to 20):</p>{}",
+        "<p>Cohesion {} over {} authorships: the mean pairwise score of the pairs "
+        "clustering joined; 1.0 for one authorship that matches no researcher in "
+        "its block. The weakest pairs, lowest score first (up to {}):</p>{}",
         evidence.get("cohesion", proposal.score),
         evidence.get("members", proposal.authorships.count()),
+        services.PAIRS_RECORDED,
         format_html_join(
             "",
-            "<p>pair {}, score {}: {} <small>({})</small></p>",
+            "<p>pair {}, score {}{}: {} <small>({})</small></p>",
             pairs,
         ),
     )
+
+
+# Authorships named on each side of a recorded pair at most.
+SIDE_NAMED = 3
+
+
+def _between(sides: object, printed: dict[int, str]) -> str:
+    """``", between A and B"`` for a recorded pair's ``between`` (the
+    authorship ids on either side, :func:`curation.services._weakest_pairs`),
+    each side its printed names and papers; "" for evidence recorded without
+    it (before it was) or edited into another shape."""
+    if not (
+        isinstance(sides, list)
+        and len(sides) == 2
+        and all(
+            isinstance(side, list)
+            and side
+            and all(isinstance(i, int) and not isinstance(i, bool) for i in side)
+            for side in sides
+        )
+    ):
+        return ""
+
+    def named(side: list[int]) -> str:
+        shown = "; ".join(printed.get(i, f"authorship #{i}") for i in side[:SIDE_NAMED])
+        if len(side) == 1:
+            return shown
+        more = f"; and {len(side) - SIDE_NAMED} more" if len(side) > SIDE_NAMED else ""
+        return f"{len(side)} authorships ({shown}{more})"
+
+    return f", between {named(sides[0])} and {named(sides[1])}"
 
 
 def _pair_score(pair: dict) -> str:

@@ -8,7 +8,7 @@ so all three measure the same thing.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from curation.matching import clustering, scoring
 from curation.matching.features import (
@@ -77,11 +77,20 @@ class Cluster:
 
     Attributes:
         members: the authorships, in input order.
-        pair_scores: the Score of every pair of members (empty for one member).
+        pair_scores: the Score of every pair that clustering scored and that
+            joined inside the cluster: each two single members clustered
+            together directly, and each two parts (chunk clusters, scored as
+            profiles) a merge joined; empty for one member.
+        pair_sides: for each of ``pair_scores``, in its order, the member ids
+            on either side: ``((id,), (id,))`` for two members, the parts'
+            member ids for two parts.
     """
 
     members: list[AuthorshipView]
     pair_scores: list[scoring.Score]
+    pair_sides: list[tuple[tuple[int, ...], tuple[int, ...]]] = field(
+        default_factory=list
+    )
 
     @property
     def cohesion(self) -> float:
@@ -154,7 +163,11 @@ def cluster_authorships(
     if constraints.must_link:
         found = _joined(found, constraints)
     return [
-        Cluster(sorted(c.members, key=lambda m: position[m.id]), c.pair_scores)
+        Cluster(
+            sorted(c.members, key=lambda m: position[m.id]),
+            c.pair_scores,
+            c.pair_sides,
+        )
         for c in _merge_clusters(
             found, threshold=threshold, weights=weights, constraints=constraints
         )
@@ -181,6 +194,7 @@ def _joined(found: list[Cluster], constraints: Constraints) -> list[Cluster]:
         Cluster(
             [m for k in sorted(ks) for m in found[k].members],
             [s for k in sorted(ks) for s in found[k].pair_scores],
+            [s for k in sorted(ks) for s in found[k].pair_sides],
         )
         for _, ks in sorted(members.items())
     ]
@@ -255,15 +269,14 @@ def _merge_clusters(
             )
             for group in groups:
                 merged_any = merged_any or len(group) > 1
+                joins = [(i, j) for n, i in enumerate(group) for j in group[n + 1 :]]
                 out.append(
                     Cluster(
                         members=[m for i in group for m in part[i].members],
                         pair_scores=[s for i in group for s in part[i].pair_scores]
-                        + [
-                            links[i, j]
-                            for n, i in enumerate(group)
-                            for j in group[n + 1 :]
-                        ],
+                        + [links[i, j] for i, j in joins],
+                        pair_sides=[s for i in group for s in part[i].pair_sides]
+                        + [(_ids(part[i]), _ids(part[j])) for i, j in joins],
                     )
                 )
         found = out
@@ -352,15 +365,21 @@ def _cluster_small(
     groups = clustering.cluster(
         len(views), pair_score, threshold=threshold, cannot_link=vetoed, must_link=must
     )
-    return [
-        Cluster(
-            members=[views[i] for i in group],
-            pair_scores=[
-                scores[i, j] for n, i in enumerate(group) for j in group[n + 1 :]
-            ],
+    out = []
+    for group in groups:
+        pairs = [(i, j) for n, i in enumerate(group) for j in group[n + 1 :]]
+        out.append(
+            Cluster(
+                members=[views[i] for i in group],
+                pair_scores=[scores[i, j] for i, j in pairs],
+                pair_sides=[((views[i].id,), (views[j].id,)) for i, j in pairs],
+            )
         )
-        for group in groups
-    ]
+    return out
+
+
+def _ids(cluster: Cluster) -> tuple[int, ...]:
+    return tuple(m.id for m in cluster.members)
 
 
 def cluster_all(

@@ -124,12 +124,32 @@ def test_a_new_proposal_page_says_each_pair_in_words_with_its_score(
     Authorship.objects.filter(pk__in=[a.pk for a in rows]).update(researcher=None)
     services.matching_run()
     proposal = Proposal.objects.get(kind="new", authorships=rows[0])
-    first = proposal.evidence["pairs"][0]
-    logit = first["bias"] + sum(first["contributions"].values())
+    pairs = proposal.evidence["pairs"]
+    members = set(proposal.authorships.values_list("pk", flat=True))
+    # Clustered together directly (a block of fewer than pipeline.CHUNK), so
+    # every pair of members was scored; the weakest 20 are recorded, lowest
+    # first, each naming its two sides.
+    assert len(members) >= 2
+    assert len(pairs) == min(20, len(members) * (len(members) - 1) // 2)
+    scores = [
+        1 / (1 + math.exp(-(p["bias"] + sum(p["contributions"].values()))))
+        for p in pairs
+    ]
+    assert scores == sorted(scores)
+    for p in pairs:
+        left, right = p["between"]
+        assert set(left) | set(right) <= members
+        assert not set(left) & set(right)
+    first = pairs[0]
     client.force_login(curator)
     page = client.get(
         reverse("admin:curation_proposal_change", args=[proposal.pk])
     ).content.decode()
     words = feature_words(first["features"], first["contributions"])
     assert words.startswith("the names agree (68% similar)")  # "I." and "I."
-    assert f"pair 1, score {1 / (1 + math.exp(-logit)):.2f}: {words} <small>" in page
+    (a,), (b,) = first["between"]
+    a, b = Authorship.objects.get(pk=a), Authorship.objects.get(pk=b)
+    assert (
+        f"pair 1, score {scores[0]:.2f}, between I. Grabec on {a.paper.arxiv_id} "
+        f"and I. Grabec on {b.paper.arxiv_id}: {words} <small>"
+    ) in page
