@@ -121,12 +121,22 @@ def load(folder: Path) -> LabelledSet:
         names it and why): one broken record costs itself, not the set.
 
     Raises:
-        DatasetError: neither format is there, a file of it cannot be read or
+        DatasetError: neither format is there, or both are (which set is meant
+            cannot be told), a file of it cannot be read or
             is not the shape its format has (named with the problem), its
             cluster file names a signature twice or one the signature file
             lacks, or no mention has a gold cluster.
     """
-    if (folder / "wang_signatures.json").is_file():
+    beard = (folder / "wang_signatures.json").is_file()
+    s2and = (folder / "signatures.json").is_file()
+    if beard and s2and:
+        # Which one was meant cannot be told; reading one in silence would
+        # score another set than the one named.
+        raise DatasetError(
+            f"{folder}: holds both a beard set (wang_signatures.json) and an "
+            "S2AND set (signatures.json): give each labelled set a folder of its own"
+        )
+    if beard:
         read = _load_beard
     elif (folder / "signatures.json").is_file() and (
         folder / "clusters.json"

@@ -220,6 +220,21 @@ def test_labelled_load_unknown_folder_is_a_clear_error(tmp_path):
         labelled.load(tmp_path)
 
 
+def test_a_folder_holding_both_formats_is_refused_naming_both(tmp_path):
+    # The real Wang (beard) and dummy (S2AND) files side by side: which set
+    # was meant cannot be told, and it was read as beard without a word.
+    data = settings.WOVEPAPER_DATA_DIR / "and"
+    for name in ("wang_signatures.json", "wang_clusters.json"):
+        (tmp_path / name).symlink_to(data / "beard_inspire_wang" / name)
+    for name in ("signatures.json", "clusters.json", "papers.json"):
+        (tmp_path / name).symlink_to(data / "s2and/dummy" / name)
+    with pytest.raises(labelled.DatasetError, match="both a beard set") as refused:
+        labelled.load(tmp_path)
+    assert "signatures.json" in str(refused.value)
+    with pytest.raises(CommandError, match="folder of its own"):
+        call_command("evaluate_matching", "--dataset", str(tmp_path), "--folds", "0")
+
+
 @functools.cache
 def _dummy_report() -> dict:
     out = io.StringIO()
