@@ -111,23 +111,28 @@ class _Draft:
 PAIRS_RECORDED = 20
 
 
-def _weakest_pairs(found: pipeline.Cluster) -> list[dict]:
-    """The evidence of a proposed cluster's weakest joined pairs: the
-    :data:`PAIRS_RECORDED` lowest pairwise scores first (ties in clustering
-    order), each with ``"between"``: the authorship ids on either side
-    (``[[id], [id]]`` for two authorships, the parts' ids for two parts a
-    merge joined). They are where a proposed person is likeliest to be two;
-    the first ones recorded were those of its first few members."""
-    order = sorted(
-        range(len(found.pair_scores)),
-        key=lambda n: (found.pair_scores[n].pairwise_score, n),
-    )[:PAIRS_RECORDED]
+def _recorded_pairs(found: pipeline.Cluster) -> list[dict]:
+    """The evidence of a proposed cluster's pairs that its proposal records:
+    the strongest joined pair first (what joined the cluster most surely:
+    the researcher page's "Why is this paper here?" reads its words), then
+    the weakest, lowest score first (where a proposed person is likeliest to
+    be two: what a curator reviews), :data:`PAIRS_RECORDED` in all (ties in
+    clustering order). Each carries ``"between"``: the authorship ids on
+    either side (``[[id], [id]]`` for two authorships, the parts' ids for two
+    parts a merge joined). Recorded before, the first pairs of its first
+    members, in no order of strength."""
+    n = len(found.pair_scores)
+    if not n:
+        return []
+    by_score = sorted(range(n), key=lambda k: (found.pair_scores[k].pairwise_score, k))
+    strongest = max(range(n), key=lambda k: (found.pair_scores[k].pairwise_score, -k))
+    order = [strongest] + [k for k in by_score if k != strongest][: PAIRS_RECORDED - 1]
     return [
         {
-            **found.pair_scores[n].evidence,
-            "between": [list(side) for side in found.pair_sides[n]],
+            **found.pair_scores[k].evidence,
+            "between": [list(side) for side in found.pair_sides[k]],
         }
-        for n in order
+        for k in order
     ]
 
 
@@ -252,7 +257,7 @@ def _propose_block(
                 "model_version": weights.version,
                 "cohesion": round(cohesion, 6),
                 "members": len(members),
-                "pairs": _weakest_pairs(found),
+                "pairs": _recorded_pairs(found),
                 "orcids": sorted(orcids),
             }
             names_agree = all(

@@ -204,35 +204,52 @@ SCORE_MEANING = {
 
 
 def _cluster_evidence(proposal: Proposal) -> str:
-    """Explain a ``new`` proposal: its cohesion and the features of its pairs."""
+    """Explain a ``new`` proposal: its cohesion and its recorded pairs (the
+    strongest, then the weakest, :func:`curation.services._recorded_pairs`),
+    each with its score, the authorships it joined and its features."""
     evidence = proposal.evidence
     printed = {
         a.pk: f"{a.raw_name} on {a.paper.arxiv_id or a.paper.doi or a.paper.title}"
         for a in proposal.authorships.select_related("paper")
     }
+    recorded = [p for p in evidence.get("pairs") or [] if isinstance(p, dict)]
+    # Recorded with their sides, several pairs lead with the strongest; before,
+    # the first pairs of the first members, in no order.
+    ranked = len(recorded) > 1 and "between" in recorded[0]
     pairs = [
         (
-            n,
+            ("strongest pair" if n == 0 else f"weak pair {n}")
+            if ranked
+            else f"pair {n + 1}",
             _pair_score(p),
             _between(p.get("between"), printed),
             feature_words(p.get("features") or {}, p.get("contributions") or {}),
-            ", ".join(f"{k}={v}" for k, v in (p.get("features") or {}).items()),
+            ", ".join(
+                f"{k}={round(v, 3) if isinstance(v, float) else v}"
+                for k, v in (p.get("features") or {}).items()
+            ),
         )
-        for n, p in enumerate(evidence.get("pairs") or [], start=1)
-        if isinstance(p, dict)
+        for n, p in enumerate(recorded)
     ]
+    members = evidence.get("members", proposal.authorships.count())
+    if not pairs:
+        said = ""
+    elif ranked:
+        said = (
+            " The strongest pair it joined, then the weakest, lowest score first "
+            f"({len(pairs)} pairs recorded):"
+        )
+    else:
+        said = " The pair recorded:" if len(pairs) == 1 else " The pairs recorded:"
     return format_html(
-        "<p>Cohesion {} over {} authorships: the mean pairwise score of the pairs "
+        "<p>Cohesion {} over {} authorship{}: the mean pairwise score of the pairs "
         "clustering joined; 1.0 for one authorship that matches no researcher in "
-        "its block. The weakest pairs, lowest score first (up to {}):</p>{}",
+        "its block.{}</p>{}",
         evidence.get("cohesion", proposal.score),
-        evidence.get("members", proposal.authorships.count()),
-        services.PAIRS_RECORDED,
-        format_html_join(
-            "",
-            "<p>pair {}, score {}{}: {} <small>({})</small></p>",
-            pairs,
-        ),
+        members,
+        "" if members == 1 else "s",
+        said,
+        format_html_join("", "<p>{}, score {}{}: {} <small>({})</small></p>", pairs),
     )
 
 
@@ -242,7 +259,7 @@ SIDE_NAMED = 3
 
 def _between(sides: object, printed: dict[int, str]) -> str:
     """``", between A and B"`` for a recorded pair's ``between`` (the
-    authorship ids on either side, :func:`curation.services._weakest_pairs`),
+    authorship ids on either side, :func:`curation.services._recorded_pairs`),
     each side its printed names and papers; "" for evidence recorded without
     it (before it was) or edited into another shape."""
     if not (
@@ -258,7 +275,10 @@ def _between(sides: object, printed: dict[int, str]) -> str:
         return ""
 
     def named(side: list[int]) -> str:
-        shown = "; ".join(printed.get(i, f"authorship #{i}") for i in side[:SIDE_NAMED])
+        shown = "; ".join(
+            printed.get(i, f"authorship #{i} (no longer on the proposal)")
+            for i in side[:SIDE_NAMED]
+        )
         if len(side) == 1:
             return shown
         more = f"; and {len(side) - SIDE_NAMED} more" if len(side) > SIDE_NAMED else ""

@@ -13,8 +13,11 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from curation import services
-from curation.admin.proposals import _between
+from curation.admin.proposals import _between, _cluster_evidence
 from curation.matching import labelled, pipeline, scoring
+from curation.models import Proposal
+from wovepaper.models import Researcher
+from wovepaper.profile import feature_words
 
 
 def _clusters() -> list[pipeline.Cluster]:
@@ -47,18 +50,19 @@ def test_each_joined_pair_names_two_disjoint_sides_that_hold_the_whole_cluster()
     assert merged_parts > 0  # chunk clusters were joined as profiles
 
 
-def test_a_new_proposal_records_its_weakest_pairs_lowest_first():
+def test_a_new_proposal_records_its_strongest_pair_then_its_weakest_lowest_first():
     cluster = max(_clusters(), key=lambda c: len(c.pair_scores))
     assert len(cluster.pair_scores) > services.PAIRS_RECORDED
-    recorded = services._weakest_pairs(cluster)
+    recorded = services._recorded_pairs(cluster)
     assert len(recorded) == services.PAIRS_RECORDED
     # Each record's score, from its own evidence, as the proposal page reads it.
     scores = [
         scoring.sigmoid(r["bias"] + sum(r["contributions"].values())) for r in recorded
     ]
-    assert scores == sorted(scores)
-    lowest = sorted(s.pairwise_score for s in cluster.pair_scores)
-    assert scores == pytest.approx(lowest[: services.PAIRS_RECORDED], abs=1e-3)
+    every = sorted(s.pairwise_score for s in cluster.pair_scores)
+    assert scores[0] == pytest.approx(every[-1], abs=1e-3)
+    assert scores[1:] == sorted(scores[1:])
+    assert scores[1:] == pytest.approx(every[: services.PAIRS_RECORDED - 1], abs=1e-3)
     sides = {
         (tuple(left), tuple(right)): s.pairwise_score
         for s, (left, right) in zip(
@@ -68,6 +72,44 @@ def test_a_new_proposal_records_its_weakest_pairs_lowest_first():
     for record, score in zip(recorded, scores, strict=True):
         left, right = record["between"]
         assert sides[tuple(left), tuple(right)] == pytest.approx(score, abs=1e-3)
+
+
+@pytest.mark.django_db
+def test_the_proposal_page_labels_the_strongest_and_the_weak_pairs():
+    cluster = max(_clusters(), key=lambda c: len(c.pair_scores))
+    recorded = services._recorded_pairs(cluster)
+    # Its authorships are not in the database: each side says so by id.
+    proposal = Proposal.objects.create(
+        kind="new",
+        score=round(cluster.cohesion, 6),
+        evidence={"cohesion": 0.5, "members": len(cluster.members), "pairs": recorded},
+        model_version=scoring.MODEL_VERSION,
+        fingerprint="test-ranked",
+    )
+    html = str(_cluster_evidence(proposal))
+    assert f"over {len(cluster.members)} authorships" in html
+    assert f"lowest score first ({services.PAIRS_RECORDED} pairs recorded):" in html
+    assert html.count("<p>strongest pair, score ") == 1
+    assert "<p>weak pair 1, score " in html
+    assert f"<p>weak pair {services.PAIRS_RECORDED - 1}, score " in html
+    left = recorded[0]["between"][0][0]
+    assert f"authorship #{left} (no longer on the proposal)" in html
+    assert "0.3333333" not in html  # raw values shown to 3 places
+
+
+@pytest.mark.django_db
+def test_one_authorship_says_no_pairs_and_no_plural():
+    proposal = Proposal.objects.create(
+        kind="new",
+        score=1.0,
+        evidence={"cohesion": 1.0, "members": 1},
+        model_version=scoring.MODEL_VERSION,
+        fingerprint="test-one",
+    )
+    html = str(_cluster_evidence(proposal))
+    assert "over 1 authorship:" in html
+    assert "pairs recorded" not in html
+    assert "pair recorded" not in html
 
 
 def test_a_side_of_many_authorships_is_named_by_its_first_three():
@@ -81,7 +123,7 @@ def test_a_side_of_many_authorships_is_named_by_its_first_three():
     )
     assert _between([[1, 2, 3, 4, 5], [9]], printed) == (
         ", between 5 authorships (Z. Wang on 1101.0001; Z. Wang on 1101.0002; "
-        "Zheng Wang on x; and 2 more) and authorship #9"
+        "Zheng Wang on x; and 2 more) and authorship #9 (no longer on the proposal)"
     )
 
 
@@ -97,3 +139,34 @@ def test_evidence_without_sides_or_edited_into_another_shape_names_none():
         [[1], 2],
     ):
         assert _between(sides, {1: "x", 2: "y"}) == ""
+
+
+@pytest.mark.django_db
+def test_the_public_page_explains_a_new_researcher_by_its_strongest_pair(
+    arxiv_dir, client
+):
+    # Del Maestro's real arXiv papers (2016 Atom feeds): one `new` proposal
+    # of several papers, approved; the researcher page's "Why is this paper
+    # here?" says what joined them most surely, not what joined them least.
+    from harvest.services import harvest_arxiv_files
+
+    harvest_arxiv_files(root=arxiv_dir / "arxivpy_2016_atom")
+    services.matching_run()
+    proposal = max(
+        Proposal.objects.filter(kind="new", status="pending"),
+        key=lambda p: p.evidence["members"],
+    )
+    pairs = proposal.evidence["pairs"]
+    assert len(pairs) > 2
+    scores = [
+        scoring.sigmoid(p["bias"] + sum(p["contributions"].values())) for p in pairs
+    ]
+    assert scores[0] == max(scores)
+    assert scores[1] < scores[0]
+    services.proposal_apply(proposal=proposal, actor=None)
+    researcher = Researcher.objects.get(authorships__in=proposal.authorships.all()[:1])
+    page = client.get(researcher.get_absolute_url()).content.decode()
+    strongest = feature_words(pairs[0]["features"], pairs[0]["contributions"])
+    weakest = feature_words(pairs[1]["features"], pairs[1]["contributions"])
+    assert strongest != weakest
+    assert f"started a new one, joined by {strongest}" in page
