@@ -77,10 +77,11 @@ class Cluster:
 
     Attributes:
         members: the authorships, in input order.
-        pair_scores: the Score of every pair that clustering scored and that
-            joined inside the cluster: each two single members clustered
-            together directly, and each two parts (chunk clusters, scored as
-            profiles) a merge joined; empty for one member.
+        pair_scores: the Scores inside the cluster that clustering computed:
+            every pair of members of one chunk (or of a block of at most
+            :data:`CHUNK`), clustered together directly, and every pair of
+            parts (chunk clusters, scored as profiles) a merge joined; empty
+            for one member.
         pair_sides: for each of ``pair_scores``, in its order, the member ids
             on either side: ``((id,), (id,))`` for two members, the parts'
             member ids for two parts.
