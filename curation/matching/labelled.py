@@ -138,9 +138,7 @@ def load(folder: Path) -> LabelledSet:
         )
     if beard:
         read = _load_beard
-    elif (folder / "signatures.json").is_file() and (
-        folder / "clusters.json"
-    ).is_file():
+    elif s2and and (folder / "clusters.json").is_file():
         read = _load_s2and
     else:
         raise DatasetError(
