@@ -259,8 +259,6 @@ def paper_rows_by_id(ids: list[int]) -> list[dict]:
 _FEATURE_WORDS = {
     "orcid": "the same ORCID iD",
     "coauthors": "shared co-authors",
-    "categories": "the same fields",
-    "affiliation": "similar affiliations",
     "rare_name": "a rare given name printed the same way",
     "rare_family": "a family name few others carry",
     "source_id": "the same OpenAlex or Semantic Scholar author",
@@ -400,20 +398,75 @@ _AGAINST_WORDS = {
 WORTH_SAYING = 0.5
 
 
+# The name features: one phrase says what they found (:func:`name_words`).
+_NAME_FEATURES = ("name", "same_given", "same_initials")
+# The lowest ``name`` value of two compatible given names
+# (curation.names.given_name_similarity: 0.35 and up); below it they are
+# incompatible, and only the family names agree.
+COMPATIBLE_NAME = 0.35
+
+
+def name_words(features: dict) -> str:
+    """What a pair's name features found, in words.
+
+    Args:
+        features: ``{feature: value}`` of a proposal's evidence.
+
+    Returns:
+        ``"the same given name printed alike"`` (``same_given``), ``"the same
+        initials, with no full given name on both sides"`` (``same_initials``:
+        two "J." are many people's), ``"the same given name"`` (equal once
+        folded, printed apart: "José" and "Jose"), ``"compatible given names
+        (initials or a variant of a full name)"`` (``name`` in
+        [:data:`COMPATIBLE_NAME`, 1)), else ``"the same family name"``.
+    """
+    name = features.get("name") or 0.0
+    if features.get("same_given"):
+        return "the same given name printed alike"
+    if features.get("same_initials"):
+        return "the same initials, with no full given name on both sides"
+    if name >= 1.0:
+        return "the same given name"
+    if name >= COMPATIBLE_NAME:
+        return "compatible given names (initials or a variant of a full name)"
+    return "the same family name"
+
+
+def _overlap_words(name: str, value: float) -> str:
+    """``categories`` or ``affiliation`` (a Jaccard overlap in [0, 1]) in words."""
+    if name == "categories":
+        return (
+            "the same fields"
+            if value >= 1.0
+            else f"fields in common ({value:.0%} overlap)"
+        )
+    return (
+        "the same affiliation words"
+        if value >= 1.0
+        else f"similar affiliations ({value:.0%} overlap)"
+    )
+
+
 def feature_words(features: dict, contributions: dict) -> str:
     """The evidence of a pair in words: up to four features that counted for
     it, strongest first, then up to two that counted against it, each with a
     logit contribution of at least :data:`WORTH_SAYING` in size.
+
+    The name features (``name``, ``same_given``, ``same_initials``) are said
+    once, by :func:`name_words`, at the place of the strongest of them; not
+    at all when ``rare_name`` is said (a rare given name printed the same
+    way says it). Overlaps say how much: "fields in common (33% overlap)",
+    "the same fields" only when all are shared.
 
     Args:
         features: ``{feature: value}`` of a proposal's evidence.
         contributions: ``{feature: logit}`` of the same evidence.
 
     Returns:
-        e.g. ``"the names agree (100% similar), shared co-authors; against
-        it: no field in common"``; ``"the names agree"`` when nothing is
-        worth saying. Used by the public "Why is this paper here?" and the
-        admin's ``new`` proposal page.
+        e.g. ``"the same initials, with no full given name on both sides,
+        shared co-authors; against it: no field in common"``; what the names
+        found (:func:`name_words`) when nothing is worth saying. Used by the
+        public "Why is this paper here?" and the admin's ``new`` proposal page.
     """
 
     def said(sign: int) -> list[str]:
@@ -428,17 +481,23 @@ def feature_words(features: dict, contributions: dict) -> str:
             key=lambda name: -sign * contributions[name],
         )
 
+    reasons = said(+1)
     words = []
-    for name in said(+1):
-        if name == "name":
-            words.append(f"the names agree ({features[name]:.0%} similar)")
+    for name in reasons:
+        if name in _NAME_FEATURES:
+            if "rare_name" not in reasons and name == next(
+                n for n in reasons if n in _NAME_FEATURES
+            ):
+                words.append(name_words(features))
         elif name == "coauthors":
             n = int(features[name])
             words.append(f"{n} shared co-author{'s' if n != 1 else ''}")
+        elif name in ("categories", "affiliation"):
+            words.append(_overlap_words(name, float(features[name])))
         elif name in _FEATURE_WORDS:
             words.append(_FEATURE_WORDS[name])
     against = [_AGAINST_WORDS[n] for n in said(-1) if n in _AGAINST_WORDS][:2]
-    text = ", ".join(words[:4]) or "the names agree"
+    text = ", ".join(words[:4]) or name_words(features)
     return f"{text}; against it: {', '.join(against)}" if against else text
 
 

@@ -146,7 +146,8 @@ def test_a_new_proposal_page_says_each_pair_in_words_with_its_score(
         reverse("admin:curation_proposal_change", args=[proposal.pk])
     ).content.decode()
     words = feature_words(first["features"], first["contributions"])
-    assert words.startswith("the names agree (68% similar)")  # "I." and "I."
+    # "I." and "I.": the same printed initials, not "68% similar".
+    assert words.startswith("the same initials, with no full given name on both sides")
     (a,), (b,) = first["between"]
     a, b = Authorship.objects.get(pk=a), Authorship.objects.get(pk=b)
     assert (
