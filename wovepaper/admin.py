@@ -17,6 +17,7 @@ from django.utils.html import format_html
 from wovepaper.cache import papers_changed, searches_changed
 from wovepaper.models import Authorship, Follow, Institution, Notification, Paper
 from wovepaper.search import search_vectors_refresh
+from wovepaper.text import latex_to_text
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -72,7 +73,7 @@ class AuthorshipInline(admin.TabularInline):
 class PaperAdmin(admin.ModelAdmin):
     list_display = (
         "arxiv_id",
-        "title",
+        "title_shown",
         "primary_category",
         "published",
         "updated",
@@ -86,6 +87,12 @@ class PaperAdmin(admin.ModelAdmin):
     # default (forms.URLField.assume_scheme), not http.
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     readonly_fields = ("created", "modified")
+
+    @admin.display(description="title", ordering="title")
+    def title_shown(self, obj: Paper) -> str:
+        """The title as the public pages show it (LaTeX as text); the form
+        keeps the stored source."""
+        return latex_to_text(obj.title)
 
     def save_related(self, request, form, formsets, change) -> None:
         """Save the paper's authorships, then rewrite its search vector.

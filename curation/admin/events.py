@@ -15,6 +15,7 @@ from curation.history import event_undo, undo_preview
 from curation.models import Constraint, CurationEvent
 from wovepaper.admin import ReadOnlyAdmin
 from wovepaper.models import Authorship
+from wovepaper.text import latex_to_text
 
 # Said of an authorship an event moved that no longer exists.
 GONE_SINCE = (
@@ -107,7 +108,9 @@ def _titles(event: CurationEvent, limit: int) -> dict[int, str]:
     rows = Authorship.objects.filter(pk__in=ids).values_list(
         "pk", "raw_name", "paper__title"
     )
-    found = {pk: f" ({name} on “{title[:90]}”)" for pk, name, title in rows}
+    found = {
+        pk: f" ({name} on “{latex_to_text(title)[:90]}”)" for pk, name, title in rows
+    }
     return {pk: found.get(pk, GONE_SINCE) for pk in ids}
 
 

@@ -29,6 +29,7 @@ from curation.matching import scoring
 from curation.models import Proposal
 from wovepaper.models import Paper
 from wovepaper.profile import feature_words
+from wovepaper.text import latex_to_text
 
 
 def _review(proposal: Proposal) -> dict:
@@ -209,7 +210,8 @@ def _cluster_evidence(proposal: Proposal) -> str:
     each with its score, the authorships it joined and its features."""
     evidence = proposal.evidence
     printed = {
-        a.pk: f"{a.raw_name} on {a.paper.arxiv_id or a.paper.doi or a.paper.title}"
+        a.pk: f"{a.raw_name} on "
+        + (a.paper.arxiv_id or a.paper.doi or latex_to_text(a.paper.title))
         for a in proposal.authorships.select_related("paper")
     }
     recorded = [p for p in evidence.get("pairs") or [] if isinstance(p, dict)]
@@ -510,7 +512,7 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
                         a.raw_name,
                         a.position,
                         a.paper.arxiv_id or a.paper.doi,
-                        a.paper.title,
+                        latex_to_text(a.paper.title),
                         _assign_link(a),
                     )
                     for a in rows

@@ -31,6 +31,7 @@ from curation.exceptions import CurationError
 from curation.history import researcher_history
 from wovepaper.identifiers import NORMALISERS
 from wovepaper.models import Authorship, Researcher
+from wovepaper.text import latex_to_text
 
 PERM = {
     "merge": "wovepaper.merge_researcher",
@@ -149,7 +150,7 @@ class ResearcherAuthorshipInline(admin.TabularInline):
         date = paper.published.isoformat() if paper.published else "undated"
         return format_html(
             "{} <small>({}, {})</small>",
-            paper.title[:120],
+            latex_to_text(paper.title)[:120],
             paper.arxiv_id or paper.doi or paper.pk,
             date,
         )

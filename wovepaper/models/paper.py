@@ -6,7 +6,7 @@ from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.urls import reverse
 
-from wovepaper.text import slug_for, strings_in, validate_string_list
+from wovepaper.text import latex_to_text, slug_for, strings_in, validate_string_list
 
 
 class Paper(models.Model):
@@ -91,7 +91,10 @@ class Paper(models.Model):
         indexes = [models.Index(fields=["-published", "-id"])]
 
     def __str__(self) -> str:
-        return f"{self.arxiv_id or self.doi or self.pk}: {self.title[:80]}"
+        """The paper's arXiv id (else DOI, else pk) and title, LaTeX as text."""
+        return (
+            f"{self.arxiv_id or self.doi or self.pk}: {latex_to_text(self.title)[:80]}"
+        )
 
     def save(self, *args, **kwargs) -> None:
         if not self.slug:
