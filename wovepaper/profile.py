@@ -147,7 +147,7 @@ def researcher_papers_page(
         placed = _placements([p["own_authorship"] for p in rows if p["own_authorship"]])
     for row in rows:
         own = row["own_authorship"]
-        row["why"] = _reason(researcher, *placed[own]) if own else ""
+        row["why"] = _reason(researcher, *placed[own], own) if own else ""
     return {"papers": rows, "count": count, "number": number, "num_pages": num_pages}
 
 
@@ -317,7 +317,9 @@ def _placed_by(found: dict | None) -> tuple:
     return proposal, found["by_curator"]
 
 
-def _reason(researcher: Researcher, proposal, by_curator: bool) -> str:
+def _reason(
+    researcher: Researcher, proposal, by_curator: bool, authorship_id: int
+) -> str:
     """Why an authorship is on this researcher's profile, in plain words.
 
     The reason is the applied proposal that last moved the authorship here
@@ -325,7 +327,7 @@ def _reason(researcher: Researcher, proposal, by_curator: bool) -> str:
     identifier policy) and its strongest evidence (features with a positive
     logit contribution, largest first). An authorship with no applied proposal
     for this researcher was placed by a curator directly (a merge, a move, an
-    approved claim).
+    approved claim). ``authorship_id`` is the researcher's slot on the paper.
     """
     if proposal is None or proposal.researcher_id not in (researcher.pk, None):
         return (
@@ -340,43 +342,61 @@ def _reason(researcher: Researcher, proposal, by_curator: bool) -> str:
     when = proposal.decided_at.date().isoformat() if proposal.decided_at else ""
     return (
         f"{who}{' on ' + when if when else ''}: "
-        f"{_evidence_words(proposal)} (score {proposal.score:.2f})."
+        f"{_evidence_words(proposal, authorship_id)} (score {proposal.score:.2f})."
     )
 
 
-# Pairs of a ``new`` proposal's evidence read to explain it (the proposal keeps
-# up to 20; profile_sql reads this many).
+# Pairs of a ``new`` proposal's evidence read to explain it besides those that
+# hold the paper's own slot (the proposal keeps up to 20, the strongest first:
+# curation.services.PAIRS_RECORDED; profile_sql reads this many).
 NEW_PAIRS_READ = 5
 
 
-def _evidence_words(proposal) -> str:
+def _holds(pair: dict, authorship_id: int) -> bool:
+    """Whether a recorded pair has ``authorship_id`` on a side (its
+    ``"between"``: ``[[ids], [ids]]``; pairs recorded before it have none)."""
+    between = pair.get("between")
+    return isinstance(between, list) and any(
+        isinstance(side, list) and authorship_id in side for side in between
+    )
+
+
+def _strength(pair: dict) -> float:
+    """A pair's positive logit contributions, summed."""
+    return sum(c for c in (pair.get("contributions") or {}).values() if c > 0)
+
+
+def _evidence_words(proposal, authorship_id: int) -> str:
     """The evidence of a proposal in words: strongest positive features first.
 
-    A ``new`` proposal of several papers says what joined them: the words of
-    its strongest pair among the first :data:`NEW_PAIRS_READ` it recorded.
+    A ``new`` proposal of several papers says what joined this paper (the
+    authorship ``authorship_id``) to the others: the words of its strongest
+    recorded pair holding it. A proposal records at most 20 of a cluster's
+    pairs; when none holds it, the words of the strongest of the first
+    :data:`NEW_PAIRS_READ` say what joined the new profile most surely, as
+    that ("the strongest link among them"), not as this paper's.
     """
     evidence = proposal.evidence
     if proposal.kind == "new":
         members = int(evidence.get("members") or 1)
-        pairs = [
-            pair
-            for pair in (evidence.get("pairs") or [])[:NEW_PAIRS_READ]
-            if isinstance(pair, dict) and not pair.get("veto")
-        ]
+        recorded = evidence.get("pairs") or []
+        joined = [p for p in recorded if isinstance(p, dict) and not p.get("veto")]
+        holding = [pair for pair in joined if _holds(pair, authorship_id)]
+        pairs = holding or [p for p in recorded[:NEW_PAIRS_READ] if p in joined]
         if members < 2 or not pairs:
             return "no existing profile matched, so this paper started a new one"
-        strongest = max(
-            pairs,
-            key=lambda pair: sum(
-                c for c in (pair.get("contributions") or {}).values() if c > 0
-            ),
-        )
+        strongest = max(pairs, key=_strength)
         others = members - 1
+        words = feature_words(
+            strongest.get("features") or {}, strongest.get("contributions") or {}
+        )
         return (
             f"no existing profile matched; this paper and {others} "
-            f"other{'s' if others != 1 else ''} started a new one, joined by "
-            + feature_words(
-                strongest.get("features") or {}, strongest.get("contributions") or {}
+            f"other{'s' if others != 1 else ''} started a new one, "
+            + (
+                f"joined by {words}"
+                if holding
+                else f"the strongest link among them: {words}"
             )
         )
     return feature_words(

@@ -5,7 +5,8 @@ queries, each paying Django's query compilation (about 0.5 ms here), a round
 trip and PostgreSQL's planning; on PostgreSQL it reads through these instead,
 so a cold researcher page costs three statements. Each calls a PL/pgSQL
 function of migration ``wovepaper/0011_researcher_page_functions`` (where the
-SQL is, and why functions: their plans are cached) and returns raw rows;
+SQL is, and why functions: their plans are cached; ``paper_rows`` is its v2 of
+``wovepaper/0016_paper_rows_pairs_holding``) and returns raw rows;
 :mod:`wovepaper.profile` turns them into the page's dicts with the code the ORM
 path uses, and ``tests/wovepaper/test_profile_sql.py`` checks both paths give
 equal results on real data.
@@ -62,7 +63,8 @@ def paper_rows(
         "raw_name", "researcher_id", "researcher__slug"}] by position,
         "placed_by": None | {"id", "kind", "researcher_id", "decided_at",
         "score", "features", "contributions", "members", "pairs" (the first
-        ``new_pairs`` recorded), "by_curator"}}]`` in no set order:
+        ``new_pairs`` recorded, then every later one holding ``keep``'s slot,
+        in the order recorded), "by_curator"}}]`` in no set order:
         the shapes :mod:`wovepaper.profile` builds its paper rows and
         "why is this paper here?" from.
     """
@@ -72,7 +74,7 @@ def paper_rows(
         return []
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT * FROM wovepaper_paper_rows_v1(%s::bigint[], %s, %s, %s, %s, %s)",
+            "SELECT * FROM wovepaper_paper_rows_v2(%s::bigint[], %s, %s, %s, %s, %s)",
             [
                 list(ids),
                 keep,

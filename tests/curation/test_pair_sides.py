@@ -7,6 +7,8 @@ mentions, so clustered in chunks and then merged as profiles).
 
 from __future__ import annotations
 
+from html import escape as html_escape
+
 import pytest
 from django.conf import settings
 from scipy.sparse import coo_matrix
@@ -16,6 +18,7 @@ from curation import services
 from curation.admin.proposals import _between, _cluster_evidence
 from curation.matching import labelled, pipeline, scoring
 from curation.models import Proposal
+from wovepaper import profile
 from wovepaper.models import Researcher
 from wovepaper.profile import feature_words
 
@@ -141,13 +144,10 @@ def test_evidence_without_sides_or_edited_into_another_shape_names_none():
         assert _between(sides, {1: "x", 2: "y"}) == ""
 
 
-@pytest.mark.django_db
-def test_the_public_page_explains_a_new_researcher_by_its_strongest_pair(
-    arxiv_dir, client
-):
-    # Del Maestro's real arXiv papers (2016 Atom feeds): one `new` proposal
-    # of several papers, approved; the researcher page's "Why is this paper
-    # here?" says what joined them most surely, not what joined them least.
+@pytest.fixture
+def del_maestro(arxiv_dir, db):
+    """Del Maestro's real arXiv papers (2016 Atom feeds) harvested and matched:
+    the `new` proposal of the most papers (pending) and its recorded pairs."""
     from harvest.services import harvest_arxiv_files
 
     harvest_arxiv_files(root=arxiv_dir / "arxivpy_2016_atom")
@@ -156,7 +156,20 @@ def test_the_public_page_explains_a_new_researcher_by_its_strongest_pair(
         Proposal.objects.filter(kind="new", status="pending"),
         key=lambda p: p.evidence["members"],
     )
-    pairs = proposal.evidence["pairs"]
+    return proposal, proposal.evidence["pairs"]
+
+
+def _strength(pair: dict) -> float:
+    return sum(c for c in pair["contributions"].values() if c > 0)
+
+
+def test_the_public_page_explains_each_paper_by_the_strongest_pair_holding_it(
+    client, del_maestro
+):
+    # The researcher page's "Why is this paper here?" says what joined this
+    # paper most surely (its strongest recorded pair), not what joined two
+    # other papers of the cluster.
+    proposal, pairs = del_maestro
     assert len(pairs) > 2
     scores = [
         scoring.sigmoid(p["bias"] + sum(p["contributions"].values())) for p in pairs
@@ -166,7 +179,44 @@ def test_the_public_page_explains_a_new_researcher_by_its_strongest_pair(
     services.proposal_apply(proposal=proposal, actor=None)
     researcher = Researcher.objects.get(authorships__in=proposal.authorships.all()[:1])
     page = client.get(researcher.get_absolute_url()).content.decode()
-    strongest = feature_words(pairs[0]["features"], pairs[0]["contributions"])
-    weakest = feature_words(pairs[1]["features"], pairs[1]["contributions"])
-    assert strongest != weakest
-    assert f"started a new one, joined by {strongest}" in page
+    said = set()
+    for authorship in proposal.authorships.all():
+        holding = [p for p in pairs if any(authorship.pk in s for s in p["between"])]
+        assert holding, authorship.pk
+        own = max(holding, key=_strength)
+        words = feature_words(own["features"], own["contributions"])
+        said.add(words)
+        row = next(
+            row
+            for row in profile.researcher_papers_page(researcher)["papers"]
+            if row["own_authorship"] == authorship.pk
+        )
+        assert f"started a new one, joined by {words} (score" in row["why"]
+        assert f"joined by {html_escape(words)}" in page
+    # The papers of one profile are not all explained by one pair.
+    assert len(said) > 1
+
+
+def test_a_paper_no_recorded_pair_holds_is_told_the_strongest_link_as_that(
+    del_maestro,
+):
+    # A proposal records at most 20 of a cluster's pairs: a paper in none of
+    # them is not told another pair's words as its own.
+    proposal, pairs = del_maestro
+    services.proposal_apply(proposal=proposal, actor=None)
+    authorship = proposal.authorships.order_by("pk").first()
+    kept = [p for p in pairs if not any(authorship.pk in s for s in p["between"])]
+    assert 0 < len(kept) < len(pairs)
+    Proposal.objects.filter(pk=proposal.pk).update(
+        evidence={**proposal.evidence, "pairs": kept}
+    )
+    researcher = Researcher.objects.get(authorships=authorship)
+    row = next(
+        row
+        for row in profile.researcher_papers_page(researcher)["papers"]
+        if row["own_authorship"] == authorship.pk
+    )
+    first = max(kept[: profile.NEW_PAIRS_READ], key=_strength)
+    words = feature_words(first["features"], first["contributions"])
+    assert f"started a new one, the strongest link among them: {words} (" in row["why"]
+    assert "joined by" not in row["why"]
