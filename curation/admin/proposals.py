@@ -233,7 +233,18 @@ def _cluster_evidence(proposal: Proposal) -> str:
         )
         for n, p in enumerate(recorded)
     ]
-    members = evidence.get("members", proposal.authorships.count())
+    members = evidence.get("members", len(printed))
+    gone = members - len(printed) if isinstance(members, int) else 0
+    if gone > 0:
+        # Its authorships go with a deleted paper (or a re-harvest that dropped
+        # an author); approving places those left.
+        gone_said = (
+            f" {gone} of them no longer exist{'s' if gone == 1 else ''} (a paper "
+            f"deleted or re-harvested without them); approving places the "
+            f"{len(printed)} left."
+        )
+    else:
+        gone_said = ""
     if not pairs:
         said = ""
     elif ranked:
@@ -246,10 +257,11 @@ def _cluster_evidence(proposal: Proposal) -> str:
     return format_html(
         "<p>Cohesion {} over {} authorship{}: the mean pairwise score of the pairs "
         "clustering joined; 1.0 for one authorship that matches no researcher in "
-        "its block.{}</p>{}",
+        "its block.{}{}</p>{}",
         evidence.get("cohesion", proposal.score),
         members,
         "" if members == 1 else "s",
+        gone_said,
         said,
         format_html_join("", "<p>{}, score {}{}: {} <small>({})</small></p>", pairs),
     )

@@ -11,6 +11,7 @@ from html import escape as html_escape
 
 import pytest
 from django.conf import settings
+from django.urls import reverse
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
@@ -220,3 +221,27 @@ def test_a_paper_no_recorded_pair_holds_is_told_the_strongest_link_as_that(
     words = feature_words(first["features"], first["contributions"])
     assert f"started a new one, the strongest link among them: {words} (" in row["why"]
     assert "joined by" not in row["why"]
+
+
+def test_a_new_proposal_whose_paper_was_deleted_says_how_many_are_gone(
+    client, curator, del_maestro
+):
+    # Deleting one of the 7 papers takes its authorship off the pending
+    # proposal; its page says the cohesion was over 7 and that one is gone,
+    # not "over 7" beside 6 listed.
+    proposal, _ = del_maestro
+    members = proposal.evidence["members"]
+    assert proposal.authorships.count() == members == 7
+    proposal.authorships.order_by("pk").first().paper.delete()
+    client.force_login(curator)
+    page = " ".join(
+        client.get(reverse("admin:curation_proposal_change", args=[proposal.pk]))
+        .content.decode()
+        .split()
+    )
+    assert f"Cohesion {proposal.evidence['cohesion']} over 7 authorships" in page
+    assert (
+        "1 of them no longer exists (a paper deleted or re-harvested without "
+        "them); approving places the 6 left." in page
+    )
+    assert "(no longer on the proposal)" in page
