@@ -361,6 +361,11 @@ def _holds(pair: dict, authorship_id: int) -> bool:
     )
 
 
+def _joined(pair: object) -> bool:
+    """Whether a recorded pair is one clustering joined (a dict, not a veto)."""
+    return isinstance(pair, dict) and not pair.get("veto")
+
+
 def _strength(pair: dict) -> float:
     """A pair's positive logit contributions, summed."""
     return sum(c for c in (pair.get("contributions") or {}).values() if c > 0)
@@ -380,9 +385,8 @@ def _evidence_words(proposal, authorship_id: int) -> str:
     if proposal.kind == "new":
         members = int(evidence.get("members") or 1)
         recorded = evidence.get("pairs") or []
-        joined = [p for p in recorded if isinstance(p, dict) and not p.get("veto")]
-        holding = [pair for pair in joined if _holds(pair, authorship_id)]
-        pairs = holding or [p for p in recorded[:NEW_PAIRS_READ] if p in joined]
+        holding = [p for p in recorded if _joined(p) and _holds(p, authorship_id)]
+        pairs = holding or [p for p in recorded[:NEW_PAIRS_READ] if _joined(p)]
         if members < 2 or not pairs:
             return "no existing profile matched, so this paper started a new one"
         strongest = max(pairs, key=_strength)

@@ -180,6 +180,10 @@ def test_the_public_page_explains_each_paper_by_the_strongest_pair_holding_it(
     services.proposal_apply(proposal=proposal, actor=None)
     researcher = Researcher.objects.get(authorships__in=proposal.authorships.all()[:1])
     page = client.get(researcher.get_absolute_url()).content.decode()
+    rows = {
+        row["own_authorship"]: row
+        for row in profile.researcher_papers_page(researcher)["papers"]
+    }
     said = set()
     for authorship in proposal.authorships.all():
         holding = [p for p in pairs if any(authorship.pk in s for s in p["between"])]
@@ -187,12 +191,9 @@ def test_the_public_page_explains_each_paper_by_the_strongest_pair_holding_it(
         own = max(holding, key=_strength)
         words = feature_words(own["features"], own["contributions"])
         said.add(words)
-        row = next(
-            row
-            for row in profile.researcher_papers_page(researcher)["papers"]
-            if row["own_authorship"] == authorship.pk
+        assert (
+            f"started a new one, joined by {words} (score" in rows[authorship.pk]["why"]
         )
-        assert f"started a new one, joined by {words} (score" in row["why"]
         assert f"joined by {html_escape(words)}" in page
     # The papers of one profile are not all explained by one pair.
     assert len(said) > 1
