@@ -294,14 +294,24 @@ class AuthorshipDetailSerializer(SparseFieldsMixin, serializers.ModelSerializer)
             self.fields.pop("evidence", None)
 
     def get_evidence(self, obj: Authorship) -> dict | None:
+        """The latest applied proposal placing this authorship, with its
+        evidence's keys beside ``proposal``, ``kind``, ``score`` and
+        ``model_version``; None when no proposal placed it. Evidence that is
+        not a JSON object (edited by hand) comes whole under
+        ``evidence_as_stored`` rather than failing the response."""
         applied = getattr(obj, "applied_proposals", None)
         if not applied:
             return None
         p = applied[-1]
+        evidence = p.evidence
         return {
             "proposal": p.pk,
             "kind": p.kind,
             "score": p.score,
             "model_version": p.model_version,
-            **{k: v for k, v in p.evidence.items() if k != "model_version"},
+            **(
+                {k: v for k, v in evidence.items() if k != "model_version"}
+                if isinstance(evidence, dict)
+                else {"evidence_as_stored": evidence}
+            ),
         }

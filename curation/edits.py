@@ -67,10 +67,14 @@ def display_name_of(authorships: list[Authorship]) -> tuple[str, str, str]:
 
     The display name is cut to :data:`MAX_DISPLAY_NAME` characters (a byline
     slot holds up to 500: a source's run-on author string must not make the
-    researcher it founds impossible to save).
+    researcher it founds impossible to save), and cleaned as a curator's
+    edit is (:func:`clean_display_name`): a source's zero-width space or
+    right-to-left override must not reach the profile's heading, where an
+    override reverses the text after it.
     """
     best = max(authorships, key=lambda a: (len(a.given_name.replace(".", "")), -a.pk))
-    display = f"{best.given_name} {best.family_name}".strip() or best.raw_name
+    display = clean_display_name(f"{best.given_name} {best.family_name}")
+    display = display or clean_display_name(best.raw_name) or best.raw_name.strip()
     return display[:MAX_DISPLAY_NAME].strip(), best.given_name, best.family_name
 
 

@@ -80,6 +80,10 @@ NOTHING_LEFT_TO_UNDO = (
     "event {pk} ({kind}) moved only authorships {ids}, which no longer exist (a "
     "newer version of their paper dropped them): nothing is left to undo"
 )
+UNREADABLE_EVENT = (
+    "event {pk} cannot be undone: its record was edited by hand and {problem}, "
+    "so what to restore cannot be told"
+)
 ALREADY_UNDONE = "event {pk} was already undone by event {by}; undo that one instead"
 UNDO_MOVED = (
     "cannot undo event {pk}: authorship {a} is now on researcher {now}, not {then}; "

@@ -19,6 +19,7 @@ from curation.exceptions import (
     UNDO_MOVED,
     UNDO_PENDING_TWIN,
     UNDO_TAKEN,
+    UNREADABLE_EVENT,
     NothingToUndo,
     UndoConflict,
 )
@@ -86,7 +87,8 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
         The new ``undone`` event (``undoes`` is ``event``).
 
     Raises:
-        NothingToUndo: the event changed nothing, was undone already, or
+        NothingToUndo: the event's record cannot be read (:func:`unreadable`),
+            it changed nothing, was undone already, or
             moved only authorships that no longer exist.
         UndoConflict: a later change moved an authorship or altered a field the
             event set, or the result would break an invariant (see
@@ -94,6 +96,9 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
         ResearcherConflict: a researcher would hold two slots of one paper.
     """
     original = CurationEvent.objects.select_for_update().get(pk=event.pk)
+    problem = unreadable(original)
+    if problem:
+        raise NothingToUndo(UNREADABLE_EVENT.format(pk=original.pk, problem=problem))
     done = original.undone_by.order_by("pk").first()
     if done is not None:
         raise NothingToUndo(ALREADY_UNDONE.format(pk=original.pk, by=done.pk))
@@ -201,6 +206,44 @@ def _nothing_left(event: CurationEvent, gone: list[int], moves: list[dict]) -> b
     )
 
 
+def _is_id(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def unreadable(event: CurationEvent) -> str:
+    """What is wrong with an event's record, or "" when an undo can read it.
+
+    A curation step writes ``moves`` as ``[{"authorship": id, "before": id |
+    None, "after": id | None}]``, ``fields`` as ``{researcher id: {field:
+    [before, after]}}`` and the constraint lists as ids; a record edited by
+    hand into another shape is refused by name rather than failing halfway
+    through reading it (the hostile trial: a ``TypeError`` page).
+    """
+    moves, fields = event.moves, event.fields
+    if not isinstance(moves, list):
+        return "its moves are not a list"
+    for n, m in enumerate(moves, start=1):
+        if not (
+            isinstance(m, dict)
+            and _is_id(m.get("authorship"))
+            and all(m.get(k) is None or _is_id(m.get(k)) for k in ("before", "after"))
+        ):
+            return f"move {n} is not an authorship with researcher ids before and after"
+    if not isinstance(fields, dict):
+        return "its fields are not an object"
+    for pk, changed in fields.items():
+        if not (str(pk).isdigit() and isinstance(changed, dict)) or not all(
+            isinstance(v, list) and len(v) == 2 for v in changed.values()
+        ):
+            return f"its fields of researcher {pk} are not pairs of before and after"
+    for name in ("constraints_on", "constraints_off"):
+        if not isinstance(getattr(event, name), list) or not all(
+            _is_id(c) for c in getattr(event, name)
+        ):
+            return f"its {name} are not a list of constraint ids"
+    return ""
+
+
 def undo_preview(*, event: CurationEvent) -> tuple[list[int], str]:
     """What an undo of ``event`` would leave out, for its confirmation page.
 
@@ -209,8 +252,12 @@ def undo_preview(*, event: CurationEvent) -> tuple[list[int], str]:
 
     Returns:
         ``(ids of the authorships it moved that no longer exist, sorted; the
-        reason nothing is left to undo, or "")``.
+        reason nothing is left to undo, or "")``; a record an undo cannot
+        read (:func:`unreadable`) gives ``([], why)``.
     """
+    problem = unreadable(event)
+    if problem:
+        return [], UNREADABLE_EVENT.format(pk=event.pk, problem=problem)
     ids = [m["authorship"] for m in event.moves]
     gone, moves = _split_gone(
         event, set(Authorship.objects.filter(pk__in=ids).values_list("pk", flat=True))

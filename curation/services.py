@@ -1045,6 +1045,26 @@ def _lock_proposal(proposal: Proposal) -> Proposal:
     return locked
 
 
+def proposal_no_longer_fits(proposal: Proposal) -> str:
+    """Why approving a pending proposal now would mark it stale instead (a
+    researcher merged away, an authorship placed meanwhile...), or "": what
+    its page warns a curator of before the click. Read without locks; the
+    approval checks the same again under them (:func:`_apply`).
+
+    Args:
+        proposal: any proposal; one not pending gives "".
+
+    Returns:
+        The reason, as the stale event would give it, or "".
+    """
+    if proposal.status != S.PENDING:
+        return ""
+    ids = [r for r in (proposal.researcher_id, proposal.other_researcher_id) if r]
+    researchers = {r.pk: r for r in Researcher.objects.filter(pk__in=ids)}
+    authorships = list(Authorship.objects.filter(proposals=proposal).order_by("pk"))
+    return _stale_reason(proposal, researchers, authorships)
+
+
 def _stale_reason(
     proposal: Proposal, researchers: dict[int, Researcher], authorships: list
 ) -> str:

@@ -7,6 +7,7 @@ cache them under the researcher's cache version (:mod:`wovepaper.cache`).
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -366,9 +367,32 @@ def _joined(pair: object) -> bool:
     return isinstance(pair, dict) and not pair.get("veto")
 
 
+def json_object(value: object) -> dict:
+    """``value`` when it is a JSON object, else ``{}``: evidence edited by
+    hand (a list, a string, a number where an object belongs) explains
+    nothing rather than breaking the page that reads it (the researcher page
+    here, the admin's proposal page)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _number(value: object) -> float | None:
+    """``value`` when it is a finite JSON number (not a boolean), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _numbers(value: object) -> dict[str, float]:
+    """The finite numbers of a JSON object of features or contributions
+    (``{}`` for anything else): what the words below can read."""
+    pairs = ((k, _number(v)) for k, v in json_object(value).items())
+    return {k: v for k, v in pairs if v is not None}
+
+
 def _strength(pair: dict) -> float:
-    """A pair's positive logit contributions, summed."""
-    return sum(c for c in (pair.get("contributions") or {}).values() if c > 0)
+    """A pair's positive logit contributions, summed (numbers only)."""
+    values = (_number(c) for c in json_object(pair.get("contributions")).values())
+    return sum(c for c in values if c is not None and c > 0)
 
 
 def _evidence_words(proposal, authorship_id: int) -> str:
@@ -381,19 +405,19 @@ def _evidence_words(proposal, authorship_id: int) -> str:
     :data:`NEW_PAIRS_READ` say what joined the new profile most surely, as
     that ("the strongest link among them"), not as this paper's.
     """
-    evidence = proposal.evidence
+    evidence = json_object(proposal.evidence)
     if proposal.kind == "new":
-        members = int(evidence.get("members") or 1)
-        recorded = evidence.get("pairs") or []
+        members = _number(evidence.get("members"))
+        members = int(members) if members is not None and members >= 1 else 1
+        recorded = evidence.get("pairs")
+        recorded = recorded if isinstance(recorded, list) else []
         holding = [p for p in recorded if _joined(p) and _holds(p, authorship_id)]
         pairs = holding or [p for p in recorded[:NEW_PAIRS_READ] if _joined(p)]
         if members < 2 or not pairs:
             return "no existing profile matched, so this paper started a new one"
         strongest = max(pairs, key=_strength)
         others = members - 1
-        words = feature_words(
-            strongest.get("features") or {}, strongest.get("contributions") or {}
-        )
+        words = feature_words(strongest.get("features"), strongest.get("contributions"))
         return (
             f"no existing profile matched; this paper and {others} "
             f"other{'s' if others != 1 else ''} started a new one, "
@@ -403,9 +427,7 @@ def _evidence_words(proposal, authorship_id: int) -> str:
                 else f"the strongest link among them: {words}"
             )
         )
-    return feature_words(
-        evidence.get("features", {}), evidence.get("contributions", {})
-    )
+    return feature_words(evidence.get("features"), evidence.get("contributions"))
 
 
 # Plain words for the features that count against a match.
@@ -430,7 +452,7 @@ _NAME_FEATURES = ("name", "same_given", "same_initials")
 COMPATIBLE_NAME = 0.35
 
 
-def name_words(features: dict) -> str:
+def name_words(features: object) -> str:
     """What a pair's name features found, in words.
 
     Args:
@@ -443,7 +465,9 @@ def name_words(features: dict) -> str:
         folded, printed apart: "José" and "Jose"), ``"compatible given names
         (initials or a variant of a full name)"`` (``name`` in
         [:data:`COMPATIBLE_NAME`, 1)), else ``"the same family name"``.
+        A value that is not a number (evidence edited by hand) counts as absent.
     """
+    features = _numbers(features)
     name = features.get("name") or 0.0
     if features.get("same_given"):
         return "the same given name printed alike"
@@ -471,7 +495,7 @@ def _overlap_words(name: str, value: float) -> str:
     )
 
 
-def feature_words(features: dict, contributions: dict) -> str:
+def feature_words(features: object, contributions: object) -> str:
     """The evidence of a pair in words: up to four features that counted for
     it, strongest first, then up to two that counted against it, each with a
     logit contribution of at least :data:`WORTH_SAYING` in size.
@@ -484,7 +508,10 @@ def feature_words(features: dict, contributions: dict) -> str:
 
     Args:
         features: ``{feature: value}`` of a proposal's evidence.
-        contributions: ``{feature: logit}`` of the same evidence.
+        contributions: ``{feature: logit}`` of the same evidence. Either read
+            as ``{}`` when it is not an object, and values that are not finite
+            numbers as absent (evidence edited by hand explains less; it never
+            breaks the page).
 
     Returns:
         e.g. ``"the same initials, with no full given name on both sides,
@@ -493,14 +520,14 @@ def feature_words(features: dict, contributions: dict) -> str:
         public "Why is this paper here?" and the admin's ``new`` proposal page.
     """
 
+    features, contributions = _numbers(features), _numbers(contributions)
+
     def said(sign: int) -> list[str]:
         return sorted(
             (
                 name
                 for name, c in contributions.items()
-                if isinstance(c, int | float)
-                and sign * c >= WORTH_SAYING
-                and features.get(name)
+                if sign * c >= WORTH_SAYING and features.get(name)
             ),
             key=lambda name: -sign * contributions[name],
         )

@@ -11,7 +11,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from curation.exceptions import CurationError
-from curation.history import event_undo, undo_preview
+from curation.history import event_undo, undo_preview, unreadable
 from curation.models import Constraint, CurationEvent
 from wovepaper.admin import ReadOnlyAdmin
 from wovepaper.models import Authorship
@@ -153,6 +153,9 @@ class CurationEventAdmin(ReadOnlyAdmin):
 
     @admin.display(description="what changed")
     def what_changed(self, obj: CurationEvent) -> str:
+        problem = unreadable(obj)
+        if problem:
+            return f"The record cannot be read: it was edited by hand and {problem}."
         lines = describe_moves(obj, limit=200) + describe_fields(obj)
         lines += [f"constraint {c} made" for c in obj.constraints_on]
         lines += [f"constraint {c} retired" for c in obj.constraints_off]
@@ -225,6 +228,7 @@ class CurationEventAdmin(ReadOnlyAdmin):
             )
             return HttpResponseRedirect(back)
         gone, nothing_left = undo_preview(event=event)
+        readable = not unreadable(event)
         return TemplateResponse(
             request,
             "admin/curation/curationevent/undo_confirmation.html",
@@ -235,8 +239,10 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 "event": event,
                 "moves": describe_moves(
                     event, limit=50, inverse=True, titles=_titles(event, 50)
-                ),
-                "fields": describe_fields(event, inverse=True),
+                )
+                if readable
+                else [],
+                "fields": describe_fields(event, inverse=True) if readable else [],
                 "gone": _gone_text(gone) if gone else "",
                 "nothing_left": nothing_left,
                 "next": back,

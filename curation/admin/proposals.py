@@ -7,6 +7,8 @@ message "N applied, M skipped (reasons)". ``status`` is read-only; nothing here
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ERROR_FLAG, ChangeList
 from django.core.exceptions import PermissionDenied
@@ -28,7 +30,7 @@ from curation.exceptions import CurationError
 from curation.matching import scoring
 from curation.models import Proposal
 from wovepaper.models import Paper
-from wovepaper.profile import feature_words
+from wovepaper.profile import feature_words, json_object
 from wovepaper.text import latex_to_text
 
 
@@ -225,10 +227,10 @@ def _cluster_evidence(proposal: Proposal) -> str:
             else f"pair {n + 1}",
             _pair_score(p),
             _between(p.get("between"), printed),
-            feature_words(p.get("features") or {}, p.get("contributions") or {}),
+            feature_words(p.get("features"), p.get("contributions")),
             ", ".join(
                 f"{k}={round(v, 3) if isinstance(v, float) else v}"
-                for k, v in (p.get("features") or {}).items()
+                for k, v in json_object(p.get("features")).items()
             ),
         )
         for n, p in enumerate(recorded)
@@ -255,15 +257,38 @@ def _cluster_evidence(proposal: Proposal) -> str:
     else:
         said = " The pair recorded:" if len(pairs) == 1 else " The pairs recorded:"
     return format_html(
-        "<p>Cohesion {} over {} authorship{}: the mean pairwise score of the pairs "
-        "clustering joined; 1.0 for one authorship that matches no researcher in "
-        "its block.{}{}</p>{}",
+        "<p>Cohesion {} over {} authorship{}: {}.{}{}</p>{}",
         evidence.get("cohesion", proposal.score),
         members,
         "" if members == 1 else "s",
+        "1.0 for one authorship that matches no researcher in its block"
+        if members == 1
+        else "the mean pairwise score of the pairs clustering joined",
         gone_said,
         said,
         format_html_join("", "<p>{}, score {}{}: {} <small>({})</small></p>", pairs),
+    )
+
+
+# JSON's names for what a JSON column can hold besides an object.
+_JSON_KINDS = {list: "array", str: "string", int: "number", float: "number"}
+_JSON_KINDS |= {bool: "boolean", type(None): "null"}
+# The stored evidence shown, at most, when it cannot be read.
+UNREADABLE_SHOWN = 300
+
+
+def _unreadable(evidence: object) -> str:
+    """What the proposal page says of evidence that is not a JSON object
+    (edited by hand: a list, a string, a number), quoting its start; "" when
+    it is one. Django shows a display that raises as "-", which would hide it."""
+    if isinstance(evidence, dict):
+        return ""
+    shown = json.dumps(evidence, ensure_ascii=False, default=str)
+    return format_html(
+        "<p><strong>Unreadable evidence:</strong> stored as a JSON {}, not an "
+        "object, so nothing can be said of it: <code>{}</code></p>",
+        _JSON_KINDS.get(type(evidence), "value"),
+        shown[:UNREADABLE_SHOWN] + ("…" if len(shown) > UNREADABLE_SHOWN else ""),
     )
 
 
@@ -381,6 +406,27 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             flag = f"&{ERROR_FLAG}=1" if request.GET else ""
             return HttpResponseRedirect(f"{request.path}?status__exact=pending{flag}")
         return super().changelist_view(request, extra_context)
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url="", extra_context=None
+    ):
+        """The proposal page; a pending proposal that no longer fits the
+        applied state says so before a curator approves it (from the new-user
+        trial: an attach to a researcher merged away read as any other until
+        the click said it was stale)."""
+        proposal = (
+            Proposal.objects.filter(pk=object_id).first()
+            if str(object_id).isdigit()
+            else None
+        )
+        reason = services.proposal_no_longer_fits(proposal) if proposal else ""
+        if request.method == "GET" and reason:
+            messages.warning(
+                request,
+                f"This proposal no longer fits: {reason}. Approving it marks it "
+                "stale instead of applying it.",
+            )
+        return super().change_view(request, object_id, form_url, extra_context)
 
     def get_fieldsets(self, request: HttpRequest, obj=None):
         main = [
@@ -535,6 +581,9 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
     @admin.display(description="evidence")
     def evidence_table(self, obj: Proposal) -> str:
         evidence = obj.evidence
+        unreadable = _unreadable(evidence)
+        if unreadable:
+            return unreadable
         model = format_html(
             "<p><small>model {}</small></p>", evidence.get("model_version", "")
         )
@@ -547,9 +596,10 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
                 format_html_join("", "<tr><th>{}</th><td>{}</td></tr>", rows),
                 model,
             )
-        contributions = evidence.get("contributions", {})
+        contributions = json_object(evidence.get("contributions"))
         rows = [
-            (k, v, contributions.get(k, "")) for k, v in evidence["features"].items()
+            (k, v, contributions.get(k, ""))
+            for k, v in json_object(evidence["features"]).items()
         ]
         rows.append(("bias", "", evidence.get("bias", "")))
         notes = format_html_join(

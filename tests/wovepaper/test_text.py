@@ -20,7 +20,24 @@ from wovepaper.text import MAX_CONVERTED_CHARS, latex_to_text, slug_for, strings
         (r"unbalanced {brace $x", "unbalanced brace x"),
         ("", ""),
         # TeX ends a macro name at a non-letter; pylatexenc would eat the θ.
-        (r"X \sim N(\mathbfθ, I)", "X ∼N(θ, I)"),
+        (r"X \sim N(\mathbfθ, I)", "X ∼ N(θ, I)"),
+        # The space after a control word stays as printed; TeX would drop it.
+        (r"$Z^0 \to 2\gamma$ and more", "Z^0 → 2γ and more"),
+        (r"\textbf{bold} \emph{x}", "bold x"),
+        # Real abstracts: number-set shorthands, an author's own macro kept as
+        # printed (it vanished: "Let and A be"), font and size switches silent.
+        (
+            r"an o-minimal structure over $\R$, $T \subset \R^{k}$",
+            "an o-minimal structure over ℝ, T ⊂ℝ^k",
+        ),
+        (r"Let $\Dh$ and $A$ be unital", r"Let \Dh and A be unital"),
+        (r"$j\in \N$ on $\Z^2$", "j∈ℕ on ℤ^2"),
+        (r"$m = 5\,{\rm GeV}$, $\left( x \right)$", "m = 5 GeV, ( x )"),
+        (r"\foo{bar} baz", r"\foo bar baz"),
+        # A definition is not run: shown as printed.
+        (r"\newcommand{\R}{x} over $\R$", r"\newcommand{\R}{x} over $\R$"),
+        # A macro missing its arguments: shown as printed, not "%s/%s".
+        (r"abstract $\frac{", r"abstract $\frac{"),
         (
             r"defined in \cite{a,b} as in Theorem \ref{t1}",
             "defined in [ref] as in Theorem [ref]",

@@ -1,0 +1,192 @@
+"""Proposal evidence edited by hand (not the shape matching records) on the
+pages and the API that read it.
+
+From the hostile trial: evidence set to a list, a string, a number, or pairs
+and features of the wrong kind made the public researcher page and the
+curators' authorship API answer 500, and the admin's proposal page showed "-".
+A profile must not go down for one bad row; a curator must be told.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from django.db.models import F
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from curation import edits, services
+from curation.models import Proposal
+from harvest.services import harvest_arxiv_files
+from tests.factories import AuthorshipFactory, ResearcherFactory
+from wovepaper import profile
+from wovepaper.models import Authorship
+
+pytestmark = pytest.mark.django_db
+
+HOSTILE = [
+    [],
+    "just a string",
+    12345,
+    {"pairs": {"a": 1}},
+    {"members": "three"},
+    {"members": 3, "pairs": [{"features": [1, 2, 3], "contributions": "x"}, 7]},
+    {"members": 2.5, "pairs": [{"features": {"name": "high"}, "between": 5}]},
+    {"features": [1, 2], "contributions": {"name": "big"}},
+]
+
+
+@pytest.fixture
+def placed(arxiv_dir, tmp_path, curator, django_capture_on_commit_callbacks):
+    """A real paper's authorships matched and applied by a curator: the
+    researcher and the applied proposal that placed its first author."""
+    source = arxiv_dir / "abs_files/ftp/arxiv/papers/0704/0704.0295.abs"
+    (tmp_path / source.name).symlink_to(source.resolve())
+    harvest_arxiv_files(root=tmp_path)
+    services.matching_run()
+    authorship = Authorship.objects.order_by("position").first()
+    proposal = Proposal.objects.get(authorships=authorship, status="pending")
+    with django_capture_on_commit_callbacks(execute=True):
+        services.proposal_apply(proposal=proposal, actor=curator)
+    authorship.refresh_from_db()
+    return authorship.researcher, proposal
+
+
+def _why(client, researcher) -> str:
+    response = client.get(researcher.get_absolute_url())
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+@pytest.mark.parametrize("evidence", HOSTILE, ids=repr)
+def test_the_researcher_page_explains_what_it_can(
+    client, placed, evidence, monkeypatch
+):
+    researcher, proposal = placed
+    Proposal.objects.filter(pk=proposal.pk).update(evidence=evidence)
+    sql = _why(client, researcher)  # PostgreSQL: wovepaper.profile_sql
+    monkeypatch.setattr(profile, "connection", SimpleNamespace(vendor="sqlite"))
+    Proposal.objects.filter(pk=proposal.pk).update(score=F("score"))  # new ETag
+    orm = _why(client, researcher)
+    for body in (sql, orm):
+        assert "A curator approved the match" in body
+    said = "started a new one" if isinstance(evidence, dict) else ""
+    assert said in sql
+    assert said in orm
+
+
+@pytest.mark.parametrize("evidence", HOSTILE, ids=repr)
+def test_the_curators_api_gives_evidence_it_cannot_read_as_stored(
+    placed, curator, evidence
+):
+    researcher, proposal = placed
+    Proposal.objects.filter(pk=proposal.pk).update(evidence=evidence)
+    api = APIClient()
+    token, _ = Token.objects.get_or_create(user=curator)
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    response = api.get(f"/api/authorships/?researcher={researcher.pk}")
+    assert response.status_code == 200
+    seen = response.json()["results"][0]["evidence"]
+    assert seen["proposal"] == proposal.pk
+    if isinstance(evidence, dict):
+        assert {k: seen[k] for k in evidence} == evidence
+    else:
+        assert seen["evidence_as_stored"] == evidence
+
+
+@pytest.mark.parametrize("evidence", HOSTILE, ids=repr)
+def test_the_proposal_page_says_evidence_is_unreadable(
+    client, curator, placed, evidence
+):
+    _, proposal = placed
+    Proposal.objects.filter(pk=proposal.pk).update(evidence=evidence)
+    client.force_login(curator)
+    response = client.get(f"/admin/curation/proposal/{proposal.pk}/change/")
+    assert response.status_code == 200
+    body = response.content.decode()
+    if isinstance(evidence, dict):
+        assert "Unreadable evidence" not in body
+        assert "Cohesion" in body or "feature" in body
+    else:
+        kind = {list: "array", str: "string", int: "number"}[type(evidence)]
+        assert f"stored as a JSON {kind}, not an object" in body
+
+
+@pytest.mark.parametrize(
+    ("given", "family", "shown"),
+    [
+        ("\u202eTrent", "Rtl\u202c", "Trent Rtl"),  # a right-to-left override
+        ("Pe\u200bggy", "Zero", "Peggy Zero"),  # a zero-width space
+    ],
+)
+def test_a_new_profile_is_named_without_invisible_characters(
+    curator, given, family, shown, django_capture_on_commit_callbacks
+):
+    """From the hostile trial: names a curator types were cleaned, names a
+    ``new`` proposal founded a profile with were not."""
+    authorship = AuthorshipFactory(given_name=given, family_name=family)
+    services.matching_run()
+    proposal = Proposal.objects.get(authorships=authorship, kind="new")
+    with django_capture_on_commit_callbacks(execute=True):
+        services.proposal_apply(proposal=proposal, actor=curator)
+    authorship.refresh_from_db()
+    assert authorship.researcher.display_name == shown
+
+
+def test_the_page_of_an_attach_to_a_researcher_merged_away_warns_before_approval(
+    client, curator, django_capture_on_commit_callbacks
+):
+    """From the new-user trial: the page read as any pending attach until
+    Approve said it was stale."""
+    survivor, merged = ResearcherFactory(), ResearcherFactory()
+    AuthorshipFactory(researcher=merged)
+    proposal = Proposal.objects.create(
+        kind="attach",
+        score=0.9,
+        model_version="v-test",
+        fingerprint="fp-merged",
+        researcher=merged,
+        evidence={"features": {"name": 1.0}},
+    )
+    proposal.authorships.set([AuthorshipFactory()])
+    client.force_login(curator)
+    url = f"/admin/curation/proposal/{proposal.pk}/change/"
+    assert "no longer fits" not in client.get(url).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        edits.researcher_merge(researchers=[survivor, merged], actor=curator)
+    body = client.get(url).content.decode()
+    assert (
+        f"This proposal no longer fits: researcher {merged.pk} was merged into "
+        f"{survivor.pk}. Approving it marks it stale"
+    ) in body
+    assert client.get("/admin/curation/proposal/abc/change/").status_code == 302
+
+
+def test_an_event_edited_by_hand_is_refused_by_name_not_a_server_error(
+    client, curator, placed
+):
+    """From the hostile trial: moves holding a string and fields a list made
+    the undo page a TypeError."""
+    from curation.models import CurationEvent
+
+    researcher, proposal = placed
+    event = CurationEvent.objects.get(proposal=proposal, kind="proposal_applied")
+    CurationEvent.objects.filter(pk=event.pk).update(
+        moves=[*event.moves, "garbage"], fields=[1, 2]
+    )
+    client.force_login(curator)
+    url = f"/admin/curation/curationevent/{event.pk}/undo/"
+    said = (
+        f"event {event.pk} cannot be undone: its record was edited by hand and "
+        f"move {len(event.moves) + 1} is not an authorship"
+    )
+    page = client.get(url)
+    assert page.status_code == 200
+    assert said in page.content.decode()
+    done = client.post(url, {"confirm": "yes"}, follow=True)
+    assert said in done.content.decode()
+    assert researcher.authorships.count() == 1  # nothing undone
+    assert not CurationEvent.objects.filter(undoes=event).exists()
+    shown = client.get(f"/admin/curation/curationevent/{event.pk}/change/")
+    assert "The record cannot be read" in shown.content.decode()
