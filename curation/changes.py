@@ -17,6 +17,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F
+from django.utils import timezone
 
 from curation.exceptions import (
     GONE,
@@ -332,7 +333,11 @@ class Change:
             event.constraints_on = self.constraints_on
             event.constraints_off = self.constraints_off
         if self.moves or self.fields:
-            Researcher.objects.filter(pk__in=touched).update(revision=F("revision") + 1)
+            # update() passes over auto_now: the profile's "modified" (the
+            # sitemap's lastmod, the admin's Modified) is set here.
+            Researcher.objects.filter(pk__in=touched).update(
+                revision=F("revision") + 1, modified=timezone.now()
+            )
             transaction.on_commit(lambda: site_cache.researchers_changed(touched))
             if kind in NOTIFY_KINDS and self.moves:
                 from curation.tasks import notify_followers_task

@@ -190,3 +190,18 @@ def test_an_event_edited_by_hand_is_refused_by_name_not_a_server_error(
     assert not CurationEvent.objects.filter(undoes=event).exists()
     shown = client.get(f"/admin/curation/curationevent/{event.pk}/change/")
     assert "The record cannot be read" in shown.content.decode()
+
+
+def test_a_merge_marks_the_survivor_modified(
+    curator, django_capture_on_commit_callbacks
+):
+    """From the new-user trial: after a merge the survivor's Modified (and the
+    sitemap's lastmod) still gave the time it was made."""
+    survivor, merged = ResearcherFactory(), ResearcherFactory()
+    AuthorshipFactory(researcher=merged)
+    before = survivor.modified
+    with django_capture_on_commit_callbacks(execute=True):
+        edits.researcher_merge(researchers=[survivor, merged], actor=curator)
+    survivor.refresh_from_db()
+    assert survivor.revision == 1
+    assert survivor.modified > before
