@@ -6,6 +6,7 @@ import functools
 import io
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -419,3 +420,25 @@ def test_a_beard_cluster_naming_a_signature_the_set_lacks_is_refused(tmp_path):
     (tmp_path / "wang_clusters.json").write_text('{"a": [1, 99999999]}')
     with pytest.raises(labelled.DatasetError, match="not in the signature file: 9999"):
         labelled.load(tmp_path)
+
+
+def test_evaluate_matching_says_what_it_is_doing_and_how_long_the_run_took(settings):
+    """From the new-user trial: six silent minutes, then a header giving the
+    default weights' time only."""
+    out, err = io.StringIO(), io.StringIO()
+    call_command(
+        "evaluate_matching",
+        dataset=[settings.WOVEPAPER_DATA_DIR / "and/s2and/dummy"],
+        folds=0,
+        stdout=out,
+        stderr=err,
+    )
+    assert err.getvalue() == (
+        "dummy: 5 mentions; clustering with the default weights...\n"
+    )
+    header = out.getvalue().splitlines()[0]
+    assert re.search(
+        r"matched in [\d.]+ s at threshold [\d.]+; the whole run took "
+        r"[\d.]+ s$",
+        header,
+    ), header

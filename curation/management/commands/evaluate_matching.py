@@ -384,6 +384,10 @@ class Command(BaseCommand):
             except labelled.DatasetError as exc:
                 raise CommandError(str(exc)) from exc
             started = time.perf_counter()
+            self._progress(
+                f"{data.name}: {len(data.views)} mentions; clustering with the "
+                "default weights"
+            )
             ours = pipeline.cluster_all(
                 data.views,
                 threshold=settings.CURATION_ATTACH_THRESHOLD,
@@ -394,9 +398,17 @@ class Command(BaseCommand):
             # More folds than people would only add empty folds.
             folds = min(options["folds"], len(set(data.gold.values())))
             if options["folds"] > 1:
+                self._progress(
+                    f"{data.name}: training and clustering {folds} folds, each "
+                    "on a model trained on the others"
+                )
                 learned, untrained = cross_validated(data, folds, learned_threshold)
                 others = self._training_sets(folder, data.name)
                 if others:
+                    self._progress(
+                        f"{data.name}: the same, trained with "
+                        + ", ".join(name for name, _ in others)
+                    )
                     as_trained, _ = cross_validated(
                         data,
                         folds,
@@ -452,10 +464,16 @@ class Command(BaseCommand):
                     options["errors"],
                     "learned" if learned is not None else "default weights",
                 )
+            report["seconds_total"] = round(time.perf_counter() - started, 2)
             if options["json"]:
                 self.stdout.write(json.dumps(report))
             else:
                 self._print(report)
+
+    def _progress(self, step: str) -> None:
+        """Say on stderr what the run is doing (a learned run takes minutes
+        with no figure to print; the new-user trial read 6 silent minutes)."""
+        self.stderr.write(f"{step}...")
 
     # train_matcher's default sets as (resolved folder, name, pairs), read by
     # _training_sets once a run.
@@ -504,7 +522,8 @@ class Command(BaseCommand):
         w(
             f"== {report['dataset']}: {report['mentions']} mentions, "
             f"{report['gold_clusters']} gold clusters; default weights matched in "
-            f"{report['seconds']} s at threshold {report['threshold']}"
+            f"{report['seconds']} s at threshold {report['threshold']}; the whole "
+            f"run took {report['seconds_total']} s"
         )
         w(
             f"{'matcher':<36} {'B3 P':>6} {'B3 R':>6} {'B3 F1':>6}  "
@@ -589,6 +608,11 @@ class Command(BaseCommand):
             ("split", "split people (B3 recall lost", "clusters"),
         ):
             w(f"  worst {what}, in mentions; {errors['model']}; its {parts}):")
+            if kind == "over_merged":
+                w(
+                    "    (a predicted cluster reads [fold:]block[/sub-block]:n, "
+                    "a person the set's own id)"
+                )
             for error in errors[kind]:
                 w(
                     f"    {error['loss']:>7.1f} of {error['mentions']:>5} "
