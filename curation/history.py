@@ -226,7 +226,9 @@ def unreadable(event: CurationEvent) -> str:
         if not (
             isinstance(m, dict)
             and _is_id(m.get("authorship"))
-            and all(m.get(k) is None or _is_id(m.get(k)) for k in ("before", "after"))
+            and all(
+                k in m and (m[k] is None or _is_id(m[k])) for k in ("before", "after")
+            )
         ):
             return f"move {n} is not an authorship with researcher ids before and after"
     if not isinstance(fields, dict):
