@@ -206,8 +206,30 @@ def _nothing_left(event: CurationEvent, gone: list[int], moves: list[dict]) -> b
     )
 
 
+# The largest id a database row can have (PostgreSQL's bigint, SQLite's
+# INTEGER): a bigger one in a record edited by hand would fail the query.
+MAX_ID = 2**63 - 1
+# The researcher columns a curation step sets (curation.changes.Change.set)
+# and an undo may set back; its own bookkeeping is not among them.
+UNDOABLE_FIELDS = frozenset(f.attname for f in Researcher._meta.concrete_fields) - {
+    "id",
+    "created",
+    "modified",
+    "revision",
+}
+
+
 def _is_id(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return (
+        isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_ID
+    )
+
+
+def _is_id_text(value: object) -> bool:
+    """A researcher id as JSON object keys hold it: ASCII digits ("²" is a
+    digit to ``str.isdigit``)."""
+    text = str(value)
+    return text.isascii() and text.isdigit() and _is_id(int(text))
 
 
 def unreadable(event: CurationEvent) -> str:
@@ -215,9 +237,10 @@ def unreadable(event: CurationEvent) -> str:
 
     A curation step writes ``moves`` as ``[{"authorship": id, "before": id |
     None, "after": id | None}]``, ``fields`` as ``{researcher id: {field:
-    [before, after]}}`` and the constraint lists as ids; a record edited by
-    hand into another shape is refused by name rather than failing halfway
-    through reading it (the hostile trial: a ``TypeError`` page).
+    [before, after]}}`` over :data:`UNDOABLE_FIELDS` and the constraint lists
+    as ids (each in 1 .. :data:`MAX_ID`); a record edited by hand into
+    another shape is refused by name rather than failing halfway through
+    reading it (hostile trials: a ``TypeError`` page; an undo writing ``id``).
     """
     moves, fields = event.moves, event.fields
     if not isinstance(moves, list):
@@ -234,10 +257,13 @@ def unreadable(event: CurationEvent) -> str:
     if not isinstance(fields, dict):
         return "its fields are not an object"
     for pk, changed in fields.items():
-        if not (str(pk).isdigit() and isinstance(changed, dict)) or not all(
+        if not (_is_id_text(pk) and isinstance(changed, dict)) or not all(
             isinstance(v, list) and len(v) == 2 for v in changed.values()
         ):
             return f"its fields of researcher {pk} are not pairs of before and after"
+        if set(changed) - UNDOABLE_FIELDS:
+            odd = ", ".join(sorted(map(str, set(changed) - UNDOABLE_FIELDS)))
+            return f"it sets {odd} of researcher {pk}, which no curation step sets"
     for name in ("constraints_on", "constraints_off"):
         if not isinstance(getattr(event, name), list) or not all(
             _is_id(c) for c in getattr(event, name)

@@ -216,7 +216,10 @@ def _cluster_evidence(proposal: Proposal) -> str:
         + (a.paper.arxiv_id or a.paper.doi or latex_to_text(a.paper.title))
         for a in proposal.authorships.select_related("paper")
     }
-    recorded = [p for p in evidence.get("pairs") or [] if isinstance(p, dict)]
+    stored = evidence.get("pairs")
+    recorded = (
+        [p for p in stored if isinstance(p, dict)] if isinstance(stored, list) else []
+    )
     # Recorded with their sides, several pairs lead with the strongest; before,
     # the first pairs of the first members, in no order.
     ranked = len(recorded) > 1 and "between" in recorded[0]
@@ -283,7 +286,10 @@ def _unreadable(evidence: object) -> str:
     it is one. Django shows a display that raises as "-", which would hide it."""
     if isinstance(evidence, dict):
         return ""
-    shown = json.dumps(evidence, ensure_ascii=False, default=str)
+    try:
+        shown = json.dumps(evidence, ensure_ascii=False, default=str)
+    except (RecursionError, ValueError):  # nested past Python's recursion limit
+        shown = "(nested too deep to quote)"
     return format_html(
         "<p><strong>Unreadable evidence:</strong> stored as a JSON {}, not an "
         "object, so nothing can be said of it: <code>{}</code></p>",

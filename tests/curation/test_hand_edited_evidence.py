@@ -17,7 +17,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from curation import edits, services
-from curation.models import Proposal
+from curation.models import CurationEvent, Proposal
 from harvest.services import harvest_arxiv_files
 from tests.factories import AuthorshipFactory, ResearcherFactory
 from wovepaper import profile
@@ -34,6 +34,8 @@ HOSTILE = [
     {"members": 3, "pairs": [{"features": [1, 2, 3], "contributions": "x"}, 7]},
     {"members": 2.5, "pairs": [{"features": {"name": "high"}, "between": 5}]},
     {"features": [1, 2], "contributions": {"name": "big"}},
+    {"pairs": 5},
+    {"pairs": True, "members": -5},
 ]
 
 
@@ -163,23 +165,52 @@ def test_the_page_of_an_attach_to_a_researcher_merged_away_warns_before_approval
     assert client.get("/admin/curation/proposal/abc/change/").status_code == 302
 
 
-def test_an_event_edited_by_hand_is_refused_by_name_not_a_server_error(
-    client, curator, placed
-):
-    """From the hostile trial: moves holding a string and fields a list made
-    the undo page a TypeError."""
-    from curation.models import CurationEvent
+# (what is edited into the event's record, what the refusal says of it); "r"
+# stands for the placed researcher's id. From two hostile trials: a TypeError
+# page, an undo that wrote a column named "id", 500s on "pk", "²" and ids past
+# the database's integers.
+EDITED_EVENTS = [
+    ({"moves": "add garbage", "fields": [1, 2]}, "move 2 is not an authorship"),
+    ({"moves": [{"authorship": 1}]}, "move 1 is not an authorship"),
+    (
+        {"moves": [{"authorship": 10**20, "before": None, "after": 1}]},
+        "move 1 is not an authorship",
+    ),
+    ({"fields": {"r": {"id": [999, "r"]}}}, "it sets id of researcher r, which no"),
+    ({"fields": {"r": {"retired": [True, False], "x": [1, 2]}}}, "it sets x of"),
+    ({"fields": {"r": {"pk": [999, 1]}}}, "it sets pk of researcher r"),
+    ({"fields": {"²": {"retired": [True, False]}}}, "its fields of researcher ²"),
+    ({"fields": {str(10**23): {"retired": [True, False]}}}, "its fields of researcher"),
+    ({"constraints_on": [10**20]}, "its constraints_on are not a list of constraint"),
+]
 
+
+@pytest.mark.parametrize(("edit", "problem"), EDITED_EVENTS, ids=repr)
+def test_an_event_edited_by_hand_is_refused_by_name_not_a_server_error(
+    client, curator, placed, edit, problem
+):
     researcher, proposal = placed
     event = CurationEvent.objects.get(proposal=proposal, kind="proposal_applied")
-    CurationEvent.objects.filter(pk=event.pk).update(
-        moves=[*event.moves, "garbage"], fields=[1, 2]
-    )
+    r = str(researcher.pk)
+
+    def placed_id(value):
+        if value == "r":
+            return researcher.pk
+        if isinstance(value, dict):
+            return {(r if k == "r" else k): placed_id(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [placed_id(v) for v in value]
+        return value
+
+    edit = placed_id(edit)
+    if edit.get("moves") == "add garbage":
+        edit["moves"] = [*event.moves, "garbage"]
+    CurationEvent.objects.filter(pk=event.pk).update(**edit)
     client.force_login(curator)
     url = f"/admin/curation/curationevent/{event.pk}/undo/"
     said = (
         f"event {event.pk} cannot be undone: its record was edited by hand and "
-        f"move {len(event.moves) + 1} is not an authorship"
+        + problem.replace("researcher r", f"researcher {r}")
     )
     page = client.get(url)
     assert page.status_code == 200
@@ -187,9 +218,21 @@ def test_an_event_edited_by_hand_is_refused_by_name_not_a_server_error(
     done = client.post(url, {"confirm": "yes"}, follow=True)
     assert said in done.content.decode()
     assert researcher.authorships.count() == 1  # nothing undone
+    researcher.refresh_from_db()
+    assert not researcher.retired
     assert not CurationEvent.objects.filter(undoes=event).exists()
     shown = client.get(f"/admin/curation/curationevent/{event.pk}/change/")
     assert "The record cannot be read" in shown.content.decode()
+
+
+def test_evidence_nested_past_the_recursion_limit_is_named_not_quoted():
+    from curation.admin.proposals import _unreadable
+
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    assert "stored as a JSON array, not an object" in _unreadable(deep)
+    assert "(nested too deep to quote)" in _unreadable(deep)
 
 
 def test_a_merge_marks_the_survivor_modified(
