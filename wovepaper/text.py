@@ -153,8 +153,8 @@ def latex_to_text(value: str) -> str:
     if _FAILED_SUBSTITUTION in text and _FAILED_SUBSTITUTION not in value:
         return value
     text = " ".join(text.split()) if "\n" not in value else text.strip()
-    # Markup that renders to nothing (an unknown macro, ``\def`` tricks) must
-    # not blank a title: show it as printed.
+    # Markup that renders to nothing (silent switches alone, empty groups)
+    # must not blank a title: show it as printed.
     return text or value
 
 
