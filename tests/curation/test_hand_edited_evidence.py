@@ -4,7 +4,10 @@ pages and the API that read it.
 From the hostile trial: evidence set to a list, a string, a number, or pairs
 and features of the wrong kind made the public researcher page and the
 curators' authorship API answer 500, and the admin's proposal page showed "-".
-A profile must not go down for one bad row; a curator must be told.
+A profile must not go down for one bad row; a curator must be told. The same
+for curation events edited by hand (their undo), and, from the new-user trial,
+what a curator sees before deciding: a proposal that no longer fits, a new
+profile's name, a merged profile's modified time.
 """
 
 from __future__ import annotations
