@@ -391,8 +391,7 @@ def _numbers(value: object) -> dict[str, float]:
 
 def _strength(pair: dict) -> float:
     """A pair's positive logit contributions, summed (numbers only)."""
-    values = (_number(c) for c in json_object(pair.get("contributions")).values())
-    return sum(c for c in values if c is not None and c > 0)
+    return sum(c for c in _numbers(pair.get("contributions")).values() if c > 0)
 
 
 def _evidence_words(proposal, authorship_id: int) -> str:
