@@ -230,7 +230,8 @@ def _cluster_evidence(proposal: Proposal) -> str:
             else f"pair {n + 1}",
             _pair_score(p),
             _between(p.get("between"), printed),
-            feature_words(p.get("features"), p.get("contributions")),
+            _rule(p.get("rule"))
+            + feature_words(p.get("features"), p.get("contributions")),
             ", ".join(
                 f"{k}={round(v, 3) if isinstance(v, float) else v}"
                 for k, v in json_object(p.get("features")).items()
@@ -300,6 +301,15 @@ def _unreadable(evidence: object) -> str:
 
 # Authorships named on each side of a recorded pair at most.
 SIDE_NAMED = 3
+
+
+def _rule(rule: object) -> str:
+    """What a recorded pair joined by a rule says first (its ``rule``, e.g.
+    :data:`curation.matching.pipeline.EVIDENCE_FREE_RULE`); "" for a pair
+    its score joined, or a rule that is not text (edited by hand)."""
+    if not isinstance(rule, str) or not rule:
+        return ""
+    return f"joined by a rule, not its score: {rule}; "
 
 
 def _between(sides: object, printed: dict[int, str]) -> str:

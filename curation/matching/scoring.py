@@ -161,16 +161,28 @@ class Score:
             is impossible (names incompatible, or both on one paper).
         veto: why the pair is impossible, or "" (see :func:`is_vetoed`).
         evidence: ``{"features": {name: value}, "bias": float, "model_version":
-            str, "contributions": {name: logit}}`` (and ``"veto"`` when vetoed),
-            built when first read: clustering scores millions of pairs and
-            keeps the evidence of few.
+            str, "contributions": {name: logit}}`` (and ``"veto"`` when vetoed,
+            ``"rule"`` when a rule, not the score, joined the pair), built
+            when first read: clustering scores millions of pairs and keeps the
+            evidence of few.
+        rule: why the pair was joined though its score is below the threshold
+            ("" when its score joined it, or it was not joined):
+            :func:`curation.matching.pipeline.attach_evidence_free` says it.
 
     Made by :func:`score` from the features as a dict (``values``), the model
     (``weights``), each feature's logit contribution in :data:`FEATURES` order
     (``logits``; None when vetoed) and the veto.
     """
 
-    __slots__ = ("pairwise_score", "veto", "_values", "_weights", "_logits", "_built")
+    __slots__ = (
+        "pairwise_score",
+        "veto",
+        "rule",
+        "_values",
+        "_weights",
+        "_logits",
+        "_built",
+    )
 
     def __init__(
         self,
@@ -179,9 +191,11 @@ class Score:
         weights: Weights,
         logits: list[float] | None = None,
         veto: str = "",
+        rule: str = "",
     ) -> None:
         self.pairwise_score = pairwise_score
         self.veto = veto
+        self.rule = rule
         self._values = values
         self._weights = weights
         self._logits = logits
@@ -201,7 +215,21 @@ class Score:
             else:
                 contributions = dict(zip(FEATURES, self._logits or (), strict=True))
                 self._built = {**base, "contributions": contributions}
+            if self.rule:
+                self._built["rule"] = self.rule
         return self._built
+
+    def joined_by(self, rule: str) -> Score:
+        """This pair's Score, saying that ``rule`` joined it (a new Score; its
+        value and features are this one's)."""
+        return Score(
+            self.pairwise_score,
+            self._values,
+            self._weights,
+            self._logits,
+            self.veto,
+            rule,
+        )
 
 
 def vector(features: Features) -> list[float]:

@@ -77,6 +77,10 @@ API_URL_MARK = "arxiv.org/api/"
 _ATOM = f"{{{ATOM_NS}}}"
 _ARXIV = f"{{{ARXIV_NS}}}"
 _HEAD_BYTES = 2048
+# The root element of an Atom document, with or without a namespace prefix
+# (``<feed xmlns=...>`` as arXiv writes it, ``<ns0:feed xmlns:ns0=...>`` as
+# ElementTree writes it back): XML Namespaces 1.0, section 4.
+_FEED_ROOT_RE = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?feed[\s>]")
 _ERROR_URL_RE = re.compile(r"^https?://(?:export\.)?arxiv\.org/api/errors", re.I)
 _FOR_THE_RE = re.compile(r"^(?:for|on\s+behalf\s+of)\s", re.IGNORECASE)
 
@@ -88,17 +92,18 @@ def is_atom_file(path: Path) -> bool:
         path: any harvested file.
 
     Returns:
-        True for an ``.xml`` file whose first 2 KB hold ``<feed`` and the Atom
-        namespace, and for a ``.json`` file holding one object with the keys
-        ``url`` (naming ``arxiv.org/api/``), ``status_code`` and ``body``; False
-        for anything else, including files that cannot be read or decoded.
+        True for an ``.xml`` file whose first 2 KB hold a ``<feed`` root
+        element (with or without a namespace prefix) and the Atom namespace,
+        and for a ``.json`` file holding one object with the keys ``url``
+        (naming ``arxiv.org/api/``), ``status_code`` and ``body``; False for
+        anything else, including files that cannot be read or decoded.
     """
     suffix = path.suffix.lower()
     try:
         if suffix == ".xml":
             with path.open("rb") as handle:
                 head = handle.read(_HEAD_BYTES)
-            return b"<feed" in head and ATOM_NS.encode() in head
+            return bool(_FEED_ROOT_RE.search(head)) and ATOM_NS.encode() in head
         if suffix == ".json":
             data = path.read_bytes()
             # Most JSON files never name arXiv; skip decoding those.

@@ -160,6 +160,14 @@ def del_maestro(arxiv_dir, db):
     return proposal, proposal.evidence["pairs"]
 
 
+def _review_page(client, curator, proposal) -> str:
+    """The proposal's admin review page as a curator reads it, whitespace
+    collapsed."""
+    client.force_login(curator)
+    url = reverse("admin:curation_proposal_change", args=[proposal.pk])
+    return " ".join(client.get(url).content.decode().split())
+
+
 def _strength(pair: dict) -> float:
     return sum(c for c in pair["contributions"].values() if c > 0)
 
@@ -224,25 +232,37 @@ def test_a_paper_no_recorded_pair_holds_is_told_the_strongest_link_as_that(
     assert "joined by" not in row["why"]
 
 
+def test_a_single_author_paper_printing_nothing_else_joins_its_namesake_saying_why(
+    client, curator, del_maestro
+):
+    # arXiv 1201.4869 is Adrian Del Maestro's alone, with no affiliation: its
+    # pair features are his name's only, below the threshold against each of
+    # his papers. It joins the one cluster of his name
+    # (pipeline.attach_evidence_free), and the proposal page says so.
+    proposal, pairs = del_maestro
+    alone = proposal.authorships.get(paper__arxiv_id="1201.4869")
+    assert alone.paper.authorships.count() == 1
+    ruled = [p for p in pairs if p.get("rule")]
+    assert [p["between"][1] for p in ruled] == [[alone.pk]]
+    assert ruled[0]["rule"] == pipeline.EVIDENCE_FREE_RULE
+    page = _review_page(client, curator, proposal)
+    assert f"joined by a rule, not its score: {pipeline.EVIDENCE_FREE_RULE}" in page
+
+
 def test_a_new_proposal_whose_paper_was_deleted_says_how_many_are_gone(
     client, curator, del_maestro
 ):
-    # Deleting one of the 7 papers takes its authorship off the pending
-    # proposal; its page says the cohesion was over 7 and that one is gone,
-    # not "over 7" beside 6 listed.
+    # Deleting one of the 8 papers takes its authorship off the pending
+    # proposal; its page says the cohesion was over 8 and that one is gone,
+    # not "over 8" beside 7 listed.
     proposal, _ = del_maestro
     members = proposal.evidence["members"]
-    assert proposal.authorships.count() == members == 7
+    assert proposal.authorships.count() == members == 8
     proposal.authorships.order_by("pk").first().paper.delete()
-    client.force_login(curator)
-    page = " ".join(
-        client.get(reverse("admin:curation_proposal_change", args=[proposal.pk]))
-        .content.decode()
-        .split()
-    )
-    assert f"Cohesion {proposal.evidence['cohesion']} over 7 authorships" in page
+    page = _review_page(client, curator, proposal)
+    assert f"Cohesion {proposal.evidence['cohesion']} over 8 authorships" in page
     assert (
         "1 of them no longer exists (a paper deleted or re-harvested without "
-        "them); approving places the 6 left." in page
+        "them); approving places the 7 left." in page
     )
     assert "(no longer on the proposal)" in page

@@ -326,3 +326,27 @@ def test_is_atom_file(data_dir: Path) -> None:
     assert not is_atom_file(arxiv / "hepcrawl_oai" / "arxiv-single.xml")
     assert not is_atom_file(arxiv / "abs_files" / "reasons.json")
     assert not is_atom_file(arxiv / "no-such-file.json")
+
+
+def test_a_feed_written_with_namespace_prefixes_reads_as_the_original(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    # ElementTree writes the real 2016 author-search feed back as
+    # <ns0:feed xmlns:ns0="http://www.w3.org/2005/Atom">: the same document,
+    # which was passed over as "no records in it" (the sniff sought "<feed").
+    import xml.etree.ElementTree as ET
+
+    original = data_dir / "arxiv" / OLD_ATOM / "search_query-au_del_maestro.xml"
+    prefixed = tmp_path / original.name
+    ET.parse(original).write(prefixed, xml_declaration=True, encoding="utf-8")
+    assert b"<ns0:feed " in prefixed.read_bytes()[:200]
+
+    assert is_atom_file(prefixed)
+    rewritten = [parse_atom_entry(i) for i in read_atom_file(prefixed, tmp_path)]
+    real = [parse_atom_entry(i) for i in read_atom_file(original, data_dir)]
+    assert len(rewritten) == len(real) == 10
+
+    def read(papers):
+        return [(p.arxiv_id, p.title, [a.raw_name for a in p.authors]) for p in papers]
+
+    assert read(rewritten) == read(real)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import tempfile
 import xml.etree.ElementTree as ET
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -22,21 +23,45 @@ pytestmark = pytest.mark.django_db
 DC_CREATOR = "{http://purl.org/dc/elements/1.1/}creator"
 
 
+# Adrian Del Maestro's single-author paper; the feed's other nine papers are
+# harvested before his profile is curated, this one after.
+LATE_PAPER = "1201.4869"
+ATOM = "{http://www.w3.org/2005/Atom}"
+
+
+def _without_late_paper(feeds: Path, into: Path) -> Path:
+    """Copies of the real Atom feeds under ``feeds`` without the entries of
+    :data:`LATE_PAPER`, written under ``into``; returns ``into``."""
+    for feed in sorted(feeds.glob("*.xml")):
+        tree = ET.parse(feed)
+        root = tree.getroot()
+        for entry in root.findall(f"{ATOM}entry"):
+            if f"/abs/{LATE_PAPER}v" in (entry.findtext(f"{ATOM}id") or ""):
+                root.remove(entry)
+        tree.write(into / feed.name, xml_declaration=True, encoding="utf-8")
+    return into
+
+
 def curated_corpus(arxiv_dir: Path) -> Researcher:
     """Real arXiv records, matched and curated, with proposals still pending.
 
-    The largest ``new`` proposal is applied first; a second matching run then
-    proposes ``attach`` of more of that person's authorships, which stay pending,
-    while every other pending ``new`` proposal is applied.
+    The real Atom feeds are harvested without :data:`LATE_PAPER` and matched,
+    and the largest ``new`` proposal (Adrian Del Maestro's 7 papers) is applied;
+    then the feeds are harvested whole, as the next harvest would bring a new
+    paper, and a second matching run proposes ``attach`` of that paper's
+    authorship to his profile, which stays pending, while every other pending
+    ``new`` proposal is applied.
 
     Returns:
-        The first researcher (it has pending ``attach`` proposals).
+        The first researcher (it has a pending ``attach`` proposal).
     """
     from curation import services
     from curation.models import Proposal
     from harvest.services import harvest_arxiv_files
 
-    harvest_arxiv_files(root=arxiv_dir / "arxivpy_2016_atom")
+    feeds = arxiv_dir / "arxivpy_2016_atom"
+    with tempfile.TemporaryDirectory() as early:
+        harvest_arxiv_files(root=_without_late_paper(feeds, Path(early)))
     services.matching_run()
     biggest = (
         Proposal.objects.filter(status="pending", kind="new")
@@ -45,6 +70,7 @@ def curated_corpus(arxiv_dir: Path) -> Researcher:
         .first()
     )
     researcher = services.proposal_apply(proposal=biggest, actor=None).researcher
+    harvest_arxiv_files(root=feeds)
     services.matching_run()
     for proposal in Proposal.objects.filter(status="pending", kind="new"):
         services.proposal_apply(proposal=proposal, actor=None)
