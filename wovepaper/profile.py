@@ -351,6 +351,9 @@ def _reason(
 # hold the paper's own slot (the proposal keeps up to 20, the strongest first:
 # curation.services.PAIRS_RECORDED; profile_sql reads this many).
 NEW_PAIRS_READ = 5
+# The most of a recorded pair's ``rule`` said (a rule is one sentence of
+# curation.matching.pipeline; a longer one was edited by hand).
+RULE_SHOWN = 200
 
 
 def _holds(pair: dict, authorship_id: int) -> bool:
@@ -417,6 +420,11 @@ def _evidence_words(proposal, authorship_id: int) -> str:
         strongest = max(pairs, key=_strength)
         others = members - 1
         words = feature_words(strongest.get("features"), strongest.get("contributions"))
+        rule = strongest.get("rule") if holding else None
+        if isinstance(rule, str) and rule.strip():
+            # Its score was below the threshold: the features did not join it
+            # (curation.matching.pipeline.attach_evidence_free did).
+            words = f"a rule, not its score ({rule.strip()[:RULE_SHOWN]}); {words}"
         return (
             f"no existing profile matched; this paper and {others} "
             f"other{'s' if others != 1 else ''} started a new one, "

@@ -30,7 +30,7 @@ from curation.exceptions import CurationError
 from curation.matching import scoring
 from curation.models import Proposal
 from wovepaper.models import Paper
-from wovepaper.profile import feature_words, json_object
+from wovepaper.profile import RULE_SHOWN, feature_words, json_object
 from wovepaper.text import latex_to_text
 
 
@@ -306,10 +306,11 @@ SIDE_NAMED = 3
 def _rule(rule: object) -> str:
     """What a recorded pair joined by a rule says first (its ``rule``, e.g.
     :data:`curation.matching.pipeline.EVIDENCE_FREE_RULE`); "" for a pair
-    its score joined, or a rule that is not text (edited by hand)."""
-    if not isinstance(rule, str) or not rule:
+    its score joined, or a rule that is not text (edited by hand); a rule is
+    cut at :data:`wovepaper.profile.RULE_SHOWN` characters."""
+    if not isinstance(rule, str) or not rule.strip():
         return ""
-    return f"joined by a rule, not its score: {rule}; "
+    return f"joined by a rule, not its score: {rule.strip()[:RULE_SHOWN]}; "
 
 
 def _between(sides: object, printed: dict[int, str]) -> str:

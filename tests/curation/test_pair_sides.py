@@ -198,6 +198,9 @@ def test_the_public_page_explains_each_paper_by_the_strongest_pair_holding_it(
         assert holding, authorship.pk
         own = max(holding, key=_strength)
         words = feature_words(own["features"], own["contributions"])
+        if "rule" in own:
+            # Below the threshold: the rule joined it, and the page says so.
+            words = f"a rule, not its score ({own['rule']}); {words}"
         said.add(words)
         assert (
             f"started a new one, joined by {words} (score" in rows[authorship.pk]["why"]
@@ -247,6 +250,18 @@ def test_a_single_author_paper_printing_nothing_else_joins_its_namesake_saying_w
     assert ruled[0]["rule"] == pipeline.EVIDENCE_FREE_RULE
     page = _review_page(client, curator, proposal)
     assert f"joined by a rule, not its score: {pipeline.EVIDENCE_FREE_RULE}" in page
+    # Approved, the public page says the same of that paper.
+    services.proposal_apply(proposal=proposal, actor=None)
+    researcher = Researcher.objects.get(authorships=alone)
+    row = next(
+        row
+        for row in profile.researcher_papers_page(researcher)["papers"]
+        if row["own_authorship"] == alone.pk
+    )
+    assert (
+        "started a new one, joined by a rule, not its score "
+        f"({pipeline.EVIDENCE_FREE_RULE}); " in row["why"]
+    )
 
 
 def test_a_new_proposal_whose_paper_was_deleted_says_how_many_are_gone(
