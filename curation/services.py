@@ -249,7 +249,7 @@ def _propose_block(
 
     if leftovers:
         for found in pipeline.cluster_authorships(
-            leftovers, threshold=threshold, weights=weights
+            leftovers, threshold=threshold, weights=weights, researchers=profiles
         ):
             members, cohesion = found.members, found.cohesion
             orcids = {m.orcid for m in members if m.orcid}

@@ -7,9 +7,11 @@ so all three measure the same thing.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from curation import names
 from curation.matching import clustering, scoring
 from curation.matching.features import (
     AuthorshipView,
@@ -125,6 +127,7 @@ def cluster_authorships(
     threshold: float,
     weights: scoring.Weights = scoring.DEFAULT,
     constraints: Constraints = NO_CONSTRAINTS,
+    researchers: Sequence[ProfileView] = (),
 ) -> list[Cluster]:
     """Cluster the authorships of one block, of any size.
 
@@ -146,6 +149,9 @@ def cluster_authorships(
         constraints: must-links and cannot-links between the authorships; the
             chunks' clusters that a must-link joins are joined before the
             chunks are merged, so chunking never parts them.
+        researchers: the block's live researchers, when ``views`` are the
+            authorships none of them took: they count among the holders of a
+            name (:func:`attach_evidence_free`).
 
     Returns:
         Clusters, each with its members in input order; every view is in
@@ -164,6 +170,7 @@ def cluster_authorships(
             ),
             weights=weights,
             constraints=constraints,
+            researchers=researchers,
         )
     ]
 
@@ -228,6 +235,7 @@ def attach_evidence_free(
     *,
     weights: scoring.Weights,
     constraints: Constraints = NO_CONSTRAINTS,
+    researchers: Sequence[ProfileView] = (),
 ) -> list[Cluster]:
     """Join each cluster of evidence-free authorships to the likeliest person
     of its printed name, when one is likelier than all the others together.
@@ -242,58 +250,81 @@ def attach_evidence_free(
     of the naive Bayes disambiguation model of Han, Giles, Zha, Li and
     Tsioutsiouliklis (2004), "Two supervised learning approaches for name
     disambiguation in author citations", JCDL, P(X_i) = the share of the
-    citations written by author i. So an evidence-free cluster joins the
-    biggest cluster carrying evidence that prints its full name when that
-    holds at least :data:`EVIDENCE_FREE_SHARE` of the mentions of the
-    clusters that do (and strictly more than any other), and nothing forbids
-    the pair: one paper, given names that conflict (:func:`names_conflict`),
-    fields apart (:func:`field_conflict`). Initials only ("S. Wagner") are
-    never joined this way, nor a cluster holding an authorship that a
-    curator's constraint names.
+    citations written by author i.
+
+    So the holders of a name are the clusters carrying evidence and the
+    block's researchers that print the same family name and the same full
+    given name (:func:`given_form`), each weighing its authorships; an
+    evidence-free cluster joins the biggest holder when it holds at least
+    :data:`EVIDENCE_FREE_SHARE` of them all and strictly more than any
+    other, and that holder is a cluster (the attach step has scored the
+    mention against a researcher already; a curator may assign it by hand)
+    that nothing forbids it: one paper, given names that conflict
+    (:func:`names_conflict`), fields apart (:func:`field_conflict`). Left
+    alone instead: initials only ("S. Wagner"), a cluster holding an
+    authorship that a curator's constraint names, and clusters that would
+    bring one holder two authorships of one paper (each of them).
 
     Args:
         found: the clusters of one block (:func:`_cluster_scored`).
         weights: the model that scores the joined pair for its evidence.
         constraints: the curator's constraints of the block.
+        researchers: the block's live researchers, which count among a
+            name's holders and take nothing.
 
     Returns:
         The clusters carrying evidence, in their order, each with the
         evidence-free clusters it took (their members after its own, the
         pair recorded with :data:`EVIDENCE_FREE_RULE` as its ``rule``), then
-        the evidence-free clusters left alone, in their order.
+        the evidence-free clusters left alone, in their order. The grouping
+        does not depend on the order of ``found``.
     """
     tied = {i for pair in constraints.must_link | constraints.cannot_link for i in pair}
     solid = [c for c in found if not all(evidence_free(m) for m in c.members)]
     loose = [c for c in found if all(evidence_free(m) for m in c.members)]
-    if not solid or not loose:
+    if not (solid or researchers) or not loose:
         return found
     profiles = [profile_of(c.members) for c in solid]
-    forms = [_full_forms(p) for p in profiles]
+    # Holder k < len(solid) is solid[k]; past it, researchers[k - len(solid)].
+    sizes = [len(c.members) for c in solid] + [len(r.paper_ids) for r in researchers]
+    holders: dict[tuple[str, str], list[int]] = {}
+    for k, holder in enumerate([*profiles, *researchers]):
+        for key in _printed_names(holder):
+            holders.setdefault(key, []).append(k)
     taken: dict[int, list[Cluster]] = {}
     alone: list[Cluster] = []
     for cluster in loose:
         profile = profile_of(cluster.members)
-        printed = _full_forms(profile)
-        candidates = [
-            k
-            for k, other in enumerate(profiles)
-            if printed & forms[k]
-            and not profile.paper_ids & other.paper_ids
-            and not names_conflict(profile, other)
-            and not field_conflict(profile.categories, other.categories)
-        ]
-        sizes = sorted((len(solid[k].members) for k in candidates), reverse=True)
+        keys = _printed_names(profile)
+        if len(keys) == 1:
+            candidates = holders.get(next(iter(keys)), [])
+        else:
+            candidates = sorted({k for key in keys for k in holders.get(key, [])})
+        ranked = sorted(candidates, key=lambda k: -sizes[k])
+        best = ranked[0] if ranked else None
         if (
-            not printed
+            best is None
+            or best >= len(solid)
             or any(m.id in tied for m in cluster.members)
-            or not sizes
-            or sizes[0] < EVIDENCE_FREE_SHARE * sum(sizes)
-            or (len(sizes) > 1 and sizes[0] == sizes[1])
+            or sizes[best] < EVIDENCE_FREE_SHARE * sum(sizes[k] for k in ranked)
+            or (len(ranked) > 1 and sizes[ranked[1]] == sizes[best])
+            or profile.paper_ids & profiles[best].paper_ids
+            or names_conflict(profile, profiles[best])
+            or field_conflict(profile.categories, profiles[best].categories)
         ):
             alone.append(cluster)
             continue
-        best = next(k for k in candidates if len(solid[k].members) == sizes[0])
         taken.setdefault(best, []).append(cluster)
+    for k, joining in taken.items():
+        # Two joining one holder could be two slots of one paper (namesakes on
+        # a hyperauthored byline carry no co-authors): neither joins.
+        papers = Counter(p for c in joining for m in c.members for p in [m.paper_id])
+        clash = {
+            id(c) for c in joining if any(papers[m.paper_id] > 1 for m in c.members)
+        }
+        if clash:
+            taken[k] = [c for c in joining if id(c) not in clash]
+            alone += [c for c in joining if id(c) in clash]
     out = []
     for k, cluster in enumerate(solid):
         members, pair_scores = list(cluster.members), list(cluster.pair_scores)
@@ -307,12 +338,16 @@ def attach_evidence_free(
             pair_sides += [*joined.pair_sides, (_ids(cluster), _ids(joined))]
             members += joined.members
         out.append(Cluster(members, pair_scores, pair_sides))
-    return out + alone
+    order = {id(c): n for n, c in enumerate(loose)}
+    return out + sorted(alone, key=lambda c: order[id(c)])
 
 
-def _full_forms(profile: ProfileView) -> set[str]:
-    """The printed forms (:func:`given_form`) of a profile's full given names."""
-    return {given_form(g) for g in profile.given_names if full_given_key(g)}
+def _printed_names(profile: ProfileView) -> set[tuple[str, str]]:
+    """``(folded family name, printed form of a full given name)`` of each
+    full given name a profile prints (:func:`given_form`); its family name
+    is its first authorship's, as :func:`profile_of` keeps it."""
+    family = names.fold(profile.family)
+    return {(family, given_form(g)) for g in profile.given_names if full_given_key(g)}
 
 
 def _joined(found: list[Cluster], constraints: Constraints) -> list[Cluster]:
@@ -542,7 +577,6 @@ def cluster_all(
     Returns:
         ``{view id: cluster label}``; the label is ``"<block>:<n>"``.
     """
-    from curation import names
     from curation.matching import blocking
 
     grouped = blocking.blocks(

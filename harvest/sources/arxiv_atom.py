@@ -65,6 +65,7 @@ from harvest.sources.polite_http import PoliteClient, SourceRefused, UnusableBod
 from harvest.sources.safe_xml import (
     MalformedXML,
     parse_xml,
+    root_tag,
     salvage_items,
 )
 from harvest.sources.safe_xml import element_text as _text
@@ -76,11 +77,10 @@ API_URL_MARK = "arxiv.org/api/"
 
 _ATOM = f"{{{ATOM_NS}}}"
 _ARXIV = f"{{{ARXIV_NS}}}"
-_HEAD_BYTES = 2048
-# The root element of an Atom document, with or without a namespace prefix
-# (``<feed xmlns=...>`` as arXiv writes it, ``<ns0:feed xmlns:ns0=...>`` as
-# ElementTree writes it back): XML Namespaces 1.0, section 4.
-_FEED_ROOT_RE = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?feed[\s>]")
+# The end tag of an Atom document, with or without a namespace prefix
+# (``</feed>`` as arXiv writes it, ``</ns0:feed>`` as ElementTree writes it
+# back): XML Namespaces 1.0, section 4.
+_FEED_END_RE = re.compile(r"</(?:[A-Za-z_][\w.-]*:)?feed\s*>")
 _ERROR_URL_RE = re.compile(r"^https?://(?:export\.)?arxiv\.org/api/errors", re.I)
 _FOR_THE_RE = re.compile(r"^(?:for|on\s+behalf\s+of)\s", re.IGNORECASE)
 
@@ -92,18 +92,18 @@ def is_atom_file(path: Path) -> bool:
         path: any harvested file.
 
     Returns:
-        True for an ``.xml`` file whose first 2 KB hold a ``<feed`` root
-        element (with or without a namespace prefix) and the Atom namespace,
-        and for a ``.json`` file holding one object with the keys ``url``
+        True for an ``.xml`` file whose root element is an Atom ``<feed>``
+        (:func:`~harvest.sources.safe_xml.root_tag`: with or without a
+        namespace prefix, after comments of any length, in any encoding the
+        file declares), and for a ``.json`` file holding one object with the
+        keys ``url``
         (naming ``arxiv.org/api/``), ``status_code`` and ``body``; False for
         anything else, including files that cannot be read or decoded.
     """
     suffix = path.suffix.lower()
     try:
         if suffix == ".xml":
-            with path.open("rb") as handle:
-                head = handle.read(_HEAD_BYTES)
-            return bool(_FEED_ROOT_RE.search(head)) and ATOM_NS.encode() in head
+            return root_tag(path) == f"{_ATOM}feed"
         if suffix == ".json":
             data = path.read_bytes()
             # Most JSON files never name arXiv; skip decoding those.
@@ -161,7 +161,7 @@ def read_atom_file(path: Path, root: Path | None = None) -> Iterator[RawItem]:
 
 
 def _fragment_id(fragment: str) -> str | None:
-    match = re.search(r"<id>\s*([^<]*?)\s*</id>", fragment)
+    match = re.search(r"<(?:[A-Za-z_][\w.-]*:)?id>\s*([^<]*?)\s*</", fragment)
     found = ABS_URL_RE.match(match.group(1)) if match else None
     return found.group("id") if found else None
 
@@ -253,7 +253,7 @@ def atom_page_read(body: str, url: str, status: int, start: int) -> AtomPage:
 
     Source: arXiv API user manual, "Paging" and "Errors".
     """
-    if "</feed>" not in body[-4096:]:
+    if not _FEED_END_RE.search(body[-4096:]):
         raise UnusableBody(f"{url}: feed cut short (no closing </feed>)")
     try:
         items = list(split_atom_feed(body, url, status=status))

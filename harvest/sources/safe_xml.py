@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from lxml import etree
 
@@ -91,6 +92,38 @@ def element_text(element: etree._Element | None) -> str:
     return "".join(element.itertext()).strip()
 
 
+def root_tag(path: Path) -> str:
+    """The root element of an XML file, read no further than its start tag.
+
+    Comments, processing instructions and a DOCTYPE before it are passed
+    over, whatever their length; the encoding is the one the file declares
+    (or its byte-order mark); entities are not resolved, nothing is fetched.
+
+    Args:
+        path: any file.
+
+    Returns:
+        The root's tag in Clark notation (``"{http://www.w3.org/2005/Atom}feed"``
+        for ``<feed xmlns=...>`` and ``<ns0:feed xmlns:ns0=...>`` alike,
+        ``"feed"`` without a namespace), or ``""`` when the file cannot be
+        read or is not XML up to its root's start tag.
+    """
+    try:
+        with path.open("rb") as handle:
+            for _, element in etree.iterparse(
+                handle,
+                events=("start",),
+                resolve_entities=False,
+                no_network=True,
+                load_dtd=False,
+                huge_tree=False,
+            ):
+                return element.tag if isinstance(element.tag, str) else ""
+    except (OSError, etree.LxmlError, ValueError):
+        return ""
+    return ""
+
+
 _XMLNS_RE = re.compile(r"""\sxmlns(?::[\w.-]+)?=(?:"[^"]*"|'[^']*')""")
 
 
@@ -105,7 +138,8 @@ def salvage_fragments(text: str | bytes, tag: str) -> list[tuple[str, int, int]]
     Args:
         text: the document (bytes are decoded as UTF-8, bad bytes replaced).
         tag: the local name of the record element, without prefix (``"record"``,
-            ``"entry"``); elements of that name must not nest.
+            ``"entry"``; a prefixed ``<ns0:entry>`` is found too); elements of
+            that name must not nest.
 
     Returns:
         ``[(fragment, start, end)]`` in document order: character offsets of the
@@ -115,7 +149,11 @@ def salvage_fragments(text: str | bytes, tag: str) -> list[tuple[str, int, int]]
         text = text.decode("utf-8", errors="replace")
     root_tag = re.search(r"<(?![?!])[^>]*>", text)
     declarations = _XMLNS_RE.findall(root_tag.group(0)) if root_tag else []
-    pattern = re.compile(rf"<{tag}(?:\s[^>]*)?>.*?</{tag}>", re.DOTALL)
+    # With or without a namespace prefix (<ns0:entry>...</ns0:entry>), the
+    # same one on the end tag.
+    pattern = re.compile(
+        rf"<((?:[A-Za-z_][\w.-]*:)?){tag}(?:\s[^>]*)?>.*?</\1{tag}>", re.DOTALL
+    )
     fragments = []
     for match in pattern.finditer(text):
         fragment = match.group(0)

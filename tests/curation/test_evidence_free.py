@@ -8,13 +8,15 @@ mentions, when one holds at least half of them.
 
 from __future__ import annotations
 
+import random
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 from django.conf import settings
 
 from curation.matching import evaluation, labelled, pipeline, training
-from curation.matching.features import AuthorshipView
+from curation.matching.features import AuthorshipView, profile_of
 
 # At the default weights two bare "Stefan Wagner" score 0.574 (name 3.0 and
 # same_given 0.3 against the bias -3.0): below this threshold, the settings'
@@ -130,6 +132,90 @@ def test_clusters_carrying_evidence_are_left_as_they_were():
         sorted(m.id for m in c.members) for c in scored
     ]
     assert [len(c.pair_scores) for c in found] == [len(c.pair_scores) for c in scored]
+
+
+def test_two_slots_of_one_paper_never_join_one_holder():
+    # Namesakes on a hyperauthored byline carry no co-authors: two bare
+    # "Stefan Wagner" of one paper are evidence-free, and neither may join.
+    linz = _wagner(0, 6, {"linz"})
+    one_paper = _wagner(100, 2, set())
+    one_paper = [replace(v, paper_id=500) for v in one_paper]
+    other = _wagner(200, 1, set())
+    groups = _clusters(linz + one_paper + other)
+    assert {100} in groups
+    assert {101} in groups
+    assert set(range(6)) | {200} in groups
+
+
+def test_the_share_counts_every_holder_of_the_name_even_one_forbidden():
+    # The likeliest person (10 of 12 mentions) is in another field: the
+    # mention is not given to the next one, which holds 2 of 12.
+    astro = _wagner(0, 10, {"munchen"}, categories=frozenset({"astro-ph.GA"}))
+    linz = _wagner(100, 2, {"linz"})
+    bare = _wagner(900, 1, set(), categories=frozenset({"hep-ex"}))
+    groups = _clusters(astro + linz + bare)
+    assert {900} in groups
+    assert set(range(100, 102)) in groups
+    # The same when the likeliest shares its paper.
+    on_a_munich_paper = [replace(bare[0], paper_id=0, categories=frozenset())]
+    assert {900} in _clusters(astro + linz + on_a_munich_paper)
+
+
+def test_a_researcher_holding_most_of_the_name_takes_it_from_no_cluster():
+    # Incremental matching clusters what no researcher took: a researcher of
+    # four "Stefan Wagner" mentions is the likeliest person of a bare mention,
+    # not the single Graz mention beside it; the bare one stays alone (the
+    # attach step scored it against the researcher already).
+    researcher = profile_of(_wagner(0, 4, {"linz"}), id=7)
+    graz = _wagner(100, 1, {"graz"})
+    bare = _wagner(900, 1, set())
+    assert {100, 900} in _clusters(graz + bare)
+    found = pipeline.cluster_authorships(
+        graz + bare, threshold=THRESHOLD, researchers=[researcher]
+    )
+    assert sorted(sorted(m.id for m in c.members) for c in found) == [[100], [900]]
+    # A researcher holding a smaller share leaves the rule to the clusters.
+    small = profile_of(_wagner(0, 1, {"linz"}), id=8)
+    found = pipeline.cluster_authorships(
+        _wagner(100, 3, {"graz"}) + bare, threshold=THRESHOLD, researchers=[small]
+    )
+    assert {100, 101, 102, 900} in [{m.id for m in c.members} for c in found]
+
+
+def test_only_the_same_family_name_holds_the_name():
+    # "Jan van der Velde" and a bare "Jan Velde" share a block key's family
+    # word and the given name, not the family name.
+    def velde(start, n, family, words):
+        return [
+            AuthorshipView(
+                id=start + i,
+                paper_id=start + i,
+                given="Jan",
+                family=family,
+                block_key="velde j",
+                affiliation_tokens=frozenset(words),
+            )
+            for i in range(n)
+        ]
+
+    views = velde(0, 6, "van der Velde", {"leiden"}) + velde(900, 1, "Velde", set())
+    assert {900} in _clusters(views)
+    views = velde(0, 6, "van der Velde", {"leiden"}) + velde(
+        900, 1, "van der Velde", set()
+    )
+    assert {900} not in _clusters(views)
+
+
+def test_the_grouping_does_not_depend_on_the_input_order():
+    linz = _wagner(0, 6, {"linz"})
+    munich = _wagner(100, 2, {"munchen"})
+    bare = _wagner(200, 4, set())
+    views = bare + munich + linz
+    expected = sorted(sorted(g) for g in _clusters(views))
+    for seed in range(5):
+        shuffled = list(views)
+        random.Random(seed).shuffle(shuffled)
+        assert sorted(sorted(g) for g in _clusters(shuffled)) == expected
 
 
 @pytest.fixture(scope="module")

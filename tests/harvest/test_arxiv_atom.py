@@ -11,6 +11,7 @@ from django.conf import settings
 
 from harvest.records import NotARecordFile, PaperRecord, RawItem, RecordError
 from harvest.sources.arxiv_atom import (
+    ATOM_NS,
     is_atom_file,
     parse_atom_entry,
     read_atom_file,
@@ -328,17 +329,23 @@ def test_is_atom_file(data_dir: Path) -> None:
     assert not is_atom_file(arxiv / "no-such-file.json")
 
 
+def _prefixed_real_feed(data_dir: Path, into: Path) -> Path:
+    import xml.etree.ElementTree as ET
+
+    original = data_dir / "arxiv" / OLD_ATOM / "search_query-au_del_maestro.xml"
+    prefixed = into / original.name
+    ET.parse(original).write(prefixed, xml_declaration=True, encoding="utf-8")
+    return prefixed
+
+
 def test_a_feed_written_with_namespace_prefixes_reads_as_the_original(
     data_dir: Path, tmp_path: Path
 ) -> None:
     # ElementTree writes the real 2016 author-search feed back as
     # <ns0:feed xmlns:ns0="http://www.w3.org/2005/Atom">: the same document,
     # which was passed over as "no records in it" (the sniff sought "<feed").
-    import xml.etree.ElementTree as ET
-
     original = data_dir / "arxiv" / OLD_ATOM / "search_query-au_del_maestro.xml"
-    prefixed = tmp_path / original.name
-    ET.parse(original).write(prefixed, xml_declaration=True, encoding="utf-8")
+    prefixed = _prefixed_real_feed(data_dir, tmp_path)
     assert b"<ns0:feed " in prefixed.read_bytes()[:200]
 
     assert is_atom_file(prefixed)
@@ -350,3 +357,71 @@ def test_a_feed_written_with_namespace_prefixes_reads_as_the_original(
         return [(p.arxiv_id, p.title, [a.raw_name for a in p.authors]) for p in papers]
 
     assert read(rewritten) == read(real)
+
+
+def test_the_root_element_not_the_first_bytes_tells_a_feed(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    feed = (
+        data_dir / "arxiv" / OLD_ATOM / "search_query-au_del_maestro.xml"
+    ).read_text(encoding="utf-8")
+    body = feed.split("?>", 1)[1]
+    # A comment of 3 KB before the root: the feed is a feed all the same.
+    padded = tmp_path / "padded.xml"
+    padded.write_text(f"<?xml version='1.0'?>\n<!-- {'x' * 3000} -->{body}", "utf-8")
+    # UTF-16, as its byte-order mark says.
+    wide = tmp_path / "wide.xml"
+    wide.write_bytes(
+        ("<?xml version='1.0' encoding='UTF-16'?>" + body).encode("utf-16")
+    )
+    # A real OAI-PMH record whose comment quotes an Atom root is no feed.
+    oai = (data_dir / "arxiv" / "hepcrawl_oai" / "arxiv-single.xml").read_text("utf-8")
+    quoting = tmp_path / "quoting.xml"
+    declaration, rest = oai.split("?>", 1)
+    quoting.write_text(
+        f'{declaration}?><!-- mirrored from <feed xmlns="{ATOM_NS}"> -->{rest}',
+        "utf-8",
+    )
+
+    assert is_atom_file(padded)
+    assert is_atom_file(wide)
+    assert not is_atom_file(quoting)
+    for path in (padded, wide):
+        read = [parse_atom_entry(i).arxiv_id for i in read_atom_file(path, tmp_path)]
+        assert len(read) == 10
+        assert read[0] == "1201.4869"
+
+
+def test_a_damaged_prefixed_feed_salvages_its_whole_entries(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    # The real feed written with prefixes, its last entry cut mid-way: the
+    # nine whole entries are read one by one, as from an unprefixed feed.
+    prefixed = _prefixed_real_feed(data_dir, tmp_path)
+    text = prefixed.read_text("utf-8")
+    cut = text.rindex("<ns0:entry>") + len("<ns0:entry><ns0:id>")
+    damaged = tmp_path / "damaged.xml"
+    damaged.write_text(text[:cut], "utf-8")
+
+    items = list(read_atom_file(damaged, tmp_path))
+
+    whole = [i for i in items if not i.problem]
+    assert len(whole) == 9
+    assert [i.external_id for i in whole][:2] == ["1201.4869v1", "cond-mat/0412498v1"]
+    assert parse_atom_entry(whole[0]).title.startswith("A Luttinger Liquid")
+    (broken,) = [i for i in items if i.problem]
+    assert "9 whole <entry> elements read one by one" in broken.problem
+
+
+def test_a_live_answer_written_with_prefixes_reads_whole(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    from harvest.sources.arxiv_atom import atom_page_read
+    from harvest.sources.polite_http import UnusableBody
+
+    body = _prefixed_real_feed(data_dir, tmp_path).read_text("utf-8")
+    assert body.rstrip().endswith("</ns0:feed>")
+    page = atom_page_read(body, "http://127.0.0.1:9/api/query", 200, 0)
+    assert (len(page.items), page.total) == (10, 31)
+    with pytest.raises(UnusableBody, match="feed cut short"):
+        atom_page_read(body[: body.rindex("</ns0:feed>")], "u", 200, 0)

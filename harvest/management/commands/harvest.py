@@ -188,7 +188,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("source", choices=SOURCES)
         where = parser.add_mutually_exclusive_group()
-        where.add_argument("--file", type=Path, help="one .abs, OAI-PMH .xml or .json")
+        where.add_argument(
+            "--file",
+            type=Path,
+            help="one file: arXiv .abs, OAI-PMH or API Atom .xml, or a .json "
+            "answer (arXiv API cassette, Crossref, OpenAlex, Semantic Scholar, ROR)",
+        )
         where.add_argument("--dir", type=Path, help="a folder, searched recursively")
         where.add_argument(
             "--resume", type=int, metavar="RUN_ID", help="resume a run from its cursor"
