@@ -291,22 +291,31 @@ def attach_evidence_free(
     for k, holder in enumerate([*profiles, *researchers]):
         for key in _printed_names(holder):
             holders.setdefault(key, []).append(k)
+    # Per name, its holders biggest first and their mentions in all, once:
+    # a block of one common name holds thousands of each.
+    ranked_of = {
+        key: sorted(found, key=lambda k: (-sizes[k], k))
+        for key, found in holders.items()
+    }
+    total_of = {key: sum(sizes[k] for k in found) for key, found in holders.items()}
     taken: dict[int, list[Cluster]] = {}
     alone: list[Cluster] = []
     for cluster in loose:
         profile = profile_of(cluster.members)
         keys = _printed_names(profile)
         if len(keys) == 1:
-            candidates = holders.get(next(iter(keys)), [])
+            key = next(iter(keys))
+            ranked, total = ranked_of.get(key, []), total_of.get(key, 0)
         else:
-            candidates = sorted({k for key in keys for k in holders.get(key, [])})
-        ranked = sorted(candidates, key=lambda k: -sizes[k])
+            union = {k for key in keys for k in holders.get(key, [])}
+            ranked = sorted(union, key=lambda k: (-sizes[k], k))
+            total = sum(sizes[k] for k in union)
         best = ranked[0] if ranked else None
         if (
             best is None
             or best >= len(solid)
             or any(m.id in tied for m in cluster.members)
-            or sizes[best] < EVIDENCE_FREE_SHARE * sum(sizes[k] for k in ranked)
+            or sizes[best] < EVIDENCE_FREE_SHARE * total
             or (len(ranked) > 1 and sizes[ranked[1]] == sizes[best])
             or profile.paper_ids & profiles[best].paper_ids
             or names_conflict(profile, profiles[best])
