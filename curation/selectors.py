@@ -1242,6 +1242,62 @@ class Dossier:
     papers: list[DossierPaper]
 
 
+# Co-authors listed for one paper on the curators' pages.
+COAUTHORS_SHOWN = 8
+
+
+def incoming_papers(authorships: Iterable[Authorship]) -> list[DossierPaper]:
+    """The incoming authorships of an attach or ``new`` proposal as the review
+    page lists them, each with its paper's other printed names.
+
+    Args:
+        authorships: authorships with their paper selected, in the order
+            listed.
+
+    Returns:
+        One DossierPaper each, in that order: the first
+        :data:`COAUTHORS_SHOWN` co-authors in byline order and how many more
+        (a collaboration of more than :data:`DOSSIER_MAX_BYLINE` authors is
+        read no further than its first ten slots). Two queries.
+    """
+    authorships = list(authorships)
+    sizes = dict(
+        Authorship.objects.filter(paper_id__in={a.paper_id for a in authorships})
+        .values("paper_id")
+        .annotate(n=Count("id"))
+        .values_list("paper_id", "n")
+    )
+    bylines = _listed_bylines(sizes, [a.paper_id for a in authorships])
+    return [_dossier_paper(a, sizes, bylines) for a in authorships]
+
+
+def _listed_bylines(
+    sizes: dict[int, int], listed: Iterable[int]
+) -> dict[int, list[tuple[int, str]]]:
+    """``{paper id: [(position, name as printed)]}`` of the papers of
+    ``sizes`` (``{paper id: authors}``) of at most :data:`DOSSIER_MAX_BYLINE`
+    authors, and the first ten slots of the larger ones among ``listed``:
+    large collaborations say nothing about co-authorship and would read
+    thousands of names. One query."""
+    small = [pid for pid, n in sizes.items() if n <= DOSSIER_MAX_BYLINE]
+    large = [pid for pid in listed if sizes.get(pid, 0) > DOSSIER_MAX_BYLINE]
+    bylines: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for paper_id, position, name in Authorship.objects.filter(
+        Q(paper_id__in=small) | Q(paper_id__in=large, position__lte=10)
+    ).values_list("paper_id", "position", "raw_name"):
+        bylines[paper_id].append((position, name))
+    return bylines
+
+
+def _dossier_paper(
+    a: Authorship, sizes: dict[int, int], bylines: dict[int, list[tuple[int, str]]]
+) -> DossierPaper:
+    others = [n for pos, n in sorted(bylines[a.paper_id]) if pos != a.position]
+    shown = others[:COAUTHORS_SHOWN]
+    total = sizes.get(a.paper_id, 1) - 1
+    return DossierPaper(a, shown, max(total - len(shown), 0))
+
+
 def researcher_dossier(
     researcher: Researcher,
     *,
@@ -1273,17 +1329,7 @@ def researcher_dossier(
         .annotate(n=Count("id"))
         .values_list("paper_id", "n")
     )
-    # Large collaborations say nothing about co-authorship and would read
-    # thousands of names: only their first few bylines are read, for listing.
-    small = [pid for pid, n in sizes.items() if n <= DOSSIER_MAX_BYLINE]
-    large = [
-        a.paper_id for a in listed if sizes.get(a.paper_id, 0) > DOSSIER_MAX_BYLINE
-    ]
-    bylines: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    for paper_id, position, name in Authorship.objects.filter(
-        Q(paper_id__in=small) | Q(paper_id__in=large, position__lte=10)
-    ).values_list("paper_id", "position", "raw_name"):
-        bylines[paper_id].append((position, name))
+    bylines = _listed_bylines(sizes, [a.paper_id for a in listed])
     categories: Counter = Counter()
     affiliations: Counter = Counter()
     coauthors: Counter = Counter()
@@ -1297,11 +1343,7 @@ def researcher_dossier(
             coauthors.update(
                 {name for pos, name in bylines[a.paper_id] if pos != a.position}
             )
-    papers = []
-    for a in listed:
-        others = [n for pos, n in sorted(bylines[a.paper_id]) if pos != a.position]
-        total = sizes.get(a.paper_id, 1) - 1
-        papers.append(DossierPaper(a, others[:8], max(total - len(others[:8]), 0)))
+    papers = [_dossier_paper(a, sizes, bylines) for a in listed]
     return Dossier(
         researcher=researcher,
         paper_count=len(rows),

@@ -424,7 +424,10 @@ def _evidence_words(proposal, authorship_id: int) -> str:
         if isinstance(rule, str) and rule.strip():
             # Its score was below the threshold: the features did not join it
             # (curation.matching.pipeline.attach_evidence_free did).
-            words = f"a rule, not its score ({rule.strip()[:RULE_SHOWN]}); {words}"
+            words = (
+                "a rule after clustering left it apart "
+                f"({rule.strip()[:RULE_SHOWN]}); {words}"
+            )
         return (
             f"no existing profile matched; this paper and {others} "
             f"other{'s' if others != 1 else ''} started a new one, "

@@ -58,7 +58,7 @@ def _review(proposal: Proposal) -> dict:
         )
     incoming = []
     if proposal.kind in (Proposal.Kind.ATTACH, Proposal.Kind.NEW):
-        incoming = list(
+        incoming = selectors.incoming_papers(
             proposal.authorships.select_related("paper", "researcher").order_by(
                 "-paper__published", "pk"
             )
@@ -256,7 +256,9 @@ def _cluster_evidence(proposal: Proposal) -> str:
     elif ranked:
         said = (
             " The strongest pair it joined, then the weakest, lowest score first "
-            f"({len(pairs)} pairs recorded):"
+            f"({len(pairs)} pairs recorded). Clusters join when the mean score "
+            "of all the pairs between them reaches the threshold, so one pair "
+            "may score below it:"
         )
     else:
         said = " The pair recorded:" if len(pairs) == 1 else " The pairs recorded:"
@@ -310,7 +312,10 @@ def _rule(rule: object) -> str:
     cut at :data:`wovepaper.profile.RULE_SHOWN` characters."""
     if not isinstance(rule, str) or not rule.strip():
         return ""
-    return f"joined by a rule, not its score: {rule.strip()[:RULE_SHOWN]}; "
+    return (
+        "clustering left it apart (its mean score with the cluster was below "
+        f"the threshold); joined by a rule: {rule.strip()[:RULE_SHOWN]}; "
+    )
 
 
 def _between(sides: object, printed: dict[int, str]) -> str:

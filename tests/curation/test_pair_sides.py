@@ -15,7 +15,7 @@ from django.urls import reverse
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from curation import services
+from curation import selectors, services
 from curation.admin.proposals import _between, _cluster_evidence
 from curation.matching import labelled, pipeline, scoring
 from curation.models import Proposal
@@ -92,7 +92,9 @@ def test_the_proposal_page_labels_the_strongest_and_the_weak_pairs():
     )
     html = str(_cluster_evidence(proposal))
     assert f"over {len(cluster.members)} authorships" in html
-    assert f"lowest score first ({services.PAIRS_RECORDED} pairs recorded):" in html
+    assert f"lowest score first ({services.PAIRS_RECORDED} pairs recorded)." in html
+    # Average linkage: a joined pair may score below the threshold.
+    assert "so one pair may score below it:" in html
     assert html.count("<p>strongest pair, score ") == 1
     assert "<p>weak pair 1, score " in html
     assert f"<p>weak pair {services.PAIRS_RECORDED - 1}, score " in html
@@ -200,7 +202,7 @@ def test_the_public_page_explains_each_paper_by_the_strongest_pair_holding_it(
         words = feature_words(own["features"], own["contributions"])
         if "rule" in own:
             # Below the threshold: the rule joined it, and the page says so.
-            words = f"a rule, not its score ({own['rule']}); {words}"
+            words = f"a rule after clustering left it apart ({own['rule']}); {words}"
         said.add(words)
         assert (
             f"started a new one, joined by {words} (score" in rows[authorship.pk]["why"]
@@ -249,7 +251,13 @@ def test_a_single_author_paper_printing_nothing_else_joins_its_namesake_saying_w
     assert [p["between"][1] for p in ruled] == [[alone.pk]]
     assert ruled[0]["rule"] == pipeline.EVIDENCE_FREE_RULE
     page = _review_page(client, curator, proposal)
-    assert f"joined by a rule, not its score: {pipeline.EVIDENCE_FREE_RULE}" in page
+    assert (
+        "clustering left it apart (its mean score with the cluster was below the "
+        f"threshold); joined by a rule: {pipeline.EVIDENCE_FREE_RULE}; " in page
+    )
+    # The incoming table shows each paper's co-authors (the evidence names
+    # shared ones); 1201.4869 has none.
+    assert "<th>co-authors</th>" in page
     # Approved, the public page says the same of that paper.
     services.proposal_apply(proposal=proposal, actor=None)
     researcher = Researcher.objects.get(authorships=alone)
@@ -259,7 +267,7 @@ def test_a_single_author_paper_printing_nothing_else_joins_its_namesake_saying_w
         if row["own_authorship"] == alone.pk
     )
     assert (
-        "started a new one, joined by a rule, not its score "
+        "started a new one, joined by a rule after clustering left it apart "
         f"({pipeline.EVIDENCE_FREE_RULE}); " in row["why"]
     )
 
@@ -281,3 +289,24 @@ def test_a_new_proposal_whose_paper_was_deleted_says_how_many_are_gone(
         "them); approving places the 7 left." in page
     )
     assert "(no longer on the proposal)" in page
+
+
+def test_the_incoming_table_names_each_papers_co_authors(client, curator, del_maestro):
+    # The evidence says "2 shared co-authors": the curator can check it on
+    # the incoming papers' own bylines (real Del Maestro papers).
+    proposal, _ = del_maestro
+    page = _review_page(client, curator, proposal)
+    incoming = page.split("<h3>Incoming authorships</h3>", 1)[1].split("</table>")[0]
+    rows = incoming.split('<tr class="wp-moving">')[1:]
+    assert len(rows) == proposal.authorships.count() == 8
+    for authorship in proposal.authorships.select_related("paper"):
+        others = list(
+            authorship.paper.authorships.exclude(pk=authorship.pk)
+            .order_by("position")
+            .values_list("raw_name", flat=True)
+        )
+        (row,) = [r for r in rows if authorship.paper.arxiv_id in r]
+        shown = others[: selectors.COAUTHORS_SHOWN]
+        assert html_escape(", ".join(shown) or "—") in row
+        more = len(others) - len(shown)
+        assert (f"… +{more}" in row) == (more > 0)
