@@ -527,7 +527,7 @@ def feature_words(features: object, contributions: object) -> str:
         e.g. ``"the same initials, with no full given name on both sides,
         shared co-authors; against it: no field in common"``; what the names
         found (:func:`name_words`) when nothing is worth saying. Used by the
-        public "Why is this paper here?" and the admin's ``new`` proposal page.
+        public "Why is this paper here?" and the admin's proposal pages.
     """
 
     features, contributions = _numbers(features), _numbers(contributions)

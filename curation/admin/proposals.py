@@ -233,8 +233,7 @@ def _cluster_evidence(proposal: Proposal) -> str:
             _rule(p.get("rule"))
             + feature_words(p.get("features"), p.get("contributions")),
             ", ".join(
-                f"{k}={round(v, 3) if isinstance(v, float) else v}"
-                for k, v in json_object(p.get("features")).items()
+                f"{k}={_rounded(v)}" for k, v in json_object(p.get("features")).items()
             ),
         )
         for n, p in enumerate(recorded)
@@ -620,10 +619,10 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             )
         contributions = json_object(evidence.get("contributions"))
         rows = [
-            (k, v, contributions.get(k, ""))
+            (k, _rounded(v), _rounded(contributions.get(k, "")))
             for k, v in json_object(evidence["features"]).items()
         ]
-        rows.append(("bias", "", evidence.get("bias", "")))
+        rows.append(("bias", "", _rounded(evidence.get("bias", ""))))
         notes = format_html_join(
             "",
             "<p><strong>{}:</strong> {}</p>",
@@ -637,9 +636,10 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             # A vetoed pair is never scored: its zeros are not evidence.
             return format_html("{}{}", notes, model)
         return format_html(
-            "{}<table><tr><th>feature</th><th>value</th><th>contribution (logit)</th>"
-            "</tr>{}</table>{}",
+            "{}<p>In words: {}.</p><table><tr><th>feature</th><th>value</th>"
+            "<th>contribution (logit)</th></tr>{}</table>{}",
             notes,
+            feature_words(evidence["features"], contributions),
             format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
             model,
         )
@@ -653,6 +653,12 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
     @admin.action(description="Reject selected proposals", permissions=["decide"])
     def reject_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
         _decide(self, request, queryset, approve=False)
+
+
+def _rounded(value: object) -> object:
+    """A stored number as the evidence table shows it: a float to 3 places
+    (``0.3333333333333333`` reads ``0.333``); anything else as it is."""
+    return round(value, 3) if isinstance(value, float) else value
 
 
 def _assign_link(authorship) -> str:
