@@ -312,8 +312,10 @@ def _rule(rule: object) -> str:
     if not isinstance(rule, str) or not rule.strip():
         return ""
     return (
-        "clustering left it apart (its mean score with the cluster was below "
-        f"the threshold); joined by a rule: {rule.strip()[:RULE_SHOWN]}; "
+        "clustering left it apart (the mean of its pairwise scores with the "
+        "cluster's authorships was below the threshold; the score shown is the "
+        f"cluster's against it as a whole); joined by a rule: "
+        f"{rule.strip()[:RULE_SHOWN]}; "
     )
 
 
@@ -658,7 +660,8 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
 def _rounded(value: object) -> object:
     """A stored number as the evidence table shows it: a float to 3 places
     (``0.3333333333333333`` reads ``0.333``); anything else as it is."""
-    return round(value, 3) if isinstance(value, float) else value
+    # + 0.0: a contribution of -0.0 reads 0.0.
+    return round(value, 3) + 0.0 if isinstance(value, float) else value
 
 
 def _assign_link(authorship) -> str:

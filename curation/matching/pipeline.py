@@ -338,13 +338,14 @@ def attach_evidence_free(
     for k, cluster in enumerate(solid):
         members, pair_scores = list(cluster.members), list(cluster.pair_scores)
         pair_sides = list(cluster.pair_sides)
+        holder = _ids(cluster)  # one tuple shared by every pair it joins
         for joined in taken.get(k, []):
             pair = scoring.score(
                 profile_profile_features(profiles[k], profile_of(joined.members)),
                 weights,
             ).joined_by(EVIDENCE_FREE_RULE)
             pair_scores += [*joined.pair_scores, pair]
-            pair_sides += [*joined.pair_sides, (_ids(cluster), _ids(joined))]
+            pair_sides += [*joined.pair_sides, (holder, _ids(joined))]
             members += joined.members
         out.append(Cluster(members, pair_scores, pair_sides))
     order = {id(c): n for n, c in enumerate(loose)}

@@ -127,6 +127,42 @@ def root_tag(path: Path) -> str:
 _XMLNS_RE = re.compile(r"""\sxmlns(?::[\w.-]+)?=(?:"[^"]*"|'[^']*')""")
 
 
+_COMMENT_RE = re.compile(r"<!--.*?-->", re.DOTALL)
+_DECLARED_ENCODING_RE = re.compile(
+    rb"""^\s*<\?xml[^>]*?\sencoding\s*=\s*["']([A-Za-z][\w.-]*)["']"""
+)
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+
+
+def decode_document(text: str | bytes) -> str:
+    """An XML document's text, decoded as the document says.
+
+    Args:
+        text: the document; a ``str`` is returned as it is.
+
+    Returns:
+        The text decoded by its byte-order mark (UTF-8, UTF-16), else by the
+        encoding its XML declaration names (``ISO-8859-1``), else as UTF-8
+        (XML 1.0, section 4.3.3 and appendix F); bytes that do not decode are
+        replaced (U+FFFD), and an encoding Python does not know reads as UTF-8.
+    """
+    if isinstance(text, str):
+        return text
+    for bom, codec in _BOMS:
+        if text.startswith(bom):
+            return text.decode(codec, errors="replace")
+    declared = _DECLARED_ENCODING_RE.match(text[:200])
+    codec = declared.group(1).decode("ascii") if declared else "utf-8"
+    try:
+        return text.decode(codec, errors="replace")
+    except LookupError:
+        return text.decode("utf-8", errors="replace")
+
+
 def salvage_fragments(text: str | bytes, tag: str) -> list[tuple[str, int, int]]:
     """Cut the complete ``<tag>...</tag>`` elements out of a malformed document.
 
@@ -136,17 +172,19 @@ def salvage_fragments(text: str | bytes, tag: str) -> list[tuple[str, int, int]]
     document's root element are copied onto each fragment so it parses alone.
 
     Args:
-        text: the document (bytes are decoded as UTF-8, bad bytes replaced).
+        text: the document (bytes decoded by :func:`decode_document`).
         tag: the local name of the record element, without prefix (``"record"``,
             ``"entry"``; a prefixed ``<ns0:entry>`` is found too); elements of
             that name must not nest.
 
     Returns:
         ``[(fragment, start, end)]`` in document order: character offsets of the
-        element in the (decoded) document.
+        element in the (decoded) document; elements inside comments are none.
     """
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", errors="replace")
+    text = decode_document(text)
+    # Comments (and what they quote: "<feed ...>", "<entry>...</entry>") are
+    # blanked, same length, so offsets still point into the document.
+    text = _COMMENT_RE.sub(lambda m: " " * len(m.group(0)), text)
     root_tag = re.search(r"<(?![?!])[^>]*>", text)
     declarations = _XMLNS_RE.findall(root_tag.group(0)) if root_tag else []
     # With or without a namespace prefix (<ns0:entry>...</ns0:entry>), the
@@ -191,9 +229,7 @@ def salvage_items(
         ``problem`` is the error with how many records were read alone.
     """
     fragments = salvage_fragments(text, tag)
-    decoded = (
-        text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
-    )
+    decoded = decode_document(text)
     lines = decoded.split("\n")
     # The fault's character offset: a line-only test would take a one-line page
     # cut inside its last record for a fault within a whole record.
@@ -208,12 +244,9 @@ def salvage_items(
         )
         covered = covered or first <= fault < last
     if not covered:
-        payload = (
-            text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
-        )
         yield RawItem(
             external_id=f"file:{locator}",
-            payload=payload,
+            payload=decoded,
             locator=locator,
             problem=(
                 f"{error} ({len(fragments)} whole <{tag}> elements read one by one)"

@@ -8,6 +8,7 @@ mentions, so clustered in chunks and then merged as profiles).
 from __future__ import annotations
 
 from html import escape as html_escape
+from html import unescape as html_unescape
 
 import pytest
 from django.conf import settings
@@ -252,8 +253,10 @@ def test_a_single_author_paper_printing_nothing_else_joins_its_namesake_saying_w
     assert ruled[0]["rule"] == pipeline.EVIDENCE_FREE_RULE
     page = _review_page(client, curator, proposal)
     assert (
-        "clustering left it apart (its mean score with the cluster was below the "
-        f"threshold); joined by a rule: {pipeline.EVIDENCE_FREE_RULE}; " in page
+        "clustering left it apart (the mean of its pairwise scores with the "
+        "cluster's authorships was below the threshold; the score shown is the "
+        "cluster's against it as a whole); joined by a rule: "
+        f"{pipeline.EVIDENCE_FREE_RULE}; " in html_unescape(page)
     )
     # The incoming table shows each paper's co-authors (the evidence names
     # shared ones); 1201.4869 has none.

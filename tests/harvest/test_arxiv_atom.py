@@ -425,3 +425,54 @@ def test_a_live_answer_written_with_prefixes_reads_whole(
     assert (len(page.items), page.total) == (10, 31)
     with pytest.raises(UnusableBody, match="feed cut short"):
         atom_page_read(body[: body.rindex("</ns0:feed>")], "u", 200, 0)
+
+
+def _cut_in_last_entry(feed: str) -> str:
+    return feed[: feed.rindex("<entry>") + len("<entry><id>")]
+
+
+# Written by hand for the Latin-1 case: the real feed prints no letter
+# outside ASCII (its accents are LaTeX).
+ACCENTED = ("Adrian Del Maestro", "Adrián Del Maestro")
+
+
+@pytest.mark.parametrize(
+    ("name", "head", "codec"),
+    [
+        # A comment before the root quoting a tag (and a whole <entry>): the
+        # root's namespaces are the root's, and a quoted entry is no record.
+        (
+            "quoting.xml",
+            "<?xml version='1.0' encoding='utf-8'?>\n<!-- saved from "
+            "<https://export.arxiv.org/api/query> <entry><id>x</id></entry> -->",
+            "utf-8",
+        ),
+        # UTF-16 and Latin-1, as their mark or declaration says.
+        ("wide.xml", "<?xml version='1.0' encoding='UTF-16'?>", "utf-16"),
+        ("latin.xml", "<?xml version='1.0' encoding='ISO-8859-1'?>", "latin-1"),
+    ],
+)
+def test_a_damaged_feed_salvages_as_its_encoding_and_prolog_say(
+    data_dir: Path, tmp_path: Path, name: str, head: str, codec: str
+) -> None:
+    real = data_dir / "arxiv" / OLD_ATOM / "search_query-au_del_maestro.xml"
+    body = real.read_text(encoding="utf-8").split("?>", 1)[1].replace(*ACCENTED)
+    cut = body[: body.rindex("<entry>") + len("<entry><id>")]
+    path = tmp_path / name
+    path.write_bytes((head + cut).encode(codec))
+
+    items = list(read_atom_file(path, tmp_path))
+
+    def read(papers):
+        return [
+            (p.arxiv_id, p.title, [a.raw_name.replace(*ACCENTED) for a in p.authors])
+            for p in papers
+        ]
+
+    whole = [parse_atom_entry(i) for i in items if not i.problem]
+    intact = [parse_atom_entry(i) for i in read_atom_file(real, data_dir)]
+    assert len(whole) == 9
+    assert read(whole) == read(intact[:9])
+    assert "Adrián Del Maestro" in [a.raw_name for a in whole[0].authors]
+    (broken,) = [i for i in items if i.problem]
+    assert "9 whole <entry> elements read one by one" in broken.problem
