@@ -260,6 +260,15 @@ def _propose_block(
                 "pairs": _recorded_pairs(found),
                 "orcids": sorted(orcids),
             }
+            if found.likeliest:
+                # It prints nothing but the name, and a researcher holds most
+                # of that name: the curator's hint (its score fell short).
+                researcher, holds, of = found.likeliest
+                evidence["likeliest"] = {
+                    "researcher": researcher,
+                    "holds": holds,
+                    "of": of,
+                }
             names_agree = all(
                 names.given_names_compatible(
                     x.given, y.given, pinyin=names.reads_as_pinyin(x.family)

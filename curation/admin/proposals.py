@@ -262,7 +262,7 @@ def _cluster_evidence(proposal: Proposal) -> str:
     else:
         said = " The pair recorded:" if len(pairs) == 1 else " The pairs recorded:"
     return format_html(
-        "<p>Cohesion {} over {} authorship{}: {}.{}{}</p>{}",
+        "<p>Cohesion {} over {} authorship{}: {}.{}{}</p>{}{}",
         evidence.get("cohesion", proposal.score),
         members,
         "" if members == 1 else "s",
@@ -272,6 +272,35 @@ def _cluster_evidence(proposal: Proposal) -> str:
         gone_said,
         said,
         format_html_join("", "<p>{}, score {}{}: {} <small>({})</small></p>", pairs),
+        _likeliest(evidence.get("likeliest")),
+    )
+
+
+def _likeliest(likeliest: object) -> str:
+    """What a ``new`` proposal's ``likeliest`` (its authorships print nothing
+    but a name that one researcher holds most of:
+    :attr:`curation.matching.pipeline.Cluster.likeliest`) tells the curator,
+    with a link to that researcher; "" without one, or for one edited by hand
+    into another shape."""
+    found = json_object(likeliest)
+    researcher, holds, of = (found.get(k) for k in ("researcher", "holds", "of"))
+    if not all(
+        isinstance(v, int) and not isinstance(v, bool) and 0 < v < 2**31
+        for v in (researcher, holds, of)
+    ):
+        return ""
+    return format_html(
+        "<p><strong>Likeliest person:</strong> it prints nothing but the name "
+        '(no affiliation, co-author or identifier), and <a href="{}">researcher '
+        "#{}</a> holds {} of the {} mentions of that name that carry evidence, "
+        "more than all others together; its attach score fell short of the "
+        "threshold. If it is "
+        "theirs, assign it by hand ('assign to another researcher…' in the "
+        "authorships list).</p>",
+        reverse("admin:wovepaper_researcher_change", args=[researcher]),
+        researcher,
+        holds,
+        of,
     )
 
 

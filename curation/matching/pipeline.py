@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from curation import names
 from curation.matching import clustering, scoring
@@ -89,6 +89,11 @@ class Cluster:
         pair_sides: for each of ``pair_scores``, in its order, the member ids
             on either side: ``((id,), (id,))`` for two members, the parts'
             member ids for two parts.
+        likeliest: for a cluster of evidence-free authorships that
+            :func:`attach_evidence_free` left alone because the likeliest
+            holder of its name is a researcher (whom nothing forbids):
+            ``(researcher id, its authorships, the authorships of every holder
+            of the name)``; else None.
     """
 
     members: list[AuthorshipView]
@@ -96,6 +101,7 @@ class Cluster:
     pair_sides: list[tuple[tuple[int, ...], tuple[int, ...]]] = field(
         default_factory=list
     )
+    likeliest: tuple[int, int, int] | None = None
 
     @property
     def cohesion(self) -> float:
@@ -163,6 +169,7 @@ def cluster_authorships(
             sorted(c.members, key=lambda m: position[m.id]),
             c.pair_scores,
             c.pair_sides,
+            c.likeliest,
         )
         for c in attach_evidence_free(
             _cluster_scored(
@@ -276,8 +283,9 @@ def attach_evidence_free(
         The clusters carrying evidence, in their order, each with the
         evidence-free clusters it took (their members after its own, the
         pair recorded with :data:`EVIDENCE_FREE_RULE` as its ``rule``), then
-        the evidence-free clusters left alone, in their order. The grouping
-        does not depend on the order of ``found``.
+        the evidence-free clusters left alone, in their order (one whose
+        likeliest holder is a researcher says so: :attr:`Cluster.likeliest`).
+        The grouping does not depend on the order of ``found``.
     """
     tied = {i for pair in constraints.must_link | constraints.cannot_link for i in pair}
     solid = [c for c in found if not all(evidence_free(m) for m in c.members)]
@@ -287,8 +295,9 @@ def attach_evidence_free(
     profiles = [profile_of(c.members) for c in solid]
     # Holder k < len(solid) is solid[k]; past it, researchers[k - len(solid)].
     sizes = [len(c.members) for c in solid] + [len(r.paper_ids) for r in researchers]
+    holding = [*profiles, *researchers]
     holders: dict[tuple[str, str], list[int]] = {}
-    for k, holder in enumerate([*profiles, *researchers]):
+    for k, holder in enumerate(holding):
         for key in _printed_names(holder):
             holders.setdefault(key, []).append(k)
     # Per name, its holders biggest first and their mentions in all, once:
@@ -313,17 +322,23 @@ def attach_evidence_free(
         best = ranked[0] if ranked else None
         if (
             best is None
-            or best >= len(solid)
             or any(m.id in tied for m in cluster.members)
             or sizes[best] < EVIDENCE_FREE_SHARE * total
             or (len(ranked) > 1 and sizes[ranked[1]] == sizes[best])
-            or profile.paper_ids & profiles[best].paper_ids
-            or names_conflict(profile, profiles[best])
-            or field_conflict(profile.categories, profiles[best].categories)
+            or profile.paper_ids & holding[best].paper_ids
+            or names_conflict(profile, holding[best])
+            or field_conflict(profile.categories, holding[best].categories)
         ):
             alone.append(cluster)
-            continue
-        taken.setdefault(best, []).append(cluster)
+        elif best >= len(solid):
+            researcher = holding[best].id
+            alone.append(
+                cluster
+                if researcher is None
+                else replace(cluster, likeliest=(researcher, sizes[best], total))
+            )
+        else:
+            taken.setdefault(best, []).append(cluster)
     for k, joining in taken.items():
         # Two joining one holder could be two slots of one paper (namesakes on
         # a hyperauthored byline carry no co-authors): neither joins.
@@ -348,8 +363,8 @@ def attach_evidence_free(
             pair_sides += [*joined.pair_sides, (holder, _ids(joined))]
             members += joined.members
         out.append(Cluster(members, pair_scores, pair_sides))
-    order = {id(c): n for n, c in enumerate(loose)}
-    return out + sorted(alone, key=lambda c: order[id(c)])
+    order = {id(c.members[0]): n for n, c in enumerate(loose)}
+    return out + sorted(alone, key=lambda c: order[id(c.members[0])])
 
 
 def _printed_names(profile: ProfileView) -> set[tuple[str, str]]:

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pytest
 from django.conf import settings
+from django.urls import reverse
 
 from curation.matching import evaluation, labelled, pipeline, training
 from curation.matching.features import AuthorshipView, profile_of
@@ -256,3 +257,73 @@ def test_real_qian_stefan_wagner_mentions_printing_no_affiliation_meet_his_profi
         {m.id: n for n, c in enumerate(clusters) for m in c.members}, gold
     )
     assert b3(found).f1 > 0.9 > 0.2 > b3(scored).f1
+
+
+def test_a_mention_a_researcher_likely_holds_says_so():
+    # The researcher holds 4 of the 5 mentions of the name that carry
+    # evidence: the bare mention is left alone, marked with who holds the
+    # name (the proposal's hint).
+    researcher = profile_of(_wagner(0, 4, {"linz"}), id=7)
+    graz = _wagner(100, 1, {"graz"})
+    bare = _wagner(900, 1, set())
+    found = pipeline.cluster_authorships(
+        graz + bare, threshold=THRESHOLD, researchers=[researcher]
+    )
+    marks = {tuple(m.id for m in c.members): c.likeliest for c in found}
+    assert marks == {(100,): None, (900,): (7, 4, 5)}
+    # A researcher of another field is no likeliest person.
+    astro = profile_of(
+        _wagner(0, 4, {"linz"}, categories=frozenset({"astro-ph.GA"})), id=7
+    )
+    hep = [replace(bare[0], categories=frozenset({"hep-ex"}))]
+    found = pipeline.cluster_authorships(
+        graz + hep, threshold=THRESHOLD, researchers=[astro]
+    )
+    assert all(c.likeliest is None for c in found)
+
+
+@pytest.mark.django_db
+def test_a_late_bare_paper_below_the_attach_threshold_names_its_likeliest_person(
+    client, curator, arxiv_dir, settings, tmp_path
+):
+    # Adrian Del Maestro's profile is curated from the real 2016 feeds; his
+    # single-author 1201.4869 arrives later and scores 0.65 against it. Under
+    # a stricter attach threshold it is proposed on its own, and its page
+    # names him as the name's likeliest person, with a link to assign it.
+    from curation import services
+    from curation.models import Proposal
+    from harvest.services import harvest_arxiv_files
+    from tests.wovepaper.test_feeds import LATE_PAPER, _without_late_paper
+
+    feeds = arxiv_dir / "arxivpy_2016_atom"
+    harvest_arxiv_files(root=_without_late_paper(feeds, tmp_path))
+    services.matching_run()
+    biggest = max(
+        Proposal.objects.filter(status="pending", kind="new"),
+        key=lambda p: p.evidence["members"],
+    )
+    researcher = services.proposal_apply(proposal=biggest, actor=None).researcher
+    assert researcher.authorships.count() == 7
+    harvest_arxiv_files(root=feeds)
+    settings.CURATION_ATTACH_THRESHOLD = 0.7
+    services.matching_run()
+
+    (late,) = Proposal.objects.filter(
+        status="pending", authorships__paper__arxiv_id=LATE_PAPER
+    )
+    assert late.kind == "new"
+    assert late.evidence["likeliest"] == {
+        "researcher": researcher.pk,
+        "holds": 7,
+        "of": 7,
+    }
+    client.force_login(curator)
+    page = client.get(
+        reverse("admin:curation_proposal_change", args=[late.pk])
+    ).content.decode()
+    assert (
+        f'<a href="/admin/wovepaper/researcher/{researcher.pk}/change/">researcher '
+        f"#{researcher.pk}</a> holds 7 of the 7 mentions of that name" in page
+    )
+    (authorship,) = late.authorships.all()
+    assert reverse("admin:wovepaper_researcher_assign", args=[authorship.pk]) in page
