@@ -214,20 +214,29 @@ def _cluster_scored(
 
 def evidence_free(view: AuthorshipView) -> bool:
     """Whether an authorship carries nothing that tells namesakes apart but
-    its name, field and year: no affiliation word, no co-author (or a
-    hyperauthored byline, :data:`features.COAUTHOR_MAX_BYLINE`), no ORCID,
-    no source author id."""
+    its name, field and year.
+
+    Args:
+        view: one authorship.
+
+    Returns:
+        True when it has no affiliation word, no co-author (none, or a
+        hyperauthored byline: :data:`features.COAUTHOR_MAX_BYLINE`), no ORCID
+        and no source author id.
+    """
     return not (
         view.affiliation_tokens or view.coauthor_keys or view.orcid or view.source_ids
     )
 
 
-# The share of a printed full name's mentions, among the clusters that carry
-# evidence, that one cluster must hold for an evidence-free cluster of that
-# name to join it (attach_evidence_free): more likely than not its person.
-# Measured by evaluate_matching (5-fold learned B3 F1 on S2AND Qian-partial,
-# threshold 0.4; INSPIRE Wang moved by less than 0.001 at each): no rule
-# 0.814; share 0.3 0.819, 0.4 0.821, 0.5 0.820, 0.6 0.820.
+# The share of a printed name's mentions, among its holders (the clusters that
+# carry evidence and the researchers printing it), that one cluster must hold
+# for an evidence-free cluster of that name to join it (attach_evidence_free):
+# more likely than not its person. Measured by evaluate_matching (5-fold
+# learned B3 F1 on S2AND Qian-partial, threshold 0.4; INSPIRE Wang moved by
+# less than 0.001 at each): no rule 0.814; share 0.3 0.819, 0.4 0.821, 0.5
+# 0.820, 0.6 0.820 (0.5 measured again once forbidden holders counted and
+# family names had to agree: 0.820).
 EVIDENCE_FREE_SHARE = 0.5
 
 # What an evidence-free join's recorded pair says (Score.rule).
@@ -303,10 +312,9 @@ def attach_evidence_free(
     # Per name, its holders biggest first and their mentions in all, once:
     # a block of one common name holds thousands of each.
     ranked_of = {
-        key: sorted(found, key=lambda k: (-sizes[k], k))
-        for key, found in holders.items()
+        key: sorted(ks, key=lambda k: (-sizes[k], k)) for key, ks in holders.items()
     }
-    total_of = {key: sum(sizes[k] for k in found) for key, found in holders.items()}
+    total_of = {key: sum(sizes[k] for k in ks) for key, ks in holders.items()}
     taken: dict[int, list[Cluster]] = {}
     alone: list[Cluster] = []
     for cluster in loose:
