@@ -96,9 +96,9 @@ def is_atom_file(path: Path) -> bool:
         (:func:`~harvest.sources.safe_xml.root_tag`: with or without a
         namespace prefix, after comments of any length, in any encoding the
         file declares), and for a ``.json`` file holding one object with the
-        keys ``url``
-        (naming ``arxiv.org/api/``), ``status_code`` and ``body``; False for
-        anything else, including files that cannot be read or decoded.
+        keys ``url`` (naming ``arxiv.org/api/``), ``status_code`` and
+        ``body``; False for anything else, including files that cannot be
+        read or decoded.
     """
     suffix = path.suffix.lower()
     try:
