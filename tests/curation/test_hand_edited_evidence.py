@@ -251,3 +251,38 @@ def test_a_merge_marks_the_survivor_modified(
     survivor.refresh_from_db()
     assert survivor.revision == 1
     assert survivor.modified > before
+
+
+@pytest.mark.parametrize(
+    "likeliest",
+    [
+        "researcher 7",
+        [7, 4, 5],
+        {"researcher": "7", "holds": 4, "of": 5},
+        {"researcher": True, "holds": 4, "of": 5},
+        {"researcher": 10**20, "holds": 4, "of": 5},
+        {"researcher": 7, "holds": 4.5, "of": 5},
+        {"researcher": 7},
+        None,
+    ],
+    ids=repr,
+)
+def test_a_likeliest_person_edited_into_another_shape_is_not_said(
+    client, curator, likeliest
+):
+    # evidence["likeliest"] names a researcher by id on the proposal page
+    # (services._propose_block): edited by hand, the page says nothing of it.
+    from django.urls import reverse
+
+    authorship = AuthorshipFactory()
+    proposal = Proposal.objects.create(
+        kind="new",
+        score=1.0,
+        evidence={"cohesion": 1.0, "members": 1, "pairs": [], "likeliest": likeliest},
+        fingerprint=f"hand-{likeliest!r}",
+    )
+    proposal.authorships.add(authorship)
+    client.force_login(curator)
+    page = client.get(reverse("admin:curation_proposal_change", args=[proposal.pk]))
+    assert page.status_code == 200
+    assert "Likeliest person" not in page.content.decode()
