@@ -248,9 +248,16 @@ def _propose_block(
         )
 
     if leftovers:
+        by_id = {p.id: p for p in profiles}
         for found in pipeline.cluster_authorships(
             leftovers, threshold=threshold, weights=weights, researchers=profiles
         ):
+            ruled = _rule_attaches(
+                found, by_id, vetoes, weights, winner, proposed, block
+            )
+            if ruled:
+                drafts += ruled
+                continue
             members, cohesion = found.members, found.cohesion
             orcids = {m.orcid for m in members if m.orcid}
             evidence = {
@@ -260,9 +267,13 @@ def _propose_block(
                 "pairs": _recorded_pairs(found),
                 "orcids": sorted(orcids),
             }
-            if found.likeliest:
+            if found.likeliest and not any(
+                ("a", m.id, found.likeliest[0]) in vetoes for m in members
+            ):
                 # It prints nothing but the name, and a researcher holds most
-                # of that name: the curator's hint (its score fell short).
+                # of that name, but the rule could not propose it to them (a
+                # slot of its paper or a name proposed to them already): the
+                # curator's hint. Not when a curator said it is not them.
                 researcher, holds, of = found.likeliest
                 evidence["likeliest"] = {
                     "researcher": researcher,
@@ -289,6 +300,83 @@ def _propose_block(
                 )
             )
 
+    return drafts
+
+
+def _rule_attaches(
+    found: pipeline.Cluster,
+    researchers: dict[int, ProfileView],
+    vetoes: set,
+    weights: scoring.Weights,
+    winner: dict[tuple[int, int], tuple[float, int]],
+    proposed: dict[int, list[str]],
+    block: str,
+) -> list[_Draft]:
+    """Attach drafts, by rule, for a cluster of authorships that print nothing
+    but a name one researcher holds most of (``found.likeliest``:
+    :func:`curation.matching.pipeline.attach_evidence_free`), whose scores
+    fell short of the attach threshold: what the rule does for a cluster
+    holding most of the name, so a paper that arrives after its person was
+    curated is proposed as one harvested with the rest would be.
+
+    Args:
+        found: one cluster of the block's leftovers.
+        researchers: the block's live researchers by id.
+        vetoes: cannot-links, as ``("a", authorship id, researcher id)``.
+        weights: the scoring model (each draft's evidence is its score).
+        winner: ``{(paper id, researcher id): ...}`` of the slots already
+            proposed to a researcher (pending, or in this run); updated.
+        proposed: ``{researcher id: given names}`` proposed to each in this
+            run and pending; updated.
+        block: the block key.
+
+    Returns:
+        One attach draft per member, its evidence carrying ``"rule"``
+        (:data:`curation.matching.pipeline.EVIDENCE_FREE_ATTACH_RULE`) and
+        ``"likeliest"``; none (the cluster is proposed as ``new``, saying
+        who is likeliest) when the researcher is gone, a curator said one of
+        them is not that person, a slot of its paper is proposed to them
+        already, or a given name proposed to them cannot be the same
+        person's.
+    """
+    if not found.likeliest:
+        return []
+    researcher, holds, of = found.likeliest
+    p = researchers.get(researcher)
+    if p is None:
+        return []
+    for a in found.members:
+        pinyin = names.reads_as_pinyin(a.family)
+        if (
+            ("a", a.id, researcher) in vetoes
+            or (a.paper_id, researcher) in winner
+            or not names_meet(profile_of([a]), p)
+            or any(
+                not names.given_names_compatible(a.given, g, pinyin=pinyin)
+                for g in proposed.get(researcher, [])
+            )
+        ):
+            return []
+    drafts = []
+    for a in found.members:
+        s = scoring.score(authorship_profile_features(a, p), weights)
+        evidence = {
+            **s.evidence,
+            "rule": pipeline.EVIDENCE_FREE_ATTACH_RULE,
+            "likeliest": {"researcher": researcher, "holds": holds, "of": of},
+        }
+        winner[(a.paper_id, researcher)] = (s.pairwise_score, -a.id)
+        proposed.setdefault(researcher, []).append(a.given)
+        drafts.append(
+            _Draft(
+                "attach",
+                s.pairwise_score,
+                evidence,
+                block,
+                [a.id],
+                researcher_id=researcher,
+            )
+        )
     return drafts
 
 
@@ -606,14 +694,17 @@ def _stale_below_model(weights: scoring.Weights) -> int:
     trained, a rollback, the default weights), a full run so leaves no
     attach in the queue that the model in use would not propose; the others
     keep the score and version they were made with. Identifier-proven ones
-    stay: an identifier, not the score, proposed them."""
+    stay: an identifier, not the score, proposed them; so do those a rule
+    proposed (their evidence's ``rule``: :func:`_rule_attaches`)."""
     threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
     count = 0
     with transaction.atomic():
         for old in selectors.pending_attaches_of_other_models(weights.version):
             evidence = old.evidence if isinstance(old.evidence, dict) else {}
             features = evidence.get("features")
-            if not isinstance(features, dict):
+            if not isinstance(features, dict) or evidence.get("rule"):
+                # A rule proposed it below the threshold; the score is not
+                # why (curation.services._rule_attaches).
                 continue
             now = scoring.score_of_features(features, weights)
             if now is not None and now < threshold:

@@ -276,6 +276,28 @@ def _cluster_evidence(proposal: Proposal) -> str:
     )
 
 
+def _attach_rule(evidence: dict) -> str:
+    """What an attach a rule proposed says first: that its score is below the
+    threshold, the rule, and who holds the name; "" for one its score
+    proposed (or a rule that is not text: edited by hand)."""
+    rule = evidence.get("rule")
+    if not isinstance(rule, str) or not rule.strip():
+        return ""
+    found = json_object(evidence.get("likeliest"))
+    holds, of = found.get("holds"), found.get("of")
+    share = (
+        f" (they hold {holds} of the {of} mentions of that name that carry evidence)"
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in (holds, of))
+        else ""
+    )
+    return format_html(
+        "<p><strong>Proposed by a rule</strong>, its score below the attach "
+        "threshold: {}{}.</p>",
+        rule.strip()[:RULE_SHOWN],
+        share,
+    )
+
+
 def _likeliest(likeliest: object) -> str:
     """What a ``new`` proposal's ``likeliest`` (its authorships print nothing
     but a name that one researcher holds most of:
@@ -667,9 +689,10 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             # A vetoed pair is never scored: its zeros are not evidence.
             return format_html("{}{}", notes, model)
         return format_html(
-            "{}<p>In words: {}.</p><table><tr><th>feature</th><th>value</th>"
+            "{}{}<p>In words: {}.</p><table><tr><th>feature</th><th>value</th>"
             "<th>contribution (logit)</th></tr>{}</table>{}",
             notes,
+            _attach_rule(evidence),
             feature_words(evidence["features"], contributions),
             format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
             model,

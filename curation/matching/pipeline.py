@@ -244,6 +244,12 @@ EVIDENCE_FREE_RULE = (
     "no affiliation, co-author or identifier: joined the cluster that holds "
     "most mentions of its printed name"
 )
+# What an attach proposed by the same rule says (its evidence's "rule"): the
+# researcher, not a cluster, holds most of the name (curation.services).
+EVIDENCE_FREE_ATTACH_RULE = (
+    "no affiliation, co-author or identifier: proposed to the researcher who "
+    "holds most mentions of its printed name"
+)
 
 
 def attach_evidence_free(

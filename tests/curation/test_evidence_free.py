@@ -11,13 +11,18 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import replace
+from html import unescape as html_unescape
 
 import pytest
 from django.conf import settings
 from django.urls import reverse
 
+from curation import services
 from curation.matching import evaluation, labelled, pipeline, training
 from curation.matching.features import AuthorshipView, profile_of
+from curation.models import Constraint, Proposal
+from wovepaper import profile
+from wovepaper.models import Authorship
 
 # At the default weights two bare "Stefan Wagner" score 0.574 (name 3.0 and
 # same_given 0.3 against the bias -3.0): below this threshold, the settings'
@@ -282,16 +287,11 @@ def test_a_mention_a_researcher_likely_holds_says_so():
     assert all(c.likeliest is None for c in found)
 
 
-@pytest.mark.django_db
-def test_a_late_bare_paper_below_the_attach_threshold_names_its_likeliest_person(
-    client, curator, arxiv_dir, settings, tmp_path
-):
-    # Adrian Del Maestro's profile is curated from the real 2016 feeds; his
-    # single-author 1201.4869 arrives later and scores 0.65 against it. Under
-    # a stricter attach threshold it is proposed on its own, and its page
-    # names him as the name's likeliest person, with a link to assign it.
-    from curation import services
-    from curation.models import Proposal
+@pytest.fixture
+def late_paper(arxiv_dir, settings, tmp_path):
+    """Adrian Del Maestro's profile curated from the real 2016 feeds, then his
+    single-author 1201.4869 harvested (it scores 0.65 against the profile),
+    under an attach threshold of 0.7 that its score falls short of."""
     from harvest.services import harvest_arxiv_files
     from tests.wovepaper.test_feeds import LATE_PAPER, _without_late_paper
 
@@ -306,24 +306,133 @@ def test_a_late_bare_paper_below_the_attach_threshold_names_its_likeliest_person
     assert researcher.authorships.count() == 7
     harvest_arxiv_files(root=feeds)
     settings.CURATION_ATTACH_THRESHOLD = 0.7
+    late = Authorship.objects.get(paper__arxiv_id=LATE_PAPER)
+    return researcher, late
+
+
+@pytest.mark.django_db
+def test_a_late_bare_paper_below_the_attach_threshold_is_proposed_by_the_rule(
+    client, curator, late_paper
+):
+    # Harvested with the rest it joined his cluster by the rule; harvested
+    # after his profile, the same rule proposes it to him.
+    researcher, late = late_paper
     services.matching_run()
 
-    (late,) = Proposal.objects.filter(
-        status="pending", authorships__paper__arxiv_id=LATE_PAPER
-    )
-    assert late.kind == "new"
-    assert late.evidence["likeliest"] == {
+    (attach,) = Proposal.objects.filter(status="pending", authorships=late)
+    assert (attach.kind, attach.researcher_id) == ("attach", researcher.pk)
+    assert attach.score < 0.7
+    assert attach.evidence["rule"] == pipeline.EVIDENCE_FREE_ATTACH_RULE
+    assert attach.evidence["likeliest"] == {
         "researcher": researcher.pk,
         "holds": 7,
         "of": 7,
     }
     client.force_login(curator)
+    url = reverse("admin:curation_proposal_change", args=[attach.pk])
+    page = html_unescape(client.get(url).content.decode())
+    assert (
+        "Proposed by a rule, its score below the attach threshold: "
+        f"{pipeline.EVIDENCE_FREE_ATTACH_RULE} (they hold 7 of the 7 mentions"
+        in " ".join(page.replace("<strong>", "").replace("</strong>", "").split())
+    )
+    # A second run proposes nothing new; a model switch leaves it pending.
+    assert services.matching_run().get("proposed_attach", 0) == 0
+    assert (
+        services._stale_below_model(
+            pipeline.scoring.Weights("another", -3.0, pipeline.scoring.WEIGHTS)
+        )
+        == 0
+    )
+    services.proposal_apply(proposal=attach, actor=curator)
+    row = next(
+        row
+        for row in profile.researcher_papers_page(researcher)["papers"]
+        if row["own_authorship"] == late.pk
+    )
+    # The public page says a curator approved it (the rule is the curators').
+    assert row["why"].startswith("A curator approved the match on ")
+
+
+@pytest.mark.django_db
+def test_a_rejected_rule_attach_is_neither_proposed_again_nor_named(
+    curator, late_paper
+):
+    # The curator rejects the rule's attach (a cannot-link of the paper and
+    # him): the next run proposes the paper on its own, naming no one.
+    researcher, late = late_paper
+    services.matching_run()
+    (attach,) = Proposal.objects.filter(status="pending", authorships=late)
+    services.proposal_reject(proposal=attach, actor=curator)
+    assert Constraint.objects.filter(
+        kind=Constraint.Kind.CANNOT_LINK, researcher=researcher, authorship=late
+    ).exists()
+
+    services.matching_run()
+
+    (again,) = Proposal.objects.filter(status="pending", authorships=late)
+    assert again.kind == "new"
+    assert "likeliest" not in again.evidence
+
+
+def test_the_rule_names_the_likeliest_researcher_when_it_cannot_propose_to_them():
+    # _propose_block on plain views: the researcher (id 7) holds 4 of the 5
+    # "Stefan Wagner" mentions carrying evidence. A bare one is proposed to
+    # him by the rule, unless another slot of its paper is pending for him:
+    # then it is proposed on its own, naming him.
+    researcher = profile_of(_wagner(0, 4, {"linz"}), id=7)
+    graz = _wagner(100, 1, {"graz"})
+    bare = _wagner(900, 1, set())
+    weights = pipeline.scoring.Weights("test", -3.0, pipeline.scoring.WEIGHTS, 0.6)
+
+    drafts = services._propose_block(
+        "wagner s", graz + bare, [researcher], set(), weights
+    )
+    by_kind = {(d.kind, tuple(d.authorship_ids)): d for d in drafts}
+    ruled = by_kind["attach", (900,)]
+    assert ruled.researcher_id == 7
+    assert ruled.score < 0.6
+    assert ruled.evidence["rule"] == pipeline.EVIDENCE_FREE_ATTACH_RULE
+    assert ("new", (100,)) in by_kind
+
+    drafts = services._propose_block(
+        "wagner s",
+        graz + bare,
+        [researcher],
+        set(),
+        weights,
+        taken=frozenset({(900, 7)}),
+    )
+    by_kind = {(d.kind, tuple(d.authorship_ids)): d for d in drafts}
+    alone = by_kind["new", (900,)]
+    assert alone.evidence["likeliest"] == {"researcher": 7, "holds": 4, "of": 5}
+    assert "likeliest" not in by_kind["new", (100,)].evidence
+
+
+@pytest.mark.django_db
+def test_a_new_proposal_page_names_its_likeliest_researcher(client, curator):
+    from tests.factories import AuthorshipFactory, ResearcherFactory
+
+    researcher = ResearcherFactory()
+    proposal = Proposal.objects.create(
+        kind="new",
+        score=1.0,
+        evidence={
+            "cohesion": 1.0,
+            "members": 1,
+            "pairs": [],
+            "likeliest": {"researcher": researcher.pk, "holds": 4, "of": 5},
+        },
+        fingerprint="likeliest-page",
+    )
+    authorship = AuthorshipFactory()
+    proposal.authorships.add(authorship)
+    client.force_login(curator)
     page = client.get(
-        reverse("admin:curation_proposal_change", args=[late.pk])
+        reverse("admin:curation_proposal_change", args=[proposal.pk])
     ).content.decode()
     assert (
         f'<a href="/admin/wovepaper/researcher/{researcher.pk}/change/">researcher '
-        f"#{researcher.pk}</a> holds 7 of the 7 mentions of that name" in page
+        f"#{researcher.pk}</a> holds 4 of the 5 mentions of that name" in page
     )
-    (authorship,) = late.authorships.all()
     assert reverse("admin:wovepaper_researcher_assign", args=[authorship.pk]) in page
