@@ -1165,6 +1165,28 @@ def proposal_no_longer_fits(proposal: Proposal) -> str:
     return _stale_reason(proposal, researchers, authorships)
 
 
+def _rule_share_lost(proposal: Proposal) -> str:
+    """Why an attach the evidence-free rule proposed (:func:`_rule_attaches`)
+    no longer stands on its premise, or "": its researcher holds fewer
+    authorships than when it was proposed (a split, a move out), so may no
+    longer hold most of the name. An attach its score proposed, or evidence
+    edited into another shape, gives ""."""
+    evidence = proposal.evidence if isinstance(proposal.evidence, dict) else {}
+    likeliest = evidence.get("likeliest")
+    if not evidence.get("rule") or not isinstance(likeliest, dict):
+        return ""
+    holds = likeliest.get("holds")
+    if not isinstance(holds, int) or isinstance(holds, bool):
+        return ""
+    now = Authorship.objects.filter(researcher_id=proposal.researcher_id).count()
+    if now >= holds:
+        return ""
+    return (
+        f"researcher {proposal.researcher_id} holds {now} authorships, "
+        f"{holds} when the rule proposed it as holding most of the name"
+    )
+
+
 def _stale_reason(
     proposal: Proposal, researchers: dict[int, Researcher], authorships: list
 ) -> str:
@@ -1192,6 +1214,9 @@ def _stale_reason(
         clash = same_paper_clash(proposal.researcher_id, authorships)
         if clash:
             return clash
+        fewer = _rule_share_lost(proposal)
+        if fewer:
+            return fewer
     if proposal.kind == Proposal.Kind.MERGE and len(researchers) == 2:
         lo, hi = sorted(researchers)
         clash = same_paper_clash(lo, list(Authorship.objects.filter(researcher_id=hi)))

@@ -286,15 +286,23 @@ def _attach_rule(evidence: dict) -> str:
     found = json_object(evidence.get("likeliest"))
     holds, of = found.get("holds"), found.get("of")
     share = (
-        f" (they hold {holds} of the {of} mentions of that name that carry evidence)"
-        if all(isinstance(v, int) and not isinstance(v, bool) for v in (holds, of))
+        f" (they held {holds} of the {of} mentions of that name that carry evidence)"
+        if _counts(holds, of) and holds <= of
         else ""
     )
     return format_html(
-        "<p><strong>Proposed by a rule</strong>, its score below the attach "
-        "threshold: {}{}.</p>",
+        "<p><strong>Proposed by a rule</strong>, its score having fallen short of "
+        "the attach threshold of the run that proposed it: {}{}.</p>",
         rule.strip()[:RULE_SHOWN],
         share,
+    )
+
+
+def _counts(*values: object) -> bool:
+    """Whether each value is a count a curation step could store: an integer
+    (not a boolean) from 1 to the database's largest."""
+    return all(
+        isinstance(v, int) and not isinstance(v, bool) and 0 < v < 2**31 for v in values
     )
 
 
@@ -306,19 +314,17 @@ def _likeliest(likeliest: object) -> str:
     into another shape."""
     found = json_object(likeliest)
     researcher, holds, of = (found.get(k) for k in ("researcher", "holds", "of"))
-    if not all(
-        isinstance(v, int) and not isinstance(v, bool) and 0 < v < 2**31
-        for v in (researcher, holds, of)
-    ):
+    if not _counts(researcher, holds, of) or holds > of:
         return ""
     return format_html(
         "<p><strong>Likeliest person:</strong> it prints nothing but the name "
         '(no affiliation, co-author or identifier), and <a href="{}">researcher '
-        "#{}</a> holds {} of the {} mentions of that name that carry evidence, "
-        "more than all others together; its attach score fell short of the "
-        "threshold. If it is "
-        "theirs, assign it by hand ('assign to another researcher…' in the "
-        "authorships list).</p>",
+        "#{}</a> held {} of the {} mentions of that name that carry evidence "
+        "when this was proposed, more than all others together. Its score "
+        "fell short of the attach threshold, and the rule could not propose it "
+        "to them (a given name, or another slot of its paper, was proposed to "
+        "them already). If it is theirs, assign it by hand ('assign to "
+        "another researcher…' in the authorships list).</p>",
         reverse("admin:wovepaper_researcher_change", args=[researcher]),
         researcher,
         holds,

@@ -285,7 +285,8 @@ def attach_evidence_free(
     (:func:`names_conflict`), fields apart (:func:`field_conflict`). Left
     alone instead: initials only ("S. Wagner"), a cluster holding an
     authorship that a curator's constraint names, and clusters that would
-    bring one holder two authorships of one paper (each of them).
+    bring one holder two authorships of one paper (each of them, and none
+    marked with a researcher as its likeliest person).
 
     Args:
         found: the clusters of one block (:func:`_cluster_scored`).
@@ -356,13 +357,17 @@ def attach_evidence_free(
     for k, joining in taken.items():
         # Two joining one holder could be two slots of one paper (namesakes on
         # a hyperauthored byline carry no co-authors): neither joins.
-        papers = Counter(p for c in joining for m in c.members for p in [m.paper_id])
-        clash = {
-            id(c) for c in joining if any(papers[m.paper_id] > 1 for m in c.members)
-        }
+        clash = _two_slots(joining)
         if clash:
             taken[k] = [c for c in joining if id(c) not in clash]
             alone += [c for c in joining if id(c) in clash]
+    # Nor are two such slots given to one researcher: neither says it is his.
+    marked: dict[int, list[Cluster]] = {}
+    for c in alone:
+        if c.likeliest:
+            marked.setdefault(c.likeliest[0], []).append(c)
+    clash = {i for group in marked.values() for i in _two_slots(group)}
+    alone = [replace(c, likeliest=None) if id(c) in clash else c for c in alone]
     out = []
     for k, cluster in enumerate(solid):
         members, pair_scores = list(cluster.members), list(cluster.pair_scores)
@@ -379,6 +384,13 @@ def attach_evidence_free(
         out.append(Cluster(members, pair_scores, pair_sides))
     order = {id(c.members[0]): n for n, c in enumerate(loose)}
     return out + sorted(alone, key=lambda c: order[id(c.members[0])])
+
+
+def _two_slots(clusters: list[Cluster]) -> set[int]:
+    """The ``id()`` of each of ``clusters`` holding a paper another of them
+    (or itself twice) holds too."""
+    papers = Counter(m.paper_id for c in clusters for m in c.members)
+    return {id(c) for c in clusters if any(papers[m.paper_id] > 1 for m in c.members)}
 
 
 def _printed_names(profile: ProfileView) -> set[tuple[str, str]]:

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from curation import services
+from curation.exceptions import ProposalStale
 from curation.matching import evaluation, labelled, pipeline, training
 from curation.matching.features import AuthorshipView, profile_of
 from curation.models import Constraint, Proposal
@@ -332,8 +333,9 @@ def test_a_late_bare_paper_below_the_attach_threshold_is_proposed_by_the_rule(
     url = reverse("admin:curation_proposal_change", args=[attach.pk])
     page = html_unescape(client.get(url).content.decode())
     assert (
-        "Proposed by a rule, its score below the attach threshold: "
-        f"{pipeline.EVIDENCE_FREE_ATTACH_RULE} (they hold 7 of the 7 mentions"
+        "Proposed by a rule, its score having fallen short of the attach "
+        "threshold of the run that proposed it: "
+        f"{pipeline.EVIDENCE_FREE_ATTACH_RULE} (they held 7 of the 7 mentions"
         in " ".join(page.replace("<strong>", "").replace("</strong>", "").split())
     )
     # A second run proposes nothing new; a model switch leaves it pending.
@@ -433,6 +435,48 @@ def test_a_new_proposal_page_names_its_likeliest_researcher(client, curator):
     ).content.decode()
     assert (
         f'<a href="/admin/wovepaper/researcher/{researcher.pk}/change/">researcher '
-        f"#{researcher.pk}</a> holds 4 of the 5 mentions of that name" in page
+        f"#{researcher.pk}</a> held 4 of the 5 mentions of that name" in page
     )
     assert reverse("admin:wovepaper_researcher_assign", args=[authorship.pk]) in page
+
+
+def test_two_bare_slots_of_one_paper_are_neither_proposed_nor_marked():
+    # A hyperauthored byline printing "Stefan Wagner" twice: neither slot is
+    # his by the rule, whichever comes first.
+    researcher = profile_of(_wagner(0, 4, {"linz"}), id=7)
+    graz = _wagner(100, 1, {"graz"})
+    twice = [replace(v, paper_id=500) for v in _wagner(900, 2, set())]
+    weights = pipeline.scoring.Weights("test", -3.0, pipeline.scoring.WEIGHTS, 0.6)
+    for slots in (twice, twice[::-1]):
+        drafts = services._propose_block(
+            "wagner s", graz + slots, [researcher], set(), weights
+        )
+        assert [d.kind for d in drafts] == ["new"] * 3
+        assert not any("likeliest" in d.evidence for d in drafts)
+
+
+@pytest.mark.django_db
+def test_a_rule_attach_whose_researcher_lost_papers_no_longer_fits(curator, late_paper):
+    # Proposed while he held all 7 of his name's papers; a split takes 5 of
+    # them: the rule's premise is gone, and approving makes it stale.
+    from curation import edits
+
+    researcher, late = late_paper
+    services.matching_run()
+    (attach,) = Proposal.objects.filter(status="pending", authorships=late)
+    assert services.proposal_no_longer_fits(attach) == ""
+    moving = list(researcher.authorships.order_by("pk").values_list("pk", flat=True))
+    edits.researcher_split(
+        researcher=researcher, authorship_ids=moving[:5], actor=curator
+    )
+
+    said = f"researcher {researcher.pk} holds 2 authorships, 7 when the rule " + (
+        "proposed it as holding most of the name"
+    )
+    assert services.proposal_no_longer_fits(attach) == said
+    with pytest.raises(ProposalStale, match=said):
+        services.proposal_apply(proposal=attach, actor=curator)
+    attach.refresh_from_db()
+    assert attach.status == "stale"
+    late.refresh_from_db()
+    assert late.researcher_id is None
