@@ -356,6 +356,21 @@ NEW_PAIRS_READ = 5
 RULE_SHOWN = 200
 
 
+def rule_said(rule: object) -> str:
+    """The ``rule`` of a recorded pair or an attach's evidence as the pages
+    say it (:data:`curation.matching.pipeline.EVIDENCE_FREE_RULE` and its
+    attach twin).
+
+    Args:
+        rule: the stored value.
+
+    Returns:
+        The text stripped and cut at :data:`RULE_SHOWN` characters; "" for
+        none, blank text or a value that is not text (edited by hand).
+    """
+    return rule.strip()[:RULE_SHOWN] if isinstance(rule, str) else ""
+
+
 def _holds(pair: dict, authorship_id: int) -> bool:
     """Whether a recorded pair has ``authorship_id`` on a side (its
     ``"between"``: ``[[ids], [ids]]``; pairs recorded before it have none)."""
@@ -420,14 +435,11 @@ def _evidence_words(proposal, authorship_id: int) -> str:
         strongest = max(pairs, key=_strength)
         others = members - 1
         words = feature_words(strongest.get("features"), strongest.get("contributions"))
-        rule = strongest.get("rule") if holding else None
-        if isinstance(rule, str) and rule.strip():
+        rule = rule_said(strongest.get("rule")) if holding else ""
+        if rule:
             # Its score was below the threshold: the features did not join it
             # (curation.matching.pipeline.attach_evidence_free did).
-            words = (
-                "a rule after clustering left it apart "
-                f"({rule.strip()[:RULE_SHOWN]}); {words}"
-            )
+            words = f"a rule after clustering left it apart ({rule}); {words}"
         return (
             f"no existing profile matched; this paper and {others} "
             f"other{'s' if others != 1 else ''} started a new one, "

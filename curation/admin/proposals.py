@@ -30,7 +30,7 @@ from curation.exceptions import CurationError
 from curation.matching import scoring
 from curation.models import Proposal
 from wovepaper.models import Paper
-from wovepaper.profile import RULE_SHOWN, feature_words, json_object
+from wovepaper.profile import feature_words, json_object, rule_said
 from wovepaper.text import latex_to_text
 
 
@@ -280,8 +280,8 @@ def _attach_rule(evidence: dict) -> str:
     """What an attach a rule proposed says first: that its score is below the
     threshold, the rule, and who holds the name; "" for one its score
     proposed (or a rule that is not text: edited by hand)."""
-    rule = evidence.get("rule")
-    if not isinstance(rule, str) or not rule.strip():
+    rule = rule_said(evidence.get("rule"))
+    if not rule:
         return ""
     found = json_object(evidence.get("likeliest"))
     holds, of = found.get("holds"), found.get("of")
@@ -293,7 +293,7 @@ def _attach_rule(evidence: dict) -> str:
     return format_html(
         "<p><strong>Proposed by a rule</strong>, its score having fallen short of "
         "the attach threshold of the run that proposed it: {}{}.</p>",
-        rule.strip()[:RULE_SHOWN],
+        rule,
         share,
     )
 
@@ -365,14 +365,14 @@ def _rule(rule: object) -> str:
     """What a recorded pair joined by a rule says first (its ``rule``, e.g.
     :data:`curation.matching.pipeline.EVIDENCE_FREE_RULE`); "" for a pair
     its score joined, or a rule that is not text (edited by hand); a rule is
-    cut at :data:`wovepaper.profile.RULE_SHOWN` characters."""
-    if not isinstance(rule, str) or not rule.strip():
+    cut at :data:`wovepaper.profile.RULE_SHOWN` characters (:func:`rule_said`)."""
+    said = rule_said(rule)
+    if not said:
         return ""
     return (
         "clustering left it apart (the mean of its pairwise scores with the "
         "cluster's authorships was below the threshold; the score shown is the "
-        f"cluster's against it as a whole); joined by a rule: "
-        f"{rule.strip()[:RULE_SHOWN]}; "
+        f"cluster's against it as a whole); joined by a rule: {said}; "
     )
 
 
