@@ -11,6 +11,7 @@ import json
 
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ERROR_FLAG, ChangeList
+from django.contrib.humanize.templatetags.humanize import ordinal
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet
 from django.http import (
@@ -206,6 +207,15 @@ SCORE_MEANING = {
 }
 
 
+def _ranked_label(n: int) -> str:
+    """The label of recorded pair ``n`` (from 0) of a ranked record: the
+    strongest, then the weakest, "2nd weakest" ... (a cluster recording all
+    its pairs records high-scoring ones too, which "weak pair 7" belied)."""
+    if n == 0:
+        return "strongest pair"
+    return "weakest pair" if n == 1 else f"{ordinal(n)} weakest pair"
+
+
 def _cluster_evidence(proposal: Proposal) -> str:
     """Explain a ``new`` proposal: its cohesion and its recorded pairs (the
     strongest, then the weakest, :func:`curation.services._recorded_pairs`),
@@ -225,9 +235,7 @@ def _cluster_evidence(proposal: Proposal) -> str:
     ranked = len(recorded) > 1 and "between" in recorded[0]
     pairs = [
         (
-            ("strongest pair" if n == 0 else f"weak pair {n}")
-            if ranked
-            else f"pair {n + 1}",
+            _ranked_label(n) if ranked else f"pair {n + 1}",
             _pair_score(p),
             _between(p.get("between"), printed),
             _rule(p.get("rule"))

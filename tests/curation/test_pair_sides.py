@@ -97,8 +97,9 @@ def test_the_proposal_page_labels_the_strongest_and_the_weak_pairs():
     # Average linkage: a joined pair may score below the threshold.
     assert "so one pair may score below it:" in html
     assert html.count("<p>strongest pair, score ") == 1
-    assert "<p>weak pair 1, score " in html
-    assert f"<p>weak pair {services.PAIRS_RECORDED - 1}, score " in html
+    assert html.count("<p>weakest pair, score ") == 1
+    assert "<p>2nd weakest pair, score " in html
+    assert f"<p>{services.PAIRS_RECORDED - 1}th weakest pair, score " in html
     left = recorded[0]["between"][0][0]
     assert f"authorship #{left} (no longer on the proposal)" in html
     assert "0.3333333" not in html  # raw values shown to 3 places
