@@ -220,6 +220,20 @@ def _invalid(errors: dict) -> dict:
 
 PAPER_NOT_FOUND = _problem(404, "no visible paper has that id, arXiv id or DOI")
 RESEARCHER_NOT_FOUND = _problem(404, "No Researcher matches the given query.")
+RESEARCHER_RETIRED = _problem(
+    410,
+    "researcher 12 was retired: the curation decision that created it was undone, "
+    "and its papers went back to the researchers in 'holders'",
+    "researcher-retired",
+    holders=[
+        {
+            "id": 3,
+            "name": "Maxim A. Yurkin",
+            "papers": 2,
+            "url": "https://wovepaper.example/api/researchers/3/",
+        }
+    ],
+)
 INSTITUTION_NOT_FOUND = _problem(404, "No Institution matches the given query.")
 AUTHORSHIP_NOT_FOUND = _problem(404, "No Authorship matches the given query.")
 PROPOSAL_NOT_FOUND = _problem(404, "No Proposal matches the given query.")

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Prefetch, Value
 from django.db.models.functions import Coalesce
-from django.http import Http404, HttpResponsePermanentRedirect
+from django.http import Http404, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.extensions import OpenApiViewExtension
@@ -30,6 +30,7 @@ from rest_framework.settings import api_settings
 
 from api import examples
 from api.conditional import conditional
+from api.errors import problem
 from api.filters import (
     AuthorshipFilter,
     PaperFilter,
@@ -54,7 +55,7 @@ from curation import services as curation_services
 from curation.claims import claim_submit
 from curation.models import Proposal
 from wovepaper import cache as site_cache
-from wovepaper import selectors
+from wovepaper import profile, selectors
 from wovepaper import services as core_services
 from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
 
@@ -84,6 +85,13 @@ PROBLEM = inline_serializer(
         ),
         "retry_after": serializers.IntegerField(
             required=False, help_text="On a 429: seconds to wait before retrying."
+        ),
+        "holders": serializers.ListField(
+            child=serializers.DictField(),
+            required=False,
+            help_text="On a 410 for a retired researcher: the researchers that "
+            "hold its papers now, most papers first, each `id`, `name`, "
+            "`papers` (how many of its papers) and `url` (their API URL).",
         ),
     },
 )
@@ -159,7 +167,9 @@ PAPER_ID = _path_id(
 )
 RESEARCHER_ID = _numeric_id(
     "Our numeric researcher id, e.g. `1`. An id merged away into another profile "
-    "answers 301 to the same URL of the survivor, query string kept."
+    "answers 301 to the same URL of the survivor, query string kept; a retired "
+    "one (the decision that created it was undone) 410, naming the researchers "
+    "that hold its papers now."
 )
 FOLLOW_RESEARCHER_ID = _numeric_id(
     "Our numeric researcher id, e.g. `1`; a merged-away id acts on its survivor."
@@ -382,6 +392,13 @@ RESEARCHER_NOT_FOUND = _problem(
     "No researcher has that id.",
     ("Unknown researcher", examples.RESEARCHER_NOT_FOUND),
 )
+# Reading a retired researcher (_moved_or_gone).
+RESEARCHER_GONE = _problem(
+    410,
+    "The researcher was retired (the decision that created it was undone); "
+    "`holders` says which researchers hold its papers now.",
+    ("Retired researcher", examples.RESEARCHER_RETIRED),
+)
 
 
 @extend_schema_view(
@@ -389,7 +406,7 @@ RESEARCHER_NOT_FOUND = _problem(
         ResearcherSerializer,
         ("Maxim A. Yurkin", examples.RESEARCHER),
         path_id=RESEARCHER_ID,
-        not_found=RESEARCHER_NOT_FOUND,
+        not_found={**RESEARCHER_NOT_FOUND, **RESEARCHER_GONE},
         invalid=("Unknown field", examples.RESEARCHERS_INVALID),
     )
 )
@@ -425,7 +442,7 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
         data = cache.get(key)
         if data is None:
             # Only a live researcher is ever cached, and a merge bumps the version.
-            moved = _survivor_redirect(request, int(kwargs["pk"]), "researcher-detail")
+            moved = _moved_or_gone(request, int(kwargs["pk"]), "researcher-detail")
             if moved:
                 return moved
             data = super().retrieve(request, *args, **kwargs).data
@@ -501,7 +518,11 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
         return Response(ClaimSerializer(claim).data, status=201)
 
     @extend_schema(
-        responses={200: CoauthorSerializer(many=True), **RESEARCHER_NOT_FOUND},
+        responses={
+            200: CoauthorSerializer(many=True),
+            **RESEARCHER_NOT_FOUND,
+            **RESEARCHER_GONE,
+        },
         parameters=[
             RESEARCHER_ID,
             OpenApiParameter(
@@ -514,7 +535,7 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
     def coauthors(self, request: Request, pk: str | None = None) -> Response:
         """Curated researchers sharing the most papers with this one, most first."""
-        moved = _survivor_redirect(request, int(pk), "researcher-coauthors")
+        moved = _moved_or_gone(request, int(pk), "researcher-coauthors")
         if moved:
             return moved
         researcher = get_object_or_404(Researcher.objects.live(), pk=pk)
@@ -524,14 +545,18 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
         return Response(CoauthorSerializer(rows, many=True).data)
 
     @extend_schema(
-        responses={200: PaperRefSerializer(many=True), **RESEARCHER_NOT_FOUND},
+        responses={
+            200: PaperRefSerializer(many=True),
+            **RESEARCHER_NOT_FOUND,
+            **RESEARCHER_GONE,
+        },
         parameters=[RESEARCHER_ID, NO_SEARCH],
         examples=[_example("arXiv 0704.0038", examples.PAPER_REF)],
     )
     @action(detail=True, methods=["get"], filterset_class=None)
     def papers(self, request: Request, pk: str | None = None) -> Response:
         """The researcher's papers, newest first (cursor-paged)."""
-        moved = _survivor_redirect(request, int(pk), "researcher-papers")
+        moved = _moved_or_gone(request, int(pk), "researcher-papers")
         if moved:
             return moved
         researcher = get_object_or_404(Researcher.objects.live(), pk=pk)
@@ -556,20 +581,45 @@ def _follow(request: Request, pk: str) -> Response:
     return Response(FollowSerializer(follow).data, status=201)
 
 
-def _survivor_redirect(
-    request: Request, pk: int, route: str
-) -> HttpResponsePermanentRedirect | None:
-    """301 to the same view of the survivor when researcher ``pk`` was merged away.
+def _moved_or_gone(request: Request, pk: int, route: str) -> HttpResponse | None:
+    """The answer for researcher ``pk`` when it is not live, else None.
 
-    The query string is kept, so a client's filters and cursor follow the move.
+    Merged away: 301 to the same view of the survivor, the query string kept,
+    so a client's filters and cursor follow the move. Retired (the split or
+    ``new`` decision that created it was undone): 410 problem details whose
+    ``holders`` say where its papers went, ``[{"id", "name", "papers",
+    "url"}]``, most papers first (the researcher page answers 410 with the
+    same list).
     """
     survivor = selectors.researcher_survivor(pk)
-    if survivor is None:
+    if survivor is not None:
+        url = reverse(route, args=[survivor])
+        if request.META.get("QUERY_STRING"):
+            url += "?" + request.META["QUERY_STRING"]
+        return HttpResponsePermanentRedirect(url)
+    retired = Researcher.objects.filter(
+        pk=pk, retired=True, merged_into__isnull=True
+    ).first()
+    if retired is None:
         return None
-    url = reverse(route, args=[survivor])
-    if request.META.get("QUERY_STRING"):
-        url += "?" + request.META["QUERY_STRING"]
-    return HttpResponsePermanentRedirect(url)
+    holders = [
+        {
+            "id": holder["id"],
+            "name": holder["name"],
+            "papers": holder["papers"],
+            "url": request.build_absolute_uri(
+                reverse("researcher-detail", args=[holder["id"]])
+            ),
+        }
+        for holder in profile.former_holders(retired)
+    ]
+    return problem(
+        410,
+        f"researcher {pk} was retired: the curation decision that created it was "
+        "undone, and its papers went back to the researchers in 'holders'",
+        slug="researcher-retired",
+        holders=holders,
+    )
 
 
 PROPOSAL_NOT_FOUND = _problem(

@@ -83,3 +83,36 @@ def test_search_page_researchers_are_cached_until_a_curation_change(client):
     assert not [q for q in again if "wovepaper_researcher" in q["sql"]]
     edits.researcher_merge(researchers=[a, b], actor=UserFactory())
     assert named() == {a.pk}
+
+
+def test_a_retired_researcher_answers_410_naming_where_its_papers_went(api):
+    r = ResearcherFactory(display_name="Ada Split")
+    AuthorshipFactory(researcher=r)  # stays with r
+    moving = AuthorshipFactory(researcher=r)
+    user = UserFactory()
+    new = edits.researcher_split(researcher=r, authorship_ids=[moving.pk], actor=user)
+    url = f"/api/researchers/{new.pk}/"
+    assert api.get(url).json()["paper_count"] == 1  # cached while it is live
+
+    event_undo(event=CurationEvent.objects.get(kind="split"), actor=user)
+
+    gone = api.get(url)
+    assert gone.status_code == 410
+    assert gone["Content-Type"] == "application/problem+json"
+    body = gone.json()
+    assert body["type"].endswith("/researcher-retired")
+    assert f"researcher {new.pk} was retired" in body["detail"]
+    assert body["holders"] == [
+        {
+            "id": r.pk,
+            "name": "Ada Split",
+            "papers": 1,
+            "url": f"http://testserver/api/researchers/{r.pk}/",
+        }
+    ]
+    for part in ("papers", "coauthors"):
+        answer = api.get(f"{url}{part}/")
+        assert answer.status_code == 410
+        assert answer.json()["holders"] == body["holders"]
+    assert api.get(f"/api/researchers/{r.pk}/").json()["paper_count"] == 2
+    assert api.get("/api/researchers/987654321/").status_code == 404
