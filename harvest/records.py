@@ -187,6 +187,23 @@ class RawItem:
     problem: str = ""
 
 
+def decode_utf8(data: bytes) -> tuple[str, str]:
+    """Text of ``data`` read as UTF-8, and what was wrong with it.
+
+    Returns:
+        ``(text, "")``, or for bytes that are not UTF-8 the text with
+        replacement characters and ``"invalid UTF-8 at byte offset N"`` (the
+        first bad byte), so the raw text is kept and its parse fails naming it.
+    """
+    try:
+        return data.decode("utf-8"), ""
+    except UnicodeDecodeError as exc:
+        return (
+            data.decode("utf-8", errors="replace"),
+            f"invalid UTF-8 at byte offset {exc.start}",
+        )
+
+
 def unreadable_item(path: Path, root: Path | None, exc: Exception) -> RawItem:
     """The RawItem of a file that could not be read or cut into records: kept
     with what text could be read (undecodable bytes replaced; none when the

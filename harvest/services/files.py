@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 # Where a file's name decides how it is read. Source: arXiv's .abs files
 # (arxiv-browse), OAI-PMH XML responses, arXiv API Atom feeds, and recorded HTTP
 # exchanges of both (JSON).
-ARXIV_SUFFIXES = (".abs", ".xml", ".json")
+ARXIV_SUFFIXES = (".abs", ".xml", ".json", ".jsonl")
 
 
 def arxiv_reader_for(path: Path) -> FileReader:
@@ -49,16 +49,27 @@ def arxiv_reader_for(path: Path) -> FileReader:
 
     Args:
         path: an ``.abs`` file, an OAI-PMH ``.xml`` response, a recorded OAI-PMH
-            exchange ``.json``, or an arXiv API Atom feed (``.xml``, or a recorded
-            ``.json`` response).
+            exchange ``.json``, an arXiv API Atom feed (``.xml``, or a recorded
+            ``.json`` response), or arXiv's metadata snapshot in JSON lines
+            (``.json`` or ``.jsonl``, whole up to
+            :data:`~harvest.sources.arxiv_kaggle.MAX_FILE_BYTES` or in pieces).
 
     Returns:
         FileReader with the split and parse functions.
 
     Raises:
-        RecordError: the suffix is not one we read.
+        RecordError: the suffix is not one we read, or the file is snapshot
+            lines too big to read whole (the message says how to split it).
     """
-    from harvest.sources import arxiv_abs, arxiv_atom, arxiv_oai
+    from harvest.sources import arxiv_abs, arxiv_atom, arxiv_kaggle, arxiv_oai
+
+    if path.suffix in {".json", ".jsonl"} and arxiv_kaggle.is_kaggle_file(path):
+        if problem := arxiv_kaggle.too_big(path):
+            raise RecordError(f"{path}: {problem}")
+        return FileReader(
+            split=arxiv_kaggle.read_kaggle_file,
+            parse=arxiv_kaggle.parse_kaggle_record,
+        )
 
     if path.suffix in {".xml", ".json"} and arxiv_atom.is_atom_file(path):
         return FileReader(
@@ -74,7 +85,8 @@ def arxiv_reader_for(path: Path) -> FileReader:
             split=arxiv_oai.read_oai_file, parse=arxiv_oai.parse_oai_record
         )
     raise RecordError(
-        f"{path}: not an arXiv .abs file, OAI-PMH or Atom .xml, or recorded .json"
+        f"{path}: not an arXiv .abs file, OAI-PMH or Atom .xml, recorded .json, "
+        "or snapshot JSON lines"
     )
 
 

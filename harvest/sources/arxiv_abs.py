@@ -45,6 +45,7 @@ from harvest.records import (
     RawItem,
     RecordError,
     VersionRecord,
+    decode_utf8,
     file_locator,
     unreadable_item,
 )
@@ -137,12 +138,7 @@ def read_abs_file(path: Path, root: Path | None = None) -> RawItem:
     """
     locator = file_locator(path, root)
     data = path.read_bytes()
-    problem = ""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        problem = f"invalid UTF-8 at byte offset {exc.start}"
-        text = data.decode("utf-8", errors="replace")
+    text, problem = decode_utf8(data)
     external_id = f"file:{locator}"
     match = _ID_LINE_RE.search(text)
     id_match = _ID_RE.fullmatch(match.group(1)) if match else None
@@ -573,20 +569,24 @@ def _versions(fields: dict[str, list[str]], where: str) -> list[VersionRecord]:
     first = _first(fields, "Date")
     if not first:
         raise RecordError(f"{where}: no 'Date:' line")
-    versions = [_version(1, first, where)]
+    versions = [version_record(1, first, where)]
     for key, values in fields.items():
         match = re.fullmatch(r"Date \(revised v(\d+)\)", key)
         if match:
-            versions.append(_version(int(match.group(1)), values[0], where))
+            versions.append(version_record(int(match.group(1)), values[0], where))
     versions.sort(key=lambda v: v.version)
     return versions
 
 
-def _version(number: int, text: str, where: str) -> VersionRecord:
+def version_record(number: int, text: str, where: str) -> VersionRecord:
     """``"Tue, 16 Sep 1997 14:44:58 GMT   (11kb)"`` -> VersionRecord (size "11kb").
 
     The letters after the size (``(39kb,D)``) are arXiv source-format flags, not
-    part of the size, and are dropped.
+    part of the size, and are dropped. Also reads the snapshot's ``created``
+    (the same date without a size; :mod:`harvest.sources.arxiv_kaggle`).
+
+    Raises:
+        RecordError: starting with ``where``: the date cannot be read.
     """
     match = _DATE_RE.match(text.strip())
     month = _MONTHS.get(match.group("month")) if match else None

@@ -144,8 +144,8 @@ def test_file_of_unknown_kind_is_listed_as_skipped(tmp_path):
     assert run.files_skipped == [
         {
             "file": str(notes),
-            "reason": f"{notes}: not an arXiv .abs file, OAI-PMH or Atom .xml, or "
-            "recorded .json",
+            "reason": f"{notes}: not an arXiv .abs file, OAI-PMH or Atom .xml, "
+            "recorded .json, or snapshot JSON lines",
         }
     ]
     assert not RawRecord.objects.exists()

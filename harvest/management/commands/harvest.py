@@ -191,8 +191,10 @@ class Command(BaseCommand):
         where.add_argument(
             "--file",
             type=Path,
-            help="one file: arXiv .abs, OAI-PMH or API Atom .xml, or a .json "
-            "answer (arXiv API cassette, Crossref, OpenAlex, Semantic Scholar, ROR)",
+            help="one file: arXiv .abs, OAI-PMH or API Atom .xml, arXiv's metadata "
+            "snapshot in JSON lines (Kaggle; up to 64 MB a file, split the whole "
+            "one into pieces and give --dir), or a .json answer (arXiv API "
+            "cassette, Crossref, OpenAlex, Semantic Scholar, ROR)",
         )
         where.add_argument("--dir", type=Path, help="a folder, searched recursively")
         where.add_argument(

@@ -1,0 +1,256 @@
+"""arXiv's metadata snapshot in JSON lines (the Kaggle dataset).
+
+shared/data holds no snapshot file, so its lines are built here from the real
+``.abs`` files, field by field, as arXiv builds the snapshot from the same
+metadata: each must parse to the record its ``.abs`` file parses to.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
+from harvest import services
+from harvest.models import RawRecord
+from harvest.records import RawItem, RecordError
+from harvest.services import files
+from harvest.sources import arxiv_abs, arxiv_kaggle
+from tests.harvest.test_fuzz_parsers import _mutate, _mutation, _read_all
+from wovepaper.models import Paper
+
+FTP = "arxiv/abs_files/ftp"
+UPDATED = "2024-03-01"
+# The size arXiv prints after a version's date: "(11kb)", "(39kb,D)".
+_SIZE_RE = re.compile(r"\s*\([^)]*\)\s*$")
+
+
+def _abs_files() -> list[Path]:
+    return sorted((settings.WOVEPAPER_DATA_DIR / FTP).rglob("*.abs"))
+
+
+def snapshot_line(path: Path) -> dict:
+    """The snapshot object of one real ``.abs`` file: its header fields under
+    the snapshot's names, its versions' dates without their sizes, its
+    abstract block as printed."""
+    lines = arxiv_abs._lines(path.read_text())
+    marks = [n for n, line in enumerate(lines) if line.strip() == "\\\\"]
+    fields = arxiv_abs._header_fields(lines[marks[0] + 1 : marks[1]])
+    end = marks[-1] if len(marks) > 2 else len(lines)
+
+    def first(key: str) -> str | None:
+        return fields[key][0] if key in fields else None
+
+    dates = [(1, first("Date"))] + sorted(
+        (int(m.group(1)), values[0])
+        for key, values in fields.items()
+        if (m := re.fullmatch(r"Date \(revised v(\d+)\)", key))
+    )
+    raw_id = (first("arXiv") or first("Paper")).split()[0]
+    return {
+        "id": re.sub(r"v\d+$", "", raw_id),
+        "submitter": "",
+        "authors": first("Authors") or "",
+        "title": first("Title"),
+        "comments": first("Comments"),
+        "journal-ref": first("Journal-ref"),
+        "doi": first("DOI"),
+        "report-no": first("Report-no"),
+        "categories": first("Categories"),
+        "license": first("License"),
+        "abstract": "\n".join(lines[marks[1] + 1 : end]),
+        "versions": [
+            {"version": f"v{n}", "created": _SIZE_RE.sub("", text)} for n, text in dates
+        ],
+        "update_date": UPDATED,
+        "authors_parsed": [],
+    }
+
+
+def _item(obj: object, n: int = 1) -> RawItem:
+    text = json.dumps(obj) if not isinstance(obj, str) else obj
+    return RawItem(external_id="", payload=text, locator=f"snapshot.json#line-{n}")
+
+
+def _readable() -> list[tuple[Path, object]]:
+    """The .abs files that parse, with their records."""
+    out = []
+    for path in _abs_files():
+        try:
+            out.append((path, arxiv_abs.parse_abs(arxiv_abs.read_abs_file(path))))
+        except RecordError:
+            continue
+    return out
+
+
+def test_every_readable_abs_file_parses_alike_as_a_snapshot_line():
+    readable = _readable()
+    assert len(readable) > 1000
+    for path, expected in readable:
+        if not expected.categories:
+            continue  # old files without a Categories line: the snapshot has one
+        got = arxiv_kaggle.parse_kaggle_record(_item(snapshot_line(path)))
+        sizeless = [replace(v, size="") for v in expected.versions]
+        assert got == replace(
+            expected, versions=sizeless, datestamp=date.fromisoformat(UPDATED)
+        ), path
+
+
+def test_a_snapshot_line_reads_latex_bylines_affiliations_and_versions():
+    path = settings.WOVEPAPER_DATA_DIR / FTP / "hep-th/papers/9709/9709111.abs"
+    record = arxiv_kaggle.parse_kaggle_record(_item(snapshot_line(path)))
+    assert (record.arxiv_id, record.version, record.external_id) == (
+        "hep-th/9709111",
+        3,
+        "hep-th/9709111v3",
+    )
+    assert [a.raw_name for a in record.authors] == [
+        "Andrea Brignole",
+        "Ferruccio Feruglio",
+        "Fabio Zwirner",
+    ]
+    assert record.authors[0].affiliations == ("CERN-TH",)
+    assert (record.published, record.updated) == (date(1997, 9, 16), date(1997, 11, 3))
+    assert record.datestamp == date(2024, 3, 1)
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"id": None}, "no 'id'"),
+        ({"id": "not an id"}, "unreadable arXiv id 'not an id'"),
+        ({"title": "  "}, "no title"),
+        ({"title": 7}, "'title' is int, not a string or null"),
+        ({"versions": []}, "no 'versions' list"),
+        ({"versions": [{"version": "1", "created": "x"}]}, "a version is not 'vN'"),
+        ({"versions": [{"version": "v1"}]}, "version v1 has no 'created' date"),
+        (
+            {"versions": [{"version": "v1", "created": "yesterday"}]},
+            "unparsable date for v1",
+        ),
+        ({"categories": ""}, "no categories"),
+        ({"update_date": "13/11/2008"}, "update_date '13/11/2008' is not YYYY-MM-DD"),
+    ],
+)
+def test_a_broken_line_is_refused_naming_the_line_and_the_problem(change, problem):
+    path = settings.WOVEPAPER_DATA_DIR / FTP / "hep-th/papers/9709/9709111.abs"
+    line = {**snapshot_line(path), **change}
+    with pytest.raises(RecordError, match=re.escape(problem)) as refused:
+        arxiv_kaggle.parse_kaggle_record(_item(line, 7))
+    assert str(refused.value).startswith("snapshot.json#line-7: ")
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [("{not json", "not a JSON line"), ("[1, 2]", "a JSON list, not an object")],
+)
+def test_a_line_that_is_no_object_is_refused(line, problem):
+    with pytest.raises(RecordError, match=re.escape(problem)):
+        arxiv_kaggle.parse_kaggle_record(_item(line))
+
+
+def test_recorded_exchanges_and_feeds_are_not_taken_for_snapshot_lines():
+    data = settings.WOVEPAPER_DATA_DIR / "arxiv"
+    recorded = sorted(data.glob("arxivpy_cassettes/*.json")) + sorted(
+        data.glob("oai_pmh_nock/*.json")
+    )
+    assert len(recorded) >= 30
+    assert not any(arxiv_kaggle.is_kaggle_file(p) for p in recorded)
+    assert not arxiv_kaggle.is_kaggle_file(data / "abs_files/reasons.json")
+
+
+def _snapshot_file(tmp_path: Path, count: int) -> tuple[Path, list[str]]:
+    """A snapshot piece of the first ``count`` readable .abs files, one
+    broken line after the second, a blank line and an invalid UTF-8 line."""
+    lines, ids = [], []
+    for path, record in _readable():
+        if record.categories and len(ids) < count:
+            lines.append(json.dumps(snapshot_line(path)).encode())
+            ids.append(record.arxiv_id)
+    lines[2:2] = [b'{"id": "0704.0001", "title": "cut', b"", b'{"id": "\xff"}']
+    piece = tmp_path / "piece-aa.json"
+    piece.write_bytes(b"\n".join(lines) + b"\n")
+    return piece, ids
+
+
+@pytest.mark.django_db
+def test_harvesting_a_snapshot_piece_lands_every_good_line_and_records_the_rest(
+    tmp_path,
+):
+    piece, ids = _snapshot_file(tmp_path, 40)
+    run = services.harvest_arxiv_files(root=piece)
+    assert set(Paper.objects.values_list("arxiv_id", flat=True)) == set(ids)
+    assert run.records_failed == 2
+    errors = dict(
+        RawRecord.objects.exclude(error="").values_list("external_id", "error")
+    )
+    assert errors == {
+        f"{piece}#line-3": f"{piece}#line-3: not a JSON line (Unterminated string "
+        "starting at: line 1 column 30 (char 29))",
+        f"{piece}#line-5": f"{piece}#line-5: invalid UTF-8 at byte offset 8",
+    }
+    # Harvested again: nothing changes.
+    before = (Paper.objects.count(), RawRecord.objects.count())
+    services.harvest_arxiv_files(root=piece)
+    assert (Paper.objects.count(), RawRecord.objects.count()) == before
+
+
+@pytest.mark.django_db
+def test_a_snapshot_file_too_big_to_read_whole_is_skipped_saying_how_to_split_it(
+    tmp_path, monkeypatch
+):
+    piece, _ = _snapshot_file(tmp_path, 5)
+    monkeypatch.setattr(arxiv_kaggle, "MAX_FILE_BYTES", piece.stat().st_size - 1)
+    run = services.harvest_arxiv_files(root=piece)
+    assert not Paper.objects.exists()
+    assert not RawRecord.objects.exists()
+    [skipped] = run.files_skipped
+    assert skipped["file"] == str(piece)
+    assert (
+        "over the 0 MB a file is read in; split it first (split -l 20000"
+        in (skipped["reason"])
+    )
+
+
+def test_snapshot_pieces_are_found_under_a_folder_beside_abs_files(tmp_path):
+    (tmp_path / "a.jsonl").write_text("{}\n")
+    (tmp_path / "b.json").write_text("{}\n")
+    (tmp_path / "c.txt").write_text("{}\n")
+    found = [p.name for p in files.arxiv_files(tmp_path)]
+    assert found == ["a.jsonl", "b.json"]
+
+
+def test_a_file_of_one_long_line_is_not_read_whole_to_tell_it(tmp_path):
+    # A minified answer: one line past the 1 MB the first line may have.
+    long = tmp_path / "minified.json"
+    long.write_text(json.dumps({"id": "0704.0001", "x": "y" * 2**20}))
+    assert arxiv_kaggle.first_line_object(long) is None
+    assert not arxiv_kaggle.is_kaggle_file(long)
+    blank_first = tmp_path / "blank.json"
+    blank_first.write_text('\n\n  \n{"id": "0704.0001"}\n')
+    assert arxiv_kaggle.first_line_object(blank_first) == {"id": "0704.0001"}
+
+
+@hypothesis_settings(
+    max_examples=200,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(steps=st.lists(_mutation, min_size=1, max_size=4))
+def test_a_mutated_snapshot_piece_fails_only_with_a_record_error(tmp_path, steps):
+    # Three real papers' lines, mutated as the other readers' seeds are.
+    seed = b"\n".join(
+        json.dumps(snapshot_line(path)).encode() for path in _abs_files()[:3]
+    )
+    path = tmp_path / "fuzzed.json"
+    path.write_bytes(_mutate(seed, steps))
+    _read_all(path)
