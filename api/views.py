@@ -64,7 +64,8 @@ from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
 RESEARCHER_CACHE_SECONDS = 300
 
 # Path ``id`` forms the routes accept (also given to the schema as patterns).
-NUMERIC_LOOKUP = r"\d{1,18}"
+# ASCII digits: "\d" also matches "２" and "٢", which int() reads as 2.
+NUMERIC_LOOKUP = r"[0-9]{1,18}"
 # Our id, an arXiv id (old-style ones hold a slash) or a DOI (slashes too).
 PAPER_LOOKUP = r"[^?#]{1,300}"
 INSTITUTION_LOOKUP = r"[0-9a-z]{1,18}"
@@ -87,7 +88,18 @@ PROBLEM = inline_serializer(
             required=False, help_text="On a 429: seconds to wait before retrying."
         ),
         "holders": serializers.ListField(
-            child=serializers.DictField(),
+            child=inline_serializer(
+                name="FormerHolder",
+                fields={
+                    "id": serializers.IntegerField(help_text="The researcher's id."),
+                    "name": serializers.CharField(help_text="Its display name."),
+                    "papers": serializers.IntegerField(
+                        help_text="How many of the retired researcher's papers "
+                        "it holds (not its own paper count)."
+                    ),
+                    "url": serializers.URLField(help_text="Its API URL."),
+                },
+            ),
             required=False,
             help_text="On a 410 for a retired researcher: the researchers that "
             "hold its papers now, most papers first, each `id`, `name`, "
@@ -392,7 +404,13 @@ RESEARCHER_NOT_FOUND = _problem(
     "No researcher has that id.",
     ("Unknown researcher", examples.RESEARCHER_NOT_FOUND),
 )
-# Reading a retired researcher (_moved_or_gone).
+# Reading a merged-away or retired researcher (_moved_or_gone).
+RESEARCHER_MOVED = {
+    301: OpenApiResponse(
+        description="The researcher was merged away: `Location` is the same URL "
+        "of the survivor, query string kept."
+    )
+}
 RESEARCHER_GONE = _problem(
     410,
     "The researcher was retired (the decision that created it was undone); "
@@ -406,7 +424,7 @@ RESEARCHER_GONE = _problem(
         ResearcherSerializer,
         ("Maxim A. Yurkin", examples.RESEARCHER),
         path_id=RESEARCHER_ID,
-        not_found={**RESEARCHER_NOT_FOUND, **RESEARCHER_GONE},
+        not_found={**RESEARCHER_MOVED, **RESEARCHER_NOT_FOUND, **RESEARCHER_GONE},
         invalid=("Unknown field", examples.RESEARCHERS_INVALID),
     )
 )
@@ -520,6 +538,7 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
     @extend_schema(
         responses={
             200: CoauthorSerializer(many=True),
+            **RESEARCHER_MOVED,
             **RESEARCHER_NOT_FOUND,
             **RESEARCHER_GONE,
         },
@@ -547,6 +566,7 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
     @extend_schema(
         responses={
             200: PaperRefSerializer(many=True),
+            **RESEARCHER_MOVED,
             **RESEARCHER_NOT_FOUND,
             **RESEARCHER_GONE,
         },
@@ -613,10 +633,15 @@ def _moved_or_gone(request: Request, pk: int, route: str) -> HttpResponse | None
         }
         for holder in profile.former_holders(retired)
     ]
+    went = (
+        "its papers went back to the researchers in 'holders'"
+        if holders
+        else "none of its papers is on a researcher at the moment"
+    )
     return problem(
         410,
         f"researcher {pk} was retired: the curation decision that created it was "
-        "undone, and its papers went back to the researchers in 'holders'",
+        f"undone, and {went}",
         slug="researcher-retired",
         holders=holders,
     )

@@ -909,25 +909,41 @@ def former_holders(researcher: Researcher) -> list[dict]:
     """Where a retired researcher's papers went: the live profiles holding them now.
 
     A researcher is retired when the split or ``new`` decision that created it
-    is undone; the undo moved its authorships (``moves[].before``) back. Two
-    queries on PostgreSQL (JSON containment); SQLite reads the latest 500 events.
+    is undone; the undo moved its authorships (``moves[].before``) back. The
+    events naming it are found by JSON containment on PostgreSQL and by the
+    text of ``moves`` on SQLite, then read move by move: a move edited by
+    hand into another shape (not an object, no authorship id) is passed
+    over. Hidden papers are not counted.
 
     Returns:
-        ``[{"id", "name", "url", "papers"}]``, most papers first.
+        ``[{"id", "name", "url", "papers"}]``, most papers first; empty when
+        none of its papers is on a live profile.
     """
+    from curation.history import MAX_ID
     from curation.models import CurationEvent
 
-    events = CurationEvent.objects.all()
+    pk = researcher.pk
     if connection.vendor == "postgresql":
-        events = events.filter(moves__contains=[{"before": researcher.pk}])
+        events = CurationEvent.objects.filter(moves__contains=[{"before": pk}])
+    else:
+        # The stored JSON text names it as '"before": <id>' (also '<id>5':
+        # the moves themselves are checked below).
+        events = CurationEvent.objects.filter(moves__icontains=f'"before": {pk}')
     ids = {
         m["authorship"]
-        for moves in events.order_by("-id").values_list("moves", flat=True)[:500]
+        for moves in events.values_list("moves", flat=True)
+        if isinstance(moves, list)
         for m in moves
-        if m.get("before") == researcher.pk
+        if isinstance(m, dict)
+        and m.get("before") == pk
+        and isinstance(m.get("authorship"), int)
+        and not isinstance(m.get("authorship"), bool)
+        and 0 < m["authorship"] <= MAX_ID
     }
     holders = Counter(
-        Authorship.objects.filter(pk__in=ids, researcher__isnull=False)
+        Authorship.objects.filter(
+            pk__in=ids, researcher__isnull=False, paper__hidden=False
+        )
         .exclude(researcher=researcher)
         .values_list("researcher_id", flat=True)
     )

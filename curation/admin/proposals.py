@@ -235,7 +235,9 @@ def _cluster_evidence(proposal: Proposal) -> str:
     ranked = len(recorded) > 1 and "between" in recorded[0]
     pairs = [
         (
-            _ranked_label(n) if ranked else f"pair {n + 1}",
+            _ranked_label(n)
+            if ranked
+            else ("the pair" if len(recorded) == 1 else f"pair {n + 1}"),
             _pair_score(p),
             _between(p.get("between"), printed),
             _rule(p.get("rule"))

@@ -116,3 +116,57 @@ def test_a_retired_researcher_answers_410_naming_where_its_papers_went(api):
         assert answer.json()["holders"] == body["holders"]
     assert api.get(f"/api/researchers/{r.pk}/").json()["paper_count"] == 2
     assert api.get("/api/researchers/987654321/").status_code == 404
+
+
+def _retired_split(name="Ada Split"):
+    """A researcher, the researcher split off it, retired by undoing the split."""
+    r = ResearcherFactory(display_name=name)
+    AuthorshipFactory(researcher=r)
+    moving = AuthorshipFactory(researcher=r)
+    user = UserFactory()
+    new = edits.researcher_split(researcher=r, authorship_ids=[moving.pk], actor=user)
+    event_undo(event=CurationEvent.objects.get(kind="split"), actor=user)
+    return r, new, moving
+
+
+def test_a_hand_edited_move_is_passed_over_when_naming_the_holders(api):
+    r, new, moving = _retired_split()
+    event = CurationEvent.objects.filter(moves__contains=[{"before": new.pk}]).get()
+    good = {"authorship": moving.pk, "before": new.pk, "after": r.pk}
+    for moves in (
+        [good, 7],
+        [good, {"before": new.pk, "after": None}],
+        [good, {"authorship": "abc", "before": new.pk}],
+        [good, {"authorship": [1], "before": new.pk}],
+        [good, {"authorship": 2**70, "before": new.pk}],
+    ):
+        CurationEvent.objects.filter(pk=event.pk).update(moves=moves)
+        gone = api.get(f"/api/researchers/{new.pk}/")
+        assert gone.status_code == 410, moves
+        assert [h["id"] for h in gone.json()["holders"]] == [r.pk]
+    CurationEvent.objects.filter(pk=event.pk).update(moves={"not": "a list"})
+    assert api.get(f"/api/researchers/{new.pk}/").json()["holders"] == []
+
+
+def test_holders_count_no_hidden_paper_and_say_when_no_one_holds_them(api):
+    r, new, moving = _retired_split()
+    moving.paper.hidden = True
+    moving.paper.save()
+    body = api.get(f"/api/researchers/{new.pk}/").json()
+    assert body["holders"] == []
+    assert body["detail"].endswith(
+        "undone, and none of its papers is on a researcher at the moment"
+    )
+    for accept in ("text/html", "text/markdown"):
+        page = api.get(f"/researchers/{new.pk}", HTTP_ACCEPT=accept)
+        assert page.status_code == 410
+        assert "None of its papers is on a profile at the moment." in (
+            page.content.decode()
+        )
+
+
+def test_a_researcher_id_in_other_digits_is_no_id(api):
+    r = ResearcherFactory()
+    assert api.get(f"/api/researchers/{r.pk}/").status_code == 200
+    fullwidth = str(r.pk).translate(str.maketrans("0123456789", "０１２３４５６７８９"))
+    assert api.get(f"/api/researchers/{fullwidth}/").status_code == 404

@@ -141,6 +141,7 @@ def test_a_new_proposal_page_says_each_pair_in_words_with_its_score(
         assert set(left) | set(right) <= members
         assert not set(left) & set(right)
     first = pairs[0]
+    assert len(pairs) == 1  # its one pair: labelled "the pair", not "pair 1"
     client.force_login(curator)
     page = client.get(
         reverse("admin:curation_proposal_change", args=[proposal.pk])
@@ -151,6 +152,6 @@ def test_a_new_proposal_page_says_each_pair_in_words_with_its_score(
     (a,), (b,) = first["between"]
     a, b = Authorship.objects.get(pk=a), Authorship.objects.get(pk=b)
     assert (
-        f"pair 1, score {scores[0]:.2f}, between I. Grabec on {a.paper.arxiv_id} "
+        f"the pair, score {scores[0]:.2f}, between I. Grabec on {a.paper.arxiv_id} "
         f"and I. Grabec on {b.paper.arxiv_id}: {words} <small>"
     ) in page

@@ -62,7 +62,12 @@ def test_same_input_ceiling_gives_each_input_to_the_person_holding_most_of_it():
         3: "a",
         5: "b",
     }
-    # A tie goes to the person whose id sorts first as text, on every run.
+    # A tie goes to the person with more mentions in the whole set, then to
+    # the id that sorts first as text: the same on every run.
+    tied = evaluation.same_input_ceiling(
+        {1: "k", 4: "k", 5: "m"}, {1: "a", 4: "b", 5: "b"}
+    )
+    assert tied == {1: "b", 4: "b", 5: "b"}
     tied = evaluation.same_input_ceiling({1: "k", 4: "k"}, {1: "z", 4: "y"})
     assert tied == {1: "y", 4: "y"}
 
