@@ -10,13 +10,19 @@ without prepare workers (parsed in the harvest's own process), and 2,000 papers
 one record at a time (``BATCH_RECORDS = 1``: how every record was written before
 batching).
 
+With ``--snapshot`` the same re-keyed papers are harvested from arXiv's
+metadata snapshot in JSON lines instead (the Kaggle dataset, as
+:mod:`harvest.sources.arxiv_kaggle` reads it): one line a paper built from
+its ``.abs`` file (``tests/harvest/snapshot_lines.py``), in pieces of
+:data:`PIECE_LINES` lines, as the README says to split the snapshot.
+
 Usage::
 
     createdb -h 127.0.0.1 -U postgres wovepaper_ingest
     WOVEPAPER_DATA_DIR=../shared/data \\
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/wovepaper_ingest \\
         .venv/bin/python bench/ingest.py [--sizes 10000,100000] [--baseline 2000] \\
-        [--json]
+        [--snapshot] [--json]
 
 The database must be disposable: it is dropped and created again for each size
 (its role needs ``CREATEDB``), so every size is a first harvest into a new
@@ -212,13 +218,67 @@ _LIBPQ_OPTIONS = {
 }
 
 
-def one_size(size: int, batch: int, workers: int | None) -> dict:
+# Lines a snapshot piece holds (README: split -l 20000).
+PIECE_LINES = 20_000
+
+
+def write_snapshot(size: int, folder: Path, sources: list[Path]) -> int:
+    """Write ``size`` re-keyed snapshot lines of the real files into pieces of
+    :data:`PIECE_LINES` lines in ``folder``, re-keyed as :func:`write_corpus`
+    re-keys (copy k of file i: id ``YYMM.NNNNN``, DOI suffixed ``-c<k>``).
+
+    Files without a Categories line (a snapshot line always has one) and
+    files that are not UTF-8 are passed over.
+
+    Returns:
+        How many lines were written (``size``).
+    """
+    from tests.harvest.snapshot_lines import snapshot_line
+
+    lines = []
+    for path in sources:
+        try:
+            line = snapshot_line(path)
+        except (UnicodeDecodeError, IndexError, AttributeError):
+            continue
+        if line["categories"]:
+            lines.append(line)
+    if not lines:
+        raise SystemExit(
+            "no real arXiv .abs files to build snapshot lines from: set "
+            "WOVEPAPER_DATA_DIR to the shared data folder"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    written = 0
+    piece = None
+    while written < size:
+        copy, index = divmod(written, len(lines))
+        if written % PIECE_LINES == 0:
+            if piece is not None:
+                piece.close()
+            piece = (folder / f"piece-{written // PIECE_LINES:04d}.json").open("w")
+        line = dict(lines[index])
+        line["id"] = f"{30 + copy // 12:02d}{copy % 12 + 1:02d}.{index + 1:05d}"
+        if line["doi"]:
+            line["doi"] = f"{line['doi']}-c{copy}"
+        piece.write(json.dumps(line) + "\n")
+        written += 1
+    if piece is not None:
+        piece.close()
+    return written
+
+
+def one_size(
+    size: int, batch: int, workers: int | None, snapshot: bool = False
+) -> dict:
     """In this process: a new database, ``size`` papers harvested, measured.
 
     Args:
         size: papers to ingest.
         batch: records a batch (``BATCH_RECORDS``).
         workers: ``HARVEST_PREPARE_WORKERS`` (None: the setting's default).
+        snapshot: harvest snapshot pieces (:func:`write_snapshot`), not
+            ``.abs`` files.
 
     Returns:
         The figures, with the CPU seconds of the harvest's process, of its
@@ -248,7 +308,8 @@ def one_size(size: int, batch: int, workers: int | None) -> dict:
         backend = None
     with tempfile.TemporaryDirectory(prefix="wovepaper-ingest-") as tmp:
         folder = Path(tmp)
-        write_corpus(size, folder, real_abs_files(Path(settings.WOVEPAPER_DATA_DIR)))
+        write = write_snapshot if snapshot else write_corpus
+        write(size, folder, real_abs_files(Path(settings.WOVEPAPER_DATA_DIR)))
         cpu = (
             _rusage_cpu(resource.RUSAGE_SELF),
             _rusage_cpu(resource.RUSAGE_CHILDREN),
@@ -286,6 +347,7 @@ def one_size(size: int, batch: int, workers: int | None) -> dict:
         },
         "batch": batch,
         "workers": prepare_workers(),
+        "snapshot": snapshot,
     }
 
 
@@ -357,11 +419,15 @@ def big_bylines() -> list[dict]:
     return [big_byline(families=700), big_byline(families=16)]
 
 
-def in_child(size: int, batch: int, workers: int | None = None) -> dict:
+def in_child(
+    size: int, batch: int, workers: int | None = None, snapshot: bool = False
+) -> dict:
     """:func:`one_size` in a fresh interpreter, so its peak RSS is its own."""
     argv = [sys.executable, __file__, "--one", str(size), "--batch", str(batch)]
     if workers is not None:
         argv += ["--workers", str(workers)]
+    if snapshot:
+        argv.append("--snapshot")
     out = subprocess.run(argv, check=False, capture_output=True, text=True)
     if out.returncode:
         raise SystemExit(f"ingesting {size} papers failed:\n{out.stderr[-3000:]}")
@@ -385,6 +451,12 @@ def main() -> None:
     parser.add_argument(
         "--byline", action="store_true", help="only the 3,000-author byline figure"
     )
+    parser.add_argument(
+        "--snapshot",
+        action="store_true",
+        help="harvest the papers from snapshot JSON lines in pieces of "
+        f"{PIECE_LINES:,}, not from .abs files",
+    )
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--batch", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--workers", type=int, default=None, help=argparse.SUPPRESS)
@@ -392,7 +464,13 @@ def main() -> None:
     if args.one:
         from harvest.services import BATCH_RECORDS
 
-        print(json.dumps(one_size(args.one, args.batch or BATCH_RECORDS, args.workers)))
+        print(
+            json.dumps(
+                one_size(
+                    args.one, args.batch or BATCH_RECORDS, args.workers, args.snapshot
+                )
+            )
+        )
         return
     if args.byline:
         print(json.dumps(big_bylines()))
@@ -406,21 +484,28 @@ def main() -> None:
         )
     results: dict[str, dict] = {"host_loop_s": host_speed()}
     if args.baseline:
-        results["baseline"] = in_child(args.baseline, 1, workers=0)
+        results["baseline"] = in_child(
+            args.baseline, 1, workers=0, snapshot=args.snapshot
+        )
     from harvest.services import BATCH_RECORDS
 
     sizes = [int(s) for s in args.sizes.split(",")]
     # The same first size batched without workers: what the workers add.
-    results["no_workers"] = in_child(sizes[0], BATCH_RECORDS, workers=0)
+    results["no_workers"] = in_child(
+        sizes[0], BATCH_RECORDS, workers=0, snapshot=args.snapshot
+    )
     for size in sizes:
-        results[str(size)] = in_child(size, BATCH_RECORDS)
+        results[str(size)] = in_child(size, BATCH_RECORDS, snapshot=args.snapshot)
     results["byline"] = big_bylines()
     if args.json:
         print(json.dumps(results))
         return
+    source = ".abs files"
+    if args.snapshot:
+        source = f"snapshot lines in pieces of {PIECE_LINES:,}"
     print(
         f"host: a fixed Python loop (20 million additions) takes "
-        f"{results.pop('host_loop_s')} s"
+        f"{results.pop('host_loop_s')} s; papers from {source}"
     )
     print(
         f"{'corpus':>30} {'papers':>8} {'authorships':>12} {'seconds':>8} "

@@ -600,8 +600,19 @@ def _harvest_run(
             if batch.items and not same_reader:
                 close_batch(more=True)
             batch.skipped += skipped
-            batch.items += items
             batch.parse, batch.write = reader.parse, reader.write
+            # A file of many records (a snapshot piece of 20,000 lines) is
+            # written in batches too: one batch of a whole file was written
+            # at 234 papers/s, prepared by no worker. The batches before its
+            # last leave the cursor where it was (the file is not done), so a
+            # run killed among them does the file again, idempotently.
+            while len(batch.items) + len(items) > BATCH_RECORDS:
+                room = BATCH_RECORDS - len(batch.items)
+                batch.items += items[:room]
+                items = items[room:]
+                close_batch(more=True)
+                batch.parse, batch.write = reader.parse, reader.write
+            batch.items += items
             batch.done, batch.last = index + 1, relative
             batch.files += 1
         if batch.files:

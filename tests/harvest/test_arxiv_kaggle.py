@@ -24,55 +24,15 @@ from harvest.models import RawRecord
 from harvest.records import RawItem, RecordError
 from harvest.services import files
 from harvest.sources import arxiv_abs, arxiv_kaggle
+from tests.harvest.snapshot_lines import UPDATED, snapshot_line
 from tests.harvest.test_fuzz_parsers import _mutate, _mutation, _read_all
 from wovepaper.models import Paper
 
 FTP = "arxiv/abs_files/ftp"
-UPDATED = "2024-03-01"
-# The size arXiv prints after a version's date: "(11kb)", "(39kb,D)".
-_SIZE_RE = re.compile(r"\s*\([^)]*\)\s*$")
 
 
 def _abs_files() -> list[Path]:
     return sorted((settings.WOVEPAPER_DATA_DIR / FTP).rglob("*.abs"))
-
-
-def snapshot_line(path: Path) -> dict:
-    """The snapshot object of one real ``.abs`` file: its header fields under
-    the snapshot's names, its versions' dates without their sizes, its
-    abstract block as printed."""
-    lines = arxiv_abs._lines(path.read_text())
-    marks = [n for n, line in enumerate(lines) if line.strip() == "\\\\"]
-    fields = arxiv_abs._header_fields(lines[marks[0] + 1 : marks[1]])
-    end = marks[-1] if len(marks) > 2 else len(lines)
-
-    def first(key: str) -> str | None:
-        return fields[key][0] if key in fields else None
-
-    dates = [(1, first("Date"))] + sorted(
-        (int(m.group(1)), values[0])
-        for key, values in fields.items()
-        if (m := re.fullmatch(r"Date \(revised v(\d+)\)", key))
-    )
-    raw_id = (first("arXiv") or first("Paper")).split()[0]
-    return {
-        "id": re.sub(r"v\d+$", "", raw_id),
-        "submitter": "",
-        "authors": first("Authors") or "",
-        "title": first("Title"),
-        "comments": first("Comments"),
-        "journal-ref": first("Journal-ref"),
-        "doi": first("DOI"),
-        "report-no": first("Report-no"),
-        "categories": first("Categories"),
-        "license": first("License"),
-        "abstract": "\n".join(lines[marks[1] + 1 : end]),
-        "versions": [
-            {"version": f"v{n}", "created": _SIZE_RE.sub("", text)} for n, text in dates
-        ],
-        "update_date": UPDATED,
-        "authors_parsed": [],
-    }
 
 
 def _item(obj: object, n: int = 1) -> RawItem:
@@ -254,3 +214,45 @@ def test_a_mutated_snapshot_piece_fails_only_with_a_record_error(tmp_path, steps
     path = tmp_path / "fuzzed.json"
     path.write_bytes(_mutate(seed, steps))
     _read_all(path)
+
+
+@pytest.mark.django_db
+def test_a_piece_is_written_in_batches_and_a_run_killed_among_them_resumes(
+    tmp_path, monkeypatch
+):
+    from dataclasses import replace as with_field
+
+    from harvest.services.runs import HarvestInterrupted
+
+    piece, ids = _snapshot_file(tmp_path, 25)  # 25 papers and 2 broken lines
+    monkeypatch.setattr(files, "BATCH_RECORDS", 10)
+    source = files.FILE_SOURCES["arxiv"]
+    written: list[int] = []
+
+    def killed_at_the_second(**kwargs):
+        written.append(len(kwargs["items"]))
+        if len(written) == 2:
+            raise KeyboardInterrupt
+        return source.write(**kwargs)
+
+    monkeypatch.setitem(
+        files.FILE_SOURCES, "arxiv", with_field(source, write=killed_at_the_second)
+    )
+    with pytest.raises(HarvestInterrupted) as stopped:
+        services.harvest_arxiv_files(root=piece)
+    run = stopped.value.run
+    run.refresh_from_db()
+    # The first batch of 10 landed; the file is not done, so the cursor
+    # still says no file.
+    assert written == [10, 10]
+    assert RawRecord.objects.count() == 10
+    assert services.files_cursor(run.cursor)[0] == 0
+    assert run.status == "failed"
+
+    monkeypatch.setitem(files.FILE_SOURCES, "arxiv", source)
+    services.harvest_arxiv_files(root=piece, run=run)
+    run.refresh_from_db()
+    assert run.status == "finished"
+    assert services.files_cursor(run.cursor)[0] == 1
+    assert RawRecord.objects.count() == 27  # each line once
+    assert set(Paper.objects.values_list("arxiv_id", flat=True)) == set(ids)
