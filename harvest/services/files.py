@@ -70,6 +70,22 @@ def arxiv_reader_for(path: Path) -> FileReader:
             split=arxiv_kaggle.read_kaggle_file,
             parse=arxiv_kaggle.parse_kaggle_record,
         )
+    if path.suffix == ".jsonl":
+        raise RecordError(
+            f"{path}: no arXiv snapshot line (an object with "
+            f"{', '.join(sorted(arxiv_kaggle.KAGGLE_KEYS))}) among its first lines"
+        )
+    if path.suffix in {".json", ".xml"}:
+        # The other readers read a file whole, and keep an unreadable one
+        # whole as its raw record: a snapshot whose first lines are not
+        # snapshot lines (or a compressed one) must not be read so.
+        size = path.stat().st_size
+        if size > arxiv_kaggle.MAX_FILE_BYTES:
+            raise RecordError(
+                f"{path}: {size:,} bytes, over the "
+                f"{arxiv_kaggle.MAX_FILE_BYTES // 2**20} MB an arXiv response is "
+                "read in, and no snapshot line among its first lines"
+            )
 
     if path.suffix in {".xml", ".json"} and arxiv_atom.is_atom_file(path):
         return FileReader(
@@ -238,15 +254,38 @@ def files_cursor(cursor: str) -> tuple[int, str]:
     The cursor is ``"<files done> <last file's path relative to the root>"``,
     the path percent-encoded from its bytes (a file name that is not UTF-8
     cannot be stored as text, and must come back as the same name); a cursor of
-    the count alone (runs before the path was kept) gives ``""``.
+    the count alone (runs before the path was kept) gives ``""``. Two more
+    fields follow when a file was written in part (:func:`file_progress`).
     """
-    count, _, last = (cursor or "0").partition(" ")
-    return int(count), os.fsdecode(unquote_to_bytes(last)) if last else ""
+    parts = (cursor or "0").split(" ")
+    last = parts[1] if len(parts) > 1 else ""
+    return int(parts[0]), _path_of(last)
 
 
-def _cursor(done: int, last: str) -> str:
-    """The cursor :func:`files_cursor` reads."""
-    return f"{done} {quote(os.fsencode(last))}" if last else str(done)
+def file_progress(cursor: str) -> tuple[int, str]:
+    """The part of a file a run wrote before it stopped: ``(records, file)``.
+
+    A file of more than :data:`BATCH_RECORDS` records is written in batches;
+    the cursor of one written before the file's last batch adds
+    ``"<records written> <that file's path>"``, so a resumed run skips them
+    (``(0, "")`` when no file was written in part).
+    """
+    parts = (cursor or "0").split(" ")
+    if len(parts) < 4:
+        return 0, ""
+    return int(parts[2]), _path_of(parts[3])
+
+
+def _path_of(quoted: str) -> str:
+    return os.fsdecode(unquote_to_bytes(quoted)) if quoted else ""
+
+
+def _cursor(done: int, last: str, within: int = 0, current: str = "") -> str:
+    """The cursor :func:`files_cursor` and :func:`file_progress` read."""
+    head = f"{done} {quote(os.fsencode(last))}" if last or within else str(done)
+    if within:
+        return f"{head} {within} {quote(os.fsencode(current))}"
+    return head
 
 
 def files_count(
@@ -353,6 +392,8 @@ class _Batch:
     skipped: list[dict] = field(default_factory=list)
     pending: PendingBatch | None = None
     last: str = ""
+    within: int = 0
+    current: str = ""
 
 
 # How each source's files are found and read.
@@ -458,9 +499,10 @@ def harvest_files(
     """Harvest every file of ``source`` under ``root``; resumable from the run's cursor.
 
     The cursor names the files completed (their number and the last one,
-    :func:`files_cursor`), saved with the counts after every file, so a run
-    killed mid-way resumes after the last file done by the walk's order (records
-    of a file half-done are upserted again, which is idempotent).
+    :func:`files_cursor`) and the records written of a file written in part
+    (:func:`file_progress`), saved with the counts after every batch, so a run
+    killed mid-way resumes after the last record written, by the walk's order
+    and the file's own.
 
     Args:
         source: a key of :data:`FILE_SOURCES` (``"arxiv"``, ``"crossref"``).
@@ -516,6 +558,7 @@ def _harvest_run(
 ) -> HarvestRun:
     """The body of :func:`harvest_files`, once its run is known and held."""
     start, last_done = files_cursor(run.cursor)
+    resumed, resumed_file = file_progress(run.cursor)
     after = kind.order(root / last_done) if last_done else None
     # Files are read into batches of about BATCH_RECORDS records sharing a parser;
     # each batch, the run's counts and the cursor (files done) commit together, so
@@ -545,7 +588,7 @@ def _harvest_run(
                     **extra,
                 )
             run.files_skipped = [*run.files_skipped, *ready.skipped]
-            run.cursor = _cursor(ready.done, ready.last)
+            run.cursor = _cursor(ready.done, ready.last, ready.within, ready.current)
             run.save()
         if progress:
             progress(ready.files)
@@ -593,6 +636,9 @@ def _harvest_run(
                 continue
             skipped: list[dict] = []
             items = list(_file_items(path, base, reader, skipped))
+            # Records of this file written before the run stopped.
+            taken = resumed if relative == resumed_file and resumed else 0
+            items = items[taken:]
             if not items and not skipped:
                 reason = f"{name}: no records in it"
                 skipped.append({"file": name, "reason": reason})
@@ -604,13 +650,15 @@ def _harvest_run(
             # A file of many records (a snapshot piece of 20,000 lines) is
             # written in batches too: as one batch, a piece of 20,255 lines
             # took 14.2 s and 578 MB at peak, in batches 10.7 s and 195 MB.
-            # The batches before its last leave the cursor where it was (the
-            # file is not done), so a run killed among them does the file
-            # again, idempotently.
+            # The batches before its last leave the files done where they
+            # were and say how many of the file's records they wrote
+            # (file_progress), so a run killed among them resumes after those.
             while len(batch.items) + len(items) > BATCH_RECORDS:
                 room = max(1, BATCH_RECORDS - len(batch.items))
                 batch.items += items[:room]
                 items = items[room:]
+                taken += room
+                batch.within, batch.current = taken, relative
                 close_batch(more=True)
                 batch.parse, batch.write = reader.parse, reader.write
             batch.items += items

@@ -62,9 +62,12 @@ _FOR_RE = re.compile(r"\s+(?:for|on\s+behalf\s+of)\s+(?:the\s+)?", re.IGNORECASE
 # Source: arXiv identifier scheme (https://info.arxiv.org/help/arxiv_identifier.html):
 # YYMM.NNNN(N) since 2007, archive[.SC]/YYMMNNN before; archive names are short
 # ("hep-th", "q-alg", "cond-mat"), so their length is bounded, as is the version.
+# ASCII digits only ("٠٧٠٤.٠٠٠٧" is no arXiv id); the number has 4 digits to
+# 1412 and 5 from 1501 (split_arxiv_id).
 _ID_RE = re.compile(
     r"(?P<id>\d{4}\.\d{4,5}|[a-z]{1,10}(?:-[a-z]{1,10})?(?:\.[A-Za-z]{2})?/\d{7})"
-    r"(?:v(?P<version>[1-9]\d{0,3}))?"
+    r"(?:v(?P<version>[1-9]\d{0,3}))?",
+    re.ASCII,
 )
 _ID_LINE_RE = re.compile(r"^(?:arXiv|Paper):\s*(\S+)", re.MULTILINE)
 _REVISED_RE = re.compile(r"^Date \(revised v(\d+)\):", re.MULTILINE)
@@ -73,7 +76,8 @@ _SEPARATOR_LINE = "\\\\"
 _DATE_RE = re.compile(
     r"^(?:[A-Z][a-z]{2},\s+)?(?P<day>\d{1,2})\s+(?P<month>[A-Z][a-z]{2})\s+"
     r"(?P<year>\d{4})\s+(?P<hour>\d{1,2}):(?P<minute>\d{2}):(?P<second>\d{2})\s+"
-    r"(?:GMT|UTC)\s*(?:\((?P<size>[^,)]*)[^)]*\))?\s*$"
+    r"(?:GMT|UTC)\s*(?:\((?P<size>[^,)]*)[^)]*\))?\s*$",
+    re.ASCII,
 )
 _MONTHS = {
     name: number
@@ -97,7 +101,8 @@ _MARKER_PAREN_START_RE = re.compile(r"\s*\(\s*\d+\s*\)")
 _MARKER_PAREN_RE = re.compile(r"\(\s*(\d+)\s*\)\s*:?")
 _MARKER_BARE_START_RE = re.compile(r"\s*\d+\s*(?:[-:)]\s*|\s+)(?=[^\d\s,;])")
 _MARKER_BARE_RE = re.compile(r"(?:^|[;,])\s*(\d+)\s*(?:[-:)]\s*|\s+)(?=[^\d\s,;])")
-_ET_AL_RE = re.compile(r"^et\.?\s*al\.?$", re.IGNORECASE)
+# "et al." and "and others" end a list cut short; neither is a person.
+_ET_AL_RE = re.compile(r"^(?:et\.?\s*al\.?|others)$", re.IGNORECASE)
 # arXiv cuts long lists: "R. Aaij, ..., M. Zhou (750 additional authors not shown)".
 _NOT_SHOWN_RE = re.compile(r"^\d+\s+additional\s+authors?\s+not\s+shown$", re.I)
 _TRAILING_ET_AL_RE = re.compile(r"[\s,]+et\.?\s*al\.?$", re.IGNORECASE)
@@ -287,9 +292,9 @@ def split_abs_authors(
     Handles ``,`` ``;`` ``:`` `` and `` ``&`` separators; inline affiliations
     ``Andrea Brignole (CERN-TH)``; numbered ones ``Daisuke Kawata (1,2), ...
     ((1) Carnegie Observatories, (2) Swinburne)`` (also ``(1 and 3)``,
-    ``(1): X``, ``(1 - X; 2 - Y)``); LaTeX accents; ``et al`` (dropped); a
-    ``Jr.`` split off by a comma; a nickname ``Zhe (Rita) Liang`` (kept in the name);
-    arXiv's ``(750 additional authors not shown)`` (dropped).
+    ``(1): X``, ``(1 - X; 2 - Y)``); LaTeX accents; ``et al`` and ``and others``
+    (dropped); a ``Jr.`` split off by a comma; a nickname ``Zhe (Rita) Liang``
+    (kept in the name); arXiv's ``(750 additional authors not shown)`` (dropped).
 
     Collaborations (``D0 Collaboration:``, ``the PHOBOS Collaboration``, ``The CMS
     and LHCb Collaborations``, ``... team``) become slots of their own with
@@ -452,11 +457,18 @@ def split_arxiv_id(text: str, where: str) -> tuple[str, int | None]:
         The id without version, and the version or None when there is none.
 
     Raises:
-        RecordError: the text is not an arXiv id.
+        RecordError: the text is not an arXiv id: ASCII digits, and 4 after
+            the dot to 1412, 5 from 1501 (the identifier scheme above).
     """
     match = _ID_RE.fullmatch(text.strip())
     if not match:
         raise RecordError(f"{where}: unreadable arXiv id {text!r}")
+    new_style = re.fullmatch(r"(\d{4})\.(\d+)", match.group("id"), re.ASCII)
+    if new_style and (len(new_style.group(2)) == 5) != (new_style.group(1) >= "1501"):
+        raise RecordError(
+            f"{where}: unreadable arXiv id {text!r} (4 digits after the dot to "
+            "1412, 5 from 1501)"
+        )
     version = match.group("version")
     return match.group("id"), int(version) if version else None
 

@@ -22,10 +22,11 @@ the snapshot and from its ``.abs`` file is the same record (``authors_parsed``,
 arXiv's own split, is not read: its names and ours would then differ by
 source). ``update_date`` is the record's datestamp.
 
-A harvest reads a file whole before it writes it, so the 4 GB snapshot is
-harvested split into pieces (``split -l 20000``), each a file of its own: a
-killed harvest resumes after the last piece done, and memory is one piece's.
-A file of JSON lines over :data:`MAX_FILE_BYTES` is refused, saying so.
+A harvest reads a file whole before it writes it (in batches; a killed
+harvest resumes after the last batch written), so the 4.5 GB snapshot is
+harvested split into pieces (``split -l 20000``), each a file of its own, and
+memory is one piece's. A file over :data:`MAX_FILE_BYTES` or
+:data:`MAX_FILE_LINES` lines is refused, saying so.
 
 Source: Kaggle "arXiv Dataset" (Cornell University), its data card's field
 list; arXiv's ``.abs`` format for the fields' meaning.
@@ -57,6 +58,7 @@ from harvest.sources.arxiv_abs import (
     split_arxiv_id,
     version_record,
 )
+from wovepaper.identifiers import ARXIV_CATEGORY
 
 # The members that make a JSON object a snapshot line (every line has them).
 KAGGLE_KEYS = frozenset({"id", "authors", "title", "versions"})
@@ -68,58 +70,104 @@ KAGGLE_KEYS = frozenset({"id", "authors", "title", "versions"})
 # as before harvest.services.files cut files into batches, 20,255 lines took
 # 578 MB and 14.2 s against 10.7 s. The whole snapshot (several GB) is split.
 MAX_FILE_BYTES = 64 * 1024 * 1024
+# Lines a file may hold: each costs its raw record in memory whatever its
+# length (about 265 bytes for a line of "1", hostile trial), so a 64 MB file
+# of short lines would hold tens of millions. 100,000 real lines are about
+# 145 MB, over MAX_FILE_BYTES already.
+MAX_FILE_LINES = 100_000
+# How many of a file's first non-blank lines are looked at to tell a
+# snapshot: a piece cut by size (split -b) starts with the end of a line.
+_LINES_LOOKED_AT = 8
+# A version tag, ASCII digits ("v²" and "v١" are none).
+_VERSION_RE = re.compile(r"v([1-9][0-9]{0,3})", re.ASCII)
+_DATE_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 # How much of a file's first line is read to tell a snapshot (lines are a few
 # kB; the longest abstracts and bylines stay far below this).
 _FIRST_LINE_BYTES = 1024 * 1024
+
+
+_SPLIT_IT = (
+    "split it first (split -l 20000 --additional-suffix=.json FILE piece-) and "
+    "harvest the folder of its pieces"
+)
 
 
 def too_big(path: Path) -> str:
     """Why a file of snapshot lines cannot be read whole, or "".
 
     Returns:
-        "" for a file of at most :data:`MAX_FILE_BYTES`; else the reason,
-        saying how to split it.
+        "" for a file of at most :data:`MAX_FILE_BYTES` and
+        :data:`MAX_FILE_LINES` lines (counted by reading it in 1 MB blocks);
+        else the reason, saying how to split it.
     """
     size = path.stat().st_size
-    if size <= MAX_FILE_BYTES:
-        return ""
-    return (
-        f"{size:,} bytes of arXiv snapshot lines, over the "
-        f"{MAX_FILE_BYTES // 2**20} MB a file is read in; split it first "
-        "(split -l 20000 --additional-suffix=.json FILE piece-) and harvest the "
-        "folder of its pieces"
-    )
+    if size > MAX_FILE_BYTES:
+        return (
+            f"{size:,} bytes of arXiv snapshot lines, over the "
+            f"{MAX_FILE_BYTES // 2**20} MB a file is read in; {_SPLIT_IT}"
+        )
+    lines = 0
+    with path.open("rb") as handle:
+        while block := handle.read(2**20):
+            lines += block.count(b"\n")
+    if lines > MAX_FILE_LINES:
+        return (
+            f"{lines:,} lines of arXiv snapshot lines, over the "
+            f"{MAX_FILE_LINES:,} a file is read in; {_SPLIT_IT}"
+        )
+    return ""
+
+
+def leading_objects(path: Path, lines: int = _LINES_LOOKED_AT) -> list[object]:
+    """The JSON values of the first ``lines`` non-blank lines of ``path`` (None
+    for a line that is not JSON), read no further than a line's worth at a
+    time: a line longer than 1 MB, or blank lines past the first MB, end the
+    look (a minified answer of one long line is not read whole to learn it is
+    not a snapshot). A byte-order mark before the first is passed over.
+
+    Returns:
+        The values, in file order; empty when the file cannot be read.
+    """
+    out: list[object] = []
+    try:
+        with path.open("rb") as handle:
+            while len(out) < lines:
+                raw = handle.readline(_FIRST_LINE_BYTES + 1)
+                if not raw or len(raw) > _FIRST_LINE_BYTES:
+                    break
+                if not raw.strip():
+                    if handle.tell() > _FIRST_LINE_BYTES and not out:
+                        break
+                    continue
+                try:
+                    out.append(json.loads(raw.removeprefix(b"\xef\xbb\xbf")))
+                except (ValueError, RecursionError):
+                    out.append(None)
+    except OSError:
+        return []
+    return out
 
 
 def first_line_object(path: Path) -> object:
-    """The JSON value of the first non-blank line of ``path``, or None when that
-    line is not JSON, is longer than 1 MB or starts past the first MB (or the
-    file cannot be read, or holds no line)."""
-    try:
-        with path.open("rb") as handle:
-            while handle.tell() <= _FIRST_LINE_BYTES:
-                # Never more than a line's worth: a file of one long line
-                # (a minified answer) is not read whole to learn it is not this.
-                raw = handle.readline(_FIRST_LINE_BYTES + 1)
-                if not raw or len(raw) > _FIRST_LINE_BYTES:
-                    return None
-                if raw.strip():
-                    return json.loads(raw)
-    except (OSError, ValueError, RecursionError):
-        return None
-    return None
+    """The JSON value of the first non-blank line of ``path``, or None (see
+    :func:`leading_objects`)."""
+    found = leading_objects(path, 1)
+    return found[0] if found else None
 
 
 def is_kaggle_file(path: Path) -> bool:
     """Whether ``path`` is arXiv's metadata snapshot in JSON lines (or a piece of
-    it): its first line is an object with :data:`KAGGLE_KEYS`.
+    it): one of its first :data:`_LINES_LOOKED_AT` non-blank lines is an
+    object with :data:`KAGGLE_KEYS` (a broken first line, or a piece cut by
+    size starting mid-line, costs that line, not the piece).
 
     A recorded OAI-PMH exchange or Atom cassette (``.json``) is one JSON value
-    over many lines, so its first line alone is not an object and it is read as
-    before.
+    over many lines, or one line without those keys, so it is read as before.
     """
-    first = first_line_object(path)
-    return isinstance(first, dict) and KAGGLE_KEYS <= first.keys()
+    return any(
+        isinstance(value, dict) and KAGGLE_KEYS <= value.keys()
+        for value in leading_objects(path)
+    )
 
 
 def read_kaggle_file(path: Path, root: Path | None = None) -> Iterator[RawItem]:
@@ -145,6 +193,8 @@ def read_kaggle_file(path: Path, root: Path | None = None) -> Iterator[RawItem]:
             if not raw.strip():
                 continue
             where = f"{locator}#line-{number}"
+            if number == 1:
+                raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark
             text, problem = decode_utf8(raw)
             yield RawItem(
                 external_id=(not problem and _external_id(text)) or where,
@@ -170,11 +220,14 @@ def _external_id(text: str) -> str:
     except RecordError:
         return ""
     versions = record.get("versions")
-    last = versions[-1] if isinstance(versions, list) and versions else None
-    tag = last.get("version") if isinstance(last, dict) else None
-    if isinstance(tag, str) and re.fullmatch(r"v[1-9]\d{0,3}", tag):
-        return f"{arxiv_id}{tag}"
-    return arxiv_id
+    numbers = [
+        int(match.group(1))
+        for entry in (versions if isinstance(versions, list) else [])
+        if isinstance(entry, dict)
+        and isinstance(entry.get("version"), str)
+        and (match := _VERSION_RE.fullmatch(entry["version"]))
+    ]
+    return f"{arxiv_id}v{max(numbers)}" if numbers else arxiv_id
 
 
 def _text(record: dict, key: str, where: str) -> str:
@@ -205,10 +258,11 @@ def parse_kaggle_record(item: RawItem) -> PaperRecord:
     Raises:
         RecordError: starting with ``item.locator``: the line is not UTF-8,
             not JSON or not an object; ``id`` is missing or not an arXiv id;
-            ``title`` is empty; ``versions`` is missing, empty, or holds an
-            entry without a ``vN`` version and a readable ``created`` date;
-            a text member is neither a string nor null; ``categories`` is
-            empty; ``update_date`` is not ``YYYY-MM-DD``.
+            ``title`` is empty; ``versions`` is missing, empty, lists a
+            version twice or holds an entry without a ``vN`` version and a
+            readable ``created`` date; a text member is neither a string nor
+            null; ``categories`` is empty or names no arXiv category;
+            ``update_date`` is not ``YYYY-MM-DD``.
     """
     where = item.locator
     if item.problem:
@@ -227,9 +281,7 @@ def parse_kaggle_record(item: RawItem) -> PaperRecord:
     if not title:
         raise RecordError(f"{where}: no title")
     versions = _versions(record.get("versions"), where)
-    categories = _text(record, "categories", where).split()
-    if not categories:
-        raise RecordError(f"{where}: no categories")
+    categories = _categories(_text(record, "categories", where), where)
     comments = normalise_space(_text(record, "comments", where))
     abstract = clean_abstract(_text(record, "abstract", where))
     latest = versions[-1]
@@ -255,33 +307,58 @@ def parse_kaggle_record(item: RawItem) -> PaperRecord:
     )
 
 
+def _categories(text: str, where: str) -> list[str]:
+    """The space-separated categories, primary first, each once.
+
+    Raises:
+        RecordError: none, or one that is no arXiv category name
+            (:data:`wovepaper.identifiers.ARXIV_CATEGORY`).
+    """
+    out: list[str] = []
+    for name in text.split():
+        if not ARXIV_CATEGORY.fullmatch(name):
+            raise RecordError(f"{where}: {name[:50]!r} is no arXiv category")
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise RecordError(f"{where}: no categories")
+    return out
+
+
 def _versions(value: object, where: str) -> list[VersionRecord]:
-    """``versions`` as VersionRecords, oldest first."""
+    """``versions`` as VersionRecords, oldest first.
+
+    Raises:
+        RecordError: not a list, empty, an entry without a ``vN`` version
+            (ASCII digits, N from 1) or a readable ``created``, or one
+            version listed twice.
+    """
     if not isinstance(value, list) or not value:
         raise RecordError(f"{where}: no 'versions' list")
-    out = []
+    out: dict[int, VersionRecord] = {}
     for entry in value:
         tag = entry.get("version") if isinstance(entry, dict) else None
         created = entry.get("created") if isinstance(entry, dict) else None
-        if not (
-            isinstance(tag, str)
-            and tag[:1] == "v"
-            and tag[1:].isdigit()
-            and len(tag) <= 5
-            and int(tag[1:]) >= 1
-        ):
+        match = _VERSION_RE.fullmatch(tag) if isinstance(tag, str) else None
+        if not match:
             raise RecordError(f"{where}: a version is not 'vN': {str(entry)[:100]}")
         if not isinstance(created, str):
             raise RecordError(f"{where}: version {tag} has no 'created' date")
-        out.append(version_record(int(tag[1:]), created, where))
-    out.sort(key=lambda v: v.version)
-    return out
+        number = int(match.group(1))
+        if number in out:
+            raise RecordError(f"{where}: version {tag} is listed twice")
+        out[number] = version_record(number, created, where)
+    return [out[n] for n in sorted(out)]
 
 
 def _update_date(text: str, where: str) -> date | None:
     """``update_date`` (``"2008-11-13"``) as a date; None when empty."""
     if not text.strip():
         return None
+    if not _DATE_RE.fullmatch(text.strip()):
+        raise RecordError(
+            f"{where}: update_date {text.strip()[:40]!r} is not YYYY-MM-DD"
+        )
     try:
         return date.fromisoformat(text.strip())
     except ValueError as exc:

@@ -434,3 +434,13 @@ def test_parse_abs_all_files_counts(data_dir: Path) -> None:
         for paper in parsed
         for v in paper.versions
     )
+
+
+def test_and_others_ends_a_byline_and_is_no_author() -> None:
+    # A hostile trial found "others" stored as an author.
+    slots = split_abs_authors("A. One and B. Two and others")
+    assert [a.raw_name for a in slots] == ["A. One", "B. Two"]
+    assert [a.raw_name for a in split_abs_authors("A. One, B. Two, et al.")] == [
+        "A. One",
+        "B. Two",
+    ]

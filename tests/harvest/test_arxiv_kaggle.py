@@ -97,7 +97,41 @@ def test_a_snapshot_line_reads_latex_bylines_affiliations_and_versions():
             "unparsable date for v1",
         ),
         ({"categories": ""}, "no categories"),
+        ({"categories": "hep-th \u200b"}, r"'\u200b' is no arXiv category"),
         ({"update_date": "13/11/2008"}, "update_date '13/11/2008' is not YYYY-MM-DD"),
+        # Forms date.fromisoformat reads on Python 3.11, not the snapshot's.
+        ({"update_date": "20081113"}, "update_date '20081113' is not YYYY-MM-DD"),
+        ({"update_date": "2008-W46-4"}, "is not YYYY-MM-DD"),
+        # Digits of other scripts are no arXiv digits.
+        ({"id": "\u0660\u0667\u0660\u0664.\u0660\u0660\u0660\u0667"}, "unreadable"),
+        (
+            {
+                "versions": [
+                    {"version": "v\u00b2", "created": "Mon, 2 Apr 2007 19:18:42 GMT"}
+                ]
+            },
+            "a version is not 'vN'",
+        ),
+        (
+            {
+                "versions": [
+                    {"version": "v\u0661", "created": "Mon, 2 Apr 2007 19:18:42 GMT"}
+                ]
+            },
+            "a version is not 'vN'",
+        ),
+        (
+            {
+                "versions": [
+                    {"version": "v1", "created": "Mon, 2 Apr 2007 19:18:42 GMT"},
+                    {"version": "v1", "created": "Mon, 9 Apr 2007 19:18:42 GMT"},
+                ]
+            },
+            "version v1 is listed twice",
+        ),
+        # Five digits after the dot only from 1501, four only before.
+        ({"id": "0704.00001"}, "4 digits after the dot to 1412, 5 from 1501"),
+        ({"id": "2501.0001"}, "4 digits after the dot to 1412, 5 from 1501"),
     ],
 )
 def test_a_broken_line_is_refused_naming_the_line_and_the_problem(change, problem):
@@ -242,11 +276,12 @@ def test_a_piece_is_written_in_batches_and_a_run_killed_among_them_resumes(
         services.harvest_arxiv_files(root=piece)
     run = stopped.value.run
     run.refresh_from_db()
-    # The first batch of 10 landed; the file is not done, so the cursor
-    # still says no file.
+    # The first batch of 10 landed; the file is not done: the cursor says no
+    # file, and 10 records of this one.
     assert written == [10, 10]
     assert RawRecord.objects.count() == 10
     assert services.files_cursor(run.cursor)[0] == 0
+    assert files.file_progress(run.cursor) == (10, "")
     assert run.status == "failed"
 
     monkeypatch.setitem(files.FILE_SOURCES, "arxiv", source)
@@ -254,5 +289,140 @@ def test_a_piece_is_written_in_batches_and_a_run_killed_among_them_resumes(
     run.refresh_from_db()
     assert run.status == "finished"
     assert services.files_cursor(run.cursor)[0] == 1
+    assert files.file_progress(run.cursor) == (0, "")
     assert RawRecord.objects.count() == 27  # each line once
+    # Counted once each too: the resumed run skipped the 10 written.
+    assert (run.records_seen, run.records_failed) == (27, 2)
     assert set(Paper.objects.values_list("arxiv_id", flat=True)) == set(ids)
+
+
+@pytest.mark.parametrize(
+    ("done", "last", "within", "current"),
+    [
+        (0, "", 0, ""),
+        (3, "pieces/piece-ab.json", 0, ""),
+        (0, "", 500, ""),
+        (2, "a b/piece-aa.json", 1500, "a b/piece-ac.json"),
+        (1, "x\udcff.json", 10, "y\udcfe z.json"),  # names that are not UTF-8
+    ],
+)
+def test_a_file_run_cursor_keeps_the_files_done_and_a_file_written_in_part(
+    done, last, within, current
+):
+    cursor = files._cursor(done, last, within, current)
+    assert files.files_cursor(cursor) == (done, last)
+    assert files.file_progress(cursor) == ((within, current) if within else (0, ""))
+
+
+@pytest.mark.django_db
+def test_a_folder_of_pieces_killed_inside_its_second_resumes_after_what_landed(
+    tmp_path, monkeypatch
+):
+    from dataclasses import replace as with_field
+
+    from harvest.services.runs import HarvestInterrupted
+
+    folder = tmp_path / "pieces"
+    folder.mkdir()
+    first, _ = _snapshot_file(tmp_path, 12)  # 14 lines
+    (folder / "piece-aa.json").write_bytes(first.read_bytes())
+    second = [
+        json.dumps(snapshot_line(path))
+        for path, record in _readable()[40:80]
+        if record.categories
+    ][:30]
+    (folder / "piece-ab.json").write_text("\n".join(second) + "\n")
+    monkeypatch.setattr(files, "BATCH_RECORDS", 10)
+    source = files.FILE_SOURCES["arxiv"]
+    calls: list[int] = []
+
+    def killed_at_the_fourth(**kwargs):
+        calls.append(len(kwargs["items"]))
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return source.write(**kwargs)
+
+    monkeypatch.setitem(
+        files.FILE_SOURCES, "arxiv", with_field(source, write=killed_at_the_fourth)
+    )
+    with pytest.raises(HarvestInterrupted) as stopped:
+        services.harvest_arxiv_files(root=folder)
+    run = stopped.value.run
+    run.refresh_from_db()
+    # 14 + 30 records in batches of 10: the second batch held the first
+    # piece's last 4 and the second's first 6, the third 10 more of it.
+    assert services.files_cursor(run.cursor) == (1, "piece-aa.json")
+    assert files.file_progress(run.cursor) == (16, "piece-ab.json")
+    assert RawRecord.objects.count() == 30
+    monkeypatch.setitem(files.FILE_SOURCES, "arxiv", source)
+    services.harvest_arxiv_files(root=folder, run=run)
+    run.refresh_from_db()
+    assert RawRecord.objects.count() == 44
+    assert run.records_seen == 44
+    assert run.status == "finished"
+
+
+def test_categories_keep_their_order_once_each_and_the_highest_version_names_it():
+    path = settings.WOVEPAPER_DATA_DIR / FTP / "hep-th/papers/9709/9709111.abs"
+    line = snapshot_line(path)
+    line["categories"] = "hep-th  hep-ph hep-th"
+    line["versions"] = list(reversed(line["versions"]))  # v3, v2, v1
+    text = json.dumps(line)
+    record = arxiv_kaggle.parse_kaggle_record(_item(text))
+    assert record.categories == ["hep-th", "hep-ph"]
+    assert [v.version for v in record.versions] == [1, 2, 3]
+    assert arxiv_kaggle._external_id(text) == "hep-th/9709111v3"
+
+
+@pytest.mark.django_db
+def test_a_broken_first_line_costs_that_line_not_the_piece(tmp_path):
+    piece, ids = _snapshot_file(tmp_path, 6)
+    lines = piece.read_bytes().split(b"\n")
+    cut = tmp_path / "cut.json"
+    # As split -b leaves a piece: it starts with the end of a line.
+    cut.write_bytes(b"\xef\xbb\xbf" + lines[0][40:] + b"\n" + b"\n".join(lines[1:]))
+    run = services.harvest_arxiv_files(root=cut)
+    landed = set(Paper.objects.values_list("arxiv_id", flat=True))
+    assert landed == set(ids[1:])
+    assert run.records_failed == 3  # the cut first line and the two broken
+
+
+@pytest.mark.django_db
+def test_a_byte_order_mark_costs_nothing(tmp_path):
+    piece, ids = _snapshot_file(tmp_path, 4)
+    marked = tmp_path / "marked.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + piece.read_bytes())
+    services.harvest_arxiv_files(root=marked)
+    assert set(Paper.objects.values_list("arxiv_id", flat=True)) == set(ids)
+
+
+@pytest.mark.django_db
+def test_files_too_long_or_too_big_to_read_whole_are_skipped_unread(
+    tmp_path, monkeypatch
+):
+    piece, _ = _snapshot_file(tmp_path, 5)  # 8 lines
+    monkeypatch.setattr(arxiv_kaggle, "MAX_FILE_LINES", 7)
+    [skipped] = services.harvest_arxiv_files(root=piece).files_skipped
+    assert (
+        "8 lines of arXiv snapshot lines, over the 7 a file is read in"
+        in (skipped["reason"])
+    )
+    # A recorded OAI-PMH answer bigger than a snapshot piece may be: not read.
+    nock = settings.WOVEPAPER_DATA_DIR / "arxiv/oai_pmh_nock"
+    big = tmp_path / "answer.json"
+    big.write_bytes(sorted(nock.glob("*.json"))[0].read_bytes())
+    monkeypatch.setattr(arxiv_kaggle, "MAX_FILE_BYTES", big.stat().st_size - 1)
+    [skipped] = services.harvest_arxiv_files(root=big).files_skipped
+    assert (
+        "an arXiv response is read in, and no snapshot line among its"
+        in (skipped["reason"])
+    )
+    assert not RawRecord.objects.exists()
+    # A .jsonl file is snapshot lines or nothing.
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text('{"a": 1}\n')
+    [skipped] = services.harvest_arxiv_files(root=odd).files_skipped
+    assert (
+        "no arXiv snapshot line (an object with authors, id, title, versions)"
+        in (skipped["reason"])
+    )
