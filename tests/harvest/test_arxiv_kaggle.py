@@ -250,32 +250,44 @@ def test_a_mutated_snapshot_piece_fails_only_with_a_record_error(tmp_path, steps
     _read_all(path)
 
 
-@pytest.mark.django_db
-def test_a_piece_is_written_in_batches_and_a_run_killed_among_them_resumes(
-    tmp_path, monkeypatch
-):
+def _killed_in_batch(monkeypatch, root: Path, n: int) -> tuple[object, list[int]]:
+    """Harvest ``root`` in batches of 10, stopped by Ctrl-C as batch ``n`` is
+    written; the source's writer is put back for the resume.
+
+    Returns:
+        ``(the stopped run, reloaded; the sizes of the batches begun)``.
+    """
     from dataclasses import replace as with_field
 
     from harvest.services.runs import HarvestInterrupted
 
-    piece, ids = _snapshot_file(tmp_path, 25)  # 25 papers and 2 broken lines
     monkeypatch.setattr(files, "BATCH_RECORDS", 10)
     source = files.FILE_SOURCES["arxiv"]
-    written: list[int] = []
+    begun: list[int] = []
 
-    def killed_at_the_second(**kwargs):
-        written.append(len(kwargs["items"]))
-        if len(written) == 2:
+    def stopped_at_n(**kwargs):
+        begun.append(len(kwargs["items"]))
+        if len(begun) == n:
             raise KeyboardInterrupt
         return source.write(**kwargs)
 
     monkeypatch.setitem(
-        files.FILE_SOURCES, "arxiv", with_field(source, write=killed_at_the_second)
+        files.FILE_SOURCES, "arxiv", with_field(source, write=stopped_at_n)
     )
     with pytest.raises(HarvestInterrupted) as stopped:
-        services.harvest_arxiv_files(root=piece)
+        services.harvest_arxiv_files(root=root)
+    monkeypatch.setitem(files.FILE_SOURCES, "arxiv", source)
     run = stopped.value.run
     run.refresh_from_db()
+    return run, begun
+
+
+@pytest.mark.django_db
+def test_a_piece_is_written_in_batches_and_a_run_killed_among_them_resumes(
+    tmp_path, monkeypatch
+):
+    piece, ids = _snapshot_file(tmp_path, 25)  # 25 papers and 2 broken lines
+    run, written = _killed_in_batch(monkeypatch, piece, 2)
     # The first batch of 10 landed; the file is not done: the cursor says no
     # file, and 10 records of this one.
     assert written == [10, 10]
@@ -284,7 +296,6 @@ def test_a_piece_is_written_in_batches_and_a_run_killed_among_them_resumes(
     assert files.file_progress(run.cursor) == (10, "")
     assert run.status == "failed"
 
-    monkeypatch.setitem(files.FILE_SOURCES, "arxiv", source)
     services.harvest_arxiv_files(root=piece, run=run)
     run.refresh_from_db()
     assert run.status == "finished"
@@ -318,10 +329,6 @@ def test_a_file_run_cursor_keeps_the_files_done_and_a_file_written_in_part(
 def test_a_folder_of_pieces_killed_inside_its_second_resumes_after_what_landed(
     tmp_path, monkeypatch
 ):
-    from dataclasses import replace as with_field
-
-    from harvest.services.runs import HarvestInterrupted
-
     folder = tmp_path / "pieces"
     folder.mkdir()
     first, _ = _snapshot_file(tmp_path, 12)  # 14 lines
@@ -332,29 +339,13 @@ def test_a_folder_of_pieces_killed_inside_its_second_resumes_after_what_landed(
         if record.categories
     ][:30]
     (folder / "piece-ab.json").write_text("\n".join(second) + "\n")
-    monkeypatch.setattr(files, "BATCH_RECORDS", 10)
-    source = files.FILE_SOURCES["arxiv"]
-    calls: list[int] = []
-
-    def killed_at_the_fourth(**kwargs):
-        calls.append(len(kwargs["items"]))
-        if len(calls) == 4:
-            raise KeyboardInterrupt
-        return source.write(**kwargs)
-
-    monkeypatch.setitem(
-        files.FILE_SOURCES, "arxiv", with_field(source, write=killed_at_the_fourth)
-    )
-    with pytest.raises(HarvestInterrupted) as stopped:
-        services.harvest_arxiv_files(root=folder)
-    run = stopped.value.run
-    run.refresh_from_db()
+    run, begun = _killed_in_batch(monkeypatch, folder, 4)
+    assert begun == [10, 10, 10, 10]
     # 14 + 30 records in batches of 10: the second batch held the first
     # piece's last 4 and the second's first 6, the third 10 more of it.
     assert services.files_cursor(run.cursor) == (1, "piece-aa.json")
     assert files.file_progress(run.cursor) == (16, "piece-ab.json")
     assert RawRecord.objects.count() == 30
-    monkeypatch.setitem(files.FILE_SOURCES, "arxiv", source)
     services.harvest_arxiv_files(root=folder, run=run)
     run.refresh_from_db()
     assert RawRecord.objects.count() == 44
