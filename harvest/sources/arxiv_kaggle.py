@@ -205,7 +205,7 @@ def read_kaggle_file(path: Path, root: Path | None = None) -> Iterator[RawItem]:
 
 
 def _external_id(text: str) -> str:
-    """The versioned arXiv id a line names (``0704.0001v2``: its id and last
+    """The versioned arXiv id a line names (``0704.0001v2``: its id and highest
     version; without a readable version, the id alone), or "" when the line
     names no readable arXiv id (the locator then names the record)."""
     try:
