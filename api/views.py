@@ -622,11 +622,10 @@ def _moved_or_gone(request: Request, pk: int, route: str) -> HttpResponse | None
     ).first()
     if retired is None:
         return None
+    # The page's holders, each with its API URL in place of its page's.
     holders = [
         {
-            "id": holder["id"],
-            "name": holder["name"],
-            "papers": holder["papers"],
+            **holder,
             "url": request.build_absolute_uri(
                 reverse("researcher-detail", args=[holder["id"]])
             ),

@@ -274,12 +274,7 @@ def _propose_block(
                 # of that name, but the rule could not propose it to them (a
                 # slot of its paper or a name proposed to them already): the
                 # curator's hint. Not when a curator said it is not them.
-                researcher, holds, of = found.likeliest
-                evidence["likeliest"] = {
-                    "researcher": researcher,
-                    "holds": holds,
-                    "of": of,
-                }
+                evidence["likeliest"] = _likeliest_evidence(found.likeliest)
             names_agree = all(
                 names.given_names_compatible(
                     x.given, y.given, pinyin=names.reads_as_pinyin(x.family)
@@ -301,6 +296,13 @@ def _propose_block(
             )
 
     return drafts
+
+
+def _likeliest_evidence(likeliest: tuple[int, int, int]) -> dict:
+    """A cluster's :attr:`~curation.matching.pipeline.Cluster.likeliest` as
+    evidence stores it: ``{"researcher", "holds", "of"}``."""
+    researcher, holds, of = likeliest
+    return {"researcher": researcher, "holds": holds, "of": of}
 
 
 def _rule_attaches(
@@ -341,7 +343,7 @@ def _rule_attaches(
     """
     if not found.likeliest:
         return []
-    researcher, holds, of = found.likeliest
+    researcher = found.likeliest[0]
     p = researchers.get(researcher)
     if p is None:
         return []
@@ -363,7 +365,7 @@ def _rule_attaches(
         evidence = {
             **s.evidence,
             "rule": pipeline.EVIDENCE_FREE_ATTACH_RULE,
-            "likeliest": {"researcher": researcher, "holds": holds, "of": of},
+            "likeliest": _likeliest_evidence(found.likeliest),
         }
         winner[(a.paper_id, researcher)] = (s.pairwise_score, -a.id)
         proposed.setdefault(researcher, []).append(a.given)

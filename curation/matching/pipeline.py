@@ -304,8 +304,10 @@ def attach_evidence_free(
         The grouping does not depend on the order of ``found``.
     """
     tied = {i for pair in constraints.must_link | constraints.cannot_link for i in pair}
-    solid = [c for c in found if not all(evidence_free(m) for m in c.members)]
-    loose = [c for c in found if all(evidence_free(m) for m in c.members)]
+    solid: list[Cluster] = []
+    loose: list[Cluster] = []
+    for c in found:
+        (loose if all(evidence_free(m) for m in c.members) else solid).append(c)
     if not (solid or researchers) or not loose:
         return found
     profiles = [profile_of(c.members) for c in solid]

@@ -34,6 +34,7 @@ list; arXiv's ``.abs`` format for the fields' meaning.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Iterator
@@ -140,7 +141,7 @@ def leading_objects(path: Path, lines: int = _LINES_LOOKED_AT) -> list[object]:
                         break
                     continue
                 try:
-                    out.append(json.loads(raw.removeprefix(b"\xef\xbb\xbf")))
+                    out.append(json.loads(raw.removeprefix(codecs.BOM_UTF8)))
                 except (ValueError, RecursionError):
                     out.append(None)
     except OSError:
@@ -194,7 +195,7 @@ def read_kaggle_file(path: Path, root: Path | None = None) -> Iterator[RawItem]:
                 continue
             where = f"{locator}#line-{number}"
             if number == 1:
-                raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark
+                raw = raw.removeprefix(codecs.BOM_UTF8)
             text, problem = decode_utf8(raw)
             yield RawItem(
                 external_id=(not problem and _external_id(text)) or where,
