@@ -455,25 +455,121 @@ def block_key(given: str, family: str) -> str:
     return f"{core} {initial}".strip()
 
 
-def block_key_variants(given: str, family: str) -> list[str]:
-    """Return the primary block key followed by its documented variants.
+# What each kind of block-key reading is, as a curator reads it (Reading.kind).
+READING_KINDS = {
+    "particles": "family name with its particles joined",
+    "surname": "one of two surnames",
+    "compound": "last given word taken into the surname",
+    "order": "given and family names swapped",
+}
 
-    Variants, in this order (duplicates dropped):
-        1. The family with its particles kept and joined (``"De Luca"`` also gives
-           ``"deluca g"``, meeting sources that print ``"DeLuca"``).
-        2. Each word of a multi-word or hyphenated family core (``"García
-           Márquez"`` -> ``"garcia j"``, ``"marquez j"``; ``"Cerdá-Durán"`` ->
-           ``"cerda p"``, ``"duran p"``): Spanish and Portuguese authors are
-           often cited under one of their two surnames (Chicago ch. 8).
-        3. The last full given word prepended to the family (``("José García",
-           "Márquez")`` -> ``"garciamarquez j"``): a two-part surname printed
+
+@dataclass(frozen=True)
+class Reading:
+    """Another way to read a printed name, under which it has another block key.
+
+    Attributes:
+        key: the block key of this reading (:func:`block_key` of ``given``
+            and ``family``), never the name's primary key.
+        given, family: the name read this way (``("Xiaoming", "Wang")`` for
+            the printed ``("Wang", "Xiaoming")``).
+        kind: which rule read it: a key of :data:`READING_KINDS`.
+    """
+
+    key: str
+    given: str
+    family: str
+    kind: str
+
+
+# A run of letters and digits: a printed name's words without their hyphens,
+# periods, apostrophes and spaces.
+_WORD_RE = re.compile(r"[^\W_]+")
+
+
+def _printed_word(family: str, folded: str) -> str:
+    """The word of ``family`` as printed that folds to ``folded`` (its first
+    such), or ``folded`` itself."""
+    for word in _WORD_RE.findall(family):
+        if "".join(fold(word).split()) == folded:
+            return word
+    return folded
+
+
+@remembered
+def block_key_readings(given: str, family: str) -> tuple[Reading, ...]:
+    """Return the other readings of a name, each with its block key.
+
+    Readings, in this order (one per key, the primary key left out):
+        1. ``particles``: the family with its particles kept and joined
+           (``"De Luca"`` read as ``"DeLuca"``, key ``"deluca g"``).
+        2. ``surname``: each word of a multi-word or hyphenated family core
+           (``"García Márquez"`` read as ``"García"`` and as ``"Márquez"``;
+           ``"Cerdá-Durán"`` as ``"Cerdá"`` and ``"Durán"``): Spanish and
+           Portuguese authors are often cited under one of their two surnames
+           (Chicago ch. 8).
+        3. ``compound``: the last full given word taken into the family
+           (``("José García", "Márquez")`` read as ``("José", "García
+           Márquez")``, key ``"garciamarquez j"``): a two-part surname printed
            without a comma reaches its comma form.
-        4. Swapped order for a possibly reversed East Asian name: when the given
-           name has no initials and its first word is a frequent East Asian
-           family name, that word becomes the family core and the family name
-           gives the initial (``("Wang", "Xiaoming")`` -> ``"wang x"``, meeting
-           ``"Xiaoming Wang"``; ``("Nguyen Van", "Khue")`` -> ``"nguyen k"``,
-           meeting ``"Khue Van Nguyen"``).
+        4. ``order``: given and family swapped for a possibly reversed East
+           Asian name: when the given name has no initials and its first word
+           is a frequent East Asian family name, that word becomes the family
+           name and the printed family name leads the given names
+           (``("Wang", "Xiaoming")`` read as ``("Xiaoming", "Wang")``, key
+           ``"wang x"``, meeting ``"Xiaoming Wang"``; ``("Nguyen Van",
+           "Khue")`` as ``("Khue Van", "Nguyen")``, key ``"nguyen k"``).
+
+    Each reading's key is :func:`block_key` of the reading, so a reading is
+    the name as it lands in that block; a reading whose key is the primary
+    one (``("Chao En", "Wang")`` read with ``"En Wang"``, whose particle
+    ``"En"`` is dropped again) or another reading's is left out.
+
+    Source: Chicago Manual of Style ch. 8; INSPIRE/beard blocking on family
+    name plus first initial.
+
+    Args:
+        given: given names as printed or parsed.
+        family: family name with particles as printed or parsed.
+
+    Returns:
+        The readings, at most one per key; empty for most names.
+    """
+    primary = block_key(given, family)
+    core_words = _strip_particles(fold(family).split())
+    found: list[Reading] = []
+
+    def read(kind: str, reading_given: str, reading_family: str) -> None:
+        key = block_key(reading_given, reading_family)
+        if key and key != primary and all(r.key != key for r in found):
+            found.append(Reading(key, reading_given, reading_family, kind))
+
+    if family.strip():
+        read("particles", given, "".join(_WORD_RE.findall(family)))
+    if len(core_words) >= 2:
+        for word in core_words:
+            if word not in _CONNECTORS:
+                read("surname", given, _printed_word(family, word))
+    given_words = given.split()
+    if len(given_words) >= 2 and not _is_initial_word(given_words[-1]) and core_words:
+        read("compound", " ".join(given_words[:-1]), f"{given_words[-1]} {family}")
+    if (
+        given_words
+        and all(t.kind == "full" for t in _given_tokens(given))
+        and "".join(fold(given_words[0]).split()) in _EAST_ASIAN_SURNAMES
+        and core_words
+    ):
+        read("order", " ".join([family, *given_words[1:]]), given_words[0])
+    return tuple(found)
+
+
+def block_key_variants(given: str, family: str) -> list[str]:
+    """Return the primary block key followed by the keys of its other readings.
+
+    The variants are the keys of :func:`block_key_readings`, in its order:
+    particles kept and joined, each of two surnames, the last given word taken
+    into the surname, and swapped order for a possibly reversed East Asian
+    name.
 
     Source: Chicago Manual of Style ch. 8; INSPIRE/beard blocking on
     family name plus first initial.
@@ -486,30 +582,10 @@ def block_key_variants(given: str, family: str) -> list[str]:
         Keys in the shape of block_key, primary first; at least one element
         (possibly ``""`` for an empty name).
     """
-    keys = [block_key(given, family)]
-    initial = _first_initial(given)
-    family_words = fold(family).split()
-    core_words = _strip_particles(family_words)
-
-    def keyed(core: str, first: str = initial) -> str:
-        return f"{core} {first}".strip()
-
-    if family_words:
-        keys.append(keyed("".join(family_words)))
-    if len(core_words) >= 2:
-        keys.extend(keyed(w) for w in core_words if w not in _CONNECTORS)
-    tokens = _given_tokens(given)
-    given_words = given.split()
-    if len(given_words) >= 2 and not _is_initial_word(given_words[-1]) and core_words:
-        keys.append(keyed("".join(fold(given_words[-1]).split()) + "".join(core_words)))
-    if (
-        given_words
-        and all(t.kind == "full" for t in tokens)
-        and "".join(fold(given_words[0]).split()) in _EAST_ASIAN_SURNAMES
-        and core_words
-    ):
-        keys.append(keyed("".join(fold(given_words[0]).split()), core_words[0][0]))
-    return list(dict.fromkeys(k for k in keys if k or k == keys[0]))
+    return [
+        block_key(given, family),
+        *(r.key for r in block_key_readings(given, family)),
+    ]
 
 
 @remembered

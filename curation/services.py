@@ -13,7 +13,7 @@ import hashlib
 import logging
 import math
 from collections import Counter, OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +53,7 @@ from curation.matching import (
     pipeline,
     scoring,
     training,
+    variants,
 )
 from curation.matching.features import (
     AuthorshipView,
@@ -461,6 +462,82 @@ def _propose_merges(
                     )
                 )
     return drafts
+
+
+def _propose_variant_merges(
+    profiles: dict[str, list[ProfileView]],
+    vetoes: set,
+    weights: scoring.Weights,
+    pending: dict[int, frozenset[int]] | None = None,
+    rarity: Callable[[str], float] | None = None,
+) -> list[_Draft]:
+    """Merge drafts for researchers of two blocks where a name read another
+    way meets them.
+
+    A researcher printed ``"Zhang Ping"`` in Chinese order (block ``"ping
+    z"``) is never compared, block by block, with the ``"Ping Zhang"`` of
+    block ``"zhang p"``; nor ``"García Márquez, J."`` with ``"García, J."``.
+    Each researcher is read into every other block its printed names land in
+    (:func:`curation.matching.variants.meetings`) and scored there against
+    each researcher as :func:`_propose_merges` scores a block's pairs: the
+    same checks (cannot-links, names that meet, one paper twice) and
+    ``CURATION_MERGE_THRESHOLD``. The evidence says how the name was read
+    (``reading``: the researcher, the name as printed and as read, the rule,
+    the block). A pair met both ways keeps its better score.
+
+    Args:
+        profiles: ``{block: live researchers}`` of every block (a full run's
+            snapshot); a block a reading names but ``profiles`` lacks meets
+            no one.
+        vetoes, weights, pending: as for :func:`_propose_merges`.
+        rarity: how rare a full given name is in the corpus, in [0, 1]
+            (``selectors.given_rarity``), for a reading that swaps names.
+
+    Returns:
+        The drafts, lower id first in each pair, each under the block of the
+        researcher its reading met.
+    """
+    pending = pending or {}
+    merge_threshold = settings.CURATION_MERGE_THRESHOLD
+    best: dict[tuple[int, int], _Draft] = {}
+    for meet in variants.meetings(profiles, rarity):
+        p = profiles[meet.block][meet.index]
+        for q in profiles[meet.other_block]:
+            lo, hi = sorted((p.id, q.id))
+            if lo == hi or ("r", lo, hi) in vetoes or not names_meet(meet.read, q):
+                continue
+            if (p.paper_ids | pending.get(p.id, frozenset())) & (
+                q.paper_ids | pending.get(q.id, frozenset())
+            ):
+                continue
+            s = scoring.score(profile_profile_features(meet.read, q), weights)
+            if s.veto or s.pairwise_score < merge_threshold:
+                continue
+            if (lo, hi) in best and best[lo, hi].score >= s.pairwise_score:
+                continue
+            given, family = meet.printed
+            evidence = {
+                **s.evidence,
+                "reading": {
+                    "researcher": p.id,
+                    "printed": f"{given} {family}".strip(),
+                    "read_as": f"{meet.reading.given} {meet.reading.family}".strip(),
+                    "rule": names.READING_KINDS[meet.reading.kind],
+                    "block": meet.reading.key,
+                },
+            }
+            best[lo, hi] = _Draft(
+                "merge",
+                s.pairwise_score,
+                evidence,
+                meet.other_block,
+                [],
+                researcher_id=lo,
+                other_researcher_id=hi,
+                identifier_proven=s.evidence["features"]["orcid"] == 1.0
+                and s.evidence["features"]["name"] > 0,
+            )
+    return [best[pair] for pair in sorted(best)]
 
 
 def _propose_splits(
@@ -986,6 +1063,18 @@ def matching_run(
         )
     for block, members in profiles.items() if merges else ():
         drafts.extend(_propose_merges(block, members, vetoes, weights, merging))
+    if merges and block_keys is None:
+        # Across blocks only in a full run: it reads every block's researchers,
+        # so each reading finds the block it names.
+        drafts.extend(
+            _propose_variant_merges(
+                profiles,
+                vetoes,
+                weights,
+                merging,
+                lambda given: selectors.given_rarity(given, rarities),
+            )
+        )
     # A full run asks the database for every live researcher's conflicts (those
     # with no block key too); an incremental run takes its snapshot's.
     conflicts = (

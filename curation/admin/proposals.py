@@ -308,6 +308,28 @@ def _attach_rule(evidence: dict) -> str:
     )
 
 
+def _reading_said(evidence: dict) -> str:
+    """What a merge met across two blocks says first: whose name was read
+    another way, how, and into which block; "" for any other proposal (or a
+    ``reading`` that is not an object of texts: edited by hand)."""
+    reading = json_object(evidence.get("reading"))
+    texts = [rule_said(reading.get(k)) for k in ("printed", "read_as", "rule", "block")]
+    researcher = reading.get("researcher")
+    if not all(texts) or not _counts(researcher):
+        return ""
+    printed, read_as, rule, block = texts
+    return format_html(
+        "<p><strong>Met across blocks:</strong> researcher #{} prints "
+        "&ldquo;{}&rdquo;, read as &ldquo;{}&rdquo; ({}), which lands in "
+        "block &ldquo;{}&rdquo;; the features below score that reading.</p>",
+        researcher,
+        printed,
+        read_as,
+        rule,
+        block,
+    )
+
+
 def _counts(*values: object) -> bool:
     """Whether each value is a count a curation step could store: an integer
     (not a boolean) from 1 to the database's largest."""
@@ -705,10 +727,11 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             # A vetoed pair is never scored: its zeros are not evidence.
             return format_html("{}{}", notes, model)
         return format_html(
-            "{}{}<p>In words: {}.</p><table><tr><th>feature</th><th>value</th>"
+            "{}{}{}<p>In words: {}.</p><table><tr><th>feature</th><th>value</th>"
             "<th>contribution (logit)</th></tr>{}</table>{}",
             notes,
             _attach_rule(evidence),
+            _reading_said(evidence),
             feature_words(evidence["features"], contributions),
             format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
             model,

@@ -637,12 +637,99 @@ def cluster_all(
         key=lambda v: v.block_key or f"#{v.id}",
         sub_key=lambda v: names.sub_block_key(v.given, v.family),
     )
-    labels: dict[int, str] = {}
-    for block, members in grouped.items():
-        found_clusters = cluster_authorships(
+    found = {
+        block: cluster_authorships(
             members, threshold=threshold, weights=weights, constraints=constraints
         )
-        for n, found in enumerate(found_clusters):
-            for member in found.members:
-                labels[member.id] = f"{block}:{n}"
+        for block, members in grouped.items()
+    }
+    seen = {full_given_key(v.given): v.given_rarity for v in views}
+    root = join_across_blocks(
+        found,
+        threshold=threshold,
+        weights=weights,
+        rarity=lambda given: seen.get(full_given_key(given), 0.0),
+    )
+    labels: dict[int, str] = {}
+    for block, clusters in found.items():
+        for n, cluster in enumerate(clusters):
+            home, m = root.get((block, n), (block, n))
+            for member in cluster.members:
+                labels[member.id] = f"{home}:{m}"
     return labels
+
+
+def join_across_blocks(
+    found: dict[str, list[Cluster]],
+    *,
+    threshold: float,
+    weights: scoring.Weights = scoring.DEFAULT,
+    rarity: Callable[[str], float] | None = None,
+) -> dict[tuple[str, int], tuple[str, int]]:
+    """Join clusters of two blocks where a name read another way meets them.
+
+    Each cluster's profile is read into every other block its printed names
+    land in (:func:`curation.matching.variants.meetings`: ``"Zhang Ping"`` in
+    Chinese order meets ``"Ping Zhang"``; ``"García Márquez, J."`` meets
+    ``"García, J."``) and scored there against each cluster as two profiles.
+    Pairs at ``threshold`` or above join, best first, unless the two groups
+    would hold one paper twice or their names conflict read in one frame
+    (:func:`names_conflict`). The researcher-side counterpart is the merge a
+    full matching run proposes (``curation.services``).
+
+    Args:
+        found: ``{block: its clusters}`` (:func:`cluster_authorships`).
+        threshold: pairwise score in [0, 1] at which two clusters join.
+        weights: the scoring model.
+        rarity: how rare a full given name is, in [0, 1], for a reading
+            that changes the given names (:func:`variants.read_into`).
+
+    Returns:
+        ``{(block, index): (block, index)}``: each joined cluster's group,
+        named by the group's first cluster in block order; clusters that
+        joined nothing are absent.
+    """
+    from curation.matching import variants
+
+    profiles = {
+        block: [profile_of(c.members) for c in clusters]
+        for block, clusters in found.items()
+        if clusters
+    }
+    candidates = []
+    for meet in variants.meetings(profiles, rarity):
+        for j, other in enumerate(profiles[meet.other_block]):
+            features = profile_profile_features(meet.read, other)
+            score = scoring.score(features, weights)
+            if score.veto or names_conflict(meet.read, other):
+                continue
+            if score.pairwise_score >= threshold:
+                candidates.append(
+                    (
+                        -score.pairwise_score,
+                        (meet.block, meet.index),
+                        (meet.other_block, j),
+                    )
+                )
+    order = {block: n for n, block in enumerate(found)}
+    parent: dict[tuple[str, int], tuple[str, int]] = {}
+    papers: dict[tuple[str, int], frozenset[int]] = {}
+
+    def find(x: tuple[str, int]) -> tuple[str, int]:
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+
+    def papers_of(x: tuple[str, int]) -> frozenset[int]:
+        return papers.get(x, profiles[x[0]][x[1]].paper_ids)
+
+    for _, a, b in sorted(candidates, key=lambda c: (c[0], order[c[1][0]], c[1][1])):
+        ra, rb = find(a), find(b)
+        if ra == rb or papers_of(ra) & papers_of(rb):
+            continue
+        first, second = sorted((ra, rb), key=lambda x: (order[x[0]], x[1]))
+        parent[second] = first
+        papers[first] = papers_of(first) | papers_of(second)
+    return {x: find(x) for x in parent} | {
+        x: x for x in set(parent.values()) if find(x) == x
+    }

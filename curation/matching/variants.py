@@ -1,0 +1,179 @@
+"""Where two blocks meet: a name read another way lands in another block.
+
+Blocking compares only the authorships and researchers of one block key
+(:mod:`curation.matching.blocking`). A person printed two ways can fall in two
+blocks: ``"Zhang Ping"`` in Chinese order (family ``"Ping"``, block
+``"ping z"``) and ``"Ping Zhang"`` (block ``"zhang p"``); ``"García Márquez,
+J."`` and ``"García, J."``. :func:`curation.names.block_key_readings` gives the
+other readings of a printed name, each a name that lands in another block (the
+documented variants: particles joined, one of two surnames, the last given word
+taken into the surname, swapped order). Here a profile is re-read into the
+block a reading names, so it can be scored against the profiles there with the
+features of one block, and the researcher who holds authorships printed both
+ways is read in one frame (:func:`view_in_block`).
+
+Pure functions over views, no ORM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from curation import names
+from curation.matching.features import AuthorshipView, ProfileView
+
+
+@dataclass(frozen=True)
+class Meeting:
+    """A profile of one block read into another block that holds profiles.
+
+    Attributes:
+        block: the block ``profile`` is in.
+        index: its index in that block's list.
+        other_block: the block its reading lands in.
+        read: the profile as read there (:func:`read_into`).
+        reading: the rule that read it (its first given name's).
+        printed: ``(given, family)`` as the profile prints the name that
+            reading read.
+    """
+
+    block: str
+    index: int
+    other_block: str
+    read: ProfileView
+    reading: names.Reading
+    printed: tuple[str, str]
+
+
+def read_into(
+    profile: ProfileView,
+    key: str,
+    rarity: Callable[[str], float] | None = None,
+) -> tuple[ProfileView, names.Reading] | None:
+    """A profile re-read so that it lands in block ``key``.
+
+    Each given name the profile prints is read with its family name
+    (:func:`curation.names.block_key_readings`); the given names with a
+    reading into ``key`` make the re-read profile's, and the first of those
+    readings gives its family name. Everything else (papers, affiliations,
+    co-authors, identifiers) is the profile's.
+
+    Args:
+        profile: a researcher or cluster profile.
+        key: a block key other than the profile's own.
+        rarity: how rare a full given name is in the corpus, in [0, 1]
+            (:func:`curation.matching.features.given_name_rarities`); without
+            it a reading that changes the given names (swapped order) carries
+            no rarity, so the rare-name feature does not count for it.
+
+    Returns:
+        ``(re-read profile, the first reading)``, or None when no given name
+        of the profile reads into ``key``.
+    """
+    found = [r for _, r in _readings(profile) if r.key == key]
+    return _read(profile, found, rarity) if found else None
+
+
+def _readings(profile: ProfileView) -> list[tuple[str, names.Reading]]:
+    """``(printed given name, its reading)`` of each reading of the profile."""
+    return [
+        (given, r)
+        for given in profile.given_names
+        for r in names.block_key_readings(given, profile.family)
+    ]
+
+
+def _read(
+    profile: ProfileView,
+    found: list[names.Reading],
+    rarity: Callable[[str], float] | None,
+) -> tuple[ProfileView, names.Reading]:
+    givens = tuple(dict.fromkeys(r.given for r in found))
+    if givens == profile.given_names:
+        given_rarity = profile.given_rarity
+    elif rarity is not None:
+        given_rarity = max(rarity(g) for g in givens)
+    else:
+        given_rarity = 0.0
+    return (
+        replace(
+            profile,
+            given_names=givens,
+            family=found[0].family,
+            given_rarity=given_rarity,
+        ),
+        found[0],
+    )
+
+
+def meetings(
+    profiles: Mapping[str, Sequence[ProfileView]],
+    rarity: Callable[[str], float] | None = None,
+) -> list[Meeting]:
+    """Every profile read into each other block that holds profiles.
+
+    Args:
+        profiles: ``{block key: profiles}``; a key may name a sub-block
+            (``"<block>/<sub>"``), whose profiles count for its block.
+        rarity: as for :func:`read_into`.
+
+    Returns:
+        One Meeting per profile and other block its readings land in (the
+        caller pairs ``read`` with each profile of ``other_block``), in block
+        order, then profile order, then reading order. Work grows with the
+        profiles, not their pairs: a reading is a dictionary lookup.
+    """
+    by_key: dict[str, list[str]] = {}
+    for block in profiles:
+        by_key.setdefault(block.split("/", 1)[0], []).append(block)
+    out: list[Meeting] = []
+    for block, members in profiles.items():
+        home = block.split("/", 1)[0]
+        for index, profile in enumerate(members):
+            into: dict[str, list[tuple[str, names.Reading]]] = {}
+            for given, r in _readings(profile):
+                if r.key != home and r.key in by_key:
+                    into.setdefault(r.key, []).append((given, r))
+            for key, found in into.items():
+                read = _read(profile, [r for _, r in found], rarity)
+                printed = (found[0][0], profile.family)
+                for other in by_key[key]:
+                    out.append(Meeting(block, index, other, *read, printed))
+    return out
+
+
+def view_in_block(view: AuthorshipView, key: str, home_family: str) -> AuthorshipView:
+    """An authorship of a researcher read in the researcher's block.
+
+    A researcher can hold authorships printed in another block (a curator
+    merged ``"Zhang Ping"`` into ``"Ping Zhang"``, or moved one). Its profile
+    is read in one frame, so that its given names are comparable with the
+    block's: the authorship is read by the first of these that lands in
+    ``key``: one of its own readings (:func:`curation.names.block_key_readings`);
+    its given name with the researcher's family name (``"J. García"`` in
+    ``"García Márquez"``); its given and family names swapped (``"Xiaoming
+    Wang"`` in a researcher printed ``"Wang Xiaoming"``, family
+    ``"Xiaoming"``). Otherwise, or when it is in ``key`` already, it is
+    returned as it is.
+
+    Args:
+        view: one of the researcher's authorships.
+        key: the researcher's block key.
+        home_family: the family name the researcher's own block prints (an
+            authorship of its in ``key``).
+
+    Returns:
+        The view, re-read (``given``, ``family`` and ``block_key`` changed)
+        or as it was.
+    """
+    if not key or view.block_key == key:
+        return view
+    for r in names.block_key_readings(view.given, view.family):
+        if r.key == key:
+            return replace(view, given=r.given, family=r.family, block_key=key)
+    if home_family and names.block_key(view.given, home_family) == key:
+        return replace(view, family=home_family, block_key=key)
+    if view.given and names.block_key(view.family, view.given) == key:
+        return replace(view, given=view.family, family=view.given, block_key=key)
+    return view

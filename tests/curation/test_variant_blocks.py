@@ -1,0 +1,316 @@
+"""Blocks that meet: a name read another way (swapped order, one of two
+surnames, particles joined) is compared with the block it lands in.
+
+Real names from ``shared/data``: S2AND Qian-partial prints Ping Zhang of the
+Beijing University of Posts and Telecommunications both ways ("Zhang Ping" as
+first "Zhang", last "Ping"; and "Ping Zhang"), and Martin Hofmann-Apitius of
+the Fraunhofer Society as "Hofmann-Apitius" and as "Hofmann".
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+
+from curation import names, selectors, services
+from curation.matching import labelled, pipeline, training, variants
+from curation.matching.features import AuthorshipView, profile_of
+from curation.models import Proposal
+from tests.factories import AuthorshipFactory, PaperFactory, ResearcherFactory
+
+QIAN = "and/s2and/qian_partial"
+
+
+def _qian_signatures() -> dict:
+    path = settings.WOVEPAPER_DATA_DIR / QIAN / "signatures.json"
+    return json.loads(path.read_text())
+
+
+def _printed(signatures: dict, first: str, last: str, at: str = "") -> list[dict]:
+    """The author_info of every Qian signature printing this first and last
+    name, with an affiliation (one naming ``at``, when given), in signature
+    order."""
+    return [
+        s["author_info"]
+        for s in signatures.values()
+        if (s["author_info"]["first"], s["author_info"]["last"]) == (first, last)
+        and s["author_info"]["affiliations"]
+        and at in s["author_info"]["affiliations"][0]
+    ]
+
+
+# --- readings (names.block_key_readings) ---------------------------------------
+
+
+def test_every_reading_of_every_real_name_lands_in_its_key():
+    signatures = _qian_signatures()
+    wang = json.loads(
+        (
+            settings.WOVEPAPER_DATA_DIR / "and/beard_inspire_wang/wang_signatures.json"
+        ).read_text()
+    )
+    printed = {
+        (s["author_info"]["first"] or "", s["author_info"]["last"] or "")
+        for s in signatures.values()
+    }
+    for s in wang:
+        parsed = names.parse_name(s["author_name"])
+        printed.add((parsed.given, parsed.family))
+    read = 0
+    for given, family in printed:
+        primary = names.block_key(given, family)
+        keys = [r.key for r in names.block_key_readings(given, family)]
+        assert len(keys) == len(set(keys)), (given, family)
+        for r in names.block_key_readings(given, family):
+            read += 1
+            assert r.key != primary, (given, family, r)
+            assert names.block_key(r.given, r.family) == r.key, (given, family, r)
+            assert r.kind in names.READING_KINDS
+        assert names.block_key_variants(given, family) == [primary, *keys]
+    assert read > 100
+
+
+def test_reading_real_chinese_order_swaps_the_names():
+    (reading,) = names.block_key_readings("Zhang", "Ping")
+    assert reading == names.Reading("zhang p", "Ping", "Zhang", "order")
+
+
+def test_reading_real_double_surname_gives_each_surname():
+    readings = names.block_key_readings("Martin", "Hofmann-Apitius")
+    assert [(r.key, r.family, r.kind) for r in readings] == [
+        ("hofmann m", "Hofmann", "surname"),
+        ("apitius m", "Apitius", "surname"),
+    ]
+
+
+def test_reading_compound_keeps_the_inner_particle():
+    # "G. Hamel de Monchenault" (CMS, in the bundled arXiv bylines) printed
+    # without a comma reaches the comma form's block, particle and all.
+    comma = names.parse_name("Hamel de Monchenault, G.")
+    assert names.block_key(comma.given, comma.family) in [
+        r.key for r in names.block_key_readings("G. Hamel", "de Monchenault")
+    ]
+
+
+def test_reading_that_drops_back_to_the_primary_key_is_left_out():
+    # "En" is a particle: "Chao" with "En Wang" is block "wang c" again.
+    assert names.block_key_readings("Chao En", "Wang") == ()
+    assert names.block_key_readings("Jean-Pierre", "Serre") == ()
+
+
+# --- variants: profiles and views read into another block ------------------------
+
+
+def _view(i: int, given: str, family: str, **kw) -> AuthorshipView:
+    return AuthorshipView(
+        id=i,
+        paper_id=100 + i,
+        given=given,
+        family=family,
+        block_key=names.block_key(given, family),
+        **kw,
+    )
+
+
+def test_read_into_swaps_a_profile_and_takes_the_rarity_of_the_read_name():
+    profile = profile_of([_view(1, "Zhang", "Ping", given_rarity=0.1)])
+    read, reading = variants.read_into(profile, "zhang p", {"Ping": 0.7}.get)
+    assert (read.given_names, read.family, read.given_rarity) == (
+        ("Ping",),
+        "Zhang",
+        0.7,
+    )
+    assert reading.kind == "order"
+    assert variants.read_into(profile, "zhang q") is None
+    # Without a rarity table a swapped reading claims no rarity.
+    assert variants.read_into(profile, "zhang p")[0].given_rarity == 0.0
+
+
+def test_meetings_pair_a_profile_with_the_block_its_reading_names():
+    zhang_ping = profile_of([_view(1, "Zhang", "Ping")])
+    ping_zhang = profile_of([_view(2, "Ping", "Zhang")])
+    serre = profile_of([_view(3, "Jean-Pierre", "Serre")])
+    found = variants.meetings(
+        {"ping z": [zhang_ping], "zhang p": [ping_zhang], "serre j": [serre]}
+    )
+    assert [(m.block, m.index, m.other_block, m.printed) for m in found] == [
+        ("ping z", 0, "zhang p", ("Zhang", "Ping"))
+    ]
+    # No block of that key: no meeting.
+    assert variants.meetings({"ping z": [zhang_ping]}) == []
+
+
+@pytest.mark.parametrize(
+    ("given", "family", "block", "home", "expected"),
+    [
+        # Its own reading: "Zhang Ping" in a researcher of block "zhang p".
+        ("Zhang", "Ping", "zhang p", "Zhang", ("Ping", "Zhang")),
+        # Swapped back: "Ping Zhang" in a researcher of block "ping z".
+        ("Ping", "Zhang", "ping z", "Ping", ("Zhang", "Ping")),
+        # The researcher's family: "Hofmann" in "Hofmann-Apitius".
+        ("Martin", "Hofmann", "hofmannapitius m", "Hofmann-Apitius", None),
+        # Nothing reads it there: as it was.
+        ("Jean-Pierre", "Serre", "zhang p", "Zhang", ("Jean-Pierre", "Serre")),
+    ],
+)
+def test_view_in_block_reads_an_authorship_in_its_researchers_frame(
+    given, family, block, home, expected
+):
+    view = _view(1, given, family)
+    read = variants.view_in_block(view, block, home)
+    if expected is None:
+        expected = (given, home)
+    assert (read.given, read.family) == expected
+    if expected != (given, family):
+        assert read.block_key == block
+
+
+# --- clustering a labelled set: clusters of two blocks join ----------------------
+
+
+@pytest.fixture(scope="module")
+def qian():
+    return labelled.load(settings.WOVEPAPER_DATA_DIR / QIAN)
+
+
+@pytest.mark.parametrize(
+    ("blocks", "swapped", "together"),
+    [
+        # Bin Zeng: nine "Bin Zeng" (six at the Naval University of
+        # Engineering, two with no affiliation, one at Huazhong, a move
+        # clustering keeps apart) and one "Zeng Bin" at the Naval University.
+        (("zeng b", "bin z"), ("Zeng", "Bin"), 9),
+        # Jing Wang of Beihang University: once each way, among 84 other
+        # mentions of "Jing Wang" (13 other people) in block "wang j".
+        (("wang j", "jing w"), ("Wang", "Jing"), 2),
+    ],
+)
+def test_real_qian_person_printed_in_both_orders_is_one_cluster(
+    qian, blocks, swapped, together
+):
+    views = [v for v in qian.views if v.block_key in blocks]
+    (odd,) = [v for v in views if (v.given, v.family) == swapped]
+    person = qian.gold[odd.id]
+    his = [v for v in views if qian.gold[v.id] == person]
+    assert {v.block_key for v in his} == set(blocks)
+    # Scored by a model trained on the other blocks, as evaluate_matching's
+    # folds score them.
+    weights = training.fit(
+        training.labelled_pairs(
+            [v for v in qian.views if v.block_key not in blocks], qian.gold
+        ),
+        version="test",
+    )
+    labels = pipeline.cluster_all(views, threshold=0.4, weights=weights)
+    label = labels[odd.id]
+    assert Counter(labels[v.id] for v in his).most_common(1) == [(label, together)]
+    assert {qian.gold[v.id] for v in views if labels[v.id] == label} == {person}
+
+
+def test_join_across_blocks_never_puts_one_paper_twice_in_a_cluster():
+    a = pipeline.Cluster([_view(1, "Zhang", "Ping")], [])
+    b = pipeline.Cluster([_view(2, "Ping", "Zhang")], [])
+    same_paper = pipeline.Cluster(
+        [AuthorshipView(3, 101, "Ping", "Zhang", "zhang p")], []
+    )
+    joined = pipeline.join_across_blocks(
+        {"ping z": [a], "zhang p": [b, same_paper]}, threshold=0.0
+    )
+    assert joined == {("ping z", 0): ("ping z", 0), ("zhang p", 0): ("ping z", 0)}
+
+
+# --- matching runs: merges proposed across blocks --------------------------------
+
+
+def _researcher_of(infos: list[dict], display: str):
+    """A researcher holding one real Qian mention per paper (name and
+    affiliations as S2AND prints them)."""
+    r = ResearcherFactory(
+        display_name=display,
+        block_key=names.block_key(infos[0]["first"], infos[0]["last"]),
+    )
+    for info in infos:
+        AuthorshipFactory(
+            paper=PaperFactory(categories=["cs.IT"], primary_category="cs.IT"),
+            given_name=info["first"],
+            family_name=info["last"],
+            affiliations=info["affiliations"],
+            researcher=r,
+        )
+    return r
+
+
+@pytest.fixture
+def ping_zhang(db):
+    signatures = _qian_signatures()
+    chinese_order = _researcher_of(_printed(signatures, "Zhang", "Ping"), "Zhang Ping")
+    # Qian's 64 "Ping Zhang" mentions at the Beijing University of Posts and
+    # Telecommunications are all his (gold cluster 828), as are the eight
+    # printed "Zhang Ping" there.
+    western = _researcher_of(
+        _printed(signatures, "Ping", "Zhang", at="Posts")[:6], "Ping Zhang"
+    )
+    return chinese_order, western
+
+
+def test_full_run_proposes_merge_of_one_person_printed_in_both_orders(ping_zhang):
+    chinese_order, western = ping_zhang
+    assert (chinese_order.block_key, western.block_key) == ("ping z", "zhang p")
+    services.matching_run()
+    p = Proposal.objects.get(kind="merge")
+    assert {p.researcher_id, p.other_researcher_id} == {chinese_order.pk, western.pk}
+    assert p.block_key == "zhang p"
+    assert p.evidence["reading"] == {
+        "researcher": chinese_order.pk,
+        "printed": "Zhang Ping",
+        "read_as": "Ping Zhang",
+        "rule": "given and family names swapped",
+        "block": "zhang p",
+    }
+    assert p.evidence["features"]["same_given"] == 1.0
+    assert p.evidence["features"]["affiliation"] > 0
+    assert p.score >= settings.CURATION_MERGE_THRESHOLD
+    # Idempotent: a second run proposes nothing new.
+    assert services.matching_run().get("proposed_merge", 0) == 0
+
+
+def test_block_run_proposes_no_merge_across_blocks(ping_zhang):
+    services.matching_run(block_keys=["ping z", "zhang p"])
+    assert not Proposal.objects.filter(kind="merge").exists()
+
+
+def test_rejected_merge_across_blocks_is_not_proposed_again(ping_zhang, curator):
+    services.matching_run()
+    p = Proposal.objects.get(kind="merge")
+    services.proposal_reject(proposal=p, actor=curator)
+    services.matching_run()
+    assert Proposal.objects.filter(kind="merge").count() == 1
+
+
+def test_merged_researcher_reads_its_papers_in_one_frame(ping_zhang, curator):
+    chinese_order, western = ping_zhang
+    services.matching_run()
+    services.proposal_apply(proposal=Proposal.objects.get(kind="merge"), actor=curator)
+    survivor = min(chinese_order.pk, western.pk)
+    block = chinese_order.block_key if survivor == chinese_order.pk else "zhang p"
+    (profile,) = selectors.researcher_snapshot([block]).profiles[block]
+    assert profile.id == survivor
+    # Survivor of block "ping z": every authorship reads "Zhang Ping" (given
+    # "Zhang"); its "Ping Zhang" ones are read back in that order.
+    assert profile.given_names == (("Zhang",) if block == "ping z" else ("Ping",))
+    assert services.matching_run().get("proposed_merge", 0) == 0
+
+
+def test_proposal_page_says_how_the_name_was_read(client, curator, ping_zhang):
+    services.matching_run()
+    p = Proposal.objects.get(kind="merge")
+    client.force_login(curator)
+    page = client.get(reverse("admin:curation_proposal_change", args=[p.pk]))
+    text = page.content.decode()
+    assert "Met across blocks:" in text
+    assert "prints &ldquo;Zhang Ping&rdquo;, read as &ldquo;Ping Zhang&rdquo;" in text
+    assert "(given and family names swapped)" in text
