@@ -481,9 +481,10 @@ def _propose_variant_merges(
     (:func:`curation.matching.variants.meetings`) and scored there against
     each researcher as :func:`_propose_merges` scores a block's pairs: the
     same checks (cannot-links, names that meet, one paper twice) and
-    ``CURATION_MERGE_THRESHOLD``. The evidence says how the name was read
-    (``reading``: the researcher, the name as printed and as read, the rule,
-    the block). A pair met both ways keeps its better score.
+    ``CURATION_MERGE_THRESHOLD``, and only with evidence beyond the name
+    (:func:`curation.matching.variants.corroborated`). The evidence says how
+    the name was read (``reading``: the researcher, the name as printed and
+    as read, the rule, the block). A pair met both ways keeps its better score.
 
     Args:
         profiles: ``{block: live researchers}`` of every block (a full run's
@@ -510,7 +511,10 @@ def _propose_variant_merges(
                 q.paper_ids | pending.get(q.id, frozenset())
             ):
                 continue
-            s = scoring.score(profile_profile_features(meet.read, q), weights)
+            features = profile_profile_features(meet.read, q)
+            if not variants.corroborated(features):
+                continue
+            s = scoring.score(features, weights)
             if s.veto or s.pairwise_score < merge_threshold:
                 continue
             if (lo, hi) in best and best[lo, hi].score >= s.pairwise_score:

@@ -672,7 +672,9 @@ def join_across_blocks(
     land in (:func:`curation.matching.variants.meetings`: ``"Zhang Ping"`` in
     Chinese order meets ``"Ping Zhang"``; ``"García Márquez, J."`` meets
     ``"García, J."``) and scored there against each cluster as two profiles.
-    Pairs at ``threshold`` or above join, best first, unless the two groups
+    Pairs at ``threshold`` or above with evidence beyond the name
+    (:func:`curation.matching.variants.corroborated`) join, best first,
+    unless the two groups
     would hold one paper twice or their names conflict read in one frame
     (:func:`names_conflict`). The researcher-side counterpart is the merge a
     full matching run proposes (``curation.services``).
@@ -701,7 +703,11 @@ def join_across_blocks(
         for j, other in enumerate(profiles[meet.other_block]):
             features = profile_profile_features(meet.read, other)
             score = scoring.score(features, weights)
-            if score.veto or names_conflict(meet.read, other):
+            if (
+                score.veto
+                or not variants.corroborated(features)
+                or names_conflict(meet.read, other)
+            ):
                 continue
             if score.pairwise_score >= threshold:
                 candidates.append(

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from curation import names
-from curation.matching.features import AuthorshipView, ProfileView
+from curation.matching.features import AuthorshipView, Features, ProfileView
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,30 @@ class Meeting:
     read: ProfileView
     reading: names.Reading
     printed: tuple[str, str]
+
+
+def corroborated(features: Features) -> bool:
+    """Whether a pair met across blocks has evidence beyond the name.
+
+    A reading is itself a guess (``"Xu Feng"`` may print its family name
+    first or last), so two blocks' profiles are joined or proposed as one
+    only when something other than the name agrees: an affiliation word, a
+    co-author, the ORCID iD or a source's author id. Measured by
+    evaluate_matching on S2AND Qian-partial with the default weights (B³ F1):
+    0.795 without the joins, 0.773 with joins on the name alone.
+
+    Args:
+        features: the pair's features, the profile read into the other block.
+
+    Returns:
+        True when one of those agrees.
+    """
+    return bool(
+        features.affiliation > 0
+        or features.coauthors > 0
+        or features.orcid >= 1.0
+        or features.source_id >= 1.0
+    )
 
 
 def read_into(

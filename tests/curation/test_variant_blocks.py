@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 from django.conf import settings
@@ -18,7 +19,11 @@ from django.urls import reverse
 
 from curation import names, selectors, services
 from curation.matching import labelled, pipeline, training, variants
-from curation.matching.features import AuthorshipView, profile_of
+from curation.matching.features import (
+    AuthorshipView,
+    profile_of,
+    profile_profile_features,
+)
 from curation.models import Proposal
 from tests.factories import AuthorshipFactory, PaperFactory, ResearcherFactory
 
@@ -212,10 +217,12 @@ def test_real_qian_person_printed_in_both_orders_is_one_cluster(
 
 
 def test_join_across_blocks_never_puts_one_paper_twice_in_a_cluster():
-    a = pipeline.Cluster([_view(1, "Zhang", "Ping")], [])
-    b = pipeline.Cluster([_view(2, "Ping", "Zhang")], [])
+    bupt = frozenset({"beijing", "posts", "telecommunications"})
+    a = pipeline.Cluster([_view(1, "Zhang", "Ping", affiliation_tokens=bupt)], [])
+    b = pipeline.Cluster([_view(2, "Ping", "Zhang", affiliation_tokens=bupt)], [])
     same_paper = pipeline.Cluster(
-        [AuthorshipView(3, 101, "Ping", "Zhang", "zhang p")], []
+        [AuthorshipView(3, 101, "Ping", "Zhang", "zhang p", affiliation_tokens=bupt)],
+        [],
     )
     joined = pipeline.join_across_blocks(
         {"ping z": [a], "zhang p": [b, same_paper]}, threshold=0.0
@@ -314,3 +321,27 @@ def test_proposal_page_says_how_the_name_was_read(client, curator, ping_zhang):
     assert "Met across blocks:" in text
     assert "prints &ldquo;Zhang Ping&rdquo;, read as &ldquo;Ping Zhang&rdquo;" in text
     assert "(given and family names swapped)" in text
+
+
+def test_full_run_proposes_no_merge_across_blocks_on_the_name_alone(db):
+    # Qian's Ping Zhang of Syracuse University (gold cluster 827) shares
+    # nothing but the name, read swapped, with the "Zhang Ping" of the
+    # Beijing University of Posts and Telecommunications: a reading is a
+    # guess, so it needs more than the name (variants.corroborated).
+    signatures = _qian_signatures()
+    _researcher_of(_printed(signatures, "Zhang", "Ping"), "Zhang Ping")
+    _researcher_of(
+        _printed(signatures, "Ping", "Zhang", at="Syracuse")[:6], "Ping Zhang"
+    )
+    services.matching_run()
+    assert not Proposal.objects.filter(kind="merge").exists()
+
+
+def test_corroborated_needs_evidence_beyond_the_name():
+    name_only = profile_profile_features(
+        profile_of([_view(1, "Ping", "Zhang")]), profile_of([_view(2, "Ping", "Zhang")])
+    )
+    assert name_only.name == 1.0
+    assert not variants.corroborated(name_only)
+    for evidence in ("affiliation", "coauthors", "orcid", "source_id"):
+        assert variants.corroborated(replace(name_only, **{evidence: 1.0}))
