@@ -24,7 +24,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Abs, Coalesce
 
-from curation import matching_sql
+from curation import matching_sql, names
 from curation.matching import overmerge, scoring, variants
 from curation.matching.features import (
     BLOCK_REPEAT_UNKNOWN,
@@ -317,15 +317,24 @@ def pending_attach_givens(block_keys: Iterable[str] | None) -> dict[int, list[st
     """``{researcher id: given names}`` of the slots pending attach proposals
     give the researchers of these blocks (None: of every block); researchers
     with none are left out. A run proposes no attach to one of them whose given
-    name cannot be the same person's. One query a :data:`CHUNK` of block keys
-    (a sub-block name ``"key/sub"`` counts as ``key``): pending attaches are
-    few beside researchers, where an IN list of the researchers read cost
-    145 ms for 20,000 of them (bench/matching.py)."""
+    name cannot be the same person's. A slot printed in another block is
+    given as read in the researcher's (``"Zhang Ping"`` proposed to ``"Ping
+    Zhang"`` gives ``"Ping"``: :func:`curation.names.block_key_readings`).
+    One query a :data:`CHUNK` of block keys (a sub-block name ``"key/sub"``
+    counts as ``key``): pending attaches are few beside researchers, where
+    an IN list of the researchers read cost 145 ms for 20,000 of them
+    (bench/matching.py)."""
     pairs = Proposal.authorships.through.objects.filter(
         proposal__status=Proposal.Status.PENDING,
         proposal__kind=Proposal.Kind.ATTACH,
     ).order_by("proposal_id", "authorship_id")
-    fields = ("proposal__researcher_id", "authorship__given_name")
+    fields = (
+        "proposal__researcher_id",
+        "authorship__given_name",
+        "authorship__family_name",
+        "authorship__block_key",
+        "proposal__researcher__block_key",
+    )
     if block_keys is None:
         rows = list(pairs.values_list(*fields))
     else:
@@ -338,7 +347,17 @@ def pending_attach_givens(block_keys: Iterable[str] | None) -> dict[int, list[st
             ).values_list(*fields)
         ]
     out: dict[int, list[str]] = defaultdict(list)
-    for researcher, given in rows:
+    for researcher, given, family, block, home in rows:
+        if block != home:
+            # Attached across blocks: its name as read in the researcher's.
+            given = next(
+                (
+                    r.given
+                    for r in names.block_key_readings(given, family)
+                    if r.key == home
+                ),
+                given,
+            )
         out[researcher].append(given)
     return dict(out)
 

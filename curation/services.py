@@ -13,9 +13,9 @@ import hashlib
 import logging
 import math
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from django.conf import settings
@@ -144,6 +144,51 @@ def _names_agree(a: AuthorshipView, p: ProfileView) -> bool:
     )
 
 
+# An attach candidate: (score, evidence, researcher, the authorship as scored:
+# itself, or read into the researcher's block).
+_Best = tuple[float, dict, ProfileView, AuthorshipView]
+
+
+def _best_elsewhere(
+    a: AuthorshipView,
+    elsewhere: Mapping[str, list[ProfileView]],
+    vetoes: set,
+    weights: scoring.Weights,
+) -> _Best | None:
+    """The best-scored researcher of another block that ``a``'s name, read
+    another way, lands in (:func:`curation.names.block_key_readings`), with
+    evidence beyond the name (:func:`variants.corroborated`); None when
+    there is none. Its evidence carries ``reading``: ``{authorship,
+    printed, read_as, rule, block}``."""
+    best: _Best | None = None
+    for r in names.block_key_readings(a.given, a.family):
+        if r.key == a.block_key or not elsewhere.get(r.key):
+            continue
+        read = replace(a, given=r.given, family=r.family, block_key=r.key)
+        single = profile_of([read])
+        for p in elsewhere[r.key]:
+            if ("a", a.id, p.id) in vetoes or not names_meet(single, p):
+                continue
+            features = authorship_profile_features(read, p)
+            if not variants.corroborated(features):
+                continue
+            s = scoring.score(features, weights)
+            if s.veto or (best is not None and s.pairwise_score <= best[0]):
+                continue
+            evidence = {
+                **s.evidence,
+                "reading": {
+                    "authorship": a.id,
+                    "printed": f"{a.given} {a.family}".strip(),
+                    "read_as": f"{r.given} {r.family}".strip(),
+                    "rule": names.READING_KINDS[r.kind],
+                    "block": r.key,
+                },
+            }
+            best = (s.pairwise_score, evidence, p, read)
+    return best
+
+
 def _propose_block(
     block: str,
     views: list[AuthorshipView],
@@ -152,6 +197,7 @@ def _propose_block(
     weights: scoring.Weights,
     taken: frozenset[tuple[int, int]] = frozenset(),
     pending_givens: dict[int, list[str]] | None = None,
+    elsewhere: Mapping[str, list[ProfileView]] | None = None,
 ) -> list[_Draft]:
     """Attach and ``new`` drafts for one block's unassigned authorships.
 
@@ -168,6 +214,12 @@ def _propose_block(
             attaches give researchers (``selectors.pending_attach_givens``);
             the attaches drafted here are added to it, so that the next call
             of the run (another sub-block) sees them.
+        elsewhere: ``{block: live researchers}`` of other blocks, where an
+            authorship whose name reads another way lands
+            (:func:`curation.names.block_key_readings`): read so, it is
+            scored against them too, with evidence beyond the name
+            (:func:`curation.matching.variants.corroborated`), and an
+            attach to one of them records the reading in its evidence.
 
     Returns:
         An attach draft for each authorship whose best researcher scores at
@@ -180,16 +232,19 @@ def _propose_block(
     threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
     drafts: list[_Draft] = []
     leftovers: list[AuthorshipView] = []
-    best_of: list[tuple[AuthorshipView, tuple[float, dict, ProfileView] | None]] = []
+    best_of: list[tuple[AuthorshipView, _Best | None]] = []
     for a in views:
-        best: tuple[float, dict, ProfileView] | None = None
+        best: _Best | None = None
         single = profile_of([a])
         for p in profiles:
             if ("a", a.id, p.id) in vetoes or not names_meet(single, p):
                 continue
             s = scoring.score(authorship_profile_features(a, p), weights)
             if best is None or s.pairwise_score > best[0]:
-                best = (s.pairwise_score, s.evidence, p)
+                best = (s.pairwise_score, s.evidence, p, a)
+        found = _best_elsewhere(a, elsewhere or {}, vetoes, weights)
+        if found is not None and (best is None or found[0] > best[0]):
+            best = found
         best_of.append((a, best if best and best[0] >= threshold else None))
     # One person holds one slot of a paper: when two slots of one paper (the same
     # name printed twice in a large collaboration) would join one researcher, only
@@ -216,14 +271,16 @@ def _propose_block(
     ):
         if winner[(a.paper_id, best[2].id)] != (best[0], -a.id):
             continue
-        pinyin = names.reads_as_pinyin(a.family)
+        read = best[3]  # the authorship in the researcher's frame
+        pinyin = names.reads_as_pinyin(read.family)
         given = proposed.setdefault(best[2].id, [])
         if any(
-            not names.given_names_compatible(a.given, g, pinyin=pinyin) for g in given
+            not names.given_names_compatible(read.given, g, pinyin=pinyin)
+            for g in given
         ):
             clashing.add(a.id)
         else:
-            given.append(a.given)
+            given.append(read.given)
     for a, best in best_of:
         if (
             best is None
@@ -232,8 +289,8 @@ def _propose_block(
         ):
             leftovers.append(a)
             continue
-        score, evidence, p = best
-        proven = evidence["features"]["orcid"] == 1.0 and _names_agree(a, p)
+        score, evidence, p, read = best
+        proven = evidence["features"]["orcid"] == 1.0 and _names_agree(read, p)
         if evidence["features"]["orcid"] == 1.0 and not proven:
             evidence = {**evidence, "flag": "ORCID agrees but the names do not"}
         drafts.append(
@@ -1023,8 +1080,25 @@ def matching_run(
         remembered=block_keys is not None,
     )
     profiles = snapshot.profiles
+    # The researchers of the blocks the unassigned authorships' names, read
+    # another way, land in (names.block_key_readings): a full run has read
+    # them all; a block run reads those of the blocks it lacks, for attaches
+    # only (their merges and splits are their own blocks' runs').
+    elsewhere = profiles
+    if block_keys is not None:
+        lacking = {
+            r.key
+            for v in views
+            for r in names.block_key_readings(v.given, v.family)
+            if r.key not in profiles
+        }
+        if lacking:
+            extra = selectors.researcher_snapshot(
+                sorted(lacking), rarities, remembered=True
+            ).profiles
+            elsewhere = {**extra, **profiles}
     vetoes = selectors.cannot_links(
-        p.id for members in profiles.values() for p in members
+        p.id for members in elsewhere.values() for p in members
     )
     # "This authorship is not researcher A" also says A is not the researcher
     # holding it now: no merge of the two is proposed (nor applied by the
@@ -1052,7 +1126,9 @@ def matching_run(
             researcher_ids=[p.id for members in profiles.values() for p in members]
         )
     drafts: list[_Draft] = []
-    givens = selectors.pending_attach_givens(block_keys)
+    givens = selectors.pending_attach_givens(
+        None if block_keys is None else [*block_keys, *elsewhere]
+    )
     for block, members in grouped.items():
         drafts.extend(
             _propose_block(
@@ -1063,6 +1139,7 @@ def matching_run(
                 weights,
                 taken,
                 givens,
+                elsewhere,
             )
         )
     for block, members in profiles.items() if merges else ():

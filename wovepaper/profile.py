@@ -449,7 +449,14 @@ def _evidence_words(proposal, authorship_id: int) -> str:
                 else f"the strongest link among them: {words}"
             )
         )
-    return feature_words(evidence.get("features"), evidence.get("contributions"))
+    words = feature_words(evidence.get("features"), evidence.get("contributions"))
+    reading = json_object(evidence.get("reading"))
+    printed = rule_said(reading.get("printed"))
+    read_as = rule_said(reading.get("read_as"))
+    if printed and read_as:
+        # Met across blocks (curation.matching.variants): say how it was read.
+        return f"{printed} read as {read_as}; {words}"
+    return words
 
 
 # Plain words for the features that count against a match.

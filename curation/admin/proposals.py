@@ -309,20 +309,28 @@ def _attach_rule(evidence: dict) -> str:
 
 
 def _reading_said(evidence: dict) -> str:
-    """What a merge met across two blocks says first: whose name was read
-    another way, how, and into which block; "" for any other proposal (or a
-    ``reading`` that is not an object of texts: edited by hand)."""
+    """What a merge or an attach met across two blocks says first: whose
+    name (a researcher's, or the authorship's) was read another way, how,
+    and into which block; "" for any other proposal (or a ``reading`` that
+    is not an object of texts: edited by hand)."""
     reading = json_object(evidence.get("reading"))
     texts = [rule_said(reading.get(k)) for k in ("printed", "read_as", "rule", "block")]
-    researcher = reading.get("researcher")
-    if not all(texts) or not _counts(researcher):
+    whose = next(
+        (
+            f"{key} #{reading[key]}"
+            for key in ("researcher", "authorship")
+            if _counts(reading.get(key))
+        ),
+        "",
+    )
+    if not all(texts) or not whose:
         return ""
     printed, read_as, rule, block = texts
     return format_html(
-        "<p><strong>Met across blocks:</strong> researcher #{} prints "
+        "<p><strong>Met across blocks:</strong> {} prints "
         "&ldquo;{}&rdquo;, read as &ldquo;{}&rdquo; ({}), which lands in "
         "block &ldquo;{}&rdquo;; the features below score that reading.</p>",
-        researcher,
+        whose,
         printed,
         read_as,
         rule,

@@ -26,6 +26,7 @@ from curation.matching.features import (
 )
 from curation.models import Proposal
 from tests.factories import AuthorshipFactory, PaperFactory, ResearcherFactory
+from wovepaper import profile
 
 QIAN = "and/s2and/qian_partial"
 
@@ -345,3 +346,140 @@ def test_corroborated_needs_evidence_beyond_the_name():
     assert not variants.corroborated(name_only)
     for evidence in ("affiliation", "coauthors", "orcid", "source_id"):
         assert variants.corroborated(replace(name_only, **{evidence: 1.0}))
+
+
+# --- attaches across blocks --------------------------------------------------------
+
+
+@pytest.fixture
+def western_with_new_chinese_order(db):
+    """Ping Zhang of BUPT as a researcher (six real mentions printed "Ping
+    Zhang"), and his eight real "Zhang Ping" mentions there, unassigned."""
+    signatures = _qian_signatures()
+    western = _researcher_of(
+        _printed(signatures, "Ping", "Zhang", at="Posts")[:6], "Ping Zhang"
+    )
+    rows = [
+        AuthorshipFactory(
+            paper=PaperFactory(categories=["cs.IT"], primary_category="cs.IT"),
+            given_name=info["first"],
+            family_name=info["last"],
+            affiliations=info["affiliations"],
+        )
+        for info in _printed(signatures, "Zhang", "Ping")
+    ]
+    return western, rows
+
+
+@pytest.mark.parametrize("blocks", [None, ["ping z"]])
+def test_run_proposes_attach_of_a_name_printed_the_other_way(
+    western_with_new_chinese_order, blocks
+):
+    # A harvest's run matches the blocks it touched ("ping z" only): the
+    # researcher of block "zhang p" is read for it too.
+    western, rows = western_with_new_chinese_order
+    services.matching_run(block_keys=blocks, merges=False)
+    attaches = Proposal.objects.filter(kind="attach")
+    assert {a for p in attaches for a in p.authorships.all()} == set(rows)
+    for p in attaches:
+        (row,) = p.authorships.all()
+        assert p.researcher == western
+        assert p.evidence["reading"] == {
+            "authorship": row.pk,
+            "printed": "Zhang Ping",
+            "read_as": "Ping Zhang",
+            "rule": "given and family names swapped",
+            "block": "zhang p",
+        }
+        assert p.evidence["features"]["same_given"] == 1.0
+    assert not Proposal.objects.filter(kind="new").exists()
+    # What is pending for him reads "Ping", not "Zhang".
+    assert set(selectors.pending_attach_givens(["zhang p"])[western.pk]) == {"Ping"}
+
+
+def test_no_attach_across_blocks_on_the_name_alone(db):
+    signatures = _qian_signatures()
+    _researcher_of(
+        _printed(signatures, "Ping", "Zhang", at="Syracuse")[:6], "Ping Zhang"
+    )
+    (info, *_) = _printed(signatures, "Zhang", "Ping")
+    row = AuthorshipFactory(
+        paper=PaperFactory(categories=["cs.IT"], primary_category="cs.IT"),
+        given_name=info["first"],
+        family_name=info["last"],
+        affiliations=info["affiliations"],
+    )
+    services.matching_run(block_keys=["ping z"], merges=False)
+    assert Proposal.objects.get(authorships=row).kind == "new"
+
+
+def test_approved_attach_across_blocks_reads_in_the_researchers_frame(
+    western_with_new_chinese_order, curator
+):
+    western, rows = western_with_new_chinese_order
+    services.matching_run(block_keys=["ping z"], merges=False)
+    for p in Proposal.objects.filter(kind="attach").order_by("pk"):
+        services.proposal_apply(proposal=p, actor=curator)
+        assert "Zhang Ping read as Ping Zhang; " in profile._evidence_words(
+            p, p.authorships.get().pk
+        )
+    for row in rows:
+        row.refresh_from_db()
+    assert {row.researcher_id for row in rows} == {western.pk}
+    (read,) = selectors.researcher_snapshot(["zhang p"]).profiles["zhang p"]
+    assert read.id == western.pk
+    assert len(read.paper_ids) == 6 + len(rows)
+    assert read.given_names == ("Ping",)
+    # Idempotent: nothing left to propose, in either block.
+    assert not services.matching_run().get("proposed_attach")
+    assert not services.matching_run().get("proposed_merge")
+
+
+def test_attach_page_says_the_authorships_name_was_read(
+    client, curator, western_with_new_chinese_order
+):
+    services.matching_run(block_keys=["ping z"], merges=False)
+    p = Proposal.objects.filter(kind="attach").first()
+    client.force_login(curator)
+    text = client.get(
+        reverse("admin:curation_proposal_change", args=[p.pk])
+    ).content.decode()
+    row = p.authorships.get()
+    assert (
+        f"Met across blocks:</strong> authorship #{row.pk} prints &ldquo;Zhang "
+        "Ping&rdquo;, read as &ldquo;Ping Zhang&rdquo;" in text
+    )
+
+
+@pytest.mark.parametrize(
+    "reading",
+    [
+        "zhang p",
+        ["Zhang Ping"],
+        {"researcher": True, "printed": "a", "read_as": "b", "rule": "c", "block": "d"},
+        {"researcher": 1, "printed": 5, "read_as": "b", "rule": "c", "block": "d"},
+        {"researcher": 1, "printed": " ", "read_as": "b", "rule": "c", "block": "d"},
+    ],
+)
+def test_hand_edited_reading_is_passed_over(client, curator, ping_zhang, reading):
+    services.matching_run()
+    p = Proposal.objects.get(kind="merge")
+    p.evidence = {**p.evidence, "reading": reading}
+    p.save()
+    client.force_login(curator)
+    page = client.get(reverse("admin:curation_proposal_change", args=[p.pk]))
+    assert page.status_code == 200
+    assert "Met across blocks" not in page.content.decode()
+
+
+def test_reading_on_the_page_is_escaped(client, curator, ping_zhang):
+    services.matching_run()
+    p = Proposal.objects.get(kind="merge")
+    p.evidence["reading"]["printed"] = "<script>alert(1)</script>"
+    p.save()
+    client.force_login(curator)
+    text = client.get(
+        reverse("admin:curation_proposal_change", args=[p.pk])
+    ).content.decode()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert "<script>alert(1)" not in text
