@@ -487,10 +487,15 @@ class Reading:
 _WORD_RE = re.compile(r"[^\W_]+")
 
 
+# What parts the words of a family name: spaces and hyphens (an apostrophe
+# belongs to its word: "O'Brien-Smith" has the words "O'Brien" and "Smith").
+_FAMILY_SPLIT_RE = re.compile(r"[\s\-\u2010\u2011]+")
+
+
 def _printed_word(family: str, folded: str) -> str:
     """The word of ``family`` as printed that folds to ``folded`` (its first
     such), or ``folded`` itself."""
-    for word in _WORD_RE.findall(family):
+    for word in _FAMILY_SPLIT_RE.split(family):
         if "".join(fold(word).split()) == folded:
             return word
     return folded
@@ -513,9 +518,11 @@ def block_key_readings(given: str, family: str) -> tuple[Reading, ...]:
            Márquez")``, key ``"garciamarquez j"``): a two-part surname printed
            without a comma reaches its comma form.
         4. ``order``: given and family swapped for a possibly reversed East
-           Asian name: when the given name has no initials and its first word
-           is a frequent East Asian family name, that word becomes the family
-           name and the printed family name leads the given names
+           Asian name: when the given name has no initials, its first word
+           is a frequent East Asian family name and the family name has no
+           particle (``("Li", "Van Der Waals")`` is not read so), that word
+           becomes the family name and the printed family name leads the
+           given names
            (``("Wang", "Xiaoming")`` read as ``("Xiaoming", "Wang")``, key
            ``"wang x"``, meeting ``"Xiaoming Wang"``; ``("Nguyen Van",
            "Khue")`` as ``("Khue Van", "Nguyen")``, key ``"nguyen k"``).
@@ -536,7 +543,8 @@ def block_key_readings(given: str, family: str) -> tuple[Reading, ...]:
         The readings, at most one per key; empty for most names.
     """
     primary = block_key(given, family)
-    core_words = _strip_particles(fold(family).split())
+    family_words = fold(family).split()
+    core_words = _strip_particles(family_words)
     found: list[Reading] = []
 
     def read(kind: str, reading_given: str, reading_family: str) -> None:
@@ -558,6 +566,7 @@ def block_key_readings(given: str, family: str) -> tuple[Reading, ...]:
         and all(t.kind == "full" for t in _given_tokens(given))
         and "".join(fold(given_words[0]).split()) in _EAST_ASIAN_SURNAMES
         and core_words
+        and len(core_words) == len(family_words)
     ):
         read("order", " ".join([family, *given_words[1:]]), given_words[0])
     return tuple(found)

@@ -6,7 +6,7 @@ import logging
 import time
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 from django.conf import settings
@@ -164,7 +164,7 @@ _VIEW_FIELDS = (
 )
 
 
-def given_rarity(given: str, rarities: NameRarities) -> float:
+def _given_rarity(given: str, rarities: NameRarities) -> float:
     """The rarity of a full given name; 0.0 for initials."""
     key = full_given_key(given)
     return rarities.get(key, rarities.given_unseen) if key else 0.0
@@ -231,7 +231,7 @@ def _views(rows: list[tuple], rarities: NameRarities) -> list[AuthorshipView]:
             categories=frozenset(strings_in(categories)),
             year=published.year if published else None,
             affiliation_tokens=affiliation_tokens(strings_in(affiliations)),
-            given_rarity=given_rarity(given, rarities),
+            given_rarity=_given_rarity(given, rarities),
             family_rarity=rarities.family.get(fold(family), rarities.family_unseen),
             block_repeat=rarities.block_repeat.get(block, BLOCK_REPEAT_UNKNOWN),
             source_ids=source_ids_of(openalex_id, s2_id)
@@ -534,15 +534,30 @@ def _profile_memo(rarities: NameRarities) -> OrderedDict[int, tuple]:
     return held[1]
 
 
-def _in_one_frame(members: list[AuthorshipView], block: str) -> list[AuthorshipView]:
+def _in_one_frame(
+    members: list[AuthorshipView], block: str, rarities: NameRarities
+) -> list[AuthorshipView]:
     """A researcher's authorships, those printed in another block read in its
     own (:func:`curation.matching.variants.view_in_block`): a curator merged
     ``"Zhang Ping"`` into ``"Ping Zhang"``, and its given names are to read
-    ``"Ping"``, not ``"Zhang"`` and ``"Ping"``."""
+    ``"Ping"``, not ``"Zhang"`` and ``"Ping"``. A view read so takes the
+    rarities of the names it reads as."""
     if all(v.block_key == block for v in members):
         return members
     home = next((v.family for v in members if v.block_key == block), "")
-    return [variants.view_in_block(v, block, home) for v in members]
+    out = []
+    for v in members:
+        read = variants.view_in_block(v, block, home)
+        if read is not v:
+            read = replace(
+                read,
+                given_rarity=_given_rarity(read.given, rarities),
+                family_rarity=rarities.family.get(
+                    fold(read.family), rarities.family_unseen
+                ),
+            )
+        out.append(read)
+    return out
 
 
 def _build_profiles(
@@ -568,7 +583,7 @@ def _build_profiles(
     built: dict[int, _Built] = {}
     for pk, rs in rows_of.items():
         revision, orcid, locked, source_ids = heads[pk]
-        members = _in_one_frame([views[row[0]] for row in rs], blocks[pk])
+        members = _in_one_frame([views[row[0]] for row in rs], blocks[pk], rarities)
         orcids: dict[str, list[int]] = defaultdict(list)
         for v in members:
             if v.orcid:

@@ -13,7 +13,7 @@ import hashlib
 import logging
 import math
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -179,8 +179,8 @@ def _best_elsewhere(
                 **s.evidence,
                 "reading": {
                     "authorship": a.id,
-                    "printed": f"{a.given} {a.family}".strip(),
-                    "read_as": f"{r.given} {r.family}".strip(),
+                    "printed": variants.written(a.given, a.family),
+                    "read_as": variants.written(r.given, r.family),
                     "rule": names.READING_KINDS[r.kind],
                     "block": r.key,
                 },
@@ -526,7 +526,6 @@ def _propose_variant_merges(
     vetoes: set,
     weights: scoring.Weights,
     pending: dict[int, frozenset[int]] | None = None,
-    rarity: Callable[[str], float] | None = None,
 ) -> list[_Draft]:
     """Merge drafts for researchers of two blocks where a name read another
     way meets them.
@@ -548,8 +547,6 @@ def _propose_variant_merges(
             snapshot); a block a reading names but ``profiles`` lacks meets
             no one.
         vetoes, weights, pending: as for :func:`_propose_merges`.
-        rarity: how rare a full given name is in the corpus, in [0, 1]
-            (``selectors.given_rarity``), for a reading that swaps names.
 
     Returns:
         The drafts, lower id first in each pair, each under the block of the
@@ -558,7 +555,7 @@ def _propose_variant_merges(
     pending = pending or {}
     merge_threshold = settings.CURATION_MERGE_THRESHOLD
     best: dict[tuple[int, int], _Draft] = {}
-    for meet in variants.meetings(profiles, rarity):
+    for meet in variants.meetings(profiles):
         p = profiles[meet.block][meet.index]
         for q in profiles[meet.other_block]:
             lo, hi = sorted((p.id, q.id))
@@ -581,8 +578,10 @@ def _propose_variant_merges(
                 **s.evidence,
                 "reading": {
                     "researcher": p.id,
-                    "printed": f"{given} {family}".strip(),
-                    "read_as": f"{meet.reading.given} {meet.reading.family}".strip(),
+                    "printed": variants.written(given, family),
+                    "read_as": variants.written(
+                        meet.reading.given, meet.reading.family
+                    ),
                     "rule": names.READING_KINDS[meet.reading.kind],
                     "block": meet.reading.key,
                 },
@@ -1147,15 +1146,7 @@ def matching_run(
     if merges and block_keys is None:
         # Across blocks only in a full run: it reads every block's researchers,
         # so each reading finds the block it names.
-        drafts.extend(
-            _propose_variant_merges(
-                profiles,
-                vetoes,
-                weights,
-                merging,
-                lambda given: selectors.given_rarity(given, rarities),
-            )
-        )
+        drafts.extend(_propose_variant_merges(profiles, vetoes, weights, merging))
     # A full run asks the database for every live researcher's conflicts (those
     # with no block key too); an incremental run takes its snapshot's.
     conflicts = (

@@ -455,7 +455,7 @@ def _evidence_words(proposal, authorship_id: int) -> str:
     read_as = rule_said(reading.get("read_as"))
     if printed and read_as:
         # Met across blocks (curation.matching.variants): say how it was read.
-        return f"{printed} read as {read_as}; {words}"
+        return f"printed \u201c{printed}\u201d, read as \u201c{read_as}\u201d; {words}"
     return words
 
 

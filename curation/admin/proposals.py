@@ -308,28 +308,33 @@ def _attach_rule(evidence: dict) -> str:
     )
 
 
-def _reading_said(evidence: dict) -> str:
+def _reading_said(proposal: Proposal) -> str:
     """What a merge or an attach met across two blocks says first: whose
-    name (a researcher's, or the authorship's) was read another way, how,
-    and into which block; "" for any other proposal (or a ``reading`` that
-    is not an object of texts: edited by hand)."""
-    reading = json_object(evidence.get("reading"))
+    name (one of its researchers', or its authorship's) was read another
+    way, how, and into which block; "" for any other proposal, or a
+    ``reading`` edited by hand (not an object of texts, or naming someone
+    the proposal does not hold). Each text is isolated (``<bdi>``), so a
+    direction mark in one cannot turn the rest of the line around."""
+    reading = json_object(json_object(proposal.evidence).get("reading"))
     texts = [rule_said(reading.get(k)) for k in ("printed", "read_as", "rule", "block")]
-    whose = next(
-        (
-            f"{key} #{reading[key]}"
-            for key in ("researcher", "authorship")
-            if _counts(reading.get(key))
-        ),
-        "",
-    )
-    if not all(texts) or not whose:
+    researcher, authorship = reading.get("researcher"), reading.get("authorship")
+    if _counts(researcher) and researcher in (
+        proposal.researcher_id,
+        proposal.other_researcher_id,
+    ):
+        whose = f"researcher #{researcher}"
+    elif _counts(authorship) and proposal.authorships.filter(pk=authorship).exists():
+        whose = f"authorship #{authorship}"
+    else:
+        return ""
+    if not all(texts):
         return ""
     printed, read_as, rule, block = texts
     return format_html(
         "<p><strong>Met across blocks:</strong> {} prints "
-        "&ldquo;{}&rdquo;, read as &ldquo;{}&rdquo; ({}), which lands in "
-        "block &ldquo;{}&rdquo;; the features below score that reading.</p>",
+        "&ldquo;<bdi>{}</bdi>&rdquo;, read as &ldquo;<bdi>{}</bdi>&rdquo; "
+        "(<bdi>{}</bdi>), which lands in block &ldquo;<bdi>{}</bdi>&rdquo;; "
+        "the features below score that reading.</p>",
         whose,
         printed,
         read_as,
@@ -739,7 +744,7 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             "<th>contribution (logit)</th></tr>{}</table>{}",
             notes,
             _attach_rule(evidence),
-            _reading_said(evidence),
+            _reading_said(obj),
             feature_words(evidence["features"], contributions),
             format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
             model,

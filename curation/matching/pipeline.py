@@ -637,18 +637,20 @@ def cluster_all(
         key=lambda v: v.block_key or f"#{v.id}",
         sub_key=lambda v: names.sub_block_key(v.given, v.family),
     )
+    # Only the members are kept: the scores recorded inside each cluster are
+    # not needed here, and holding all of them cost a re-cluster of 100,000
+    # authorships about 5% (bench/matching.py, garbage collection).
     found = {
-        block: cluster_authorships(
-            members, threshold=threshold, weights=weights, constraints=constraints
-        )
+        block: [
+            Cluster(c.members, [])
+            for c in cluster_authorships(
+                members, threshold=threshold, weights=weights, constraints=constraints
+            )
+        ]
         for block, members in grouped.items()
     }
-    seen = {full_given_key(v.given): v.given_rarity for v in views}
     root = join_across_blocks(
-        found,
-        threshold=threshold,
-        weights=weights,
-        rarity=lambda given: seen.get(full_given_key(given), 0.0),
+        found, threshold=threshold, weights=weights, constraints=constraints
     )
     labels: dict[int, str] = {}
     for block, clusters in found.items():
@@ -664,7 +666,7 @@ def join_across_blocks(
     *,
     threshold: float,
     weights: scoring.Weights = scoring.DEFAULT,
-    rarity: Callable[[str], float] | None = None,
+    constraints: Constraints = NO_CONSTRAINTS,
 ) -> dict[tuple[str, int], tuple[str, int]]:
     """Join clusters of two blocks where a name read another way meets them.
 
@@ -674,17 +676,20 @@ def join_across_blocks(
     ``"García, J."``) and scored there against each cluster as two profiles.
     Pairs at ``threshold`` or above with evidence beyond the name
     (:func:`curation.matching.variants.corroborated`) join, best first,
-    unless the two groups
-    would hold one paper twice or their names conflict read in one frame
-    (:func:`names_conflict`). The researcher-side counterpart is the merge a
+    unless the two groups (a group may hold clusters of several blocks)
+    would hold one paper twice, a cannot-link lies between them, or their
+    given names, all read in the block of the pair's second cluster, are not
+    all compatible: readings of "Zhang Ping" and "Zhang Peng" never both
+    join one "P. Zhang", and a cluster with no reading there keeps its
+    group apart. The researcher-side counterpart is the merge a
     full matching run proposes (``curation.services``).
 
     Args:
         found: ``{block: its clusters}`` (:func:`cluster_authorships`).
         threshold: pairwise score in [0, 1] at which two clusters join.
         weights: the scoring model.
-        rarity: how rare a full given name is, in [0, 1], for a reading
-            that changes the given names (:func:`variants.read_into`).
+        constraints: the cannot-links between authorships (by view id): two
+            groups holding such a pair stay apart.
 
     Returns:
         ``{(block, index): (block, index)}``: each joined cluster's group,
@@ -693,13 +698,30 @@ def join_across_blocks(
     """
     from curation.matching import variants
 
+    # Profiles only of the blocks a reading leaves or reaches: building every
+    # cluster's would cost a full re-cluster of 100,000 authorships about 8%.
+    homes = {block.split("/", 1)[0] for block in found}
+    reached: set[str] = set()
+    leaving: set[str] = set()
+    for block, clusters in found.items():
+        home = block.split("/", 1)[0]
+        for c in clusters:
+            family = c.members[0].family
+            keys = {
+                r.key
+                for given in dict.fromkeys(m.given for m in c.members)
+                for r in names.block_key_readings(given, family)
+            } - {home}
+            if keys & homes:
+                leaving.add(block)
+                reached |= keys & homes
     profiles = {
         block: [profile_of(c.members) for c in clusters]
         for block, clusters in found.items()
-        if clusters
+        if clusters and (block in leaving or block.split("/", 1)[0] in reached)
     }
     candidates = []
-    for meet in variants.meetings(profiles, rarity):
+    for meet in variants.meetings(profiles):
         for j, other in enumerate(profiles[meet.other_block]):
             features = profile_profile_features(meet.read, other)
             score = scoring.score(features, weights)
@@ -718,24 +740,67 @@ def join_across_blocks(
                     )
                 )
     order = {block: n for n, block in enumerate(found)}
-    parent: dict[tuple[str, int], tuple[str, int]] = {}
-    papers: dict[tuple[str, int], frozenset[int]] = {}
+    group: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    root: dict[tuple[str, int], tuple[str, int]] = {}
+    owner = {
+        m.id: (block, n)
+        for block, clusters in found.items()
+        for n, c in enumerate(clusters)
+        for m in c.members
+    }
 
-    def find(x: tuple[str, int]) -> tuple[str, int]:
-        while parent.get(x, x) != x:
-            x = parent[x]
-        return x
+    def members(x: tuple[str, int]) -> list[tuple[str, int]]:
+        head = root.get(x, x)
+        return group.get(head, [head])
 
-    def papers_of(x: tuple[str, int]) -> frozenset[int]:
-        return papers.get(x, profiles[x[0]][x[1]].paper_ids)
+    def givens_in(items: list[tuple[str, int]], key: str) -> list[str] | None:
+        """The items' given names read in block ``key``; None when one of
+        them has no reading there (no frame to compare them in)."""
+        out: list[str] = []
+        for block, n in items:
+            profile = profiles[block][n]
+            if block.split("/", 1)[0] == key:
+                out += profile.given_names
+                continue
+            read = variants.read_into(profile, key)
+            if read is None:
+                return None
+            out += read[0].given_names
+        return out
+
+    def may_join(
+        a: list[tuple[str, int]], b: list[tuple[str, int]], key: str, family: str
+    ) -> bool:
+        left, right = givens_in(a, key), givens_in(b, key)
+        if left is None or right is None:
+            return False
+        pinyin = names.reads_as_pinyin(family)
+        if not all(
+            names.given_names_compatible(x, y, pinyin=pinyin)
+            for x in left
+            for y in right
+        ):
+            return False
+        papers_a = frozenset().union(*(profiles[x][n].paper_ids for x, n in a))
+        papers_b = frozenset().union(*(profiles[x][n].paper_ids for x, n in b))
+        if papers_a & papers_b:
+            return False
+        sides = set(a), set(b)
+        return not any(
+            {owner.get(i), owner.get(j)} & sides[0]
+            and {owner.get(i), owner.get(j)} & sides[1]
+            for i, j in constraints.cannot_link
+        )
 
     for _, a, b in sorted(candidates, key=lambda c: (c[0], order[c[1][0]], c[1][1])):
-        ra, rb = find(a), find(b)
-        if ra == rb or papers_of(ra) & papers_of(rb):
+        group_a, group_b = members(a), members(b)
+        if group_a[0] == group_b[0]:
             continue
-        first, second = sorted((ra, rb), key=lambda x: (order[x[0]], x[1]))
-        parent[second] = first
-        papers[first] = papers_of(first) | papers_of(second)
-    return {x: find(x) for x in parent} | {
-        x: x for x in set(parent.values()) if find(x) == x
-    }
+        key = b[0].split("/", 1)[0]
+        if not may_join(group_a, group_b, key, profiles[b[0]][b[1]].family):
+            continue
+        joined = sorted(group_a + group_b, key=lambda x: (order[x[0]], x[1]))
+        for x in joined:
+            root[x] = joined[0]
+        group[joined[0]] = joined
+    return root

@@ -17,7 +17,7 @@ Pure functions over views, no ORM.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from curation import names
@@ -46,6 +46,14 @@ class Meeting:
     printed: tuple[str, str]
 
 
+def written(given: str, family: str) -> str:
+    """A name as the evidence writes a reading: ``"Family, Given"``, so that
+    a reading shows which part is the family name (``"Márquez, José García"``
+    read as ``"García Márquez, José"``; ``"Ping, Zhang"`` as ``"Zhang,
+    Ping"``); the family name alone without a given name."""
+    return f"{family}, {given}" if given else family
+
+
 def corroborated(features: Features) -> bool:
     """Whether a pair met across blocks has evidence beyond the name.
 
@@ -71,9 +79,7 @@ def corroborated(features: Features) -> bool:
 
 
 def read_into(
-    profile: ProfileView,
-    key: str,
-    rarity: Callable[[str], float] | None = None,
+    profile: ProfileView, key: str
 ) -> tuple[ProfileView, names.Reading] | None:
     """A profile re-read so that it lands in block ``key``.
 
@@ -81,22 +87,22 @@ def read_into(
     (:func:`curation.names.block_key_readings`); the given names with a
     reading into ``key`` make the re-read profile's, and the first of those
     readings gives its family name. Everything else (papers, affiliations,
-    co-authors, identifiers) is the profile's.
+    co-authors, identifiers) is the profile's. A reading that changes the
+    given names (swapped order) claims no given-name rarity: a family name
+    read as a given name ("Wang") is rare as a given name only by being a
+    family name (a hostile trial: "Wei Wang" read as given name "Wang"
+    scored 0.989 where the same evidence in one block scores 0.909).
 
     Args:
         profile: a researcher or cluster profile.
         key: a block key other than the profile's own.
-        rarity: how rare a full given name is in the corpus, in [0, 1]
-            (:func:`curation.matching.features.given_name_rarities`); without
-            it a reading that changes the given names (swapped order) carries
-            no rarity, so the rare-name feature does not count for it.
 
     Returns:
         ``(re-read profile, the first reading)``, or None when no given name
         of the profile reads into ``key``.
     """
     found = [r for _, r in _readings(profile) if r.key == key]
-    return _read(profile, found, rarity) if found else None
+    return _read(profile, found) if found else None
 
 
 def _readings(profile: ProfileView) -> list[tuple[str, names.Reading]]:
@@ -109,38 +115,26 @@ def _readings(profile: ProfileView) -> list[tuple[str, names.Reading]]:
 
 
 def _read(
-    profile: ProfileView,
-    found: list[names.Reading],
-    rarity: Callable[[str], float] | None,
+    profile: ProfileView, found: list[names.Reading]
 ) -> tuple[ProfileView, names.Reading]:
     givens = tuple(dict.fromkeys(r.given for r in found))
-    if givens == profile.given_names:
-        given_rarity = profile.given_rarity
-    elif rarity is not None:
-        given_rarity = max(rarity(g) for g in givens)
-    else:
-        given_rarity = 0.0
     return (
         replace(
             profile,
             given_names=givens,
             family=found[0].family,
-            given_rarity=given_rarity,
+            given_rarity=profile.given_rarity if givens == profile.given_names else 0.0,
         ),
         found[0],
     )
 
 
-def meetings(
-    profiles: Mapping[str, Sequence[ProfileView]],
-    rarity: Callable[[str], float] | None = None,
-) -> list[Meeting]:
+def meetings(profiles: Mapping[str, Sequence[ProfileView]]) -> list[Meeting]:
     """Every profile read into each other block that holds profiles.
 
     Args:
         profiles: ``{block key: profiles}``; a key may name a sub-block
             (``"<block>/<sub>"``), whose profiles count for its block.
-        rarity: as for :func:`read_into`.
 
     Returns:
         One Meeting per profile and other block its readings land in (the
@@ -160,7 +154,7 @@ def meetings(
                 if r.key != home and r.key in by_key:
                     into.setdefault(r.key, []).append((given, r))
             for key, found in into.items():
-                read = _read(profile, [r for _, r in found], rarity)
+                read = _read(profile, [r for _, r in found])
                 printed = (found[0][0], profile.family)
                 for other in by_key[key]:
                     out.append(Meeting(block, index, other, *read, printed))
@@ -175,11 +169,11 @@ def view_in_block(view: AuthorshipView, key: str, home_family: str) -> Authorshi
     is read in one frame, so that its given names are comparable with the
     block's: the authorship is read by the first of these that lands in
     ``key``: one of its own readings (:func:`curation.names.block_key_readings`);
-    its given name with the researcher's family name (``"J. García"`` in
-    ``"García Márquez"``); its given and family names swapped (``"Xiaoming
-    Wang"`` in a researcher printed ``"Wang Xiaoming"``, family
-    ``"Xiaoming"``). Otherwise, or when it is in ``key`` already, it is
-    returned as it is.
+    its given name with the researcher's family name, when its own family
+    name is part of it (``"J. García"`` in ``"García Márquez"``); its given
+    and family names swapped (``"Xiaoming Wang"`` in a researcher printed
+    ``"Wang Xiaoming"``, family ``"Xiaoming"``). Otherwise, or when it is in
+    ``key`` already, it is returned as it is.
 
     Args:
         view: one of the researcher's authorships.
@@ -196,7 +190,12 @@ def view_in_block(view: AuthorshipView, key: str, home_family: str) -> Authorshi
     for r in names.block_key_readings(view.given, view.family):
         if r.key == key:
             return replace(view, given=r.given, family=r.family, block_key=key)
-    if home_family and names.block_key(view.given, home_family) == key:
+    home_words = names.fold(home_family).split()
+    if (
+        home_words
+        and set(names.fold(view.family).split()) <= set(home_words)
+        and names.block_key(view.given, home_family) == key
+    ):
         return replace(view, family=home_family, block_key=key)
     if view.given and names.block_key(view.family, view.given) == key:
         return replace(view, given=view.family, family=view.given, block_key=key)

@@ -122,18 +122,22 @@ def _view(i: int, given: str, family: str, **kw) -> AuthorshipView:
     )
 
 
-def test_read_into_swaps_a_profile_and_takes_the_rarity_of_the_read_name():
-    profile = profile_of([_view(1, "Zhang", "Ping", given_rarity=0.1)])
-    read, reading = variants.read_into(profile, "zhang p", {"Ping": 0.7}.get)
+def test_read_into_swaps_a_profile_and_claims_no_rarity_for_it():
+    # "Wang" read as a given name is rare only by being a family name (the
+    # hostile trial: "Wei Wang" read as "Wang Wei" scored 0.989, 0.909 in
+    # one block): a swapped reading claims none.
+    profile = profile_of([_view(1, "Zhang", "Ping", given_rarity=0.7)])
+    read, reading = variants.read_into(profile, "zhang p")
     assert (read.given_names, read.family, read.given_rarity) == (
         ("Ping",),
         "Zhang",
-        0.7,
+        0.0,
     )
     assert reading.kind == "order"
     assert variants.read_into(profile, "zhang q") is None
-    # Without a rarity table a swapped reading claims no rarity.
-    assert variants.read_into(profile, "zhang p")[0].given_rarity == 0.0
+    # A reading that keeps the given names keeps their rarity.
+    hofmann = profile_of([_view(2, "Martin", "Hofmann-Apitius", given_rarity=0.4)])
+    assert variants.read_into(hofmann, "hofmann m")[0].given_rarity == 0.4
 
 
 def test_meetings_pair_a_profile_with_the_block_its_reading_names():
@@ -274,8 +278,8 @@ def test_full_run_proposes_merge_of_one_person_printed_in_both_orders(ping_zhang
     assert p.block_key == "zhang p"
     assert p.evidence["reading"] == {
         "researcher": chinese_order.pk,
-        "printed": "Zhang Ping",
-        "read_as": "Ping Zhang",
+        "printed": "Ping, Zhang",
+        "read_as": "Zhang, Ping",
         "rule": "given and family names swapped",
         "block": "zhang p",
     }
@@ -320,8 +324,12 @@ def test_proposal_page_says_how_the_name_was_read(client, curator, ping_zhang):
     page = client.get(reverse("admin:curation_proposal_change", args=[p.pk]))
     text = page.content.decode()
     assert "Met across blocks:" in text
-    assert "prints &ldquo;Zhang Ping&rdquo;, read as &ldquo;Ping Zhang&rdquo;" in text
-    assert "(given and family names swapped)" in text
+    assert (
+        f"researcher #{p.evidence['reading']['researcher']} prints "
+        "&ldquo;<bdi>Ping, Zhang</bdi>&rdquo;, read as "
+        "&ldquo;<bdi>Zhang, Ping</bdi>&rdquo;" in text
+    )
+    assert "(<bdi>given and family names swapped</bdi>)" in text
 
 
 def test_full_run_proposes_no_merge_across_blocks_on_the_name_alone(db):
@@ -386,8 +394,8 @@ def test_run_proposes_attach_of_a_name_printed_the_other_way(
         assert p.researcher == western
         assert p.evidence["reading"] == {
             "authorship": row.pk,
-            "printed": "Zhang Ping",
-            "read_as": "Ping Zhang",
+            "printed": "Ping, Zhang",
+            "read_as": "Zhang, Ping",
             "rule": "given and family names swapped",
             "block": "zhang p",
         }
@@ -420,8 +428,9 @@ def test_approved_attach_across_blocks_reads_in_the_researchers_frame(
     services.matching_run(block_keys=["ping z"], merges=False)
     for p in Proposal.objects.filter(kind="attach").order_by("pk"):
         services.proposal_apply(proposal=p, actor=curator)
-        assert "Zhang Ping read as Ping Zhang; " in profile._evidence_words(
-            p, p.authorships.get().pk
+        assert (
+            "printed \u201cPing, Zhang\u201d, read as \u201cZhang, Ping\u201d; "
+            in profile._evidence_words(p, p.authorships.get().pk)
         )
     for row in rows:
         row.refresh_from_db()
@@ -446,8 +455,9 @@ def test_attach_page_says_the_authorships_name_was_read(
     ).content.decode()
     row = p.authorships.get()
     assert (
-        f"Met across blocks:</strong> authorship #{row.pk} prints &ldquo;Zhang "
-        "Ping&rdquo;, read as &ldquo;Ping Zhang&rdquo;" in text
+        f"Met across blocks:</strong> authorship #{row.pk} prints "
+        "&ldquo;<bdi>Ping, Zhang</bdi>&rdquo;, read as "
+        "&ldquo;<bdi>Zhang, Ping</bdi>&rdquo;" in text
     )
 
 
@@ -459,6 +469,21 @@ def test_attach_page_says_the_authorships_name_was_read(
         {"researcher": True, "printed": "a", "read_as": "b", "rule": "c", "block": "d"},
         {"researcher": 1, "printed": 5, "read_as": "b", "rule": "c", "block": "d"},
         {"researcher": 1, "printed": " ", "read_as": "b", "rule": "c", "block": "d"},
+        # Someone the proposal does not hold.
+        {
+            "researcher": 999999,
+            "printed": "a",
+            "read_as": "b",
+            "rule": "c",
+            "block": "d",
+        },
+        {
+            "authorship": 999999,
+            "printed": "a",
+            "read_as": "b",
+            "rule": "c",
+            "block": "d",
+        },
     ],
 )
 def test_hand_edited_reading_is_passed_over(client, curator, ping_zhang, reading):
@@ -483,3 +508,54 @@ def test_reading_on_the_page_is_escaped(client, curator, ping_zhang):
     ).content.decode()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "<script>alert(1)" not in text
+
+
+def test_no_order_reading_of_a_family_name_with_particles():
+    # "Li" leads the given names, but "Van Der Waals" is no given name.
+    assert [r.kind for r in names.block_key_readings("Li", "Van Der Waals")] == [
+        "particles"
+    ]
+
+
+def test_surname_reading_keeps_the_apostrophe_word_as_printed():
+    assert [r.family for r in names.block_key_readings("Patrick", "O'Brien-Smith")] == [
+        "O'Brien",
+        "Smith",
+    ]
+
+
+def test_view_in_block_takes_the_home_family_only_when_its_own_is_part_of_it():
+    # A researcher "Marie Curie" holding a "Marie Skłodowska" a curator moved
+    # there: not a reading of hers, left as printed.
+    view = _view(1, "Marie", "Skłodowska")
+    assert variants.view_in_block(view, "curie m", "Curie") is view
+
+
+def test_join_across_blocks_never_joins_conflicting_given_names_through_a_third():
+    # "Zhang Ping" and "Zhang Peng" (Chinese order, blocks "ping z" and
+    # "peng z") each read as a "P. Zhang": one of them joins that cluster,
+    # never both, since "Ping" and "Peng" are two people's.
+    bupt = frozenset({"beijing", "posts", "telecommunications"})
+    ping = pipeline.Cluster([_view(1, "Zhang", "Ping", affiliation_tokens=bupt)], [])
+    peng = pipeline.Cluster([_view(2, "Zhang", "Peng", affiliation_tokens=bupt)], [])
+    p = pipeline.Cluster([_view(3, "P.", "Zhang", affiliation_tokens=bupt)], [])
+    joined = pipeline.join_across_blocks(
+        {"ping z": [ping], "peng z": [peng], "zhang p": [p]}, threshold=0.0
+    )
+    groups = {}
+    for item, head in joined.items():
+        groups.setdefault(head, set()).add(item)
+    assert list(groups.values()) in (
+        [{("ping z", 0), ("zhang p", 0)}],
+        [{("peng z", 0), ("zhang p", 0)}],
+    )
+
+
+def test_join_across_blocks_obeys_cannot_links():
+    bupt = frozenset({"beijing", "posts", "telecommunications"})
+    a = pipeline.Cluster([_view(1, "Zhang", "Ping", affiliation_tokens=bupt)], [])
+    b = pipeline.Cluster([_view(2, "Ping", "Zhang", affiliation_tokens=bupt)], [])
+    found = {"ping z": [a], "zhang p": [b]}
+    assert pipeline.join_across_blocks(found, threshold=0.0)
+    cannot = pipeline.Constraints.of(cannot_link=[(1, 2)])
+    assert pipeline.join_across_blocks(found, threshold=0.0, constraints=cannot) == {}
