@@ -157,8 +157,9 @@ def _best_elsewhere(
 ) -> _Best | None:
     """The best-scored researcher of another block that ``a``'s name, read
     another way, lands in (:func:`curation.names.block_key_readings`), with
-    evidence beyond the name (:func:`variants.corroborated`); None when
-    there is none. Its evidence carries ``reading``: ``{authorship,
+    evidence beyond the name (:func:`variants.corroborated`) and, for a
+    swapped order, a full given name to confirm it (:func:`variants.confirms`);
+    None when there is none. Its evidence carries ``reading``: ``{authorship,
     printed, read_as, rule, block}``."""
     best: _Best | None = None
     for r in names.block_key_readings(a.given, a.family):
@@ -167,7 +168,11 @@ def _best_elsewhere(
         read = replace(a, given=r.given, family=r.family, block_key=r.key)
         single = profile_of([read])
         for p in elsewhere[r.key]:
-            if ("a", a.id, p.id) in vetoes or not names_meet(single, p):
+            if (
+                ("a", a.id, p.id) in vetoes
+                or not variants.confirms(r, p.given_names)
+                or not names_meet(single, p)
+            ):
                 continue
             features = authorship_profile_features(read, p)
             if not variants.corroborated(features):
@@ -538,9 +543,11 @@ def _propose_variant_merges(
     each researcher as :func:`_propose_merges` scores a block's pairs: the
     same checks (cannot-links, names that meet, one paper twice) and
     ``CURATION_MERGE_THRESHOLD``, and only with evidence beyond the name
-    (:func:`curation.matching.variants.corroborated`). The evidence says how
-    the name was read (``reading``: the researcher, the name as printed and
-    as read, the rule, the block). A pair met both ways keeps its better score.
+    (:func:`curation.matching.variants.corroborated`) and, for a swapped
+    order, a full given name on the other side (:func:`variants.confirms`).
+    The evidence says how the name was read (``reading``: the researcher,
+    the name as printed and as read, the rule, the block). A pair met both
+    ways keeps its better score.
 
     Args:
         profiles: ``{block: live researchers}`` of every block (a full run's
@@ -559,7 +566,12 @@ def _propose_variant_merges(
         p = profiles[meet.block][meet.index]
         for q in profiles[meet.other_block]:
             lo, hi = sorted((p.id, q.id))
-            if lo == hi or ("r", lo, hi) in vetoes or not names_meet(meet.read, q):
+            if (
+                lo == hi
+                or ("r", lo, hi) in vetoes
+                or not variants.confirms(meet.reading, q.given_names)
+                or not names_meet(meet.read, q)
+            ):
                 continue
             if (p.paper_ids | pending.get(p.id, frozenset())) & (
                 q.paper_ids | pending.get(q.id, frozenset())

@@ -675,7 +675,9 @@ def join_across_blocks(
     Chinese order meets ``"Ping Zhang"``; ``"García Márquez, J."`` meets
     ``"García, J."``) and scored there against each cluster as two profiles.
     Pairs at ``threshold`` or above with evidence beyond the name
-    (:func:`curation.matching.variants.corroborated`) join, best first,
+    (:func:`curation.matching.variants.corroborated`), and for a swapped
+    order a full given name on the other side (:func:`variants.confirms`),
+    join, best first,
     unless the two groups (a group may hold clusters of several blocks)
     would hold one paper twice, a cannot-link lies between them, or their
     given names, all read in the block of the pair's second cluster, are not
@@ -728,6 +730,7 @@ def join_across_blocks(
             if (
                 score.veto
                 or not variants.corroborated(features)
+                or not variants.confirms(meet.reading, other.given_names)
                 or names_conflict(meet.read, other)
             ):
                 continue

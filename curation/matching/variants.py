@@ -17,11 +17,16 @@ Pure functions over views, no ORM.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from curation import names
-from curation.matching.features import AuthorshipView, Features, ProfileView
+from curation.matching.features import (
+    AuthorshipView,
+    Features,
+    ProfileView,
+    full_given_key,
+)
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,26 @@ def corroborated(features: Features) -> bool:
         or features.orcid >= 1.0
         or features.source_id >= 1.0
     )
+
+
+def confirms(reading: names.Reading, givens: Iterable[str]) -> bool:
+    """Whether the other side's given names can confirm a reading.
+
+    A swapped-order reading (``order``) makes a family name a given name:
+    only a full given name on the other side can agree with it. Against
+    initials alone ("W. Lu" for "Lu Wang" read as "Wang, Lu") it is a guess
+    that nothing confirms: in bench/matching.py's population of 100,000
+    researchers, all of them different people, 1,108 of the 1,119 merges
+    proposed across blocks were such, against 11 of full names.
+
+    Args:
+        reading: the reading of one side.
+        givens: the other side's given names.
+
+    Returns:
+        False for a swapped-order reading against initials only; else True.
+    """
+    return reading.kind != "order" or any(full_given_key(g) for g in givens)
 
 
 def read_into(

@@ -532,22 +532,25 @@ def test_view_in_block_takes_the_home_family_only_when_its_own_is_part_of_it():
 
 
 def test_join_across_blocks_never_joins_conflicting_given_names_through_a_third():
-    # "Zhang Ping" and "Zhang Peng" (Chinese order, blocks "ping z" and
-    # "peng z") each read as a "P. Zhang": one of them joins that cluster,
-    # never both, since "Ping" and "Peng" are two people's.
-    bupt = frozenset({"beijing", "posts", "telecommunications"})
-    ping = pipeline.Cluster([_view(1, "Zhang", "Ping", affiliation_tokens=bupt)], [])
-    peng = pipeline.Cluster([_view(2, "Zhang", "Peng", affiliation_tokens=bupt)], [])
-    p = pipeline.Cluster([_view(3, "P.", "Zhang", affiliation_tokens=bupt)], [])
-    joined = pipeline.join_across_blocks(
-        {"ping z": [ping], "peng z": [peng], "zhang p": [p]}, threshold=0.0
+    # "José García Márquez" and "Juan García Lorca" (blocks "garciamarquez j"
+    # and "garcialorca j") each read as a "García, J.": one of them joins
+    # that cluster, never both, since "José" and "Juan" are two people's.
+    ugr = frozenset({"granada"})
+    jose = pipeline.Cluster(
+        [_view(1, "José", "García Márquez", affiliation_tokens=ugr)], []
     )
+    juan = pipeline.Cluster(
+        [_view(2, "Juan", "García Lorca", affiliation_tokens=ugr)], []
+    )
+    j = pipeline.Cluster([_view(3, "J.", "García", affiliation_tokens=ugr)], [])
+    found = {"garciamarquez j": [jose], "garcialorca j": [juan], "garcia j": [j]}
+    joined = pipeline.join_across_blocks(found, threshold=0.0)
     groups = {}
     for item, head in joined.items():
         groups.setdefault(head, set()).add(item)
     assert list(groups.values()) in (
-        [{("ping z", 0), ("zhang p", 0)}],
-        [{("peng z", 0), ("zhang p", 0)}],
+        [{("garciamarquez j", 0), ("garcia j", 0)}],
+        [{("garcialorca j", 0), ("garcia j", 0)}],
     )
 
 
@@ -559,3 +562,31 @@ def test_join_across_blocks_obeys_cannot_links():
     assert pipeline.join_across_blocks(found, threshold=0.0)
     cannot = pipeline.Constraints.of(cannot_link=[(1, 2)])
     assert pipeline.join_across_blocks(found, threshold=0.0, constraints=cannot) == {}
+
+
+def test_a_swapped_reading_is_confirmed_only_by_a_full_given_name():
+    (swap,) = names.block_key_readings("Zhang", "Ping")
+    (surname, _) = names.block_key_readings("Martin", "Hofmann-Apitius")
+    assert variants.confirms(swap, ["Ping"])
+    assert not variants.confirms(swap, ["P.", "P"])
+    assert variants.confirms(surname, ["M."])
+
+
+def test_join_across_blocks_reads_no_swap_against_initials_alone():
+    # "Lu Wang" printed in Chinese order (given "Lu"... family "Wang" read
+    # as given "Wang", family "Lu") and a "W. Lu" of the same institution:
+    # nothing but initials to confirm the swap.
+    ihep = frozenset({"beijing", "energy", "high", "phys"})
+    swapped = pipeline.Cluster([_view(1, "Lu", "Wang", affiliation_tokens=ihep)], [])
+    initials = pipeline.Cluster([_view(2, "W.", "Lu", affiliation_tokens=ihep)], [])
+    full = pipeline.Cluster([_view(3, "Wang", "Lu", affiliation_tokens=ihep)], [])
+    assert names.block_key_readings("Lu", "Wang")[0].key == "lu w"
+    assert (
+        pipeline.join_across_blocks(
+            {"wang l": [swapped], "lu w": [initials]}, threshold=0.0
+        )
+        == {}
+    )
+    assert pipeline.join_across_blocks(
+        {"wang l": [swapped], "lu w": [full]}, threshold=0.0
+    ) == {("wang l", 0): ("wang l", 0), ("lu w", 0): ("wang l", 0)}
