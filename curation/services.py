@@ -13,7 +13,7 @@ import hashlib
 import logging
 import math
 from collections import Counter, OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -174,10 +174,9 @@ def _best_elsewhere(
                 or not names_meet(single, p)
             ):
                 continue
-            features = authorship_profile_features(read, p)
-            if not variants.corroborated(features):
+            if not variants.corroborated(single, p):
                 continue
-            s = scoring.score(features, weights)
+            s = scoring.score(authorship_profile_features(read, p), weights)
             if s.veto or (best is not None and s.pairwise_score <= best[0]):
                 continue
             evidence = {
@@ -200,43 +199,25 @@ def _propose_block(
     profiles: list[ProfileView],
     vetoes: set,
     weights: scoring.Weights,
-    taken: frozenset[tuple[int, int]] = frozenset(),
-    pending_givens: dict[int, list[str]] | None = None,
-    elsewhere: Mapping[str, list[ProfileView]] | None = None,
+    **run: object,
 ) -> list[_Draft]:
-    """Attach and ``new`` drafts for one block's unassigned authorships.
+    """Attach and ``new`` drafts for one block's unassigned authorships:
+    :func:`_propose_blocks` of that block alone (``profiles`` its live
+    researchers; ``run`` its keyword arguments)."""
+    return _propose_blocks({block: views}, lambda _: profiles, vetoes, weights, **run)
 
-    Args:
-        block: the block key (or ``"<block>/<sub-block>"``).
-        views: the block's matchable authorships.
-        profiles: the block's live researchers.
-        vetoes: cannot-links, as ``("a", authorship id, researcher id)``.
-        weights: the scoring model.
-        taken: ``(paper id, researcher id)`` of slots a pending attach
-            already proposes to that researcher
-            (``selectors.pending_attach_papers``).
-        pending_givens: ``{researcher id: given names}`` of the slots pending
-            attaches give researchers (``selectors.pending_attach_givens``);
-            the attaches drafted here are added to it, so that the next call
-            of the run (another sub-block) sees them.
-        elsewhere: ``{block: live researchers}`` of other blocks, where an
-            authorship whose name reads another way lands
-            (:func:`curation.names.block_key_readings`): read so, it is
-            scored against them too, with evidence beyond the name
-            (:func:`curation.matching.variants.corroborated`), and an
-            attach to one of them records the reading in its evidence.
 
-    Returns:
-        An attach draft for each authorship whose best researcher scores at
-        the threshold, unless another slot of its paper goes to that
-        researcher (better scored in this run, or pending from an earlier
-        one), or a better-scored attach to it in this run, or a pending one,
-        prints a given name that cannot be the same person's; ``new`` drafts
-        for the clusters of the rest.
-    """
-    threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
-    drafts: list[_Draft] = []
-    leftovers: list[AuthorshipView] = []
+def _attach_candidates(
+    views: list[AuthorshipView],
+    profiles: list[ProfileView],
+    vetoes: set,
+    weights: scoring.Weights,
+    elsewhere: Mapping[str, list[ProfileView]],
+    threshold: float,
+) -> list[tuple[AuthorshipView, _Best | None]]:
+    """Each authorship with its best-scored researcher at ``threshold`` or
+    above (None when none): of its block, or of another block its name, read
+    another way, lands in (:func:`_best_elsewhere`), the better of the two."""
     best_of: list[tuple[AuthorshipView, _Best | None]] = []
     for a in views:
         best: _Best | None = None
@@ -247,10 +228,67 @@ def _propose_block(
             s = scoring.score(authorship_profile_features(a, p), weights)
             if best is None or s.pairwise_score > best[0]:
                 best = (s.pairwise_score, s.evidence, p, a)
-        found = _best_elsewhere(a, elsewhere or {}, vetoes, weights)
+        found = _best_elsewhere(a, elsewhere, vetoes, weights)
         if found is not None and (best is None or found[0] > best[0]):
             best = found
         best_of.append((a, best if best and best[0] >= threshold else None))
+    return best_of
+
+
+def _propose_blocks(
+    grouped: Mapping[str, list[AuthorshipView]],
+    profiles_of: Callable[[str], list[ProfileView]],
+    vetoes: set,
+    weights: scoring.Weights,
+    taken: frozenset[tuple[int, int]] = frozenset(),
+    pending_givens: dict[int, list[str]] | None = None,
+    elsewhere: Mapping[str, list[ProfileView]] | None = None,
+) -> list[_Draft]:
+    """Attach and ``new`` drafts for the unassigned authorships of a run's
+    blocks.
+
+    Every authorship is scored first (:func:`_attach_candidates`); which
+    attaches are proposed is then decided over the whole run, best score
+    first, so that an authorship read into another block competes with that
+    block's own on its score, whichever block the run reaches first (a
+    hostile trial had two slots of one paper proposed to one researcher, one
+    of them read across blocks, and a weaker in-block attach win a clash of
+    names by block order).
+
+    Args:
+        grouped: ``{block (or "<block>/<sub-block>"): its matchable
+            authorships}``.
+        profiles_of: a block's live researchers, by its name in ``grouped``.
+        vetoes: cannot-links, as ``("a", authorship id, researcher id)``.
+        weights: the scoring model.
+        taken: ``(paper id, researcher id)`` of slots a pending attach
+            already proposes to that researcher
+            (``selectors.pending_attach_papers``).
+        pending_givens: ``{researcher id: given names}`` of the slots pending
+            attaches give researchers (``selectors.pending_attach_givens``);
+            the attaches drafted here are added to it.
+        elsewhere: ``{block: live researchers}`` of other blocks, where an
+            authorship whose name reads another way lands
+            (:func:`curation.names.block_key_readings`): read so, it is
+            scored against them too (:func:`_best_elsewhere`), and an
+            attach to one of them records the reading in its evidence.
+
+    Returns:
+        An attach draft for each authorship whose best researcher scores at
+        the threshold, unless another slot of its paper goes to that
+        researcher (better scored in this run, or pending from an earlier
+        one), or a better-scored attach to it in this run, or a pending one,
+        prints a given name that cannot be the same person's; ``new`` drafts
+        for the clusters of the rest, block by block.
+    """
+    threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
+    scored = {
+        block: _attach_candidates(
+            views, profiles_of(block), vetoes, weights, elsewhere or {}, threshold
+        )
+        for block, views in grouped.items()
+    }
+    everything = [pair for best_of in scored.values() for pair in best_of]
     # One person holds one slot of a paper: when two slots of one paper (the same
     # name printed twice in a large collaboration) would join one researcher, only
     # the better-scoring one is proposed; the other is clustered like any leftover.
@@ -258,7 +296,7 @@ def _propose_block(
     winner: dict[tuple[int, int], tuple[float, int]] = {
         key: (math.inf, 0) for key in taken
     }
-    for a, best in best_of:
+    for a, best in everything:
         if best:
             key = (a.paper_id, best[2].id)
             winner[key] = max(winner.get(key, (-1.0, 0)), (best[0], -a.id))
@@ -268,11 +306,9 @@ def _propose_block(
     # proposed to that researcher is clustered instead; the next run weighs it
     # against the researcher the curator made.
     clashing: set[int] = set()
-    # Shared by the run's calls (the sub-blocks of one big block propose to
-    # the same researchers): the names each researcher gets accumulate.
     proposed = pending_givens if pending_givens is not None else {}
     for a, best in sorted(
-        ((a, b) for a, b in best_of if b), key=lambda ab: (-ab[1][0], ab[0].id)
+        ((a, b) for a, b in everything if b), key=lambda ab: (-ab[1][0], ab[0].id)
     ):
         if winner[(a.paper_id, best[2].id)] != (best[0], -a.id):
             continue
@@ -286,30 +322,52 @@ def _propose_block(
             clashing.add(a.id)
         else:
             given.append(read.given)
-    for a, best in best_of:
-        if (
-            best is None
-            or winner[(a.paper_id, best[2].id)] != (best[0], -a.id)
-            or a.id in clashing
-        ):
-            leftovers.append(a)
-            continue
-        score, evidence, p, read = best
-        proven = evidence["features"]["orcid"] == 1.0 and _names_agree(read, p)
-        if evidence["features"]["orcid"] == 1.0 and not proven:
-            evidence = {**evidence, "flag": "ORCID agrees but the names do not"}
-        drafts.append(
-            _Draft(
-                "attach",
-                score,
-                evidence,
-                block,
-                [a.id],
-                researcher_id=p.id,
-                identifier_proven=proven,
+    drafts: list[_Draft] = []
+    for block, best_of in scored.items():
+        leftovers: list[AuthorshipView] = []
+        for a, best in best_of:
+            if (
+                best is None
+                or winner[(a.paper_id, best[2].id)] != (best[0], -a.id)
+                or a.id in clashing
+            ):
+                leftovers.append(a)
+                continue
+            score, evidence, p, read = best
+            proven = evidence["features"]["orcid"] == 1.0 and _names_agree(read, p)
+            if evidence["features"]["orcid"] == 1.0 and not proven:
+                evidence = {**evidence, "flag": "ORCID agrees but the names do not"}
+            drafts.append(
+                _Draft(
+                    "attach",
+                    score,
+                    evidence,
+                    block,
+                    [a.id],
+                    researcher_id=p.id,
+                    identifier_proven=proven,
+                )
             )
+        drafts += _propose_new(
+            block, leftovers, profiles_of(block), vetoes, weights, winner, proposed
         )
+    return drafts
 
+
+def _propose_new(
+    block: str,
+    leftovers: list[AuthorshipView],
+    profiles: list[ProfileView],
+    vetoes: set,
+    weights: scoring.Weights,
+    winner: dict[tuple[int, int], tuple[float, int]],
+    proposed: dict[int, list[str]],
+) -> list[_Draft]:
+    """``new`` drafts for the clusters of a block's authorships that no
+    attach took, or attaches by rule (:func:`_rule_attaches`) for those
+    printing nothing but a name one of ``profiles`` holds most of."""
+    threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
+    drafts: list[_Draft] = []
     if leftovers:
         by_id = {p.id: p for p in profiles}
         for found in pipeline.cluster_authorships(
@@ -577,10 +635,9 @@ def _propose_variant_merges(
                 q.paper_ids | pending.get(q.id, frozenset())
             ):
                 continue
-            features = profile_profile_features(meet.read, q)
-            if not variants.corroborated(features):
+            if not variants.corroborated(meet.read, q):
                 continue
-            s = scoring.score(features, weights)
+            s = scoring.score(profile_profile_features(meet.read, q), weights)
             if s.veto or s.pairwise_score < merge_threshold:
                 continue
             if (lo, hi) in best and best[lo, hi].score >= s.pairwise_score:
@@ -1140,19 +1197,17 @@ def matching_run(
     givens = selectors.pending_attach_givens(
         None if block_keys is None else [*block_keys, *elsewhere]
     )
-    for block, members in grouped.items():
-        drafts.extend(
-            _propose_block(
-                block,
-                members,
-                profiles.get(block.split("/", 1)[0], []),
-                vetoes,
-                weights,
-                taken,
-                givens,
-                elsewhere,
-            )
+    drafts.extend(
+        _propose_blocks(
+            grouped,
+            lambda block: profiles.get(block.split("/", 1)[0], []),
+            vetoes,
+            weights,
+            taken,
+            givens,
+            elsewhere,
         )
+    )
     for block, members in profiles.items() if merges else ():
         drafts.extend(_propose_merges(block, members, vetoes, weights, merging))
     if merges and block_keys is None:

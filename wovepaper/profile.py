@@ -313,6 +313,7 @@ def _placed_by(found: dict | None) -> tuple:
             "contributions": found["contributions"],
             "members": found["members"],
             "pairs": found["pairs"],
+            "reading": found.get("reading"),
         },
     )
     return proposal, found["by_curator"]
@@ -453,9 +454,14 @@ def _evidence_words(proposal, authorship_id: int) -> str:
     reading = json_object(evidence.get("reading"))
     printed = rule_said(reading.get("printed"))
     read_as = rule_said(reading.get("read_as"))
-    if printed and read_as:
-        # Met across blocks (curation.matching.variants): say how it was read.
-        return f"printed \u201c{printed}\u201d, read as \u201c{read_as}\u201d; {words}"
+    if printed and read_as and reading.get("authorship") == authorship_id:
+        # An attach met across blocks (curation.services._best_elsewhere): say
+        # how this paper's name was read, each name isolated (FSI ... PDI), so
+        # a direction mark in one cannot turn the sentence around.
+        return (
+            f"printed \u201c\u2068{printed}\u2069\u201d, read as "
+            f"\u201c\u2068{read_as}\u2069\u201d; {words}"
+        )
     return words
 
 

@@ -64,7 +64,8 @@ def paper_rows(
         "placed_by": None | {"id", "kind", "researcher_id", "decided_at",
         "score", "features", "contributions", "members", "pairs" (the first
         ``new_pairs`` recorded, then every later one holding ``keep``'s slot,
-        in the order recorded), "by_curator"}}]`` in no set order:
+        in the order recorded), "reading" (an attach met across blocks: how
+        the name was read), "by_curator"}}]`` in no set order:
         the shapes :mod:`wovepaper.profile` builds its paper rows and
         "why is this paper here?" from.
     """
@@ -74,7 +75,7 @@ def paper_rows(
         return []
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT * FROM wovepaper_paper_rows_v2(%s::bigint[], %s, %s, %s, %s, %s)",
+            "SELECT * FROM wovepaper_paper_rows_v3(%s::bigint[], %s, %s, %s, %s, %s)",
             [
                 list(ids),
                 keep,
@@ -100,7 +101,7 @@ def paper_rows(
             for sid, position, name, rid, slug in _json(row[11]) or []
         ]
         pid, kind, rid, decided_at, score, features, contributions = row[12:19]
-        members, pairs, by_curator = row[19:]
+        members, pairs, reading, by_curator = row[19:]
         paper["placed_by"] = (
             None
             if pid is None
@@ -114,6 +115,7 @@ def paper_rows(
                 "contributions": _json(contributions) or {},
                 "members": _json(members),
                 "pairs": _json(pairs) or [],
+                "reading": _json(reading),
                 "by_curator": by_curator,
             }
         )

@@ -725,14 +725,13 @@ def join_across_blocks(
     candidates = []
     for meet in variants.meetings(profiles):
         for j, other in enumerate(profiles[meet.other_block]):
-            features = profile_profile_features(meet.read, other)
-            score = scoring.score(features, weights)
-            if (
-                score.veto
-                or not variants.corroborated(features)
-                or not variants.confirms(meet.reading, other.given_names)
-                or names_conflict(meet.read, other)
+            if not (
+                variants.corroborated(meet.read, other)
+                and variants.confirms(meet.reading, other.given_names)
             ):
+                continue
+            score = scoring.score(profile_profile_features(meet.read, other), weights)
+            if score.veto or names_conflict(meet.read, other):
                 continue
             if score.pairwise_score >= threshold:
                 candidates.append(

@@ -11,24 +11,26 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 from django.conf import settings
+from django.db import connection
 from django.urls import reverse
 
 from curation import names, selectors, services
 from curation.matching import labelled, pipeline, training, variants
 from curation.matching.features import (
     AuthorshipView,
+    affiliation_tokens,
     profile_of,
-    profile_profile_features,
 )
 from curation.models import Proposal
 from tests.factories import AuthorshipFactory, PaperFactory, ResearcherFactory
 from wovepaper import profile
 
 QIAN = "and/s2and/qian_partial"
+ORCID = "0000-0002-1825-0097"
 
 
 def _qian_signatures() -> dict:
@@ -347,16 +349,57 @@ def test_full_run_proposes_no_merge_across_blocks_on_the_name_alone(db):
 
 
 def test_corroborated_needs_evidence_beyond_the_name():
-    name_only = profile_profile_features(
-        profile_of([_view(1, "Ping", "Zhang")]), profile_of([_view(2, "Ping", "Zhang")])
+    def one(i: int, **kw) -> object:
+        return profile_of([_view(i, "Ping", "Zhang", **kw)])
+
+    assert not variants.corroborated(one(1), one(2))
+    assert variants.corroborated(
+        one(1, coauthor_keys=frozenset({"liu|w"})),
+        one(2, coauthor_keys=frozenset({"liu|w"})),
     )
-    assert name_only.name == 1.0
-    assert not variants.corroborated(name_only)
-    for evidence in ("affiliation", "coauthors", "orcid", "source_id"):
-        assert variants.corroborated(replace(name_only, **{evidence: 1.0}))
+    assert variants.corroborated(one(1, orcid=ORCID), one(2, orcid=ORCID))
+    ids = frozenset({"openalex:A5023888391"})
+    assert variants.corroborated(one(1, source_ids=ids), one(2, source_ids=ids))
+
+
+@pytest.mark.parametrize(
+    ("mine", "theirs", "expected"),
+    [
+        # One word in common, a country: a coincidence (hostile trial).
+        (
+            "Sichuan University, Chengdu, China",
+            "Tsinghua University, Beijing, China",
+            False,
+        ),
+        # Two words: Qian's BUPT printed two ways.
+        (
+            "Wireless Technol. Innovation Inst., Beijing Univ. of Posts & "
+            "Telecommun., Beijing",
+            "Beijing University of Posts and Telecommunications",
+            True,
+        ),
+        # Every word one side prints.
+        ("Syracuse University", "Syracuse University, Syracuse, NY", True),
+    ],
+)
+def test_corroborated_by_affiliation_needs_two_words_or_all_of_one(
+    mine, theirs, expected
+):
+    def at(i: int, affiliation: str) -> object:
+        tokens = affiliation_tokens([affiliation])
+        return profile_of([_view(i, "Ping", "Zhang", affiliation_tokens=tokens)])
+
+    assert variants.corroborated(at(1, mine), at(2, theirs)) is expected
 
 
 # --- attaches across blocks --------------------------------------------------------
+
+# What "Why is this paper here?" says first of an attach met across blocks,
+# each name isolated (U+2068 ... U+2069).
+READ_WORDS = (
+    "printed \u201c\u2068Ping, Zhang\u2069\u201d, read as "
+    "\u201c\u2068Zhang, Ping\u2069\u201d; "
+)
 
 
 @pytest.fixture
@@ -388,7 +431,11 @@ def test_run_proposes_attach_of_a_name_printed_the_other_way(
     western, rows = western_with_new_chinese_order
     services.matching_run(block_keys=blocks, merges=False)
     attaches = Proposal.objects.filter(kind="attach")
-    assert {a for p in attaches for a in p.authorships.all()} == set(rows)
+    # All but the one printed with "Minist. of Educ., Beijing": one word,
+    # "beijing", is no evidence of its own (variants.corroborated).
+    (ministry,) = [r for r in rows if r.affiliations == ["Minist. of Educ., Beijing"]]
+    assert {a for p in attaches for a in p.authorships.all()} == set(rows) - {ministry}
+    assert Proposal.objects.get(authorships=ministry).kind == "new"
     for p in attaches:
         (row,) = p.authorships.all()
         assert p.researcher == western
@@ -400,7 +447,6 @@ def test_run_proposes_attach_of_a_name_printed_the_other_way(
             "block": "zhang p",
         }
         assert p.evidence["features"]["same_given"] == 1.0
-    assert not Proposal.objects.filter(kind="new").exists()
     # What is pending for him reads "Ping", not "Zhang".
     assert set(selectors.pending_attach_givens(["zhang p"])[western.pk]) == {"Ping"}
 
@@ -428,16 +474,18 @@ def test_approved_attach_across_blocks_reads_in_the_researchers_frame(
     services.matching_run(block_keys=["ping z"], merges=False)
     for p in Proposal.objects.filter(kind="attach").order_by("pk"):
         services.proposal_apply(proposal=p, actor=curator)
-        assert (
-            "printed \u201cPing, Zhang\u201d, read as \u201cZhang, Ping\u201d; "
-            in profile._evidence_words(p, p.authorships.get().pk)
-        )
+        words = profile._evidence_words(p, p.authorships.get().pk)
+        assert words.startswith(READ_WORDS)
     for row in rows:
         row.refresh_from_db()
-    assert {row.researcher_id for row in rows} == {western.pk}
+    # All but the one with "Minist. of Educ., Beijing" (see above).
+    assert Counter(row.researcher_id for row in rows) == {
+        western.pk: len(rows) - 1,
+        None: 1,
+    }
     (read,) = selectors.researcher_snapshot(["zhang p"]).profiles["zhang p"]
     assert read.id == western.pk
-    assert len(read.paper_ids) == 6 + len(rows)
+    assert len(read.paper_ids) == 6 + len(rows) - 1
     assert read.given_names == ("Ping",)
     # Idempotent: nothing left to propose, in either block.
     assert not services.matching_run().get("proposed_attach")
@@ -590,3 +638,102 @@ def test_join_across_blocks_reads_no_swap_against_initials_alone():
     assert pipeline.join_across_blocks(
         {"wang l": [swapped], "lu w": [full]}, threshold=0.0
     ) == {("wang l", 0): ("wang l", 0), ("lu w", 0): ("wang l", 0)}
+
+
+def _slots(*people: tuple[str, str], affiliation: str = ""):
+    """One cs.IT paper whose byline is these (given, family) slots."""
+    paper = PaperFactory(categories=["cs.IT"], primary_category="cs.IT")
+    return [
+        AuthorshipFactory(
+            paper=paper,
+            position=n,
+            given_name=given,
+            family_name=family,
+            affiliations=[affiliation] if affiliation else [],
+        )
+        for n, (given, family) in enumerate(people, start=1)
+    ]
+
+
+BUPT = "Beijing University of Posts and Telecommunications"
+
+
+@pytest.mark.parametrize("blocks", [None, ["zhang p", "ping z"], ["ping z", "zhang p"]])
+def test_one_paper_never_gives_one_researcher_two_slots_across_blocks(db, blocks):
+    # One paper printing Ping Zhang's name both ways (two slots, blocks
+    # "zhang p" and "ping z"), beside his co-author: one slot is proposed
+    # to him, the better scored, never both (hostile trial).
+    signatures = _qian_signatures()
+    western = _researcher_of(
+        _printed(signatures, "Ping", "Zhang", at="Posts")[:6], "Ping Zhang"
+    )
+    for row in _slots(("Ping", "Zhang"), ("Wei", "Liu"), affiliation=BUPT)[:1]:
+        row.researcher = western
+        row.save()
+    slots = _slots(
+        ("Ping", "Zhang"), ("Zhang", "Ping"), ("Wei", "Liu"), affiliation=BUPT
+    )
+    services.matching_run(block_keys=blocks, merges=False)
+    proposed = [
+        a
+        for p in Proposal.objects.filter(kind="attach", researcher=western)
+        for a in p.authorships.all()
+    ]
+    assert [a.paper_id for a in proposed] == [slots[0].paper_id]
+
+
+@pytest.mark.parametrize("across_first", [True, False])
+def test_a_clash_of_given_names_across_blocks_is_won_by_score(db, across_first):
+    # "J. García" of Granada; "José García Márquez" (block "garciamarquez j",
+    # read as "García, José") shares his co-author, "Juan García" (his own
+    # block) only the affiliation: José's attach scores higher and is
+    # proposed, whichever was harvested first; Juan's is clustered apart.
+    granada = "Universidad de Granada"
+    holder = ResearcherFactory(display_name="J. García", block_key="garcia j")
+    for row in _slots(("J.", "García"), ("Federico", "Lorca"), affiliation=granada)[:1]:
+        row.researcher = holder
+        row.save()
+    jose = [("José", "García Márquez"), ("Federico", "Lorca")]
+    juan = [("Juan", "García")]
+    first, second = (jose, juan) if across_first else (juan, jose)
+    rows = {
+        tuple(people[0]): _slots(*people, affiliation=granada)[0]
+        for people in (first, second)
+    }
+    services.matching_run(block_keys=["garcia j", "garciamarquez j"], merges=False)
+    (attach,) = Proposal.objects.filter(kind="attach", researcher=holder)
+    assert list(attach.authorships.all()) == [rows["José", "García Márquez"]]
+    assert attach.evidence["reading"]["read_as"] == "García, José"
+    assert Proposal.objects.get(authorships=rows["Juan", "García"]).kind == "new"
+
+
+def test_why_is_this_paper_here_says_the_reading_on_both_paths(
+    western_with_new_chinese_order, curator, monkeypatch
+):
+    # PostgreSQL reads the researcher page through wovepaper_paper_rows_v3
+    # (migration 0017), SQLite through the ORM: both say how it was read.
+    western, rows = western_with_new_chinese_order
+    services.matching_run(block_keys=["ping z"], merges=False)
+    for p in Proposal.objects.filter(kind="attach").order_by("pk"):
+        services.proposal_apply(proposal=p, actor=curator)
+    assert connection.vendor == "postgresql"
+    by_sql = profile.researcher_papers_page(western)["papers"]
+    monkeypatch.setattr(profile, "connection", SimpleNamespace(vendor="sqlite"))
+    by_orm = profile.researcher_papers_page(western)["papers"]
+    assert by_sql == by_orm
+    read = [paper["why"] for paper in by_sql if READ_WORDS in paper["why"]]
+    assert len(read) == len(rows) - 1  # all but the ministry one
+
+
+@pytest.mark.parametrize("named", [None, "self", 10**6])
+def test_why_says_a_reading_only_of_its_own_authorship(
+    western_with_new_chinese_order, curator, named
+):
+    services.matching_run(block_keys=["ping z"], merges=False)
+    p = Proposal.objects.filter(kind="attach").first()
+    own = p.authorships.get().pk
+    if named is None:
+        del p.evidence["reading"]["authorship"]
+    else:
+        p.evidence["reading"]["authorship"] = own if named == "self" else named
+    assert profile._evidence_words(p, own).startswith(READ_WORDS) is (named == "self")
