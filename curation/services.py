@@ -171,10 +171,9 @@ def _best_elsewhere(
             if (
                 ("a", a.id, p.id) in vetoes
                 or not variants.confirms(r, p.given_names)
+                or not variants.corroborated(single, p)
                 or not names_meet(single, p)
             ):
-                continue
-            if not variants.corroborated(single, p):
                 continue
             s = scoring.score(authorship_profile_features(read, p), weights)
             if s.veto or (best is not None and s.pairwise_score <= best[0]):

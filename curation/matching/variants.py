@@ -100,8 +100,10 @@ def confirms(reading: names.Reading, givens: Iterable[str]) -> bool:
     only a full given name on the other side can agree with it. Against
     initials alone ("W. Lu" for "Lu Wang" read as "Wang, Lu") it is a guess
     that nothing confirms: in bench/matching.py's population of 100,000
-    researchers, all of them different people, 1,108 of the 1,119 merges
-    proposed across blocks were such, against 11 of full names.
+    researchers, all of them different people, a full run proposed 1,119
+    merges across blocks, nearly all a swap read against initials (name
+    similarity 0.51 or 0.68); with this rule 146, and 60 once
+    :func:`corroborated` asked for two affiliation words.
 
     Args:
         reading: the reading of one side.
