@@ -619,6 +619,7 @@ def _propose_variant_merges(
     pending = pending or {}
     merge_threshold = settings.CURATION_MERGE_THRESHOLD
     best: dict[tuple[int, int], _Draft] = {}
+    model = (weights.version, weights.bias, tuple(sorted(weights.weights.items())))
     for meet in variants.meetings(profiles):
         p = profiles[meet.block][meet.index]
         for q in profiles[meet.other_block]:
@@ -636,14 +637,21 @@ def _propose_variant_merges(
                 continue
             if not variants.corroborated(meet.read, q):
                 continue
-            s = scoring.score(profile_profile_features(meet.read, q), weights)
+            # Remembered as a block's pairs are (_merge_score), under the
+            # profile as read: a nightly run scores the same pairs again.
+            s = _merge_score(
+                (model, ("read", p.id, hash(meet.read)), (q.id, hash(q))),
+                meet.read,
+                q,
+                weights,
+            )
             if s.veto or s.pairwise_score < merge_threshold:
                 continue
             if (lo, hi) in best and best[lo, hi].score >= s.pairwise_score:
                 continue
             given, family = meet.printed
             evidence = {
-                **s.evidence,
+                **copy.deepcopy(s.evidence),  # the memo keeps its own
                 "reading": {
                     "researcher": p.id,
                     "printed": variants.written(given, family),
