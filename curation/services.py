@@ -348,7 +348,14 @@ def _propose_blocks(
                 )
             )
         drafts += _propose_new(
-            block, leftovers, profiles_of(block), vetoes, weights, winner, proposed
+            block,
+            leftovers,
+            profiles_of(block),
+            vetoes,
+            weights,
+            threshold,
+            winner,
+            proposed,
         )
     return drafts
 
@@ -359,62 +366,61 @@ def _propose_new(
     profiles: list[ProfileView],
     vetoes: set,
     weights: scoring.Weights,
+    threshold: float,
     winner: dict[tuple[int, int], tuple[float, int]],
     proposed: dict[int, list[str]],
 ) -> list[_Draft]:
     """``new`` drafts for the clusters of a block's authorships that no
-    attach took, or attaches by rule (:func:`_rule_attaches`) for those
-    printing nothing but a name one of ``profiles`` holds most of."""
-    threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
+    attach took (clustered at ``threshold``), or attaches by rule
+    (:func:`_rule_attaches`) for those printing nothing but a name one of
+    ``profiles`` holds most of."""
+    if not leftovers:
+        return []
     drafts: list[_Draft] = []
-    if leftovers:
-        by_id = {p.id: p for p in profiles}
-        for found in pipeline.cluster_authorships(
-            leftovers, threshold=threshold, weights=weights, researchers=profiles
+    by_id = {p.id: p for p in profiles}
+    for found in pipeline.cluster_authorships(
+        leftovers, threshold=threshold, weights=weights, researchers=profiles
+    ):
+        ruled = _rule_attaches(found, by_id, vetoes, weights, winner, proposed, block)
+        if ruled:
+            drafts += ruled
+            continue
+        members, cohesion = found.members, found.cohesion
+        orcids = {m.orcid for m in members if m.orcid}
+        evidence = {
+            "model_version": weights.version,
+            "cohesion": round(cohesion, 6),
+            "members": len(members),
+            "pairs": _recorded_pairs(found),
+            "orcids": sorted(orcids),
+        }
+        if found.likeliest and not any(
+            ("a", m.id, found.likeliest[0]) in vetoes for m in members
         ):
-            ruled = _rule_attaches(
-                found, by_id, vetoes, weights, winner, proposed, block
+            # It prints nothing but the name, and a researcher holds most
+            # of that name, but the rule could not propose it to them (a
+            # slot of its paper or a name proposed to them already): the
+            # curator's hint. Not when a curator said it is not them.
+            evidence["likeliest"] = _likeliest_evidence(found.likeliest)
+        names_agree = all(
+            names.given_names_compatible(
+                x.given, y.given, pinyin=names.reads_as_pinyin(x.family)
             )
-            if ruled:
-                drafts += ruled
-                continue
-            members, cohesion = found.members, found.cohesion
-            orcids = {m.orcid for m in members if m.orcid}
-            evidence = {
-                "model_version": weights.version,
-                "cohesion": round(cohesion, 6),
-                "members": len(members),
-                "pairs": _recorded_pairs(found),
-                "orcids": sorted(orcids),
-            }
-            if found.likeliest and not any(
-                ("a", m.id, found.likeliest[0]) in vetoes for m in members
-            ):
-                # It prints nothing but the name, and a researcher holds most
-                # of that name, but the rule could not propose it to them (a
-                # slot of its paper or a name proposed to them already): the
-                # curator's hint. Not when a curator said it is not them.
-                evidence["likeliest"] = _likeliest_evidence(found.likeliest)
-            names_agree = all(
-                names.given_names_compatible(
-                    x.given, y.given, pinyin=names.reads_as_pinyin(x.family)
-                )
-                for n, x in enumerate(members)
-                for y in members[n + 1 :]
+            for n, x in enumerate(members)
+            for y in members[n + 1 :]
+        )
+        drafts.append(
+            _Draft(
+                "new",
+                round(cohesion, 6),
+                evidence,
+                block,
+                [m.id for m in members],
+                identifier_proven=len(orcids) == 1
+                and names_agree
+                and all(m.orcid for m in members),
             )
-            drafts.append(
-                _Draft(
-                    "new",
-                    round(cohesion, 6),
-                    evidence,
-                    block,
-                    [m.id for m in members],
-                    identifier_proven=len(orcids) == 1
-                    and names_agree
-                    and all(m.orcid for m in members),
-                )
-            )
-
+        )
     return drafts
 
 
@@ -523,6 +529,26 @@ def _merge_score(
     return found
 
 
+def _may_merge(
+    p: ProfileView,
+    q: ProfileView,
+    names_of_p: ProfileView,
+    vetoes: set,
+    pending: dict[int, frozenset[int]],
+) -> bool:
+    """Whether nothing forbids a merge of researchers ``p`` and ``q``: no
+    cannot-link, names that meet (``names_of_p``: ``p`` itself, or as read
+    into ``q``'s block), and no paper of one slot each, pending attaches
+    counted."""
+    lo, hi = sorted((p.id, q.id))
+    return (
+        ("r", lo, hi) not in vetoes
+        and names_meet(names_of_p, q)
+        and not (p.paper_ids | pending.get(p.id, frozenset()))
+        & (q.paper_ids | pending.get(q.id, frozenset()))
+    )
+
+
 def _propose_merges(
     block: str,
     profiles: list[ProfileView],
@@ -556,11 +582,7 @@ def _propose_merges(
         for j in range(i + 1, len(profiles)):
             q = profiles[j]
             lo, hi = sorted((p.id, q.id))
-            if ("r", lo, hi) in vetoes or not names_meet(p, q):
-                continue
-            if (p.paper_ids | pending.get(p.id, frozenset())) & (
-                q.paper_ids | pending.get(q.id, frozenset())
-            ):
+            if not _may_merge(p, q, p, vetoes, pending):
                 continue
             s = _merge_score((model, snapshots[i], snapshots[j]), p, q, weights)
             if s.pairwise_score >= merge_threshold:
@@ -626,16 +648,10 @@ def _propose_variant_merges(
             lo, hi = sorted((p.id, q.id))
             if (
                 lo == hi
-                or ("r", lo, hi) in vetoes
                 or not variants.confirms(meet.reading, q.given_names)
-                or not names_meet(meet.read, q)
+                or not variants.corroborated(meet.read, q)
+                or not _may_merge(p, q, meet.read, vetoes, pending)
             ):
-                continue
-            if (p.paper_ids | pending.get(p.id, frozenset())) & (
-                q.paper_ids | pending.get(q.id, frozenset())
-            ):
-                continue
-            if not variants.corroborated(meet.read, q):
                 continue
             # Remembered as a block's pairs are (_merge_score), under the
             # profile as read: a nightly run scores the same pairs again.

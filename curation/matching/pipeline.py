@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from curation import names
-from curation.matching import clustering, scoring
+from curation.matching import clustering, scoring, variants
 from curation.matching.features import (
     AuthorshipView,
     ProfileView,
@@ -698,8 +698,6 @@ def join_across_blocks(
         named by the group's first cluster in block order; clusters that
         joined nothing are absent.
     """
-    from curation.matching import variants
-
     # Profiles only of the blocks a reading leaves or reaches: most blocks
     # meet no other, and their clusters' profiles would go unread.
     homes = {block.split("/", 1)[0] for block in found}
