@@ -72,7 +72,10 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
     still hold the value it set (compare-and-swap under ``select_for_update``);
     otherwise a later change depends on it and must be undone first. Undoing an
     applied proposal marks it ``reverted`` (so matching does not propose it again
-    on the same evidence); undoing that undo marks it ``applied`` again. Undoing a
+    on the same evidence), and an undone ``attach`` also forbids each authorship
+    it moved on that researcher (a cannot-link, as a rejection records), so the
+    next run offers it elsewhere; undoing that undo marks it ``applied`` again
+    and retires those constraints. Undoing a
     rejection retires its constraints and puts the proposal back in the queue
     (``pending``). Undoing an approved claim returns the claim to ``pending``.
     An authorship a re-harvest has deleted since (its person left the byline)
@@ -172,6 +175,7 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
             _restore_variants(change, locked[int(pk)], *fields["name_variants"])
     change.restore_constraints(original.constraints_off)
     change.retire_constraints(Constraint.objects.filter(pk__in=original.constraints_on))
+    _forbid_undone_attach(change, original, moves)
     _revert_decision(original)
     return change.commit(
         kind=CurationEvent.Kind.UNDONE,
@@ -397,6 +401,49 @@ def _restore_variants(
         kept = [v for v in now if v in held]
         before = kept + [v for v in held if v not in kept]
     change.set(researcher, name_variants=before)
+
+
+def _forbid_undone_attach(
+    change: Change, original: CurationEvent, moves: list[dict]
+) -> None:
+    """Record a cannot-link for each authorship an undone attach had moved.
+
+    Undoing an applied ``attach`` is the curator's word that the authorship is
+    not that researcher's, as a rejection is (:func:`curation.services.
+    proposal_reject`). The proposal goes ``reverted``, so its fingerprint is not
+    proposed again; without the constraint the matcher would cluster the
+    authorship with the same researcher again, draft that same fingerprint,
+    drop it, and leave the authorship with no proposal at all (hostile trial,
+    stop 39). With it, the next run offers the authorship to another
+    researcher or as a new person. The constraints are written with the undo
+    event, so undoing the undo retires them. ``moves``: the moves being undone
+    (those whose authorship still exists).
+    """
+    researcher = undo_forbids(event=original)
+    for m in moves:
+        if researcher and m["before"] is None and m["after"] == researcher:
+            change.constrain(
+                Constraint.Kind.CANNOT_LINK, researcher, authorship=m["authorship"]
+            )
+
+
+def undo_forbids(*, event: CurationEvent) -> int | None:
+    """The researcher an undo of ``event`` forbids its authorships, or None.
+
+    Args:
+        event: an event a curator undoes or is about to undo.
+
+    Returns:
+        The id of the researcher of an applied ``attach`` proposal (an undo
+        records a cannot-link for each authorship the attach moved onto it,
+        :func:`_forbid_undone_attach`); None for any other event.
+    """
+    if event.kind != CurationEvent.Kind.PROPOSAL_APPLIED or not event.proposal_id:
+        return None
+    proposal = event.proposal
+    if proposal.kind != Proposal.Kind.ATTACH:
+        return None
+    return proposal.researcher_id
 
 
 def _revert_decision(original: CurationEvent) -> None:

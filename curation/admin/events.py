@@ -11,7 +11,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from curation.exceptions import CurationError
-from curation.history import event_undo, undo_preview, unreadable
+from curation.history import event_undo, undo_forbids, undo_preview, unreadable
 from curation.models import Constraint, CurationEvent
 from wovepaper.admin import ReadOnlyAdmin
 from wovepaper.models import Authorship
@@ -244,6 +244,7 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 else [],
                 "fields": describe_fields(event, inverse=True) if readable else [],
                 "gone": _gone_text(gone) if gone else "",
+                "forbids": undo_forbids(event=event) if readable else None,
                 "nothing_left": nothing_left,
                 "next": back,
             },

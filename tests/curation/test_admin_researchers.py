@@ -180,6 +180,7 @@ def test_history_lists_events_and_undo_restores(client, curator):
     assert f"authorship {b1.pk} ({b1.raw_name} on “{b1.paper.title}”)" in text
     assert f": researcher {a.pk} → researcher {b.pk}" in text
     assert f"researcher {b.pk} is live again" in text
+    assert "undo-forbids" not in text  # only an undone attach forbids
 
     done = client.post(undo_url, {"confirm": "yes"}, follow=True)
 

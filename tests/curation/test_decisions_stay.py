@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 
 from curation import edits, history, selectors, services
 from curation.exceptions import ProposalNotPending, ResearcherConflict
-from curation.models import CurationEvent, Proposal
+from curation.models import Constraint, CurationEvent, Proposal
 from tests.factories import (
     AuthorshipFactory,
     PaperFactory,
@@ -316,3 +317,65 @@ def test_sub_blocks_of_a_big_block_share_the_one_person_rule():
         ).values_list("given_name", flat=True)
     )
     assert len(attached & {"Xue-Qian", "Xiaolin", "Xuebin"}) <= 1
+
+
+def test_an_undone_attach_is_offered_elsewhere_and_its_undo_takes_that_back(
+    client, curator
+):
+    # Real S2AND Qian mentions: six "Ping Zhang" of the Beijing University of
+    # Posts and Telecommunications on a researcher, a seventh unassigned.
+    from tests.curation.test_variant_blocks import (
+        _printed,
+        _qian_signatures,
+        _researcher_of,
+    )
+
+    bupt = _printed(_qian_signatures(), "Ping", "Zhang", at="Posts")
+    r = _researcher_of(bupt[:6], "Ping Zhang")
+    newer = AuthorshipFactory(
+        paper=PaperFactory(categories=["cs.IT"], primary_category="cs.IT"),
+        given_name=bupt[6]["first"],
+        family_name=bupt[6]["last"],
+        affiliations=bupt[6]["affiliations"],
+    )
+    services.matching_run(block_keys=[newer.block_key])
+    attach = Proposal.objects.get(kind="attach", authorships=newer)
+    assert attach.researcher_id == r.pk
+    services.proposal_apply(proposal=attach, actor=curator)
+    applied = CurationEvent.objects.get(kind="proposal_applied", proposal=attach)
+
+    # The curator undoes it in the admin, told what the undo forbids.
+    client.force_login(curator)
+    undo_url = reverse("admin:curation_curationevent_undo", args=[applied.pk])
+    confirm = client.get(undo_url).content.decode()
+    assert (
+        f"Matching will not offer these authorships to researcher #{r.pk} again"
+        in confirm
+    )
+    client.post(undo_url, {"confirm": "yes"})
+    undo = CurationEvent.objects.get(kind="undone", undoes=applied)
+
+    (forbid,) = undo.constraints_on
+    assert Constraint.objects.filter(
+        pk=forbid, kind="cannot_link", authorship=newer, researcher=r, active=True
+    ).exists()
+    # A harvest's block run and the nightly full run both give the authorship
+    # a home again, never r: before the constraint, neither proposed anything.
+    services.matching_run(block_keys=[newer.block_key])
+    offered = Proposal.objects.get(authorships=newer, status="pending")
+    assert offered.kind == "new"
+    services.matching_run()
+    assert not Proposal.objects.filter(
+        authorships=newer, status="pending", researcher=r
+    ).exists()
+    assert Proposal.objects.get(pk=attach.pk).status == "reverted"
+
+    history.event_undo(event=undo, actor=curator)
+
+    newer.refresh_from_db()
+    assert newer.researcher_id == r.pk
+    assert not Constraint.objects.get(pk=forbid).active
+    assert Proposal.objects.get(pk=attach.pk).status == "applied"
+    # The new-person proposal no longer fits an authorship r holds again.
+    services.matching_run()
+    assert Proposal.objects.get(pk=offered.pk).status != "pending"
