@@ -24,7 +24,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Abs, Coalesce
 
-from curation import matching_sql, names
+from curation import matching_sql
 from curation.matching import overmerge, scoring, variants
 from curation.matching.features import (
     BLOCK_REPEAT_UNKNOWN,
@@ -319,7 +319,8 @@ def pending_attach_givens(block_keys: Iterable[str] | None) -> dict[int, list[st
     with none are left out. A run proposes no attach to one of them whose given
     name cannot be the same person's. A slot printed in another block is
     given as read in the researcher's (``"Zhang Ping"`` proposed to ``"Ping
-    Zhang"`` gives ``"Ping"``: :func:`curation.names.block_key_readings`).
+    Zhang"`` gives ``"Ping"``, and ``"Ping Zhang"`` proposed to ``"Zhang
+    Ping"`` gives ``"Zhang"``: :func:`curation.matching.variants.name_in_block`).
     One query a :data:`CHUNK` of block keys (a sub-block name ``"key/sub"``
     counts as ``key``): pending attaches are few beside researchers, where
     an IN list of the researchers read cost 145 ms for 20,000 of them
@@ -349,15 +350,10 @@ def pending_attach_givens(block_keys: Iterable[str] | None) -> dict[int, list[st
     out: dict[int, list[str]] = defaultdict(list)
     for researcher, given, family, block, home in rows:
         if block != home:
-            # Attached across blocks: its name as read in the researcher's.
-            given = next(
-                (
-                    r.given
-                    for r in names.block_key_readings(given, family)
-                    if r.key == home
-                ),
-                given,
-            )
+            # Attached across blocks: its name as read in the researcher's
+            # (by a reading, or swapped to a visitor's order).
+            read = variants.name_in_block(given, family, home)
+            given = read[0] if read else given
         out[researcher].append(given)
     return dict(out)
 
@@ -560,16 +556,13 @@ def _in_one_frame(
     return out
 
 
-def _build_profiles(
-    heads: dict[int, _Head], blocks: dict[int, str], rarities: NameRarities
-) -> dict[int, _Built]:
-    """Profiles of these researchers from their authorships: two queries a chunk.
-
-    ``heads`` and ``blocks`` are by researcher id; each researcher with an
-    authorship gets a :data:`_Built`.
-    """
+def _members(
+    researcher_ids: Iterable[int], rarities: NameRarities
+) -> dict[int, list[AuthorshipView]]:
+    """``{researcher id: its authorships as views, by id}``, as printed; those
+    with none are left out. Two queries a chunk."""
     rows_of: dict[int, list[tuple]] = defaultdict(list)
-    for chunk in _chunks(sorted(heads)):
+    for chunk in _chunks(sorted(set(researcher_ids))):
         for row in (
             matching_sql.rows_of_researchers(chunk)
             if matching_sql.enabled()
@@ -580,10 +573,21 @@ def _build_profiles(
             rows_of[row[0]].append(row[1:])
     rows = [row for rs in rows_of.values() for row in rs]
     views = dict(zip((row[0] for row in rows), _views(rows, rarities), strict=True))
+    return {pk: [views[row[0]] for row in rs] for pk, rs in rows_of.items()}
+
+
+def _build_profiles(
+    heads: dict[int, _Head], blocks: dict[int, str], rarities: NameRarities
+) -> dict[int, _Built]:
+    """Profiles of these researchers from their authorships: two queries a chunk.
+
+    ``heads`` and ``blocks`` are by researcher id; each researcher with an
+    authorship gets a :data:`_Built`.
+    """
     built: dict[int, _Built] = {}
-    for pk, rs in rows_of.items():
+    for pk, printed in _members(heads, rarities).items():
         revision, orcid, locked, source_ids = heads[pk]
-        members = _in_one_frame([views[row[0]] for row in rs], blocks[pk], rarities)
+        members = _in_one_frame(printed, blocks[pk], rarities)
         orcids: dict[str, list[int]] = defaultdict(list)
         for v in members:
             if v.orcid:
@@ -605,6 +609,125 @@ def _build_profiles(
             else None,
         )
     return built
+
+
+# What a researcher's head is read from (:func:`_heads`).
+_HEAD_FIELDS = (
+    "pk",
+    "block_key",
+    "revision",
+    "orcid",
+    "locked",
+    "openalex_author_id",
+    "s2_author_id",
+)
+
+
+def _heads(rows: Iterable[tuple]) -> tuple[dict[int, _Head], dict[int, str]]:
+    """``({researcher id: head}, {researcher id: block key})`` of researcher
+    rows of :data:`_HEAD_FIELDS`; a source id OpenAlex merged into another
+    brings its survivor's along (:func:`_merged_survivors`)."""
+    heads: dict[int, _Head] = {}
+    block_of: dict[int, str] = {}
+    for pk, block, revision, orcid, locked, openalex_id, s2_id in rows:
+        ids = source_ids_of(openalex_id or "", s2_id or "")
+        heads[pk] = (revision, orcid or "", locked, ids)
+        block_of[pk] = block
+    survivors = _merged_survivors({i for head in heads.values() for i in head[3]})
+    for pk, (revision, orcid, locked, ids) in list(heads.items()):
+        if ids & survivors.keys():
+            later = {survivors[i] for i in ids if i in survivors}
+            heads[pk] = (revision, orcid, locked, ids | later)
+    return heads, block_of
+
+
+@dataclass(frozen=True)
+class Visitor:
+    """A live researcher of another block that holds authorships printed in
+    this one, read in this block's frame (:func:`visiting_profiles`).
+
+    Attributes:
+        profile: its profile, every authorship read in this block
+            (:func:`_in_one_frame`), so that it is scored with this block's
+            features.
+        home: its own block key.
+        home_family: the family name its own block prints ("" when it
+            holds none printed there).
+        holds: how many of its authorships are printed in this block.
+    """
+
+    profile: ProfileView
+    home: str
+    home_family: str
+    holds: int
+
+
+def visiting_profiles(
+    block_keys: Iterable[str] | None, rarities: NameRarities
+) -> dict[str, list[Visitor]]:
+    """The researchers of other blocks that hold authorships printed in these.
+
+    A researcher lives in one block (its display name's), yet can hold
+    authorships printed in another: a curator merged "Zhang Ping" (block
+    ``ping z``) with "Ping Zhang" (``zhang p``), and the survivor is the one of
+    ``ping z``; or moved a paper. A new "Ping Zhang" paper has no reading into
+    ``ping z`` ("Ping" is not among the frequent family names a swapped
+    reading needs, :func:`curation.names.block_key_readings`), so without
+    this its own block never meets the profile that holds its person's
+    papers (stop 39's note: it was proposed as ``new``, then as a merge).
+
+    Args:
+        block_keys: the blocks (a sub-block name ``"key/sub"`` counts as
+            ``key``); None for every block.
+        rarities: name rarities (:func:`corpus_given_rarities`).
+
+    Returns:
+        ``{block: [Visitor, ...] by researcher id}`` for the blocks some
+        researcher of another block visits. One query for the pairs (on the
+        indexed ``block_key`` for a block run), one for the heads and two
+        per :data:`CHUNK` visitors for their authorships.
+    """
+    pairs = (
+        Authorship.objects.filter(
+            researcher__isnull=False,
+            researcher__merged_into__isnull=True,
+            researcher__retired=False,
+        )
+        .exclude(block_key="")
+        .exclude(researcher__block_key="")
+        .exclude(block_key=F("researcher__block_key"))
+    )
+    if block_keys is not None:
+        keys = sorted({k.split("/", 1)[0] for k in block_keys})
+        if not keys:
+            return {}
+        pairs = pairs.filter(block_key__in=keys)
+    visits: dict[int, Counter[str]] = defaultdict(Counter)
+    for pk, block in pairs.values_list("researcher_id", "block_key"):
+        visits[pk][block] += 1
+    if not visits:
+        return {}
+    heads, home_of = _heads(
+        Researcher.objects.filter(pk__in=sorted(visits)).values_list(*_HEAD_FIELDS)
+    )
+    members_of = _members(heads, rarities)
+    out: dict[str, list[Visitor]] = defaultdict(list)
+    for pk in sorted(heads):
+        revision, orcid, locked, source_ids = heads[pk]
+        printed = members_of.get(pk, [])
+        home = home_of[pk]
+        home_family = next((v.family for v in printed if v.block_key == home), "")
+        for block, holds in sorted(visits[pk].items()):
+            profile = profile_of(
+                _in_one_frame(printed, block, rarities),
+                id=pk,
+                orcid=orcid,
+                locked=locked,
+                revision=revision,
+                source_ids=source_ids,
+            )
+            out[block].append(Visitor(profile, home, home_family, holds))
+    return dict(out)
 
 
 def researcher_snapshot(
@@ -632,32 +755,17 @@ def researcher_snapshot(
     """
     rarities = rarities if rarities is not None else NameRarities()
     wanted = sorted({k.split("/", 1)[0] for k in block_keys})
-    heads: dict[int, _Head] = {}
-    block_of: dict[int, str] = {}
-    for start in range(0, len(wanted), CHUNK):
-        for pk, block, revision, orcid, locked, openalex_id, s2_id in (
+    heads, block_of = _heads(
+        row
+        for start in range(0, len(wanted), CHUNK)
+        for row in (
             matching_sql.live_researcher_rows(wanted[start : start + CHUNK])
             if matching_sql.enabled()
             else Researcher.objects.live()
             .filter(block_key__in=wanted[start : start + CHUNK])
-            .values_list(
-                "pk",
-                "block_key",
-                "revision",
-                "orcid",
-                "locked",
-                "openalex_author_id",
-                "s2_author_id",
-            )
-        ):
-            ids = source_ids_of(openalex_id or "", s2_id or "")
-            heads[pk] = (revision, orcid or "", locked, ids)
-            block_of[pk] = block
-    survivors = _merged_survivors({i for head in heads.values() for i in head[3]})
-    for pk, (revision, orcid, locked, ids) in list(heads.items()):
-        if ids & survivors.keys():
-            later = {survivors[i] for i in ids if i in survivors}
-            heads[pk] = (revision, orcid, locked, ids | later)
+            .values_list(*_HEAD_FIELDS)
+        )
+    )
     memo = _profile_memo(rarities) if remembered else None
     built: dict[int, _Built] = {}
     if memo is not None:

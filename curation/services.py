@@ -13,7 +13,7 @@ import hashlib
 import logging
 import math
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -213,20 +213,36 @@ def _attach_candidates(
     weights: scoring.Weights,
     elsewhere: Mapping[str, list[ProfileView]],
     threshold: float,
+    visitors: Sequence[selectors.Visitor] = (),
 ) -> list[tuple[AuthorshipView, _Best | None]]:
     """Each authorship with its best-scored researcher at ``threshold`` or
-    above (None when none): of its block, or of another block its name, read
-    another way, lands in (:func:`_best_elsewhere`), the better of the two."""
+    above (None when none): of its block, of another block holding
+    authorships printed in this one (``visitors``, read in this block's
+    frame; the evidence says so under ``frame``: ``{researcher, block,
+    home, holds}``), or of another block its name, read another way, lands
+    in (:func:`_best_elsewhere`), the best of these."""
+    candidates = [(p, None) for p in profiles] + [(v.profile, v) for v in visitors]
     best_of: list[tuple[AuthorshipView, _Best | None]] = []
     for a in views:
         best: _Best | None = None
         single = profile_of([a])
-        for p in profiles:
+        for p, visitor in candidates:
             if ("a", a.id, p.id) in vetoes or not names_meet(single, p):
                 continue
             s = scoring.score(authorship_profile_features(a, p), weights)
             if best is None or s.pairwise_score > best[0]:
-                best = (s.pairwise_score, s.evidence, p, a)
+                evidence = s.evidence
+                if visitor is not None:
+                    evidence = {
+                        **evidence,
+                        "frame": {
+                            "researcher": p.id,
+                            "block": a.block_key,
+                            "home": visitor.home,
+                            "holds": visitor.holds,
+                        },
+                    }
+                best = (s.pairwise_score, evidence, p, a)
         found = _best_elsewhere(a, elsewhere, vetoes, weights)
         if found is not None and (best is None or found[0] > best[0]):
             best = found
@@ -242,6 +258,7 @@ def _propose_blocks(
     taken: frozenset[tuple[int, int]] = frozenset(),
     pending_givens: dict[int, list[str]] | None = None,
     elsewhere: Mapping[str, list[ProfileView]] | None = None,
+    visitors: Mapping[str, list[selectors.Visitor]] | None = None,
 ) -> list[_Draft]:
     """Attach and ``new`` drafts for the unassigned authorships of a run's
     blocks.
@@ -271,6 +288,10 @@ def _propose_blocks(
             (:func:`curation.names.block_key_readings`): read so, it is
             scored against them too (:func:`_best_elsewhere`), and an
             attach to one of them records the reading in its evidence.
+        visitors: ``{block: researchers of other blocks holding authorships
+            printed in it}`` (``selectors.visiting_profiles``): scored as
+            candidates of that block's authorships, in its frame. They take
+            no part in its clustering nor in its attaches by rule.
 
     Returns:
         An attach draft for each authorship whose best researcher scores at
@@ -281,12 +302,20 @@ def _propose_blocks(
         for the clusters of the rest, block by block.
     """
     threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
+    visitors = visitors or {}
     scored = {
         block: _attach_candidates(
-            views, profiles_of(block), vetoes, weights, elsewhere or {}, threshold
+            views,
+            profiles_of(block),
+            vetoes,
+            weights,
+            elsewhere or {},
+            threshold,
+            visitors.get(block.split("/", 1)[0], ()),
         )
         for block, views in grouped.items()
     }
+    homes = {(block, v.profile.id): v for block, vs in visitors.items() for v in vs}
     everything = [pair for best_of in scored.values() for pair in best_of]
     # One person holds one slot of a paper: when two slots of one paper (the same
     # name printed twice in a large collaboration) would join one researcher, only
@@ -311,7 +340,13 @@ def _propose_blocks(
     ):
         if winner[(a.paper_id, best[2].id)] != (best[0], -a.id):
             continue
-        read = best[3]  # the authorship in the researcher's frame
+        read = best[3]  # the authorship as scored: in the researcher's frame
+        frame = best[1].get("frame")
+        if frame:
+            # Scored in its own block as a visitor's: the given names proposed
+            # to a researcher are read in its own block's frame.
+            visitor = homes[(frame["block"], best[2].id)]
+            read = variants.view_in_block(read, visitor.home, visitor.home_family)
         pinyin = names.reads_as_pinyin(read.family)
         given = proposed.setdefault(best[2].id, [])
         if any(
@@ -1188,8 +1223,15 @@ def matching_run(
                 sorted(lacking), rarities, remembered=True
             ).profiles
             elsewhere = {**extra, **profiles}
+    # The researchers of other blocks that hold authorships printed in the
+    # run's blocks (a survivor of a merge across blocks): candidates of those
+    # blocks' attaches, in their frame.
+    visitors = selectors.visiting_profiles(
+        None if block_keys is None else grouped, rarities
+    )
     vetoes = selectors.cannot_links(
-        p.id for members in elsewhere.values() for p in members
+        {p.id for members in elsewhere.values() for p in members}
+        | {v.profile.id for vs in visitors.values() for v in vs}
     )
     # "This authorship is not researcher A" also says A is not the researcher
     # holding it now: no merge of the two is proposed (nor applied by the
@@ -1218,7 +1260,13 @@ def matching_run(
         )
     drafts: list[_Draft] = []
     givens = selectors.pending_attach_givens(
-        None if block_keys is None else [*block_keys, *elsewhere]
+        None
+        if block_keys is None
+        else [
+            *block_keys,
+            *elsewhere,
+            *(v.home for vs in visitors.values() for v in vs),
+        ]
     )
     drafts.extend(
         _propose_blocks(
@@ -1229,6 +1277,7 @@ def matching_run(
             taken,
             givens,
             elsewhere,
+            visitors,
         )
     )
     for block, members in profiles.items() if merges else ():

@@ -22,6 +22,7 @@ from django.http import (
     HttpResponseRedirect,
 )
 from django.shortcuts import get_object_or_404
+from django.template.defaultfilters import pluralize
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
@@ -339,6 +340,39 @@ def _reading_said(proposal: Proposal) -> str:
         printed,
         read_as,
         rule,
+        block,
+    )
+
+
+def _frame_said(proposal: Proposal) -> str:
+    """What an attach to a researcher of another block that holds authorships
+    printed in this one says first (evidence ``frame``: ``{researcher, block,
+    home, holds}``, :func:`curation.services._attach_candidates`): the
+    researcher's own block, how many authorships it holds printed here, and
+    that it was scored as read here; "" for any other proposal, or a
+    ``frame`` edited by hand (not an object of texts and counts, or naming a
+    researcher the proposal does not hold). Each text is isolated
+    (``<bdi>``)."""
+    frame = json_object(json_object(proposal.evidence).get("frame"))
+    researcher, holds = frame.get("researcher"), frame.get("holds")
+    block, home = rule_said(frame.get("block")), rule_said(frame.get("home"))
+    if not (
+        _counts(researcher, holds)
+        and researcher == proposal.researcher_id
+        and proposal.kind == Proposal.Kind.ATTACH
+        and block
+        and home
+    ):
+        return ""
+    return format_html(
+        "<p><strong>Held across blocks:</strong> researcher #{} lives in block "
+        "&ldquo;<bdi>{}</bdi>&rdquo; and holds {} authorship{} printed in "
+        "this one, &ldquo;<bdi>{}</bdi>&rdquo;; the features below score "
+        "the researcher as read here.</p>",
+        researcher,
+        home,
+        holds,
+        pluralize(holds),
         block,
     )
 
@@ -740,11 +774,12 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             # A vetoed pair is never scored: its zeros are not evidence.
             return format_html("{}{}", notes, model)
         return format_html(
-            "{}{}{}<p>In words: {}.</p><table><tr><th>feature</th><th>value</th>"
+            "{}{}{}{}<p>In words: {}.</p><table><tr><th>feature</th><th>value</th>"
             "<th>contribution (logit)</th></tr>{}</table>{}",
             notes,
             _attach_rule(evidence),
             _reading_said(obj),
+            _frame_said(obj),
             feature_words(evidence["features"], contributions),
             format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
             model,

@@ -224,16 +224,33 @@ def view_in_block(view: AuthorshipView, key: str, home_family: str) -> Authorshi
     """
     if not key or view.block_key == key:
         return view
-    for r in names.block_key_readings(view.given, view.family):
+    found = name_in_block(view.given, view.family, key, home_family)
+    if found is None:
+        return view
+    given, family = found
+    return replace(view, given=given, family=family, block_key=key)
+
+
+def name_in_block(
+    given: str, family: str, key: str, home_family: str = ""
+) -> tuple[str, str] | None:
+    """A printed name read so that it lands in block ``key``, by the rules of
+    :func:`view_in_block` (``home_family`` "" leaves out the one that needs
+    it).
+
+    Returns:
+        ``(given, family)`` as read, or None when no rule lands in ``key``.
+    """
+    for r in names.block_key_readings(given, family):
         if r.key == key:
-            return replace(view, given=r.given, family=r.family, block_key=key)
+            return r.given, r.family
     home_words = names.fold(home_family).split()
     if (
         home_words
-        and set(names.fold(view.family).split()) <= set(home_words)
-        and names.block_key(view.given, home_family) == key
+        and set(names.fold(family).split()) <= set(home_words)
+        and names.block_key(given, home_family) == key
     ):
-        return replace(view, family=home_family, block_key=key)
-    if view.given and names.block_key(view.family, view.given) == key:
-        return replace(view, given=view.family, family=view.given, block_key=key)
-    return view
+        return given, home_family
+    if given and names.block_key(family, given) == key:
+        return family, given
+    return None

@@ -487,6 +487,14 @@ def test_approved_attach_across_blocks_reads_in_the_researchers_frame(
     assert read.id == western.pk
     assert len(read.paper_ids) == 6 + len(rows) - 1
     assert read.given_names == ("Ping",)
+    # Now he holds seven authorships printed "Zhang Ping" in block "ping z":
+    # the ministry one is compared with him there as in one block (no reading
+    # is guessed), and proposed; Qian's gold has it his too.
+    (ministry,) = [row for row in rows if row.researcher_id is None]
+    assert services.matching_run().get("proposed_attach") == 1
+    p = Proposal.objects.get(authorships=ministry, status="pending")
+    assert (p.kind, p.researcher_id) == ("attach", western.pk)
+    assert p.evidence["frame"]["holds"] == len(rows) - 1
     # Idempotent: nothing left to propose, in either block.
     assert not services.matching_run().get("proposed_attach")
     assert not services.matching_run().get("proposed_merge")
@@ -737,3 +745,109 @@ def test_why_says_a_reading_only_of_its_own_authorship(
     else:
         p.evidence["reading"]["authorship"] = own if named == "self" else named
     assert profile._evidence_words(p, own).startswith(READ_WORDS) is (named == "self")
+
+
+# --- a researcher holding authorships printed in another block ----------------
+
+
+@pytest.fixture
+def merged_in_chinese_order(ping_zhang, curator):
+    """The merge of the two Ping Zhangs applied, the survivor being the one
+    of block "ping z" (created first: the lower id survives)."""
+    chinese_order, western = ping_zhang
+    assert chinese_order.pk < western.pk
+    services.matching_run()
+    services.proposal_apply(proposal=Proposal.objects.get(kind="merge"), actor=curator)
+    return chinese_order
+
+
+def _new_mention(info: dict):
+    return AuthorshipFactory(
+        paper=PaperFactory(categories=["cs.IT"], primary_category="cs.IT"),
+        given_name=info["first"],
+        family_name=info["last"],
+        affiliations=info["affiliations"],
+    )
+
+
+@pytest.mark.parametrize("blocks", [None, ["zhang p"]])
+def test_survivor_of_another_block_gets_new_papers_printed_as_it_holds_them(
+    merged_in_chinese_order, blocks
+):
+    # The survivor lives in "ping z" and holds six "Ping Zhang" of BUPT. A
+    # seventh (a real mention) has no reading into "ping z" ("Ping" is not a
+    # frequent family name): before, its run proposed it as a new person.
+    survivor = merged_in_chinese_order
+    info = _printed(_qian_signatures(), "Ping", "Zhang", at="Posts")[10]
+    row = _new_mention(info)
+    assert not [
+        r for r in names.block_key_readings("Ping", "Zhang") if r.key == "ping z"
+    ]
+    services.matching_run(block_keys=blocks, merges=False)
+    p = Proposal.objects.get(authorships=row)
+    assert (p.kind, p.researcher_id, p.block_key) == ("attach", survivor.pk, "zhang p")
+    assert p.evidence["frame"] == {
+        "researcher": survivor.pk,
+        "block": "zhang p",
+        "home": "ping z",
+        "holds": 6,
+    }
+    assert p.evidence["features"]["same_given"] == 1.0
+    assert p.score >= settings.CURATION_ATTACH_THRESHOLD
+    # Pending for him, it reads as his own block prints him: "Zhang".
+    assert selectors.pending_attach_givens(["ping z"])[survivor.pk] == ["Zhang"]
+    assert not services.matching_run().get("proposed_attach")
+
+
+def test_a_rejected_attach_to_the_survivor_is_not_proposed_again(
+    merged_in_chinese_order, curator
+):
+    row = _new_mention(_printed(_qian_signatures(), "Ping", "Zhang", at="Posts")[10])
+    services.matching_run(block_keys=["zhang p"], merges=False)
+    services.proposal_reject(
+        proposal=Proposal.objects.get(authorships=row), actor=curator
+    )
+    services.matching_run(block_keys=["zhang p"], merges=False)
+    services.matching_run()
+    assert Proposal.objects.get(authorships=row, status="pending").kind == "new"
+
+
+def test_attach_page_says_the_researcher_is_held_across_blocks(
+    client, curator, merged_in_chinese_order
+):
+    row = _new_mention(_printed(_qian_signatures(), "Ping", "Zhang", at="Posts")[10])
+    services.matching_run(block_keys=["zhang p"], merges=False)
+    p = Proposal.objects.get(authorships=row)
+    client.force_login(curator)
+    url = reverse("admin:curation_proposal_change", args=[p.pk])
+    assert (
+        f"Held across blocks:</strong> researcher #{p.researcher_id} lives in "
+        "block &ldquo;<bdi>ping z</bdi>&rdquo; and holds 6 authorships printed "
+        "in this one, &ldquo;<bdi>zhang p</bdi>&rdquo;"
+    ) in client.get(url).content.decode()
+    # A frame edited by hand into another shape, or naming someone else, is
+    # passed over.
+    for frame in ({**p.evidence["frame"], "researcher": 10**6}, "x", {"holds": True}):
+        Proposal.objects.filter(pk=p.pk).update(evidence={**p.evidence, "frame": frame})
+        text = client.get(url).content.decode()
+        assert "Held across blocks" not in text
+
+
+def test_a_visitors_attach_is_read_in_its_own_frame_against_a_clash(
+    merged_in_chinese_order,
+):
+    # In one run, a "Zhang Ping" attach in his own block reads "Zhang"; a
+    # "Ping Zhang" scored in block "zhang p" as a visitor reads "Zhang" in his
+    # frame too: no clash of given names, both proposed. Read as printed
+    # ("Ping" against "Zhang"), one of them was dropped.
+    signatures = _qian_signatures()
+    chinese = _new_mention(_printed(signatures, "Zhang", "Ping")[0])
+    western = _new_mention(_printed(signatures, "Ping", "Zhang", at="Posts")[10])
+    services.matching_run(block_keys=["ping z", "zhang p"], merges=False)
+    assert {
+        a.pk
+        for p in Proposal.objects.filter(
+            kind="attach", researcher=merged_in_chinese_order
+        )
+        for a in p.authorships.all()
+    } == {chinese.pk, western.pk}
