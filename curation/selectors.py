@@ -41,6 +41,7 @@ from curation.matching.features import (
     source_ids_of,
 )
 from curation.matching.overmerge import Suspicion
+from curation.matching.variants import Slot
 from curation.models import Constraint, CurationEvent, MatcherModel, Proposal
 from curation.names import family_core, fold
 from harvest.models import SourceAuthor
@@ -313,17 +314,16 @@ def _dead_attach(prefix: str = "") -> Q:
     return Q(**{f"{prefix}kind": Proposal.Kind.ATTACH}) & _gone(f"{prefix}researcher")
 
 
-def pending_attach_givens(block_keys: Iterable[str] | None) -> dict[int, list[str]]:
-    """``{researcher id: given names}`` of the slots pending attach proposals
-    give the researchers of these blocks (None: of every block); researchers
-    with none are left out. A run proposes no attach to one of them whose given
-    name cannot be the same person's. A slot printed in another block is
-    given as read in the researcher's (``"Zhang Ping"`` proposed to ``"Ping
-    Zhang"`` gives ``"Ping"``, and ``"Ping Zhang"`` proposed to ``"Zhang
-    Ping"`` gives ``"Zhang"``: :func:`curation.matching.variants.name_in_block`).
-    One query a :data:`CHUNK` of block keys (a sub-block name ``"key/sub"``
-    counts as ``key``): pending attaches are few beside researchers, where
-    an IN list of the researchers read cost 145 ms for 20,000 of them
+def pending_attach_names(block_keys: Iterable[str] | None) -> dict[int, list[Slot]]:
+    """``{researcher id: [(given, family, block key)]}``: the names, as
+    printed, of the slots pending attach proposals give the researchers of
+    these blocks (None: of every block); researchers with none are left
+    out. A run proposes no attach to one of them whose given name cannot be
+    the same person's (:func:`curation.matching.variants.names_clash`
+    compares two slots of two blocks in one frame). One query a
+    :data:`CHUNK` of block keys (a sub-block name ``"key/sub"`` counts as
+    ``key``): pending attaches are few beside researchers, where an IN list
+    of the researchers read cost 145 ms for 20,000 of them
     (bench/matching.py)."""
     pairs = Proposal.authorships.through.objects.filter(
         proposal__status=Proposal.Status.PENDING,
@@ -334,7 +334,6 @@ def pending_attach_givens(block_keys: Iterable[str] | None) -> dict[int, list[st
         "authorship__given_name",
         "authorship__family_name",
         "authorship__block_key",
-        "proposal__researcher__block_key",
     )
     if block_keys is None:
         rows = list(pairs.values_list(*fields))
@@ -347,14 +346,9 @@ def pending_attach_givens(block_keys: Iterable[str] | None) -> dict[int, list[st
                 proposal__researcher__block_key__in=chunk
             ).values_list(*fields)
         ]
-    out: dict[int, list[str]] = defaultdict(list)
-    for researcher, given, family, block, home in rows:
-        if block != home:
-            # Attached across blocks: its name as read in the researcher's
-            # (by a reading, or swapped to a visitor's order).
-            read = variants.name_in_block(given, family, home)
-            given = read[0] if read else given
-        out[researcher].append(given)
+    out: dict[int, list[Slot]] = defaultdict(list)
+    for researcher, given, family, block in rows:
+        out[researcher].append((given, family, block))
     return dict(out)
 
 
@@ -651,14 +645,13 @@ class Visitor:
             (:func:`_in_one_frame`), so that it is scored with this block's
             features.
         home: its own block key.
-        home_family: the family name its own block prints ("" when it
-            holds none printed there).
-        holds: how many of its authorships are printed in this block.
+        holds: how many of its authorships are printed in this block (its
+            profile here is made of those and of the others that read into
+            it).
     """
 
     profile: ProfileView
     home: str
-    home_family: str
     holds: int
 
 
@@ -697,14 +690,17 @@ def visiting_profiles(
         .exclude(researcher__block_key="")
         .exclude(block_key=F("researcher__block_key"))
     )
-    if block_keys is not None:
+    pairs = pairs.order_by().values_list("researcher_id", "block_key").distinct()
+    if block_keys is None:
+        found = list(pairs)
+    else:
         keys = sorted({k.split("/", 1)[0] for k in block_keys})
-        if not keys:
-            return {}
-        pairs = pairs.filter(block_key__in=keys)
-    visits: dict[int, Counter[str]] = defaultdict(Counter)
-    for pk, block in pairs.values_list("researcher_id", "block_key"):
-        visits[pk][block] += 1
+        found = [
+            row for chunk in _chunks(keys) for row in pairs.filter(block_key__in=chunk)
+        ]
+    visits: dict[int, set[str]] = defaultdict(set)
+    for pk, block in found:
+        visits[pk].add(block)
     if not visits:
         return {}
     heads, home_of = _heads(
@@ -716,17 +712,25 @@ def visiting_profiles(
         revision, orcid, locked, source_ids = heads[pk]
         printed = members_of.get(pk, [])
         home = home_of[pk]
-        home_family = next((v.family for v in printed if v.block_key == home), "")
-        for block, holds in sorted(visits[pk].items()):
+        for block in sorted(visits[pk]):
+            # Only what reads into the block: a curator's one moved "Wei Liu"
+            # paper makes a "Ping Zhang" a visitor of "liu w" with that paper,
+            # not with given names "Zhang", "Ping" and "Wei" (hostile trial).
+            # None left (moved away since the pairs were read): no visitor.
+            holds = sum(1 for v in printed if v.block_key == block)
+            if not holds:
+                continue
+            read = _in_one_frame(printed, block, rarities)
+            members = [v for v in read if v.block_key == block]
             profile = profile_of(
-                _in_one_frame(printed, block, rarities),
+                members,
                 id=pk,
                 orcid=orcid,
                 locked=locked,
                 revision=revision,
                 source_ids=source_ids,
             )
-            out[block].append(Visitor(profile, home, home_family, holds))
+            out[block].append(Visitor(profile, home, holds))
     return dict(out)
 
 
@@ -1110,7 +1114,9 @@ def pending_dead_proposals() -> QuerySet[Proposal]:
     """Pending proposals naming a researcher merged away or retired since, and
     attach and new proposals of an authorship assigned since (a curator's
     move or assignment by hand, a claim, another proposal applied), locked,
-    with their researchers: none of them can apply any more.
+    with their researchers: none of them can apply any more; and the
+    attaches whose evidence has a ``frame`` (a researcher of another block),
+    which may no longer (:func:`curation.services._frame_lost`).
 
     Must run inside a transaction (``select_for_update``).
     """
@@ -1127,6 +1133,9 @@ def pending_dead_proposals() -> QuerySet[Proposal]:
                 kind__in=[Proposal.Kind.ATTACH, Proposal.Kind.NEW],
                 pk__in=Subquery(assigned),
             )
+            # Attaches across blocks (curation.services._frame_lost), to be
+            # checked: few beside the rest.
+            | Q(kind=Proposal.Kind.ATTACH, evidence__has_key="frame")
         )
         .filter(status=Proposal.Status.PENDING)
         .order_by("pk")

@@ -256,7 +256,7 @@ def _propose_blocks(
     vetoes: set,
     weights: scoring.Weights,
     taken: frozenset[tuple[int, int]] = frozenset(),
-    pending_givens: dict[int, list[str]] | None = None,
+    pending_names: dict[int, list[variants.Slot]] | None = None,
     elsewhere: Mapping[str, list[ProfileView]] | None = None,
     visitors: Mapping[str, list[selectors.Visitor]] | None = None,
 ) -> list[_Draft]:
@@ -280,9 +280,10 @@ def _propose_blocks(
         taken: ``(paper id, researcher id)`` of slots a pending attach
             already proposes to that researcher
             (``selectors.pending_attach_papers``).
-        pending_givens: ``{researcher id: given names}`` of the slots pending
-            attaches give researchers (``selectors.pending_attach_givens``);
-            the attaches drafted here are added to it.
+        pending_names: ``{researcher id: [(given, family, block)]}`` of the
+            slots pending attaches give researchers, as printed
+            (``selectors.pending_attach_names``); the attaches drafted here
+            are added to it.
         elsewhere: ``{block: live researchers}`` of other blocks, where an
             authorship whose name reads another way lands
             (:func:`curation.names.block_key_readings`): read so, it is
@@ -315,7 +316,6 @@ def _propose_blocks(
         )
         for block, views in grouped.items()
     }
-    homes = {(block, v.profile.id): v for block, vs in visitors.items() for v in vs}
     everything = [pair for best_of in scored.values() for pair in best_of]
     # One person holds one slot of a paper: when two slots of one paper (the same
     # name printed twice in a large collaboration) would join one researcher, only
@@ -333,29 +333,20 @@ def _propose_blocks(
     # an attach whose given name cannot be one person's with one already
     # proposed to that researcher is clustered instead; the next run weighs it
     # against the researcher the curator made.
+    # Slots of two blocks compare in one frame (variants.names_clash).
     clashing: set[int] = set()
-    proposed = pending_givens if pending_givens is not None else {}
+    proposed = pending_names if pending_names is not None else {}
     for a, best in sorted(
         ((a, b) for a, b in everything if b), key=lambda ab: (-ab[1][0], ab[0].id)
     ):
         if winner[(a.paper_id, best[2].id)] != (best[0], -a.id):
             continue
-        read = best[3]  # the authorship as scored: in the researcher's frame
-        frame = best[1].get("frame")
-        if frame:
-            # Scored in its own block as a visitor's: the given names proposed
-            # to a researcher are read in its own block's frame.
-            visitor = homes[(frame["block"], best[2].id)]
-            read = variants.view_in_block(read, visitor.home, visitor.home_family)
-        pinyin = names.reads_as_pinyin(read.family)
+        slot = (a.given, a.family, a.block_key)
         given = proposed.setdefault(best[2].id, [])
-        if any(
-            not names.given_names_compatible(read.given, g, pinyin=pinyin)
-            for g in given
-        ):
+        if any(variants.names_clash(slot, other) for other in given):
             clashing.add(a.id)
         else:
-            given.append(read.given)
+            given.append(slot)
     drafts: list[_Draft] = []
     for block, best_of in scored.items():
         leftovers: list[AuthorshipView] = []
@@ -403,7 +394,7 @@ def _propose_new(
     weights: scoring.Weights,
     threshold: float,
     winner: dict[tuple[int, int], tuple[float, int]],
-    proposed: dict[int, list[str]],
+    proposed: dict[int, list[variants.Slot]],
 ) -> list[_Draft]:
     """``new`` drafts for the clusters of a block's authorships that no
     attach took (clustered at ``threshold``), or attaches by rule
@@ -472,7 +463,7 @@ def _rule_attaches(
     vetoes: set,
     weights: scoring.Weights,
     winner: dict[tuple[int, int], tuple[float, int]],
-    proposed: dict[int, list[str]],
+    proposed: dict[int, list[variants.Slot]],
     block: str,
 ) -> list[_Draft]:
     """Attach drafts, by rule, for a cluster of authorships that print nothing
@@ -489,8 +480,8 @@ def _rule_attaches(
         weights: the scoring model (each draft's evidence is its score).
         winner: ``{(paper id, researcher id): ...}`` of the slots already
             proposed to a researcher (pending, or in this run); updated.
-        proposed: ``{researcher id: given names}`` proposed to each in this
-            run and pending; updated.
+        proposed: ``{researcher id: [(given, family, block)]}`` proposed to
+            each in this run and pending, as printed; updated.
         block: the block key.
 
     Returns:
@@ -509,14 +500,13 @@ def _rule_attaches(
     if p is None:
         return []
     for a in found.members:
-        pinyin = names.reads_as_pinyin(a.family)
         if (
             ("a", a.id, researcher) in vetoes
             or (a.paper_id, researcher) in winner
             or not names_meet(profile_of([a]), p)
             or any(
-                not names.given_names_compatible(a.given, g, pinyin=pinyin)
-                for g in proposed.get(researcher, [])
+                variants.names_clash((a.given, a.family, a.block_key), other)
+                for other in proposed.get(researcher, [])
             )
         ):
             return []
@@ -529,7 +519,7 @@ def _rule_attaches(
             "likeliest": _likeliest_evidence(found.likeliest),
         }
         winner[(a.paper_id, researcher)] = (s.pairwise_score, -a.id)
-        proposed.setdefault(researcher, []).append(a.given)
+        proposed.setdefault(researcher, []).append((a.given, a.family, a.block_key))
         drafts.append(
             _Draft(
                 "attach",
@@ -932,24 +922,25 @@ def _unproven_where_orcid_taken(drafts: list[_Draft]) -> None:
 def _stale_dead_proposals() -> int:
     """Mark stale the pending proposals that name a researcher merged away or
     retired since, or attach or give a new researcher an authorship assigned
-    since (:func:`selectors.pending_dead_proposals`), each with an event
+    since, or attach to a researcher of another block one no longer held
+    there (:func:`selectors.pending_dead_proposals`), each with an event
     saying which; return how many. A full matching run starts with it, so the
     queue does not offer a merge of a researcher that is gone, nor a home
     for a paper a curator already placed."""
+    count = 0
     with transaction.atomic():
-        return sum(
-            _mark_stale(
+        for old in selectors.pending_dead_proposals():
+            reason = _stale_reason(
                 old,
-                _stale_reason(
-                    old,
-                    {r.pk: r for r in (old.researcher, old.other_researcher) if r},
-                    list(old.authorships.all())
-                    if old.kind in (Proposal.Kind.ATTACH, Proposal.Kind.NEW)
-                    else [],
-                ),
+                {r.pk: r for r in (old.researcher, old.other_researcher) if r},
+                list(old.authorships.all())
+                if old.kind in (Proposal.Kind.ATTACH, Proposal.Kind.NEW)
+                else [],
             )
-            for old in selectors.pending_dead_proposals()
-        )
+            # An attach across blocks is read to be checked; most still hold.
+            if reason:
+                count += _mark_stale(old, reason)
+    return count
 
 
 def _stale_below_model(weights: scoring.Weights) -> int:
@@ -1226,9 +1217,7 @@ def matching_run(
     # The researchers of other blocks that hold authorships printed in the
     # run's blocks (a survivor of a merge across blocks): candidates of those
     # blocks' attaches, in their frame.
-    visitors = selectors.visiting_profiles(
-        None if block_keys is None else grouped, rarities
-    )
+    visitors = selectors.visiting_profiles(grouped, rarities)
     vetoes = selectors.cannot_links(
         {p.id for members in elsewhere.values() for p in members}
         | {v.profile.id for vs in visitors.values() for v in vs}
@@ -1259,7 +1248,7 @@ def matching_run(
             researcher_ids=[p.id for members in profiles.values() for p in members]
         )
     drafts: list[_Draft] = []
-    givens = selectors.pending_attach_givens(
+    givens = selectors.pending_attach_names(
         None
         if block_keys is None
         else [
@@ -1489,6 +1478,30 @@ def _rule_share_lost(proposal: Proposal) -> str:
     )
 
 
+def _frame_lost(proposal: Proposal) -> str:
+    """Why an attach to a researcher of another block, proposed because it
+    held authorships printed in the authorship's block (evidence ``frame``:
+    :func:`_attach_candidates`), no longer stands on that premise, or "":
+    it holds none printed there now, and does not live there (an undone
+    merge took them back; a hostile trial had such an attach applied after
+    the merge that made it was undone). An attach without a ``frame``, or
+    one edited into another shape, gives ""."""
+    evidence = proposal.evidence if isinstance(proposal.evidence, dict) else {}
+    frame = evidence.get("frame")
+    if not isinstance(frame, dict) or not isinstance(frame.get("block"), str):
+        return ""
+    block, researcher = frame["block"], proposal.researcher_id
+    if (
+        Authorship.objects.filter(researcher_id=researcher, block_key=block).exists()
+        or Researcher.objects.filter(pk=researcher, block_key=block).exists()
+    ):
+        return ""
+    return (
+        f"researcher {researcher} no longer holds an authorship printed in "
+        f"block {block!r}, as it did when this was proposed"
+    )
+
+
 def _stale_reason(
     proposal: Proposal, researchers: dict[int, Researcher], authorships: list
 ) -> str:
@@ -1516,7 +1529,7 @@ def _stale_reason(
         clash = same_paper_clash(proposal.researcher_id, authorships)
         if clash:
             return clash
-        fewer = _rule_share_lost(proposal)
+        fewer = _rule_share_lost(proposal) or _frame_lost(proposal)
         if fewer:
             return fewer
     if proposal.kind == Proposal.Kind.MERGE and len(researchers) == 2:

@@ -244,11 +244,28 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 else [],
                 "fields": describe_fields(event, inverse=True) if readable else [],
                 "gone": _gone_text(gone) if gone else "",
-                "forbids": undo_forbids(event=event) if readable else None,
+                "forbids": _forbids_now(event)
+                if readable and not nothing_left
+                else None,
                 "nothing_left": nothing_left,
                 "next": back,
             },
         )
+
+
+def _forbids_now(event: CurationEvent) -> int | None:
+    """The researcher an undo of ``event`` would forbid its authorships
+    (:func:`curation.history.undo_forbids`), when one of them is still on
+    it (else the undo is refused, or has nothing of it to undo); None
+    otherwise."""
+    researcher = undo_forbids(event=event)
+    moved = [m["authorship"] for m in event.moves if m["after"] == researcher]
+    if (
+        researcher
+        and Authorship.objects.filter(pk__in=moved, researcher_id=researcher).exists()
+    ):
+        return researcher
+    return None
 
 
 @admin.register(Constraint)

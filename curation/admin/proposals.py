@@ -350,9 +350,9 @@ def _frame_said(proposal: Proposal) -> str:
     home, holds}``, :func:`curation.services._attach_candidates`): the
     researcher's own block, how many authorships it holds printed here, and
     that it was scored as read here; "" for any other proposal, or a
-    ``frame`` edited by hand (not an object of texts and counts, or naming a
-    researcher the proposal does not hold). Each text is isolated
-    (``<bdi>``)."""
+    ``frame`` edited by hand (not an object of texts and counts, naming a
+    researcher the proposal does not hold, or a block not its own). Each
+    text is isolated (``<bdi>``)."""
     frame = json_object(json_object(proposal.evidence).get("frame"))
     researcher, holds = frame.get("researcher"), frame.get("holds")
     block, home = rule_said(frame.get("block")), rule_said(frame.get("home"))
@@ -360,8 +360,9 @@ def _frame_said(proposal: Proposal) -> str:
         _counts(researcher, holds)
         and researcher == proposal.researcher_id
         and proposal.kind == Proposal.Kind.ATTACH
-        and block
+        and block == proposal.block_key.split("/", 1)[0]
         and home
+        and home != block
     ):
         return ""
     return format_html(

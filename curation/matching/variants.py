@@ -231,6 +231,47 @@ def view_in_block(view: AuthorshipView, key: str, home_family: str) -> Authorshi
     return replace(view, given=given, family=family, block_key=key)
 
 
+# A slot proposed to a researcher, its name as printed: (given, family, block key).
+Slot = tuple[str, str, str]
+
+
+def names_clash(mine: Slot, theirs: Slot) -> bool:
+    """Whether two slots proposed to one researcher print given names that
+    cannot be one person's, compared in one frame.
+
+    Two slots of one block compare as printed. Otherwise ``theirs`` is read
+    into ``mine``'s block, or else ``mine`` into ``theirs``'s
+    (:func:`name_in_block`): "Zhang Ping" (block ``ping z``) and "Ping
+    Zhang" (``zhang p``) compare "Zhang" with "Zhang". Two names that no
+    rule reads into one frame claim no clash: a hostile trial had "P.
+    Zhang", read as printed against "Zhang" (the other order's given name),
+    keep a researcher's own full-name papers from being proposed.
+
+    Args:
+        mine, theirs: ``(given, family, block key)`` as printed.
+
+    Returns:
+        True when, in one frame, the given names cannot be one person's
+        (:func:`curation.names.given_names_compatible`, by syllable for a
+        Chinese family name).
+    """
+    given, family, block = mine
+    if block == theirs[2]:
+        other = theirs[0]
+    else:
+        read = name_in_block(theirs[0], theirs[1], block)
+        if read is None:
+            back = name_in_block(given, family, theirs[2])
+            if back is None:
+                return False
+            (given, family), other = back, theirs[0]
+        else:
+            other = read[0]
+    return not names.given_names_compatible(
+        given, other, pinyin=names.reads_as_pinyin(family)
+    )
+
+
 def name_in_block(
     given: str, family: str, key: str, home_family: str = ""
 ) -> tuple[str, str] | None:

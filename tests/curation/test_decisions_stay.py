@@ -319,6 +319,16 @@ def test_sub_blocks_of_a_big_block_share_the_one_person_rule():
     assert len(attached & {"Xue-Qian", "Xiaolin", "Xuebin"}) <= 1
 
 
+def _applied_attach(newer, r, curator, **run) -> CurationEvent:
+    """Run matching, check it proposes ``newer`` to ``r``, apply that attach;
+    the ``proposal_applied`` event."""
+    services.matching_run(**run)
+    attach = Proposal.objects.get(kind="attach", authorships=newer)
+    assert attach.researcher_id == r.pk
+    services.proposal_apply(proposal=attach, actor=curator)
+    return CurationEvent.objects.get(kind="proposal_applied", proposal=attach)
+
+
 def test_an_undone_attach_is_offered_elsewhere_and_its_undo_takes_that_back(
     client, curator
 ):
@@ -338,11 +348,8 @@ def test_an_undone_attach_is_offered_elsewhere_and_its_undo_takes_that_back(
         family_name=bupt[6]["last"],
         affiliations=bupt[6]["affiliations"],
     )
-    services.matching_run(block_keys=[newer.block_key])
-    attach = Proposal.objects.get(kind="attach", authorships=newer)
-    assert attach.researcher_id == r.pk
-    services.proposal_apply(proposal=attach, actor=curator)
-    applied = CurationEvent.objects.get(kind="proposal_applied", proposal=attach)
+    applied = _applied_attach(newer, r, curator, block_keys=[newer.block_key])
+    attach = applied.proposal
 
     # The curator undoes it in the admin, told what the undo forbids.
     client.force_login(curator)
@@ -379,3 +386,18 @@ def test_an_undone_attach_is_offered_elsewhere_and_its_undo_takes_that_back(
     # The new-person proposal no longer fits an authorship r holds again.
     services.matching_run()
     assert Proposal.objects.get(pk=offered.pk).status != "pending"
+
+
+def test_the_undo_page_says_nothing_is_forbidden_once_the_attach_moved_on(
+    client, curator
+):
+    older = _serre_with_coauthor(ResearcherFactory(), 2)
+    r = Authorship.objects.get(pk=older[0].pk).researcher
+    newer = _serre_with_coauthor(None, 1)[0]
+    applied = _applied_attach(newer, r, curator)
+    client.force_login(curator)
+    url = reverse("admin:curation_curationevent_undo", args=[applied.pk])
+    assert 'id="undo-forbids"' in client.get(url).content.decode()
+    # Moved on by hand since: the undo would be refused, and says no more.
+    edits.authorship_move(authorship=newer, to=ResearcherFactory(), actor=curator)
+    assert 'id="undo-forbids"' not in client.get(url).content.decode()

@@ -447,8 +447,12 @@ def test_run_proposes_attach_of_a_name_printed_the_other_way(
             "block": "zhang p",
         }
         assert p.evidence["features"]["same_given"] == 1.0
-    # What is pending for him reads "Ping", not "Zhang".
-    assert set(selectors.pending_attach_givens(["zhang p"])[western.pk]) == {"Ping"}
+    # What is pending for him is his name printed "Zhang Ping" in block
+    # "ping z"; read in his frame it is "Ping", no clash with his own.
+    pending = selectors.pending_attach_names(["zhang p"])[western.pk]
+    assert set(pending) == {("Zhang", "Ping", "ping z")}
+    assert not variants.names_clash(("Ping", "Zhang", "zhang p"), pending[0])
+    assert variants.names_clash(("Wei", "Zhang", "zhang p"), pending[0])
 
 
 def test_no_attach_across_blocks_on_the_name_alone(db):
@@ -794,8 +798,11 @@ def test_survivor_of_another_block_gets_new_papers_printed_as_it_holds_them(
     }
     assert p.evidence["features"]["same_given"] == 1.0
     assert p.score >= settings.CURATION_ATTACH_THRESHOLD
-    # Pending for him, it reads as his own block prints him: "Zhang".
-    assert selectors.pending_attach_givens(["ping z"])[survivor.pk] == ["Zhang"]
+    # Pending for him, as printed; read in his own block's frame, "Zhang".
+    assert selectors.pending_attach_names(["ping z"])[survivor.pk] == [
+        ("Ping", "Zhang", "zhang p")
+    ]
+    assert variants.name_in_block("Ping", "Zhang", "ping z") == ("Zhang", "Ping")
     assert not services.matching_run().get("proposed_attach")
 
 
@@ -827,7 +834,13 @@ def test_attach_page_says_the_researcher_is_held_across_blocks(
     ) in client.get(url).content.decode()
     # A frame edited by hand into another shape, or naming someone else, is
     # passed over.
-    for frame in ({**p.evidence["frame"], "researcher": 10**6}, "x", {"holds": True}):
+    for frame in (
+        {**p.evidence["frame"], "researcher": 10**6},
+        {**p.evidence["frame"], "block": "a", "home": "b"},
+        {**p.evidence["frame"], "home": "zhang p"},
+        "x",
+        {"holds": True},
+    ):
         Proposal.objects.filter(pk=p.pk).update(evidence={**p.evidence, "frame": frame})
         text = client.get(url).content.decode()
         assert "Held across blocks" not in text
@@ -851,3 +864,103 @@ def test_a_visitors_attach_is_read_in_its_own_frame_against_a_clash(
         )
         for a in p.authorships.all()
     } == {chinese.pk, western.pk}
+
+
+def test_an_initial_pending_for_a_visitor_does_not_block_its_own_full_names(
+    merged_in_chinese_order,
+):
+    # "P. Zhang" (written here from a real BUPT mention; Qian prints none)
+    # cannot be read into his block "ping z"; read as printed against
+    # "Zhang" it clashed, and his next "Zhang Ping" paper was not proposed.
+    signatures = _qian_signatures()
+    info = _printed(signatures, "Ping", "Zhang", at="Posts")[10]
+    initial = _new_mention({**info, "first": "P."})
+    chinese = _new_mention(_printed(signatures, "Zhang", "Ping")[0])
+    services.matching_run(block_keys=["zhang p"], merges=False)
+    assert Proposal.objects.get(authorships=initial).researcher_id == (
+        merged_in_chinese_order.pk
+    )
+    services.matching_run(block_keys=["ping z"], merges=False)
+    p = Proposal.objects.get(authorships=chinese)
+    assert (p.kind, p.researcher_id) == ("attach", merged_in_chinese_order.pk)
+    # In one frame, names that cannot be one person's still clash.
+    assert variants.names_clash(
+        ("Zhang", "Ping", "ping z"), ("Wei", "Zhang", "zhang p")
+    )
+    assert not variants.names_clash(
+        ("P.", "Zhang", "zhang p"), ("Zhang", "Ping", "ping z")
+    )
+
+
+def test_a_visitor_is_read_from_what_it_holds_in_that_block_only(
+    merged_in_chinese_order, curator
+):
+    # A curator moves the real BUPT "Chao Liu" paper onto the survivor: in
+    # block "liu c" it is that one paper, not "Zhang", "Ping" and "Chao".
+    from curation import edits
+
+    (info,) = _printed(_qian_signatures(), "Chao", "Liu", at="Posts")
+    row = _new_mention(info)
+    edits.authorship_move(authorship=row, to=merged_in_chinese_order, actor=curator)
+    visitors = selectors.visiting_profiles(["liu c"], selectors.corpus_given_rarities())
+    (visitor,) = visitors["liu c"]
+    assert (visitor.profile.id, visitor.home, visitor.holds) == (
+        merged_in_chinese_order.pk,
+        "ping z",
+        1,
+    )
+    assert visitor.profile.given_names == ("Chao",)
+    assert visitor.profile.paper_ids == {row.paper_id}
+
+
+def test_a_visitor_emptied_while_a_run_reads_it_is_left_out(
+    merged_in_chinese_order, curator, monkeypatch
+):
+    # A curator detaches its papers of "zhang p" between the run's two reads
+    # (curators take no matching lock): the run goes on without it.
+    from curation import edits
+
+    row = _new_mention(_printed(_qian_signatures(), "Ping", "Zhang", at="Posts")[10])
+    heads = selectors._heads
+
+    def detach_then_read(rows):
+        for held in list(
+            merged_in_chinese_order.authorships.filter(block_key="zhang p")
+        ):
+            edits.authorship_detach(authorship=held, actor=curator)
+        return heads(rows)
+
+    monkeypatch.setattr(selectors, "_heads", detach_then_read)
+    services.matching_run(block_keys=["zhang p"], merges=False)
+    assert not Proposal.objects.filter(
+        authorships=row, researcher=merged_in_chinese_order
+    ).exists()
+
+
+def test_a_visitors_attach_goes_stale_when_the_merge_behind_it_is_undone(
+    ping_zhang, curator
+):
+    from curation.history import event_undo
+    from curation.models import CurationEvent
+
+    chinese_order, western = ping_zhang
+    services.matching_run()
+    services.proposal_apply(proposal=Proposal.objects.get(kind="merge"), actor=curator)
+    row = _new_mention(_printed(_qian_signatures(), "Ping", "Zhang", at="Posts")[10])
+    services.matching_run(block_keys=["zhang p"], merges=False)
+    attach = Proposal.objects.get(authorships=row)
+    assert attach.evidence["frame"]["home"] == "ping z"
+    assert services.proposal_no_longer_fits(attach) == ""
+    event_undo(event=CurationEvent.objects.get(kind="proposal_applied"), actor=curator)
+
+    reason = services.proposal_no_longer_fits(attach)
+    assert reason == (
+        f"researcher {chinese_order.pk} no longer holds an authorship printed in "
+        "block 'zhang p', as it did when this was proposed"
+    )
+    services.matching_run()
+    attach.refresh_from_db()
+    assert attach.status == "stale"
+    # The Ping Zhang of "zhang p" is live again: the paper is proposed to him.
+    p = Proposal.objects.get(authorships=row, status="pending")
+    assert (p.kind, p.researcher_id) == ("attach", western.pk)
