@@ -668,6 +668,9 @@ def visiting_profiles(
     reading needs, :func:`curation.names.block_key_readings`), so without
     this its own block never meets the profile that holds its person's
     papers (stop 39's note: it was proposed as ``new``, then as a merge).
+    A researcher visits a block where one of its authorships printed
+    elsewhere reads into it, or where most of its authorships are printed;
+    a name its other names never meet (a married name) is left to curators.
 
     Args:
         block_keys: the blocks (a sub-block name ``"key/sub"`` counts as
@@ -713,14 +716,23 @@ def visiting_profiles(
         printed = members_of.get(pk, [])
         home = home_of[pk]
         for block in sorted(visits[pk]):
-            # Only what reads into the block: a curator's one moved "Wei Liu"
-            # paper makes a "Ping Zhang" a visitor of "liu w" with that paper,
-            # not with given names "Zhang", "Ping" and "Wei" (hostile trial).
             # None left (moved away since the pairs were read): no visitor.
             holds = sum(1 for v in printed if v.block_key == block)
             if not holds:
                 continue
             read = _in_one_frame(printed, block, rarities)
+            # Its other names must meet the block (one printed elsewhere reads
+            # into it), or most of what it holds be printed there (a profile
+            # renamed into another block): a curator's one "Wei Wang" paper
+            # moved onto a "Zhang Ping" by mistake drew the next six "Wei
+            # Wang" papers of that institution to him (hostile trial).
+            if holds * 2 <= len(printed) and not any(
+                v.block_key != block and r.block_key == block
+                for v, r in zip(printed, read, strict=True)
+            ):
+                continue
+            # Read from what it holds or reads into the block only: not with
+            # every given name it prints elsewhere.
             members = [v for v in read if v.block_key == block]
             profile = profile_of(
                 members,

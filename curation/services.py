@@ -333,7 +333,12 @@ def _propose_blocks(
     # an attach whose given name cannot be one person's with one already
     # proposed to that researcher is clustered instead; the next run weighs it
     # against the researcher the curator made.
-    # Slots of two blocks compare in one frame (variants.names_clash).
+    # Slots of two blocks compare in one frame, the researcher's own block's
+    # where both read into it (variants.names_clash).
+    home_of = {p.id: key for key, ps in (elsewhere or {}).items() for p in ps}
+    for block in grouped:
+        home_of.update((p.id, block.split("/", 1)[0]) for p in profiles_of(block))
+    home_of.update((v.profile.id, v.home) for vs in visitors.values() for v in vs)
     clashing: set[int] = set()
     proposed = pending_names if pending_names is not None else {}
     for a, best in sorted(
@@ -343,7 +348,8 @@ def _propose_blocks(
             continue
         slot = (a.given, a.family, a.block_key)
         given = proposed.setdefault(best[2].id, [])
-        if any(variants.names_clash(slot, other) for other in given):
+        home = home_of.get(best[2].id, "")
+        if any(variants.names_clash(slot, other, home) for other in given):
             clashing.add(a.id)
         else:
             given.append(slot)
@@ -382,6 +388,7 @@ def _propose_blocks(
             threshold,
             winner,
             proposed,
+            [v.profile for v in visitors.get(block.split("/", 1)[0], ())],
         )
     return drafts
 
@@ -395,17 +402,26 @@ def _propose_new(
     threshold: float,
     winner: dict[tuple[int, int], tuple[float, int]],
     proposed: dict[int, list[variants.Slot]],
+    visiting: Sequence[ProfileView] = (),
 ) -> list[_Draft]:
     """``new`` drafts for the clusters of a block's authorships that no
     attach took (clustered at ``threshold``), or attaches by rule
     (:func:`_rule_attaches`) for those printing nothing but a name one of
-    ``profiles`` holds most of."""
+    ``profiles`` holds most of. ``visiting``: the profiles, read in this
+    block, of researchers of other blocks holding authorships printed in
+    it; they count among a name's holders (a hostile trial had a mention
+    attached by rule to a researcher holding 8 of a name's 26 mentions,
+    once the one holding 18 was merged into another block), and take
+    nothing by rule: the ``new`` names such a one as likeliest."""
     if not leftovers:
         return []
     drafts: list[_Draft] = []
     by_id = {p.id: p for p in profiles}
     for found in pipeline.cluster_authorships(
-        leftovers, threshold=threshold, weights=weights, researchers=profiles
+        leftovers,
+        threshold=threshold,
+        weights=weights,
+        researchers=[*profiles, *visiting],
     ):
         ruled = _rule_attaches(found, by_id, vetoes, weights, winner, proposed, block)
         if ruled:
@@ -505,7 +521,9 @@ def _rule_attaches(
             or (a.paper_id, researcher) in winner
             or not names_meet(profile_of([a]), p)
             or any(
-                variants.names_clash((a.given, a.family, a.block_key), other)
+                variants.names_clash(
+                    (a.given, a.family, a.block_key), other, block.split("/", 1)[0]
+                )
                 for other in proposed.get(researcher, [])
             )
         ):
@@ -1485,12 +1503,19 @@ def _frame_lost(proposal: Proposal) -> str:
     it holds none printed there now, and does not live there (an undone
     merge took them back; a hostile trial had such an attach applied after
     the merge that made it was undone). An attach without a ``frame``, or
-    one edited into another shape, gives ""."""
+    one edited into another shape or naming another block or researcher,
+    gives ""."""
     evidence = proposal.evidence if isinstance(proposal.evidence, dict) else {}
     frame = evidence.get("frame")
-    if not isinstance(frame, dict) or not isinstance(frame.get("block"), str):
+    block, researcher = proposal.block_key.split("/", 1)[0], proposal.researcher_id
+    if (
+        not isinstance(frame, dict)
+        or frame.get("block") != block
+        or frame.get("researcher") != researcher
+    ):
+        # Not a frame this proposal could carry (edited by hand): as the
+        # proposal page, pass it over.
         return ""
-    block, researcher = frame["block"], proposal.researcher_id
     if (
         Authorship.objects.filter(researcher_id=researcher, block_key=block).exists()
         or Researcher.objects.filter(pk=researcher, block_key=block).exists()

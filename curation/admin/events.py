@@ -256,9 +256,11 @@ class CurationEventAdmin(ReadOnlyAdmin):
 def _forbids_now(event: CurationEvent) -> int | None:
     """The researcher an undo of ``event`` would forbid its authorships
     (:func:`curation.history.undo_forbids`), when one of them is still on
-    it (else the undo is refused, or has nothing of it to undo); None
-    otherwise."""
+    it and the event is not undone already (else the undo is refused, or
+    has nothing of it to undo); None otherwise."""
     researcher = undo_forbids(event=event)
+    if researcher is None or event.undone_by.exists():
+        return None
     moved = [m["authorship"] for m in event.moves if m["after"] == researcher]
     if (
         researcher

@@ -235,41 +235,55 @@ def view_in_block(view: AuthorshipView, key: str, home_family: str) -> Authorshi
 Slot = tuple[str, str, str]
 
 
-def names_clash(mine: Slot, theirs: Slot) -> bool:
+def names_clash(mine: Slot, theirs: Slot, home: str) -> bool:
     """Whether two slots proposed to one researcher print given names that
     cannot be one person's, compared in one frame.
 
-    Two slots of one block compare as printed. Otherwise ``theirs`` is read
-    into ``mine``'s block, or else ``mine`` into ``theirs``'s
-    (:func:`name_in_block`): "Zhang Ping" (block ``ping z``) and "Ping
-    Zhang" (``zhang p``) compare "Zhang" with "Zhang". Two names that no
-    rule reads into one frame claim no clash: a hostile trial had "P.
-    Zhang", read as printed against "Zhang" (the other order's given name),
-    keep a researcher's own full-name papers from being proposed.
+    The frame is the researcher's own block ``home`` when both slots read
+    into it (:func:`name_in_block`): two slots of two other blocks, "José
+    Luis García Márquez" and "José Antonio García López" proposed to a
+    "José García", compare there, "José Luis" with "José Antonio"; "Zhang
+    Ping" (block ``ping z``) and "Ping Zhang" (``zhang p``) proposed to
+    either compare "Zhang" with "Zhang". Else two slots of one block compare
+    as printed. Else each is read into the other's block, and a clash is
+    claimed only when every reading that exists says so, so the answer does
+    not depend on which came first; when none exists, none is claimed (a
+    hostile trial had "P. Zhang", read as printed against "Zhang", keep a
+    researcher's own full-name papers from being proposed). Symmetric in
+    ``mine`` and ``theirs``.
 
     Args:
         mine, theirs: ``(given, family, block key)`` as printed.
+        home: the researcher's own block key.
 
     Returns:
-        True when, in one frame, the given names cannot be one person's
-        (:func:`curation.names.given_names_compatible`, by syllable for a
-        Chinese family name).
+        True when the given names cannot be one person's
+        (:func:`curation.names.given_names_compatible`, by syllable when
+        either family name is Chinese).
     """
-    given, family, block = mine
-    if block == theirs[2]:
-        other = theirs[0]
-    else:
-        read = name_in_block(theirs[0], theirs[1], block)
-        if read is None:
-            back = name_in_block(given, family, theirs[2])
-            if back is None:
-                return False
-            (given, family), other = back, theirs[0]
-        else:
-            other = read[0]
-    return not names.given_names_compatible(
-        given, other, pinyin=names.reads_as_pinyin(family)
-    )
+
+    def clash(a: tuple[str, str], b: tuple[str, str]) -> bool:
+        pinyin = names.reads_as_pinyin(a[1]) or names.reads_as_pinyin(b[1])
+        return not names.given_names_compatible(a[0], b[0], pinyin=pinyin)
+
+    def read(slot: Slot, key: str) -> tuple[str, str] | None:
+        if slot[2] == key:
+            return slot[0], slot[1]
+        return name_in_block(slot[0], slot[1], key)
+
+    at_home = read(mine, home), read(theirs, home)
+    if at_home[0] is not None and at_home[1] is not None:
+        return clash(at_home[0], at_home[1])
+    if mine[2] == theirs[2]:
+        return clash(mine[:2], theirs[:2])
+    verdicts = []
+    theirs_read = read(theirs, mine[2])
+    if theirs_read is not None:
+        verdicts.append(clash(mine[:2], theirs_read))
+    mine_read = read(mine, theirs[2])
+    if mine_read is not None:
+        verdicts.append(clash(mine_read, theirs[:2]))
+    return bool(verdicts) and all(verdicts)
 
 
 def name_in_block(

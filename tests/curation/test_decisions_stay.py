@@ -398,6 +398,11 @@ def test_the_undo_page_says_nothing_is_forbidden_once_the_attach_moved_on(
     client.force_login(curator)
     url = reverse("admin:curation_curationevent_undo", args=[applied.pk])
     assert 'id="undo-forbids"' in client.get(url).content.decode()
+    # Undone and the undo undone: undoing it again is refused, and the page
+    # says nothing of what it would forbid.
+    undo = history.event_undo(event=applied, actor=curator)
+    history.event_undo(event=undo, actor=curator)
+    assert 'id="undo-forbids"' not in client.get(url).content.decode()
     # Moved on by hand since: the undo would be refused, and says no more.
     edits.authorship_move(authorship=newer, to=ResearcherFactory(), actor=curator)
     assert 'id="undo-forbids"' not in client.get(url).content.decode()
