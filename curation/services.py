@@ -291,8 +291,9 @@ def _propose_blocks(
             attach to one of them records the reading in its evidence.
         visitors: ``{block: researchers of other blocks holding authorships
             printed in it}`` (``selectors.visiting_profiles``): scored as
-            candidates of that block's authorships, in its frame. They take
-            no part in its clustering nor in its attaches by rule.
+            candidates of that block's authorships, in its frame. In its
+            clustering they count among a name's holders and take no
+            attach by rule (:func:`_propose_new`).
 
     Returns:
         An attach draft for each authorship whose best researcher scores at
