@@ -244,6 +244,12 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 else [],
                 "fields": describe_fields(event, inverse=True) if readable else [],
                 "gone": _gone_text(gone) if gone else "",
+                "retires": describe_constraints(event.constraints_on, active=True)
+                if readable
+                else [],
+                "restores": describe_constraints(event.constraints_off, active=False)
+                if readable
+                else [],
                 "forbids": _forbids_now(event)
                 if readable and not nothing_left
                 else None,
@@ -251,6 +257,24 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 "next": back,
             },
         )
+
+
+def describe_constraints(ids: list[int], *, active: bool) -> list[str]:
+    """Plain-language lines for the constraints among ``ids`` that are
+    ``active`` now (an undo retires those its event made and brings back
+    those it retired): "authorship 12 is not researcher 3's", "authorship
+    12 is researcher 3's", "researchers 3 and 4 are not one person"."""
+    lines = []
+    for c in Constraint.objects.filter(pk__in=ids, active=active).order_by("pk"):
+        if c.authorship_id is None:
+            said = f"researchers {c.researcher_id} and {c.other_researcher_id} are "
+            said += "not one person"
+        elif c.kind == Constraint.Kind.MUST_LINK:
+            said = f"authorship {c.authorship_id} is researcher {c.researcher_id}'s"
+        else:
+            said = f"authorship {c.authorship_id} is not researcher {c.researcher_id}'s"
+        lines.append(f"constraint {c.pk}: {said}")
+    return lines
 
 
 def _forbids_now(event: CurationEvent) -> int | None:

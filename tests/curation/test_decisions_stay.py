@@ -398,9 +398,22 @@ def test_the_undo_page_says_nothing_is_forbidden_once_the_attach_moved_on(
     client.force_login(curator)
     url = reverse("admin:curation_curationevent_undo", args=[applied.pk])
     assert 'id="undo-forbids"' in client.get(url).content.decode()
-    # Undone and the undo undone: undoing it again is refused, and the page
-    # says nothing of what it would forbid.
+    # Undone, the undo's own page says which constraints undoing it retires
+    # (the cannot-link) and brings back (the approval's must-link).
     undo = history.event_undo(event=applied, actor=curator)
+    again = client.get(
+        reverse("admin:curation_curationevent_undo", args=[undo.pk])
+    ).content.decode()
+    (cannot,) = undo.constraints_on
+    (must,) = undo.constraints_off
+    assert f"constraint {cannot}: authorship {newer.pk} is not researcher {r.pk}'s" in (
+        again.replace("&#x27;", "'")
+    )
+    assert f"constraint {must}: authorship {newer.pk} is researcher {r.pk}'s" in (
+        again.replace("&#x27;", "'")
+    )
+    # And the undo undone: undoing the attach again is refused, and its page
+    # says nothing of what it would forbid.
     history.event_undo(event=undo, actor=curator)
     assert 'id="undo-forbids"' not in client.get(url).content.decode()
     # Moved on by hand since: the undo would be refused, and says no more.
