@@ -286,10 +286,7 @@ def _forbids_now(event: CurationEvent) -> int | None:
     if researcher is None or event.undone_by.exists():
         return None
     moved = [m["authorship"] for m in event.moves if m["after"] == researcher]
-    if (
-        researcher
-        and Authorship.objects.filter(pk__in=moved, researcher_id=researcher).exists()
-    ):
+    if Authorship.objects.filter(pk__in=moved, researcher_id=researcher).exists():
         return researcher
     return None
 
