@@ -446,6 +446,21 @@ def undo_forbids(*, event: CurationEvent) -> int | None:
     return proposal.researcher_id
 
 
+def undo_would_forbid(*, event: CurationEvent) -> int | None:
+    """What the confirmation page of an undo of ``event`` says it forbids:
+    the researcher of :func:`undo_forbids`, when the event is not undone
+    already and one of the authorships it moved is still on that researcher
+    (else the undo is refused, or has nothing of it to undo); None
+    otherwise. One query at most."""
+    researcher = undo_forbids(event=event)
+    if researcher is None or event.undone_by.exists():
+        return None
+    moved = [m["authorship"] for m in event.moves if m["after"] == researcher]
+    if Authorship.objects.filter(pk__in=moved, researcher_id=researcher).exists():
+        return researcher
+    return None
+
+
 def _revert_decision(original: CurationEvent) -> None:
     """Keep the proposal's or claim's status in step with the undo."""
     first, depth = original, 0

@@ -570,6 +570,22 @@ def _members(
     return {pk: [views[row[0]] for row in rs] for pk, rs in rows_of.items()}
 
 
+def _profile_of_head(
+    members: list[AuthorshipView], pk: int, head: _Head
+) -> ProfileView:
+    """The profile of researcher ``pk`` made of ``members``, with what its
+    head was read with (revision, ORCID iD, lock, source ids)."""
+    revision, orcid, locked, source_ids = head
+    return profile_of(
+        members,
+        id=pk,
+        orcid=orcid,
+        locked=locked,
+        revision=revision,
+        source_ids=source_ids,
+    )
+
+
 def _build_profiles(
     heads: dict[int, _Head], blocks: dict[int, str], rarities: NameRarities
 ) -> dict[int, _Built]:
@@ -580,20 +596,12 @@ def _build_profiles(
     """
     built: dict[int, _Built] = {}
     for pk, printed in _members(heads, rarities).items():
-        revision, orcid, locked, source_ids = heads[pk]
         members = _in_one_frame(printed, blocks[pk], rarities)
         orcids: dict[str, list[int]] = defaultdict(list)
         for v in members:
             if v.orcid:
                 orcids[v.orcid].append(v.id)
-        profile = profile_of(
-            members,
-            id=pk,
-            orcid=orcid,
-            locked=locked,
-            revision=revision,
-            source_ids=source_ids,
-        )
+        profile = _profile_of_head(members, pk, heads[pk])
         suspicion = overmerge.suspect(members)
         built[pk] = (
             profile,
@@ -713,7 +721,6 @@ def visiting_profiles(
     members_of = _members(heads, rarities)
     out: dict[str, list[Visitor]] = defaultdict(list)
     for pk in sorted(heads):
-        revision, orcid, locked, source_ids = heads[pk]
         printed = members_of.get(pk, [])
         home = home_of[pk]
         for block in sorted(visits[pk]):
@@ -735,14 +742,7 @@ def visiting_profiles(
             # Read from what it holds or reads into the block only: not with
             # every given name it prints elsewhere.
             members = [v for v in read if v.block_key == block]
-            profile = profile_of(
-                members,
-                id=pk,
-                orcid=orcid,
-                locked=locked,
-                revision=revision,
-                source_ids=source_ids,
-            )
+            profile = _profile_of_head(members, pk, heads[pk])
             out[block].append(Visitor(profile, home, holds))
     return dict(out)
 

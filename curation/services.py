@@ -1497,15 +1497,16 @@ def _rule_share_lost(proposal: Proposal) -> str:
     )
 
 
-def _frame_lost(proposal: Proposal) -> str:
+def _frame_lost(proposal: Proposal, researchers: dict[int, Researcher]) -> str:
     """Why an attach to a researcher of another block, proposed because it
     held authorships printed in the authorship's block (evidence ``frame``:
     :func:`_attach_candidates`), no longer stands on that premise, or "":
     it holds none printed there now, and does not live there (an undone
     merge took them back; a hostile trial had such an attach applied after
-    the merge that made it was undone). An attach without a ``frame``, or
-    one edited into another shape or naming another block or researcher,
-    gives ""."""
+    the merge that made it was undone). ``researchers``: the proposal's, as
+    :func:`_stale_reason` read them. An attach without a ``frame``, or one
+    edited into another shape or naming another block or researcher, gives
+    ""."""
     evidence = proposal.evidence if isinstance(proposal.evidence, dict) else {}
     frame = evidence.get("frame")
     block, researcher = proposal.block_key.split("/", 1)[0], proposal.researcher_id
@@ -1517,10 +1518,10 @@ def _frame_lost(proposal: Proposal) -> str:
         # Not a frame this proposal could carry (edited by hand): as the
         # proposal page, pass it over.
         return ""
-    if (
-        Authorship.objects.filter(researcher_id=researcher, block_key=block).exists()
-        or Researcher.objects.filter(pk=researcher, block_key=block).exists()
-    ):
+    home = researchers.get(researcher)
+    if (home is not None and home.block_key == block) or Authorship.objects.filter(
+        researcher_id=researcher, block_key=block
+    ).exists():
         return ""
     return (
         f"researcher {researcher} no longer holds an authorship printed in "
@@ -1555,7 +1556,7 @@ def _stale_reason(
         clash = same_paper_clash(proposal.researcher_id, authorships)
         if clash:
             return clash
-        fewer = _rule_share_lost(proposal) or _frame_lost(proposal)
+        fewer = _rule_share_lost(proposal) or _frame_lost(proposal, researchers)
         if fewer:
             return fewer
     if proposal.kind == Proposal.Kind.MERGE and len(researchers) == 2:

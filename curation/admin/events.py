@@ -11,7 +11,12 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from curation.exceptions import CurationError
-from curation.history import event_undo, undo_forbids, undo_preview, unreadable
+from curation.history import (
+    event_undo,
+    undo_preview,
+    undo_would_forbid,
+    unreadable,
+)
 from curation.models import Constraint, CurationEvent
 from wovepaper.admin import ReadOnlyAdmin
 from wovepaper.models import Authorship
@@ -250,7 +255,7 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 "restores": describe_constraints(event.constraints_off, active=False)
                 if readable
                 else [],
-                "forbids": _forbids_now(event)
+                "forbids": undo_would_forbid(event=event)
                 if readable and not nothing_left
                 else None,
                 "nothing_left": nothing_left,
@@ -275,20 +280,6 @@ def describe_constraints(ids: list[int], *, active: bool) -> list[str]:
             said = f"authorship {c.authorship_id} is not researcher {c.researcher_id}'s"
         lines.append(f"constraint {c.pk}: {said}")
     return lines
-
-
-def _forbids_now(event: CurationEvent) -> int | None:
-    """The researcher an undo of ``event`` would forbid its authorships
-    (:func:`curation.history.undo_forbids`), when one of them is still on
-    it and the event is not undone already (else the undo is refused, or
-    has nothing of it to undo); None otherwise."""
-    researcher = undo_forbids(event=event)
-    if researcher is None or event.undone_by.exists():
-        return None
-    moved = [m["authorship"] for m in event.moves if m["after"] == researcher]
-    if Authorship.objects.filter(pk__in=moved, researcher_id=researcher).exists():
-        return researcher
-    return None
 
 
 @admin.register(Constraint)
