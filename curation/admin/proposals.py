@@ -378,6 +378,53 @@ def _frame_said(proposal: Proposal) -> str:
     )
 
 
+def _tied_said(proposal: Proposal) -> str:
+    """What an attach whose researcher scored alike with others says first
+    (evidence ``tied``: ``{papers, with: [{researcher, papers}], others}``,
+    :func:`curation.services._untied`): that the score could not tell them
+    apart, each other researcher with a link and its papers, and that the
+    one holding most papers was chosen; "" for any other proposal, or a
+    ``tied`` edited by hand into another shape."""
+    tied = json_object(json_object(proposal.evidence).get("tied"))
+    papers, others = tied.get("papers"), tied.get("others")
+    rows = tied.get("with")
+    if not (
+        proposal.kind == Proposal.Kind.ATTACH
+        and _counts(papers, others)
+        and isinstance(rows, list)
+        and rows
+        and len(rows) <= others
+    ):
+        return ""
+    shown = []
+    for row in rows:
+        row = json_object(row)
+        researcher, held = row.get("researcher"), row.get("papers")
+        if not _counts(researcher, held) or researcher == proposal.researcher_id:
+            return ""
+        shown.append(
+            (
+                reverse("admin:wovepaper_researcher_change", args=[researcher]),
+                researcher,
+                held,
+                pluralize(held),
+            )
+        )
+    more = others - len(shown)
+    return format_html(
+        "<p><strong>Tied:</strong> {} other researcher{} scored the same "
+        "against this authorship: {}{}. It is proposed to the one holding the "
+        "most papers ({} when proposed), the likeliest with nothing else to go "
+        "on. If it is another's, reject it: the next run proposes it to the "
+        "next of them.</p>",
+        others,
+        pluralize(others),
+        format_html_join(", ", '<a href="{}">researcher #{}</a> ({} paper{})', shown),
+        f" and {more} more" if more else "",
+        papers,
+    )
+
+
 def _counts(*values: object) -> bool:
     """Whether each value is a count a curation step could store: an integer
     (not a boolean) from 1 to the database's largest."""
@@ -775,12 +822,13 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             # A vetoed pair is never scored: its zeros are not evidence.
             return format_html("{}{}", notes, model)
         return format_html(
-            "{}{}{}{}<p>In words: {}.</p><table><tr><th>feature</th><th>value</th>"
+            "{}{}{}{}{}<p>In words: {}.</p><table><tr><th>feature</th><th>value</th>"
             "<th>contribution (logit)</th></tr>{}</table>{}",
             notes,
             _attach_rule(evidence),
             _reading_said(obj),
             _frame_said(obj),
+            _tied_said(obj),
             feature_words(evidence["features"], contributions),
             format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td></tr>", rows),
             model,
