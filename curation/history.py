@@ -75,7 +75,9 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
     on the same evidence), and an undone ``attach`` also forbids each authorship
     it moved on that researcher (a cannot-link, as a rejection records), so the
     next run offers it elsewhere; undoing that undo marks it ``applied`` again
-    and retires those constraints. Undoing a
+    and retires those constraints. An undone merge, direct or proposed,
+    records that its researchers are not one person
+    (:func:`undone_merge_pairs`). Undoing a
     rejection retires its constraints and puts the proposal back in the queue
     (``pending``). Undoing an approved claim returns the claim to ``pending``.
     An authorship a re-harvest has deleted since (its person left the byline)
@@ -176,6 +178,8 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
     change.restore_constraints(original.constraints_off)
     change.retire_constraints(Constraint.objects.filter(pk__in=original.constraints_on))
     _forbid_undone_attach(change, original, moves)
+    for lo, hi in undone_merge_pairs(event=original):
+        change.constrain(Constraint.Kind.CANNOT_LINK, lo, other=hi)
     _revert_decision(original)
     return change.commit(
         kind=CurationEvent.Kind.UNDONE,
@@ -444,6 +448,46 @@ def undo_forbids(*, event: CurationEvent) -> int | None:
     if proposal.kind != Proposal.Kind.ATTACH:
         return None
     return proposal.researcher_id
+
+
+def undone_merge_pairs(*, event: CurationEvent) -> list[tuple[int, int]]:
+    """The researcher pairs an undo of ``event`` says are not one person.
+
+    Undoing a merge (a curator's direct merge, or an applied ``merge``
+    proposal) is the curator's word that the researchers it joined are two
+    people, as rejecting a merge proposal is: each pair of them gets a
+    cannot-link, written with the undo event (so undoing the undo retires
+    it). An undone proposal goes ``reverted`` and is not proposed again,
+    but a direct merge has no proposal: a hostile trial had the next run
+    propose the same merge on an ORCID iD the survivor's papers carried
+    and the identifier policy apply it, reversing the undo.
+
+    Args:
+        event: an event a curator undoes or is about to undo.
+
+    Returns:
+        ``[(lower id, higher id)]`` of the survivor and each researcher
+        merged into it, and of those among themselves; ``[]`` for any event
+        but a merge.
+    """
+    if event.kind not in (
+        CurationEvent.Kind.MERGED,
+        CurationEvent.Kind.PROPOSAL_APPLIED,
+    ):
+        return []
+    joined: set[int] = set()
+    for pk, fields in event.fields.items():
+        change = fields.get("merged_into_id") if isinstance(fields, dict) else None
+        if (
+            isinstance(change, list | tuple)
+            and len(change) == 2
+            and change[0] is None
+            and _is_id(change[1])
+            and _is_id_text(pk)
+        ):
+            joined |= {int(pk), change[1]}
+    ids = sorted(joined)
+    return [(a, b) for n, a in enumerate(ids) for b in ids[n + 1 :]]
 
 
 def undo_would_forbid(*, event: CurationEvent) -> int | None:

@@ -1587,6 +1587,60 @@ def _frame_lost(proposal: Proposal, researchers: dict[int, Researcher]) -> str:
     )
 
 
+def _proof_lost(
+    proposal: Proposal, researchers: dict[int, Researcher], authorships: list
+) -> str:
+    """Why an identifier-proven proposal's ORCID iD no longer proves it, or
+    "": what the identifier policy would apply without a curator must still
+    stand on the iD when it is applied (a hostile trial had a pending proven
+    attach, held back by a lock, applied to a researcher whose iD a curator
+    had corrected meanwhile).
+
+    - ``attach``: its authorships no longer all print one iD, or the
+      researcher carries another one (or none, and none of its authorships
+      prints it);
+    - ``new``: its authorships no longer all print one iD;
+    - ``merge``: the two researchers carry different iDs.
+
+    ``researchers`` and ``authorships`` are the proposal's, as
+    :func:`_stale_reason` read them; a proposal not identifier-proven gives
+    ""."""
+    if not proposal.identifier_proven:
+        return ""
+    printed = {a.orcid for a in authorships}
+    orcid = next(iter(printed)) if len(printed) == 1 else ""
+    if proposal.kind in (Proposal.Kind.ATTACH, Proposal.Kind.NEW) and not orcid:
+        return (
+            f"authorships {[a.pk for a in authorships]} no longer all print the "
+            "ORCID iD that proved it"
+        )
+    if proposal.kind == Proposal.Kind.ATTACH:
+        r = researchers.get(proposal.researcher_id)
+        if r is None:
+            return ""
+        if r.orcid and r.orcid != orcid:
+            return (
+                f"researcher {r.pk} carries ORCID iD {r.orcid} now, not {orcid}, "
+                "which proved it"
+            )
+        if (
+            not r.orcid
+            and not Authorship.objects.filter(researcher_id=r.pk, orcid=orcid).exists()
+        ):
+            return (
+                f"neither researcher {r.pk} nor its authorships carry ORCID iD "
+                f"{orcid} now, which proved it"
+            )
+    if proposal.kind == Proposal.Kind.MERGE:
+        held = {r.pk: r.orcid for r in researchers.values() if r.orcid}
+        if len(set(held.values())) > 1:
+            return (
+                "the researchers carry different ORCID iDs now "
+                f"({', '.join(f'{pk}: {o}' for pk, o in sorted(held.items()))})"
+            )
+    return ""
+
+
 def _stale_reason(
     proposal: Proposal, researchers: dict[int, Researcher], authorships: list
 ) -> str:
@@ -1617,6 +1671,9 @@ def _stale_reason(
         fewer = _rule_share_lost(proposal) or _frame_lost(proposal, researchers)
         if fewer:
             return fewer
+    lost = _proof_lost(proposal, researchers, authorships)
+    if lost:
+        return lost
     if proposal.kind == Proposal.Kind.MERGE and len(researchers) == 2:
         lo, hi = sorted(researchers)
         clash = same_paper_clash(lo, list(Authorship.objects.filter(researcher_id=hi)))

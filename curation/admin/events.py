@@ -15,6 +15,7 @@ from curation.history import (
     event_undo,
     undo_preview,
     undo_would_forbid,
+    undone_merge_pairs,
     unreadable,
 )
 from curation.models import Constraint, CurationEvent
@@ -258,6 +259,12 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 "forbids": undo_would_forbid(event=event)
                 if readable and not nothing_left
                 else None,
+                "apart": [
+                    f"researchers {lo} and {hi}"
+                    for lo, hi in undone_merge_pairs(event=event)
+                ]
+                if readable and not nothing_left and not event.undone_by.exists()
+                else [],
                 "nothing_left": nothing_left,
                 "next": back,
             },

@@ -537,7 +537,10 @@ def test_event_undo_racing_same_undo_one_wins(curators):
     assert _events() == Counter(
         {CurationEvent.Kind.MERGED: 1, CurationEvent.Kind.UNDONE: 1}
     )
-    assert _constraints() == {(MUST, a.pk, x.pk, None, False) for x in b_auth}
+    # The one undo recorded that the two are not one person, once.
+    assert _constraints() == {(MUST, a.pk, x.pk, None, False) for x in b_auth} | {
+        (CANNOT, a.pk, None, b.pk, True)
+    }
     assert (
         CurationEvent.objects.get(kind=CurationEvent.Kind.UNDONE).actor == (curators[0])
     )

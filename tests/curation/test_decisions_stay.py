@@ -419,3 +419,113 @@ def test_the_undo_page_says_nothing_is_forbidden_once_the_attach_moved_on(
     # Moved on by hand since: the undo would be refused, and says no more.
     edits.authorship_move(authorship=newer, to=ResearcherFactory(), actor=curator)
     assert 'id="undo-forbids"' not in client.get(url).content.decode()
+
+
+def test_a_proven_attach_is_not_applied_once_a_curator_changed_the_id():
+    # A locked researcher holds the attach its iD proves back; a curator then
+    # corrects the iD (the person's is another) and unlocks it.
+    curator = UserFactory()
+    r = ResearcherFactory(orcid=ORCID, locked=True)
+    _serre_with_coauthor(r, 2)
+    slot = AuthorshipFactory(orcid=ORCID)
+    services.matching_run()
+    proven = Proposal.objects.get(authorships=slot)
+    assert (proven.kind, proven.status, proven.identifier_proven) == (
+        "attach",
+        "pending",
+        True,
+    )
+    assert services.proposal_no_longer_fits(proven) == ""
+    edits.researcher_update(
+        researcher=r, actor=curator, changes={"orcid": "0000-0001-5109-3700"}
+    )
+    assert services.proposal_no_longer_fits(proven) == (
+        f"researcher {r.pk} carries ORCID iD 0000-0001-5109-3700 now, not "
+        f"{ORCID}, which proved it"
+    )
+    edits.researcher_set_locked(researcher=r, locked=False, actor=curator)
+
+    services.matching_run()
+
+    assert Authorship.objects.get(pk=slot.pk).researcher_id is None
+    proven.refresh_from_db()
+    assert proven.status == "stale"
+    assert not Proposal.objects.filter(
+        authorships=slot, kind="attach", researcher=r, status="pending"
+    ).exists()
+
+
+def test_a_proven_new_goes_stale_once_its_authorships_print_another_id():
+    new = Proposal.objects.create(
+        kind="new",
+        score=1.0,
+        model_version="t",
+        fingerprint="n",
+        identifier_proven=True,
+    )
+    slots = [AuthorshipFactory(orcid=ORCID) for _ in range(2)]
+    new.authorships.set(slots)
+    assert services.proposal_no_longer_fits(new) == ""
+    # A re-harvest printed another iD on one of them.
+    Authorship.objects.filter(pk=slots[1].pk).update(orcid="0000-0001-5109-3700")
+    assert services.proposal_no_longer_fits(new) == (
+        f"authorships {[s.pk for s in slots]} no longer all print the ORCID iD "
+        "that proved it"
+    )
+
+
+def test_an_undone_direct_merge_is_not_redone_by_an_id_its_papers_carry():
+    # The curator merges a profile with no iD into one whose papers print it;
+    # the survivor takes the iD, and the next paper printing it is attached
+    # by the identifier policy. Then the curator undoes the merge.
+    curator = UserFactory()
+    keeper = ResearcherFactory()
+    _serre_with_coauthor(keeper, 2)
+    with_id = ResearcherFactory(orcid=ORCID)
+    for a in _serre_with_coauthor(with_id, 2):
+        Authorship.objects.filter(pk=a.pk).update(orcid=ORCID)
+    edits.researcher_merge(researchers=[keeper, with_id], actor=curator)
+    assert Researcher.objects.get(pk=keeper.pk).orcid == ORCID
+    later = AuthorshipFactory(orcid=ORCID)
+    services.matching_run()
+    assert Authorship.objects.get(pk=later.pk).researcher_id == keeper.pk
+    merged = CurationEvent.objects.get(kind="merged")
+    assert history.undone_merge_pairs(event=merged) == [(keeper.pk, with_id.pk)]
+    history.event_undo(event=merged, actor=curator)
+    assert Researcher.objects.get(pk=with_id.pk).orcid == ORCID
+    # The keeper still holds the later paper printing the iD: before, the next
+    # run proposed merging the two on that iD and applied it at once.
+    for _ in range(2):
+        services.matching_run()
+
+    assert Researcher.objects.get(pk=with_id.pk).merged_into_id is None
+    assert not Proposal.objects.filter(kind="merge").exists()
+    undo = CurationEvent.objects.get(kind="undone")
+    apart = Constraint.objects.get(event=undo)
+    assert (apart.kind, apart.researcher_id, apart.other_researcher_id) == (
+        "cannot_link",
+        keeper.pk,
+        with_id.pk,
+    )
+    # Undoing the undo merges them again and retires it.
+    history.event_undo(event=undo, actor=curator)
+    assert Researcher.objects.get(pk=with_id.pk).merged_into_id == keeper.pk
+    apart.refresh_from_db()
+    assert not apart.active
+
+
+def test_the_undo_page_of_a_merge_says_the_two_stay_apart(client):
+    curator = services.curator_ensure(username="cura", password="pw-cura")
+    a, b = ResearcherFactory(), ResearcherFactory()
+    _serre_with_coauthor(a, 1)
+    _serre_with_coauthor(b, 1)
+    edits.researcher_merge(researchers=[a, b], actor=curator)
+    merged = CurationEvent.objects.get(kind="merged")
+    client.force_login(curator)
+    url = reverse("admin:curation_curationevent_undo", args=[merged.pk])
+    text = client.get(url).content.decode()
+    assert (
+        f"Matching will not propose merging researchers {a.pk} and {b.pk} again"
+    ) in text
+    history.event_undo(event=merged, actor=curator)
+    assert "undo-apart" not in client.get(url).content.decode()

@@ -6,7 +6,7 @@ import pytest
 
 from curation import edits, services
 from curation.exceptions import NothingToUndo, UndoConflict
-from curation.history import event_undo, researcher_history
+from curation.history import event_undo, researcher_history, undone_merge_pairs
 from curation.models import ClaimRequest, Constraint, CurationEvent, Proposal
 from tests.factories import AuthorshipFactory, ResearcherFactory, UserFactory
 from wovepaper.models import Authorship, Researcher
@@ -47,7 +47,16 @@ def _undo_roundtrip(do):
 
     restored = _state()
     new_constraints = set(restored["constraints"]) - set(before["constraints"])
-    assert all(not restored["constraints"][c] for c in new_constraints)
+    # What the undo records besides: an undone merge's researchers are two
+    # people (history.undone_merge_pairs).
+    apart = set(Constraint.objects.filter(event=undo).values_list("pk", flat=True))
+    assert sorted(
+        Constraint.objects.filter(pk__in=apart).values_list(
+            "researcher_id", "other_researcher_id"
+        )
+    ) == undone_merge_pairs(event=event)
+    assert all(restored["constraints"][c] for c in apart)
+    assert all(not restored["constraints"][c] for c in new_constraints - apart)
     restored["constraints"] = {
         k: v for k, v in restored["constraints"].items() if k in before["constraints"]
     }
@@ -60,7 +69,9 @@ def _undo_roundtrip(do):
     assert (undo.kind, undo.undoes_id) == ("undone", event.pk)
 
     event_undo(event=undo, actor=user)
-    assert _state() == after
+    again = _state()
+    assert not any(again["constraints"].pop(c) for c in apart)
+    assert again == after
     return event
 
 

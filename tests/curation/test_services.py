@@ -126,8 +126,9 @@ def test_proposal_apply_stale_when_authorship_taken_meanwhile():
 
 
 def test_proposal_apply_by_automation_refused_on_locked_researcher():
-    r = ResearcherFactory(locked=True)
-    a = AuthorshipFactory()
+    # Proven: the authorship prints the researcher's ORCID iD.
+    r = ResearcherFactory(locked=True, orcid="0000-0002-1825-0097")
+    a = AuthorshipFactory(orcid="0000-0002-1825-0097")
     p = _proposal("attach", [a], r, proven=True)
 
     with pytest.raises(ResearcherLocked, match="locked"):
