@@ -280,8 +280,8 @@ def test_two_clusters_of_one_orcid_in_two_blocks_wait_for_a_curator():
     ]
 
 
-def test_the_identifier_policy_never_makes_a_researcher_of_a_taken_orcid():
-    slot = AuthorshipFactory(paper=PaperFactory(), orcid=ORCID)
+def _proven_new(slots) -> Proposal:
+    """A pending identifier-proven ``new`` proposal of these authorships."""
     new = Proposal.objects.create(
         kind="new",
         score=1.0,
@@ -289,7 +289,13 @@ def test_the_identifier_policy_never_makes_a_researcher_of_a_taken_orcid():
         fingerprint="n",
         identifier_proven=True,
     )
-    new.authorships.set([slot])
+    new.authorships.set(slots)
+    return new
+
+
+def test_the_identifier_policy_never_makes_a_researcher_of_a_taken_orcid():
+    slot = AuthorshipFactory(paper=PaperFactory(), orcid=ORCID)
+    new = _proven_new([slot])
     holder = ResearcherFactory(orcid=ORCID)  # took the iD since
 
     with pytest.raises(
@@ -456,15 +462,8 @@ def test_a_proven_attach_is_not_applied_once_a_curator_changed_the_id():
 
 
 def test_a_proven_new_goes_stale_once_its_authorships_print_another_id():
-    new = Proposal.objects.create(
-        kind="new",
-        score=1.0,
-        model_version="t",
-        fingerprint="n",
-        identifier_proven=True,
-    )
     slots = [AuthorshipFactory(orcid=ORCID) for _ in range(2)]
-    new.authorships.set(slots)
+    new = _proven_new(slots)
     assert services.proposal_no_longer_fits(new) == ""
     # A re-harvest printed another iD on one of them.
     Authorship.objects.filter(pk=slots[1].pk).update(orcid="0000-0001-5109-3700")
