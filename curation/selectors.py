@@ -7,6 +7,7 @@ import time
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import TypeVar
 
 from django.conf import settings
@@ -25,6 +26,7 @@ from django.db.models import (
 from django.db.models.functions import Abs, Coalesce
 
 from curation import matching_sql
+from curation.history import researcher_history
 from curation.matching import overmerge, scoring, variants
 from curation.matching.features import (
     BLOCK_REPEAT_UNKNOWN,
@@ -643,6 +645,89 @@ def _heads(rows: Iterable[tuple]) -> tuple[dict[int, _Head], dict[int, str]]:
     return heads, block_of
 
 
+def researcher_profile(
+    researcher_id: int, rarities: NameRarities | None = None
+) -> ProfileView | None:
+    """One researcher's profile as a matching run would build it now.
+
+    Args:
+        researcher_id: a researcher id.
+        rarities: name rarities (:func:`corpus_given_rarities`); None leaves
+            every rarity at 0.0 (enough to compare names).
+
+    Returns:
+        Its ProfileView, its authorships read in its own block's frame;
+        None when it does not exist or holds no authorship. Three queries.
+    """
+    heads, block_of = _heads(
+        Researcher.objects.filter(pk=researcher_id).values_list(*_HEAD_FIELDS)
+    )
+    built = _build_profiles(
+        heads, block_of, rarities if rarities is not None else NameRarities()
+    )
+    return built[researcher_id][0] if researcher_id in built else None
+
+
+def researcher_names(
+    researcher_id: int, block_key: str, *, orcid: str = ""
+) -> ProfileView | None:
+    """A researcher's names as its authorships print them, read in its own
+    block's frame: enough to tell whether a name can be its person's
+    (:func:`curation.matching.features.names_meet`), without reading its
+    papers.
+
+    Args:
+        researcher_id: a researcher id.
+        block_key: its block.
+        orcid: its ORCID iD ("" for none).
+
+    Returns:
+        A ProfileView of ``given_names`` and ``family`` (the first printed in
+        its block, else the first printed) and ``orcid``; None when it holds
+        no authorship. One query.
+    """
+    printed = list(
+        Authorship.objects.filter(researcher_id=researcher_id)
+        .values_list("given_name", "family_name", "block_key")
+        .distinct()
+        .order_by("given_name", "family_name", "block_key")
+    )
+    if not printed:
+        return None
+    home = next((f for _, f, b in printed if b == block_key), printed[0][1])
+    givens = []
+    for given, family, block in printed:
+        read = (
+            (given, family)
+            if block == block_key
+            else variants.name_in_block(given, family, block_key, home)
+        )
+        givens.append(read[0] if read else given)
+    return ProfileView(
+        id=researcher_id,
+        given_names=tuple(dict.fromkeys(givens)),
+        family=home,
+        orcid=orcid,
+    )
+
+
+def moved_away_since(researcher_id: int, since: datetime) -> list[int]:
+    """The authorships curation moved off a researcher after ``since`` (a
+    split, a move, a detach, an undone attach or merge), by id; those moved
+    back since count too. One query (on SQLite, two)."""
+    moved = []
+    for event in researcher_history(researcher_id=researcher_id).filter(
+        created__gt=since
+    ):
+        moves = event.moves if isinstance(event.moves, list) else []
+        moved += [
+            m["authorship"]
+            for m in moves
+            if isinstance(m, dict) and m.get("before") == researcher_id
+        ]
+    return sorted(set(moved))
+
+
 @dataclass(frozen=True)
 class Visitor:
     """A live researcher of another block that holds authorships printed in
@@ -1123,19 +1208,35 @@ def pending_superseded_proposals(authorship_ids: Iterable[int]) -> QuerySet[Prop
     )
 
 
+def _attaches_of_changed_researchers() -> list[int]:
+    """The pending attaches whose researcher's revision is not the one they
+    were proposed on, by id. One query."""
+    rows = Proposal.objects.filter(
+        status=Proposal.Status.PENDING, kind=Proposal.Kind.ATTACH
+    ).values_list("pk", "researcher_id", "researcher_revisions", "researcher__revision")
+    return [
+        pk
+        for pk, researcher, seen, now in rows
+        if isinstance(seen, dict) and seen.get(str(researcher)) != now
+    ]
+
+
 def pending_dead_proposals() -> QuerySet[Proposal]:
     """Pending proposals naming a researcher merged away or retired since, and
     attach and new proposals of an authorship assigned since (a curator's
     move or assignment by hand, a claim, another proposal applied), locked,
     with their researchers: none of them can apply any more; and the
     attaches whose evidence has a ``frame`` (a researcher of another block),
-    which may no longer (:func:`curation.services._frame_lost`).
+    or whose researcher changed since they were proposed, which may no
+    longer (:func:`curation.services._frame_lost`,
+    :func:`curation.services._evidence_lost`).
 
     Must run inside a transaction (``select_for_update``).
     """
     assigned = Proposal.authorships.through.objects.filter(
         authorship__researcher__isnull=False
     ).values("proposal_id")
+    changed = _attaches_of_changed_researchers()
     return (
         Proposal.objects.select_for_update(of=("self",))
         .select_related("researcher", "other_researcher")
@@ -1149,6 +1250,9 @@ def pending_dead_proposals() -> QuerySet[Proposal]:
             # Attaches across blocks (curation.services._frame_lost), to be
             # checked: few beside the rest.
             | Q(kind=Proposal.Kind.ATTACH, evidence__has_key="frame")
+            # Attaches whose researcher changed since
+            # (curation.services._evidence_lost), to be checked.
+            | Q(pk__in=changed)
         )
         .filter(status=Proposal.Status.PENDING)
         .order_by("pk")

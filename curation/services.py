@@ -1000,7 +1000,9 @@ def _stale_dead_proposals() -> int:
     """Mark stale the pending proposals that name a researcher merged away or
     retired since, or attach or give a new researcher an authorship assigned
     since, or attach to a researcher of another block one no longer held
-    there (:func:`selectors.pending_dead_proposals`), each with an event
+    there, or attach to a researcher that changed since one that no longer
+    stands on it (:func:`_evidence_lost`;
+    :func:`selectors.pending_dead_proposals`), each with an event
     saying which; return how many. A full matching run starts with it, so the
     queue does not offer a merge of a researcher that is gone, nor a home
     for a paper a curator already placed."""
@@ -1587,6 +1589,78 @@ def _frame_lost(proposal: Proposal, researchers: dict[int, Researcher]) -> str:
     )
 
 
+def _evidence_lost(
+    proposal: Proposal, researchers: dict[int, Researcher], authorships: list
+) -> str:
+    """Why a pending attach no longer stands on its researcher as it is now,
+    or "" (a hostile trial approved attaches that matching would no longer
+    propose; nothing marked them stale):
+
+    - the authorship's name, as a re-harvest prints it now, cannot be one
+      person's with the researcher's ("J. Smith" proposed to John Smith,
+      printed "Jane Smith" by the next version);
+    - curation moved authorships off the researcher since the proposal was
+      made (a split, a move, a detach), and the model in use scores the
+      authorship against what it holds now below its attach threshold (the
+      papers that matched it were split off to another researcher).
+
+    A researcher that only gained papers is not scored again: what matched
+    is still there, and approving one attach would otherwise make the next
+    one stale. An attach a rule proposed (its evidence's ``rule``, below
+    the threshold by design) or an identifier proved
+    (:func:`_proof_lost`) is checked for names only. ``researchers`` and
+    ``authorships`` are the proposal's, as :func:`_stale_reason` read them.
+    """
+    r = researchers.get(proposal.researcher_id)
+    if r is None or len(authorships) != 1:
+        return ""
+    (a,) = authorships
+    profile = selectors.researcher_names(r.pk, r.block_key, orcid=r.orcid or "")
+    if profile is None:
+        # Nothing to compare with: a profile a curator emptied, or made to
+        # be filled by hand.
+        return ""
+    read = (
+        (a.given_name, a.family_name)
+        if a.block_key == r.block_key
+        else variants.name_in_block(
+            a.given_name, a.family_name, r.block_key, profile.family
+        )
+    )
+    if read is None:
+        return ""
+    single = ProfileView(id=None, given_names=(read[0],), family=read[1], orcid=a.orcid)
+    if not names_meet(single, profile):
+        return (
+            f"authorship {a.pk} prints {a.raw_name!r} now, a name that cannot be "
+            f"the same person's as researcher {r.pk}'s"
+        )
+    evidence = proposal.evidence if isinstance(proposal.evidence, dict) else {}
+    if (
+        evidence.get("rule")
+        or proposal.identifier_proven
+        or not selectors.moved_away_since(r.pk, proposal.created)
+    ):
+        return ""
+    rarities = selectors.corpus_given_rarities(remembered=True)
+    weights = selectors.active_weights(remembered=True)
+    threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
+    (view,) = selectors.authorship_views([a], rarities)
+    view = replace(view, given=read[0], family=read[1], block_key=r.block_key)
+    now = selectors.researcher_profile(r.pk, rarities)
+    if now is None:
+        return ""
+    s = scoring.score(authorship_profile_features(view, now), weights)
+    if s.pairwise_score >= threshold:
+        return ""
+    return (
+        f"authorships were moved off researcher {r.pk} since it was proposed, "
+        f"and the model in use ({weights.version}) scores it {s.pairwise_score:.2f} "
+        f"against what it holds now, below its threshold {threshold} (proposed "
+        f"at {proposal.score:.2f})"
+    )
+
+
 def _proof_lost(
     proposal: Proposal, researchers: dict[int, Researcher], authorships: list
 ) -> str:
@@ -1671,6 +1745,9 @@ def _stale_reason(
         fewer = _rule_share_lost(proposal) or _frame_lost(proposal, researchers)
         if fewer:
             return fewer
+        lost = _evidence_lost(proposal, researchers, authorships)
+        if lost:
+            return lost
     lost = _proof_lost(proposal, researchers, authorships)
     if lost:
         return lost

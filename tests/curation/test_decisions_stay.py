@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from curation import edits, history, selectors, services
-from curation.exceptions import ProposalNotPending, ResearcherConflict
+from curation.exceptions import ProposalNotPending, ProposalStale, ResearcherConflict
 from curation.models import Constraint, CurationEvent, Proposal
 from tests.factories import (
     AuthorshipFactory,
@@ -453,9 +453,13 @@ def test_a_proven_attach_is_not_applied_once_a_curator_changed_the_id():
 
     services.matching_run()
 
-    assert Authorship.objects.get(pk=slot.pk).researcher_id is None
     proven.refresh_from_db()
     assert proven.status == "stale"
+    # Not on r: the run that found it stale proposed it afresh, and the
+    # identifier policy gave the iD nobody holds now a researcher of its own.
+    holder = Authorship.objects.get(pk=slot.pk).researcher
+    assert holder != r
+    assert holder.orcid == ORCID
     assert not Proposal.objects.filter(
         authorships=slot, kind="attach", researcher=r, status="pending"
     ).exists()
@@ -528,3 +532,92 @@ def test_the_undo_page_of_a_merge_says_the_two_stay_apart(client):
     ) in text
     history.event_undo(event=merged, actor=curator)
     assert "undo-apart" not in client.get(url).content.decode()
+
+
+def _serre_with(researcher, n, coauthor, category):
+    """n papers of one field by Serre with one co-author."""
+    out = []
+    for _ in range(n):
+        paper = PaperFactory(categories=[category], primary_category=category)
+        out.append(AuthorshipFactory(paper=paper, researcher=researcher, position=1))
+        AuthorshipFactory(paper=paper, position=2, **coauthor)
+    return out
+
+
+BOREL = {"given_name": "Armand", "family_name": "Borel"}
+TITS = {"given_name": "Jacques", "family_name": "Tits"}
+
+
+@pytest.fixture
+def pending_before_a_split():
+    """A researcher holding two people (Serre with Borel in hep-th, Serre with
+    Tits in math.GR), and a new hep-th paper with Borel pending for him."""
+    r = ResearcherFactory()
+    with_borel = _serre_with(r, 2, BOREL, "hep-th")
+    _serre_with(r, 2, TITS, "math.GR")
+    (later,) = _serre_with(None, 1, BOREL, "hep-th")
+    services.matching_run()
+    attach = Proposal.objects.get(authorships=later)
+    assert (attach.kind, attach.researcher_id) == ("attach", r.pk)
+    return r, with_borel, later, attach
+
+
+def test_a_pending_attach_goes_stale_when_what_matched_it_is_split_off(
+    pending_before_a_split,
+):
+    r, with_borel, later, attach = pending_before_a_split
+    curator = UserFactory()
+    borel_serre = edits.researcher_split(
+        researcher=r, authorship_ids=[a.pk for a in with_borel], actor=curator
+    )
+    reason = services.proposal_no_longer_fits(attach)
+    assert reason.startswith(
+        f"authorships were moved off researcher {r.pk} since it was proposed, and "
+        "the model in use (default-weights-v7) scores it "
+    )
+    assert reason.endswith(f"(proposed at {attach.score:.2f})")
+
+    services.matching_run()
+
+    attach.refresh_from_db()
+    assert attach.status == "stale"
+    assert Authorship.objects.get(pk=later.pk).researcher_id is None
+    # The same run proposes it to the researcher the split made.
+    again = Proposal.objects.get(authorships=later, status="pending")
+    assert (again.kind, again.researcher_id) == ("attach", borel_serre.pk)
+    with pytest.raises(ProposalNotPending):
+        services.proposal_apply(proposal=attach, actor=curator)
+
+
+def test_a_pending_attach_stays_when_its_researcher_only_gains_papers(
+    pending_before_a_split,
+):
+    r, _, later, attach = pending_before_a_split
+    (other,) = _serre_with(None, 1, TITS, "math.GR")
+    services.matching_run()
+    second = Proposal.objects.get(authorships=other)
+    assert (second.kind, second.researcher_id) == ("attach", r.pk)
+    services.proposal_apply(proposal=second, actor=UserFactory())
+    assert services.proposal_no_longer_fits(attach) == ""
+
+    services.matching_run()
+
+    attach.refresh_from_db()
+    assert attach.status == "pending"
+
+
+def test_a_pending_attach_goes_stale_when_a_reharvest_prints_another_person(
+    pending_before_a_split,
+):
+    r, _, later, attach = pending_before_a_split
+    # The next version prints another given name in that slot.
+    Authorship.objects.filter(pk=later.pk).update(
+        given_name="Jacques", raw_name="Jacques Serre"
+    )
+    assert services.proposal_no_longer_fits(attach) == (
+        f"authorship {later.pk} prints 'Jacques Serre' now, a name that cannot be "
+        f"the same person's as researcher {r.pk}'s"
+    )
+    with pytest.raises(ProposalStale):
+        services.proposal_apply(proposal=attach, actor=UserFactory())
+    assert Authorship.objects.get(pk=later.pk).researcher_id is None
