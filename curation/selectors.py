@@ -1208,17 +1208,27 @@ def pending_superseded_proposals(authorship_ids: Iterable[int]) -> QuerySet[Prop
     )
 
 
-def _attaches_of_changed_researchers() -> list[int]:
+def _attaches_changed_since() -> list[int]:
     """The pending attaches whose researcher's revision is not the one they
-    were proposed on, by id. One query."""
-    rows = Proposal.objects.filter(
+    were proposed on, or whose authorship a harvest rewrote since, by id.
+    Two queries."""
+    pending = Proposal.objects.filter(
         status=Proposal.Status.PENDING, kind=Proposal.Kind.ATTACH
-    ).values_list("pk", "researcher_id", "researcher_revisions", "researcher__revision")
-    return [
+    )
+    rows = pending.values_list(
+        "pk", "researcher_id", "researcher_revisions", "researcher__revision"
+    )
+    changed = {
         pk
         for pk, researcher, seen, now in rows
         if isinstance(seen, dict) and seen.get(str(researcher)) != now
-    ]
+    }
+    changed.update(
+        pending.filter(authorships__modified__gt=F("created")).values_list(
+            "pk", flat=True
+        )
+    )
+    return sorted(changed)
 
 
 def pending_dead_proposals() -> QuerySet[Proposal]:
@@ -1227,8 +1237,8 @@ def pending_dead_proposals() -> QuerySet[Proposal]:
     move or assignment by hand, a claim, another proposal applied), locked,
     with their researchers: none of them can apply any more; and the
     attaches whose evidence has a ``frame`` (a researcher of another block),
-    or whose researcher changed since they were proposed, which may no
-    longer (:func:`curation.services._frame_lost`,
+    or whose researcher or authorship changed since they were proposed,
+    which may no longer (:func:`curation.services._frame_lost`,
     :func:`curation.services._evidence_lost`).
 
     Must run inside a transaction (``select_for_update``).
@@ -1236,7 +1246,7 @@ def pending_dead_proposals() -> QuerySet[Proposal]:
     assigned = Proposal.authorships.through.objects.filter(
         authorship__researcher__isnull=False
     ).values("proposal_id")
-    changed = _attaches_of_changed_researchers()
+    changed = _attaches_changed_since()
     return (
         Proposal.objects.select_for_update(of=("self",))
         .select_related("researcher", "other_researcher")
@@ -1250,7 +1260,7 @@ def pending_dead_proposals() -> QuerySet[Proposal]:
             # Attaches across blocks (curation.services._frame_lost), to be
             # checked: few beside the rest.
             | Q(kind=Proposal.Kind.ATTACH, evidence__has_key="frame")
-            # Attaches whose researcher changed since
+            # Attaches whose researcher or authorship changed since
             # (curation.services._evidence_lost), to be checked.
             | Q(pk__in=changed)
         )

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from curation import edits, history, selectors, services
 from curation.exceptions import ProposalNotPending, ProposalStale, ResearcherConflict
@@ -610,14 +613,32 @@ def test_a_pending_attach_goes_stale_when_a_reharvest_prints_another_person(
     pending_before_a_split,
 ):
     r, _, later, attach = pending_before_a_split
-    # The next version prints another given name in that slot.
+    # The next version prints another given name in that slot (the row
+    # rewritten as harvest.services.upsert rewrites it, modified time and all).
     Authorship.objects.filter(pk=later.pk).update(
-        given_name="Jacques", raw_name="Jacques Serre"
+        given_name="Jacques", raw_name="Jacques Serre", modified=timezone.now()
     )
-    assert services.proposal_no_longer_fits(attach) == (
+    said = (
         f"authorship {later.pk} prints 'Jacques Serre' now, a name that cannot be "
         f"the same person's as researcher {r.pk}'s"
     )
-    with pytest.raises(ProposalStale):
+    assert services.proposal_no_longer_fits(attach) == said
+    with pytest.raises(ProposalStale, match=re.escape(said)):
         services.proposal_apply(proposal=attach, actor=UserFactory())
     assert Authorship.objects.get(pk=later.pk).researcher_id is None
+
+
+def test_a_full_run_finds_the_attach_a_reharvest_made_another_persons(
+    pending_before_a_split,
+):
+    r, _, later, attach = pending_before_a_split
+    Authorship.objects.filter(pk=later.pk).update(
+        given_name="Jacques", raw_name="Jacques Serre", modified=timezone.now()
+    )
+
+    services.matching_run()
+
+    attach.refresh_from_db()
+    assert attach.status == "stale"
+    again = Proposal.objects.get(authorships=later, status="pending")
+    assert (again.kind, again.researcher_id) == ("new", None)
