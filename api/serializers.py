@@ -296,13 +296,20 @@ class AuthorshipDetailSerializer(SparseFieldsMixin, serializers.ModelSerializer)
     def get_evidence(self, obj: Authorship) -> dict | None:
         """The latest applied proposal placing this authorship, with its
         evidence's keys beside ``proposal``, ``kind``, ``score`` and
-        ``model_version``; None when no proposal placed it. Evidence that is
-        not a JSON object (edited by hand) comes whole under
-        ``evidence_as_stored`` rather than failing the response."""
+        ``model_version``; None when no proposal placed it, or when a
+        curator moved it since to a researcher that proposal did not place
+        it on (a hostile trial read an attach to researcher 1 as the reason
+        for a slot a curator had moved to researcher 3; the public "Why is
+        this paper here?" checks the same). Evidence that is not a JSON
+        object (edited by hand) comes whole under ``evidence_as_stored``
+        rather than failing the response."""
         applied = getattr(obj, "applied_proposals", None)
         if not applied:
             return None
         p = applied[-1]
+        placed = p.other_researcher_id if p.kind == "split" else p.researcher_id
+        if placed != obj.researcher_id:
+            return None
         evidence = p.evidence
         return {
             "proposal": p.pk,

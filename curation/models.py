@@ -245,10 +245,18 @@ class CurationEvent(models.Model):
 
     @property
     def changes_state(self) -> bool:
-        """Whether undoing it would change anything (moves, fields or constraints)."""
-        return bool(
-            self.moves or self.fields or self.constraints_on or self.constraints_off
-        )
+        """Whether undoing it would change anything: moves, fields or
+        constraints, or a proposal's status back to pending (a rejection, or
+        an undo of one, however deep: a rejected ``new`` records no
+        constraint, and its undo was refused as changing nothing, though
+        undoing a rejection puts the proposal back in the queue). Walks the
+        undo chain: one query per link."""
+        if self.moves or self.fields or self.constraints_on or self.constraints_off:
+            return True
+        first = self
+        while first.kind == self.Kind.UNDONE and first.undoes_id:
+            first = first.undoes
+        return first.kind == self.Kind.PROPOSAL_REJECTED and bool(first.proposal_id)
 
 
 class ClaimRequest(models.Model):

@@ -12,6 +12,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from rapidfuzz import fuzz
 
 from curation import names
 from curation.matching.features import given_form
@@ -734,12 +735,18 @@ def _slots_matched(
            "Zorblat Q.".
     Passes 2 and 3 also need given names that can be one person's
     (:func:`curation.names.given_names_compatible`: "Jian" and "Jie" Wang share
-    the key "wang|j", not the person). Within a key, rows and slots pair in
-    byline order (two "J. Smith" keep their order when a name is inserted
-    before them); with more rows than slots, assigned and constrained rows
-    first. A row left over is deleted, its person left the byline, and a
-    slot left over gets a new row: a row never passes to someone else, so
-    neither do its researcher, its constraints or its pending proposals.
+    the key "wang|j", not the person); then
+        4. a curated row (assigned, or named by a curator's constraint) left
+           over keeps the slot at its own position if it has the same name
+           key and its given name reads as respelled (:func:`_respelled`):
+           "Aleksandr" -> "Alexander" at the same place in the byline is the
+           same person far more often than another one.
+    Within a key, rows and slots pair in byline order (two "J. Smith" keep
+    their order when a name is inserted before them); with more rows than
+    slots, assigned and constrained rows first. A row left over is deleted,
+    its person left the byline, and a slot left over gets a new row: a row
+    never passes to someone else, so neither do its researcher, its
+    constraints or its pending proposals.
     Rows are looked up by key, so a 3,000-author byline costs linear time.
 
     Args:
@@ -813,7 +820,43 @@ def _slots_matched(
         lambda f: f["name_key"] and f["block_key"],
         check=True,
     )
+    # 4. A curated row (assigned, or named by a curator's constraint) still
+    # free keeps the slot at its own position when that slot is free, has
+    # the same name key and a given name respelled, not another one
+    # (_respelled): "Aleksandr" -> "Alexander" Petrov, which the name rules
+    # do not read as one person's. Deleting it took the paper off a locked
+    # researcher (hostile trial).
+    for row in sorted(free.values(), key=lambda r: r.position):
+        fields = wanted[row.position - 1] if row.position <= len(wanted) else None
+        if (
+            (row.researcher_id or row.pk in constrained)
+            and fields is not None
+            and row.position not in chosen
+            and row.name_key
+            and row.name_key == fields["name_key"]
+            and _respelled(row.given_name, fields["given_name"], fields["family_name"])
+        ):
+            chosen[row.position] = row
+            del free[row.pk]
     return chosen
+
+
+# The least similarity (rapidfuzz's normalised Indel ratio, 0 to 100) of two
+# folded given names read as one respelled (:func:`_respelled`): transliteration
+# variants reach it ("Aleksandr"/"Alexander" 77.8, "Yuri"/"Yury" 75.0,
+# "Sergei"/"Sergey" 83.3), names apart do not ("Jane"/"John" 50.0, "Jian"/"Jie"
+# 57.1).
+RESPELLED_RATIO = 75.0
+
+
+def _respelled(old: str, new: str, family: str) -> bool:
+    """Whether a slot's given name, printed ``new`` by a later version, is
+    ``old`` respelled rather than another person's. Never for a family name
+    read as pinyin, whose given names are short syllables that differ by a
+    letter between people ("Jian"/"Jiang" 88.9)."""
+    if names.reads_as_pinyin(family):
+        return False
+    return fuzz.ratio(names.fold(old), names.fold(new)) >= RESPELLED_RATIO
 
 
 def _rows_rewrite(chosen: dict[int, Authorship], wanted: list[dict]) -> None:

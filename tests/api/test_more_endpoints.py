@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from curation import services
+from curation import edits, services
 from curation.models import Proposal
 from tests.factories import (
     AuthorshipFactory,
@@ -85,6 +85,13 @@ def test_authorships_show_evidence_to_curators_only(api, curator):
     seen = api.get(f"/api/authorships/?researcher={r.pk}").json()["results"][0]
     assert seen["evidence"]["proposal"] == p.pk
     assert seen["evidence"]["features"] == {"name": 1.0}
+    # A curator moves it to another researcher: the attach is no reason for
+    # it being there.
+    other = ResearcherFactory()
+    edits.authorship_move(authorship=a, to=other, actor=curator)
+    moved = api.get(f"/api/authorships/{a.pk}/").json()
+    assert moved["researcher"]["id"] == other.pk
+    assert moved["evidence"] is None
 
 
 def _queries(api, url) -> int:

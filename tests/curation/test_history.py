@@ -397,3 +397,25 @@ def test_a_name_form_a_new_version_no_longer_prints_leaves_the_variants():
 
     a.refresh_from_db()
     assert a.name_variants == ["Zorblat Quenwick", "Zorblat Q. Quenwick"]
+
+
+def test_undo_of_a_rejected_new_puts_it_back_in_the_queue():
+    # A rejected new records no constraint; its undo was refused as changing
+    # nothing, and no run proposes that cluster again.
+    user = UserFactory()
+    a = AuthorshipFactory()
+    services.matching_run()
+    new = Proposal.objects.get(authorships=a)
+    assert new.kind == "new"
+    services.proposal_reject(proposal=new, actor=user)
+    rejected = CurationEvent.objects.get(kind="proposal_rejected")
+    assert rejected.changes_state
+
+    undo = event_undo(event=rejected, actor=user)
+
+    new.refresh_from_db()
+    assert new.status == "pending"
+    assert undo.changes_state
+    event_undo(event=undo, actor=user)
+    new.refresh_from_db()
+    assert new.status == "rejected"

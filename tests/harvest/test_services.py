@@ -11,7 +11,7 @@ from django.conf import settings
 from harvest import services
 from harvest.models import RawRecord
 from harvest.records import AuthorRecord, PaperRecord
-from wovepaper.models import Paper
+from wovepaper.models import Authorship, Paper
 
 pytestmark = pytest.mark.django_db
 
@@ -347,3 +347,41 @@ def test_a_row_never_passes_to_another_person_printed_in_its_place():
     carl = Paper.objects.get().authorships.get()
     assert carl.pk != alice.pk
     assert not attach.authorships.exists()  # it can no longer apply to Carl
+
+
+def test_a_respelled_given_name_keeps_a_locked_researchers_row(caplog):
+    from curation import edits
+    from tests.factories import ResearcherFactory, UserFactory
+
+    row, _ = _version_1(("Aleksandr", "Petrov"), ("Bob", "Lane"))
+    paper = Paper.objects.get()
+    petrov = ResearcherFactory(display_name="Alexander Petrov", locked=True)
+    edits.authorship_move(authorship=row, to=petrov, actor=UserFactory())
+
+    # v2 transliterates the name another way, which the name rules do not
+    # read as one person's: before, the row was deleted and the paper left
+    # the locked profile.
+    with caplog.at_level("WARNING", logger="harvest.services.upsert"):
+        services.paper_upsert(
+            record=_version_2(("Alexander", "Petrov"), ("Bob", "Lane"))
+        )
+
+    kept = paper.authorships.get(position=1)
+    assert kept.pk == row.pk
+    assert (kept.given_name, kept.researcher_id) == ("Alexander", petrov.pk)
+    assert kept.constraints.filter(kind="must_link", active=True).count() == 1
+    assert "not in the new byline" not in caplog.text
+
+
+def test_another_given_name_in_a_curated_slot_is_not_a_respelling():
+    from tests.factories import ResearcherFactory
+
+    (row,) = _version_1(("Jane", "Smith"))
+    paper = Paper.objects.get()
+    row.researcher = ResearcherFactory()
+    row.save()
+
+    services.paper_upsert(record=_version_2(("John", "Smith")))
+
+    assert not Authorship.objects.filter(pk=row.pk).exists()
+    assert paper.authorships.get().researcher_id is None
