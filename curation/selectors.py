@@ -1208,10 +1208,12 @@ def pending_superseded_proposals(authorship_ids: Iterable[int]) -> QuerySet[Prop
     )
 
 
-def _attaches_changed_since() -> list[int]:
+def _changed_since() -> list[int]:
     """The pending attaches whose researcher's revision is not the one they
     were proposed on, or whose authorship a harvest rewrote since, by id.
-    Two queries."""
+    Two queries. (A merge or split on another revision is not among them:
+    a run that drafts it again brings the pending one up to date, so the
+    proposal a curator is reading stays the one to approve.)"""
     pending = Proposal.objects.filter(
         status=Proposal.Status.PENDING, kind=Proposal.Kind.ATTACH
     )
@@ -1233,7 +1235,7 @@ def _attaches_changed_since() -> list[int]:
 
 def pending_dead_proposals() -> QuerySet[Proposal]:
     """Pending proposals naming a researcher merged away or retired since, and
-    attach and new proposals of an authorship assigned since (a curator's
+    attach and new proposals of an authorship assigned or deleted since (a curator's
     move or assignment by hand, a claim, another proposal applied), locked,
     with their researchers: none of them can apply any more; and the
     attaches whose evidence has a ``frame`` (a researcher of another block),
@@ -1246,7 +1248,12 @@ def pending_dead_proposals() -> QuerySet[Proposal]:
     assigned = Proposal.authorships.through.objects.filter(
         authorship__researcher__isnull=False
     ).values("proposal_id")
-    changed = _attaches_changed_since()
+    changed = _changed_since()
+    orphaned = Proposal.objects.filter(
+        kind__in=[Proposal.Kind.ATTACH, Proposal.Kind.NEW],
+        status=Proposal.Status.PENDING,
+        authorships__isnull=True,
+    ).values("pk")
     return (
         Proposal.objects.select_for_update(of=("self",))
         .select_related("researcher", "other_researcher")
@@ -1257,6 +1264,9 @@ def pending_dead_proposals() -> QuerySet[Proposal]:
                 kind__in=[Proposal.Kind.ATTACH, Proposal.Kind.NEW],
                 pk__in=Subquery(assigned),
             )
+            # A re-harvest deleted their authorships (the person left the
+            # byline, or another took the slot).
+            | Q(pk__in=Subquery(orphaned))
             # Attaches across blocks (curation.services._frame_lost), to be
             # checked: few beside the rest.
             | Q(kind=Proposal.Kind.ATTACH, evidence__has_key="frame")

@@ -1001,8 +1001,9 @@ def _stale_dead_proposals() -> int:
     retired since, or attach or give a new researcher an authorship assigned
     since, or attach to a researcher of another block one no longer held
     there, or attach to a researcher that changed since one that no longer
-    stands on it (:func:`_evidence_lost`;
-    :func:`selectors.pending_dead_proposals`), each with an event
+    stands on it (:func:`_evidence_lost`), or hold an authorship a
+    re-harvest deleted (:func:`selectors.pending_dead_proposals`), each
+    with an event
     saying which; return how many. A full matching run starts with it, so the
     queue does not offer a merge of a researcher that is gone, nor a home
     for a paper a curator already placed."""
@@ -1602,7 +1603,8 @@ def _evidence_lost(
     - curation moved authorships off the researcher since the proposal was
       made (a split, a move, a detach), and the model in use scores the
       authorship against what it holds now below its attach threshold (the
-      papers that matched it were split off to another researcher).
+      papers that matched it were split off to another researcher), or it
+      holds none now.
 
     A researcher that only gained papers is not scored again: what matched
     is still there, and approving one attach would otherwise make the next
@@ -1617,8 +1619,14 @@ def _evidence_lost(
     (a,) = authorships
     profile = selectors.researcher_names(r.pk, r.block_key, orcid=r.orcid or "")
     if profile is None:
-        # Nothing to compare with: a profile a curator emptied, or made to
-        # be filled by hand.
+        # Nothing to compare with: a profile made to be filled by hand stays
+        # one; one whose papers were all moved off since is not the person
+        # it was proposed for.
+        if selectors.moved_away_since(r.pk, proposal.created):
+            return (
+                f"every authorship of researcher {r.pk} was moved off since it "
+                "was proposed"
+            )
         return ""
     read = (
         (a.given_name, a.family_name)
@@ -1694,8 +1702,8 @@ def _proof_lost(
             return ""
         if r.orcid and r.orcid != orcid:
             return (
-                f"researcher {r.pk} carries ORCID iD {r.orcid} now, not {orcid}, "
-                "which proved it"
+                f"researcher {r.pk} carries ORCID iD {r.orcid} now and its "
+                f"authorship prints {orcid}: the iD no longer proves it"
             )
         if (
             not r.orcid

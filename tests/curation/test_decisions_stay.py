@@ -449,8 +449,8 @@ def test_a_proven_attach_is_not_applied_once_a_curator_changed_the_id():
         researcher=r, actor=curator, changes={"orcid": "0000-0001-5109-3700"}
     )
     assert services.proposal_no_longer_fits(proven) == (
-        f"researcher {r.pk} carries ORCID iD 0000-0001-5109-3700 now, not "
-        f"{ORCID}, which proved it"
+        f"researcher {r.pk} carries ORCID iD 0000-0001-5109-3700 now and its "
+        f"authorship prints {ORCID}: the iD no longer proves it"
     )
     edits.researcher_set_locked(researcher=r, locked=False, actor=curator)
 
@@ -642,3 +642,38 @@ def test_a_full_run_finds_the_attach_a_reharvest_made_another_persons(
     assert attach.status == "stale"
     again = Proposal.objects.get(authorships=later, status="pending")
     assert (again.kind, again.researcher_id) == ("new", None)
+
+
+def test_a_pending_attach_to_a_researcher_emptied_since_goes_stale(
+    pending_before_a_split,
+):
+    r, _, later, attach = pending_before_a_split
+    curator = UserFactory()
+    other = ResearcherFactory()
+    for a in Authorship.objects.filter(researcher=r):
+        edits.authorship_move(authorship=a, to=other, actor=curator)
+    said = f"every authorship of researcher {r.pk} was moved off since it was proposed"
+    assert services.proposal_no_longer_fits(attach) == said
+
+    services.matching_run()
+
+    attach.refresh_from_db()
+    assert attach.status == "stale"
+    again = Proposal.objects.get(authorships=later, status="pending")
+    assert (again.kind, again.researcher_id) == ("attach", other.pk)
+
+
+def test_a_full_run_finds_the_attach_whose_slot_a_reharvest_deleted(
+    pending_before_a_split,
+):
+    _, _, later, attach = pending_before_a_split
+    # The next version no longer prints him: the harvest deletes the row.
+    Authorship.objects.filter(pk=later.pk).delete()
+
+    services.matching_run()
+
+    attach.refresh_from_db()
+    assert attach.status == "stale"
+    assert CurationEvent.objects.get(proposal=attach).extra["reason"] == (
+        "its authorships no longer exist"
+    )
