@@ -505,6 +505,29 @@ def undo_would_forbid(*, event: CurationEvent) -> int | None:
     return None
 
 
+def decision_after_undo(*, event: CurationEvent) -> tuple[int, str] | None:
+    """What an undo of ``event`` does to the proposal it decided, for the
+    undo page and its message (:func:`_revert_decision` does it).
+
+    Returns:
+        ``(proposal id, status it takes)``: an applied proposal goes
+        ``reverted``, a rejected one back to ``pending`` (the queue); an
+        undo of such an undo the other way; None for an event that decided
+        no proposal. One query per link of the undo chain.
+    """
+    first, depth = event, 0
+    while first.kind == CurationEvent.Kind.UNDONE and first.undoes_id:
+        first, depth = first.undoes, depth + 1
+    redo = depth % 2 == 1
+    if not first.proposal_id:
+        return None
+    if first.kind == CurationEvent.Kind.PROPOSAL_APPLIED:
+        return first.proposal_id, "applied" if redo else "reverted"
+    if first.kind == CurationEvent.Kind.PROPOSAL_REJECTED:
+        return first.proposal_id, "rejected" if redo else "pending"
+    return None
+
+
 def _revert_decision(original: CurationEvent) -> None:
     """Keep the proposal's or claim's status in step with the undo."""
     first, depth = original, 0

@@ -12,6 +12,7 @@ from django.utils.html import format_html, format_html_join
 
 from curation.exceptions import CurationError
 from curation.history import (
+    decision_after_undo,
     event_undo,
     undo_preview,
     undo_would_forbid,
@@ -224,17 +225,20 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 self.message_user(request, f"Nothing undone: {exc}", messages.ERROR)
                 return HttpResponseRedirect(back)
             gone = undo.extra.get("authorships_gone", [])
+            decided = decision_after_undo(event=event)
             self.message_user(
                 request,
                 f"Undid event {event.pk} ({event.get_kind_display()}): "
                 f"{len(undo.moves)} authorship(s) moved back"
                 + (f"; {_gone_text(gone)}" if gone else "")
+                + (f"; {_decision_text(*decided)}" if decided else "")
                 + f". The undo is event {undo.pk}, which can itself be undone.",
                 messages.SUCCESS,
             )
             return HttpResponseRedirect(back)
         gone, nothing_left = undo_preview(event=event)
         readable = not unreadable(event)
+        decided = decision_after_undo(event=event) if readable else None
         return TemplateResponse(
             request,
             "admin/curation/curationevent/undo_confirmation.html",
@@ -265,10 +269,20 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 ]
                 if readable and not nothing_left and not event.undone_by.exists()
                 else [],
+                "decision": _decision_text(*decided) if decided else "",
                 "nothing_left": nothing_left,
                 "next": back,
             },
         )
+
+
+def _decision_text(proposal: int, status: str) -> str:
+    """What an undo does to the proposal its event decided, in words."""
+    if status == "pending":
+        return f"proposal {proposal} goes back to the queue (pending)"
+    if status == "reverted":
+        return f"proposal {proposal} is marked reverted"
+    return f"proposal {proposal} is {status} again"
 
 
 def describe_constraints(ids: list[int], *, active: bool) -> list[str]:

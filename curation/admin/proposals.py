@@ -589,6 +589,7 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
         "decided_at",
         "decided_by",
         "reason",
+        "event_list",
         "fingerprint",
         "researcher_revisions",
     )
@@ -646,7 +647,7 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
         ]
         if obj is not None and obj.kind != Proposal.Kind.MERGE:
             main.append("authorship_list")
-        main += ["evidence_table", "decided_at", "decided_by", "reason"]
+        main += ["evidence_table", "decided_at", "decided_by", "reason", "event_list"]
         return [
             (None, {"fields": main}),
             (
@@ -781,6 +782,33 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
                         _assign_link(a),
                     )
                     for a in rows
+                ),
+            ),
+        )
+
+    @admin.display(description="events")
+    def event_list(self, obj: Proposal) -> str:
+        """The curation events about this proposal (applied, rejected, made
+        stale, undone), oldest first, each linked to its page, where a
+        curator undoes it: a rejected ``new`` has no researcher whose history
+        would lead there (new-user trial)."""
+        events = obj.events.order_by("pk")
+        if not events:
+            return "none yet"
+        return format_html(
+            "<ul>{}</ul>",
+            format_html_join(
+                "",
+                '<li><a href="{}">{} #{}</a> on {} by {}</li>',
+                (
+                    (
+                        reverse("admin:curation_curationevent_change", args=[e.pk]),
+                        e.get_kind_display(),
+                        e.pk,
+                        e.created.strftime("%Y-%m-%d %H:%M"),
+                        e.actor or "automation",
+                    )
+                    for e in events.select_related("actor")
                 ),
             ),
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 
 from curation import edits, services
 from curation.exceptions import NothingToUndo, UndoConflict
@@ -419,3 +420,33 @@ def test_undo_of_a_rejected_new_puts_it_back_in_the_queue():
     event_undo(event=undo, actor=user)
     new.refresh_from_db()
     assert new.status == "rejected"
+
+
+def test_the_pages_lead_a_curator_to_undo_a_rejected_new(client):
+    curator = services.curator_ensure(username="cura", password="pw-cura")
+    a = AuthorshipFactory()
+    services.matching_run()
+    new = Proposal.objects.get(authorships=a)
+    services.proposal_reject(proposal=new, actor=curator)
+    rejected = CurationEvent.objects.get(kind="proposal_rejected")
+    client.force_login(curator)
+    # The proposal's page links the event, whose page has the undo.
+    page = client.get(reverse("admin:curation_proposal_change", args=[new.pk]))
+    event_url = reverse("admin:curation_curationevent_change", args=[rejected.pk])
+    assert f'<a href="{event_url}">proposal rejected #{rejected.pk}</a>' in (
+        page.content.decode()
+    )
+    undo_url = reverse("admin:curation_curationevent_undo", args=[rejected.pk])
+    text = client.get(undo_url).content.decode()
+    assert f"Its decision too: proposal {new.pk} goes back to the queue (pending)." in (
+        text
+    )
+    done = client.post(undo_url, {"confirm": "yes"}, follow=True).content.decode()
+    assert f"proposal {new.pk} goes back to the queue (pending)" in done
+    new.refresh_from_db()
+    assert new.status == "pending"
+    # Undoing the undo says it is rejected again.
+    undo = CurationEvent.objects.get(kind="undone")
+    redo_url = reverse("admin:curation_curationevent_undo", args=[undo.pk])
+    redo = client.get(redo_url).content.decode()
+    assert f"proposal {new.pk} is rejected again" in redo
