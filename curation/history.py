@@ -515,10 +515,12 @@ def decision_after_undo(*, event: CurationEvent) -> tuple[int, str] | None:
         undo of such an undo the other way; None for an event that decided
         no proposal. One query per link of the undo chain.
     """
-    first, depth = event, 0
-    while first.kind == CurationEvent.Kind.UNDONE and first.undoes_id:
-        first, depth = first.undoes, depth + 1
-    redo = depth % 2 == 1
+    return _decision_of(*event.undo_chain_root())
+
+
+def _decision_of(first: CurationEvent, redo: bool) -> tuple[int, str] | None:
+    """:func:`decision_after_undo` from the event the undo chain starts
+    from and whether the undo redoes it."""
     if not first.proposal_id:
         return None
     if first.kind == CurationEvent.Kind.PROPOSAL_APPLIED:
@@ -530,34 +532,25 @@ def decision_after_undo(*, event: CurationEvent) -> tuple[int, str] | None:
 
 def _revert_decision(original: CurationEvent) -> None:
     """Keep the proposal's or claim's status in step with the undo."""
-    first, depth = original, 0
-    while first.kind == CurationEvent.Kind.UNDONE and first.undoes_id:
-        first, depth = first.undoes, depth + 1
-    redo = depth % 2 == 1  # undoing an undo does the first event again
-    if first.proposal_id and first.kind == CurationEvent.Kind.PROPOSAL_APPLIED:
-        old, new = (
-            (Proposal.Status.REVERTED, Proposal.Status.APPLIED)
-            if redo
-            else (Proposal.Status.APPLIED, Proposal.Status.REVERTED)
-        )
-        Proposal.objects.filter(pk=first.proposal_id, status=old).update(status=new)
-    if first.proposal_id and first.kind == CurationEvent.Kind.PROPOSAL_REJECTED:
-        old, new = (
-            (Proposal.Status.PENDING, Proposal.Status.REJECTED)
-            if redo
-            else (Proposal.Status.REJECTED, Proposal.Status.PENDING)
-        )
-        proposal = Proposal.objects.get(pk=first.proposal_id)
-        if (
-            new == Proposal.Status.PENDING
-            and Proposal.objects.filter(
+    first, redo = original.undo_chain_root()
+    decided = _decision_of(first, redo)
+    if decided is not None:
+        pk, new = decided
+        old = {
+            Proposal.Status.REVERTED: Proposal.Status.APPLIED,
+            Proposal.Status.APPLIED: Proposal.Status.REVERTED,
+            Proposal.Status.PENDING: Proposal.Status.REJECTED,
+            Proposal.Status.REJECTED: Proposal.Status.PENDING,
+        }[new]
+        if new == Proposal.Status.PENDING:
+            proposal = Proposal.objects.get(pk=pk)
+            if Proposal.objects.filter(
                 fingerprint=proposal.fingerprint, status=Proposal.Status.PENDING
-            ).exists()
-        ):
-            raise UndoConflict(
-                UNDO_PENDING_TWIN.format(pk=original.pk, proposal=proposal.pk)
-            )
-        Proposal.objects.filter(pk=proposal.pk, status=old).update(status=new)
+            ).exists():
+                raise UndoConflict(
+                    UNDO_PENDING_TWIN.format(pk=original.pk, proposal=proposal.pk)
+                )
+        Proposal.objects.filter(pk=pk, status=old).update(status=new)
     claim = first.extra.get("claim")
     if claim and first.kind == CurationEvent.Kind.CLAIM_APPROVED:
         old, new = (

@@ -253,10 +253,18 @@ class CurationEvent(models.Model):
         undo chain: one query per link."""
         if self.moves or self.fields or self.constraints_on or self.constraints_off:
             return True
-        first = self
-        while first.kind == self.Kind.UNDONE and first.undoes_id:
-            first = first.undoes
+        first, _ = self.undo_chain_root()
         return first.kind == self.Kind.PROPOSAL_REJECTED and bool(first.proposal_id)
+
+    def undo_chain_root(self) -> tuple[CurationEvent, bool]:
+        """``(the event an undo chain starts from, whether undoing this one
+        does that event again)``: undoing an undo redoes what it undid, so
+        an odd depth redoes. The event itself and False when it is no
+        undo. One query per link."""
+        first, depth = self, 0
+        while first.kind == self.Kind.UNDONE and first.undoes_id:
+            first, depth = first.undoes, depth + 1
+        return first, depth % 2 == 1
 
 
 class ClaimRequest(models.Model):

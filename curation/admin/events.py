@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -172,22 +174,8 @@ class CurationEventAdmin(ReadOnlyAdmin):
 
     @admin.display(description="decisions in this bulk action")
     def batch_members(self, obj: CurationEvent) -> str:
-        rows = obj.batch_events.select_related("proposal").order_by("pk")
-        return format_html(
-            "<ul>{}</ul>",
-            format_html_join(
-                "",
-                '<li><a href="{}">event {}</a>: {} proposal {}</li>',
-                (
-                    (
-                        reverse("admin:curation_curationevent_change", args=[e.pk]),
-                        e.pk,
-                        e.get_kind_display(),
-                        e.proposal_id,
-                    )
-                    for e in rows
-                ),
-            ),
+        return event_links(
+            obj.batch_events.order_by("pk"), lambda e: f": proposal {e.proposal_id}"
         )
 
     def render_change_form(self, request, context, *args, **kwargs):
@@ -274,6 +262,29 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 "next": back,
             },
         )
+
+
+def event_links(
+    events: Iterable[CurationEvent], after: Callable[[CurationEvent], str]
+) -> str:
+    """A list of events, each linked to its page (where a curator undoes
+    it) as "<kind> #<id>", followed by ``after(event)``."""
+    return format_html(
+        "<ul>{}</ul>",
+        format_html_join(
+            "",
+            '<li><a href="{}">{} #{}</a>{}</li>',
+            (
+                (
+                    reverse("admin:curation_curationevent_change", args=[e.pk]),
+                    e.get_kind_display(),
+                    e.pk,
+                    after(e),
+                )
+                for e in events
+            ),
+        ),
+    )
 
 
 def _decision_text(proposal: int, status: str) -> str:

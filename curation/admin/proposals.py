@@ -28,6 +28,7 @@ from django.utils.html import format_html, format_html_join
 
 from curation import selectors, services
 from curation.admin.common import SafeActionsMixin, report
+from curation.admin.events import event_links
 from curation.exceptions import CurationError
 from curation.matching import scoring
 from curation.models import Proposal
@@ -792,25 +793,12 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
         stale, undone), oldest first, each linked to its page, where a
         curator undoes it: a rejected ``new`` has no researcher whose history
         would lead there (new-user trial)."""
-        events = obj.events.order_by("pk")
+        events = list(obj.events.select_related("actor").order_by("pk"))
         if not events:
             return "none yet"
-        return format_html(
-            "<ul>{}</ul>",
-            format_html_join(
-                "",
-                '<li><a href="{}">{} #{}</a> on {} by {}</li>',
-                (
-                    (
-                        reverse("admin:curation_curationevent_change", args=[e.pk]),
-                        e.get_kind_display(),
-                        e.pk,
-                        e.created.strftime("%Y-%m-%d %H:%M"),
-                        e.actor or "automation",
-                    )
-                    for e in events.select_related("actor")
-                ),
-            ),
+        return event_links(
+            events,
+            lambda e: f" on {e.created:%Y-%m-%d %H:%M} by {e.actor or 'automation'}",
         )
 
     @admin.display(description="evidence")
