@@ -79,20 +79,29 @@ class PaperAdmin(admin.ModelAdmin):
         "updated",
         "latest_version",
         "hidden",
+        "hidden_by",
     )
-    list_filter = ("primary_category", "withdrawn", "hidden")
+    list_filter = ("primary_category", "withdrawn", "hidden", "hidden_by")
     search_fields = ("arxiv_id", "doi", "title")
     inlines = [AuthorshipInline]
     # A licence URL typed without a scheme is read as https, Django 6.0's
     # default (forms.URLField.assume_scheme), not http.
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
-    readonly_fields = ("created", "modified")
+    readonly_fields = ("hidden_by", "created", "modified")
 
     @admin.display(description="title", ordering="title")
     def title_shown(self, obj: Paper) -> str:
         """The title as the public pages show it (LaTeX as text); the form
         keeps the stored source."""
         return latex_to_text(obj.title)
+
+    def save_model(self, request, obj: Paper, form, change) -> None:
+        """Save the paper; a curator who ticks or clears ``hidden`` is who hid
+        it (``hidden_by``), so that a re-harvest finding the paper again
+        leaves it hidden (a paper its source deleted is shown again)."""
+        if "hidden" in form.changed_data:
+            obj.hidden_by = Paper.HiddenBy.CURATOR if obj.hidden else ""
+        super().save_model(request, obj, form, change)
 
     def save_related(self, request, form, formsets, change) -> None:
         """Save the paper's authorships, then rewrite its search vector.

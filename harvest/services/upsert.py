@@ -245,9 +245,11 @@ def _paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult
                 f"{record.external_id}: deleted record of an unknown paper"
             )
         if paper.hidden:
+            # Hidden already, by its source or a curator: who hid it stays.
             return UpsertResult(paper, "unchanged")
         paper.hidden = True
-        paper.save(update_fields=["hidden", "modified"])
+        paper.hidden_by = Paper.HiddenBy.SOURCE
+        paper.save(update_fields=["hidden", "hidden_by", "modified"])
         return UpsertResult(paper, "updated")
 
     if paper is None:
@@ -309,8 +311,11 @@ def _paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult
                 setattr(paper, name, value)
         paper.source_hash = record_hash
         paper.text_source = record.source
-        if paper.hidden:
+        if paper.hidden and paper.hidden_by != Paper.HiddenBy.CURATOR:
+            # Found again at the source that had deleted it; a paper a
+            # curator hid stays hidden whatever its sources say.
             paper.hidden = False
+            paper.hidden_by = ""
         if record.doi and not paper.doi and _doi_free(record.doi, paper.pk):
             paper.doi = record.doi
     if record.arxiv_id and not paper.arxiv_id:

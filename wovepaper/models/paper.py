@@ -56,9 +56,28 @@ class Paper(models.Model):
         help_text="When Semantic Scholar last answered that it does not know this "
         "paper (the S2 lookup asks again after S2_RECHECK_DAYS).",
     )
+
+    class HiddenBy(models.TextChoices):
+        """Who hid a paper: a re-harvest shows again only what its source hid."""
+
+        SOURCE = "source", "deleted at the source"
+        CURATOR = "curator", "a curator"
+
     withdrawn = models.BooleanField(default=False)
     hidden = models.BooleanField(
-        default=False, help_text="Deleted at the source: kept, but not shown."
+        default=False,
+        help_text="Kept, but not shown on the public pages, the API and "
+        "matching: deleted at the source, or hidden by a curator (who hid it "
+        "is kept: a re-harvest that finds the paper again shows it only when "
+        "its source had deleted it).",
+    )
+    hidden_by = models.CharField(
+        max_length=8,
+        choices=HiddenBy.choices,
+        blank=True,
+        editable=False,
+        help_text="Who hid the paper; read only while it is hidden (a hidden "
+        "paper without it was hidden by its source).",
     )
     source_datestamp = models.DateField(
         null=True,
