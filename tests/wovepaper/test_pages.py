@@ -422,6 +422,70 @@ def test_page_reflects_a_curation_change_at_once(
     assert f"{count - 1} paper{'s' if count - 1 != 1 else ''} here" in after
 
 
+def _network_of(client, researcher) -> dict[int, dict]:
+    data = client.get(f"/researchers/{researcher.pk}/coauthors.json").json()
+    return {n["id"]: n for n in data["nodes"][1:]}
+
+
+def _shared_slot(r, coauthor):
+    return (
+        r.authorships.filter(paper__authorships__researcher=coauthor)
+        .order_by("id")
+        .first()
+    )
+
+
+def test_a_coauthors_cached_views_drop_a_detached_slot_at_once(
+    client, corpus, curator, django_capture_on_commit_callbacks
+):
+    """A co-author's cached page and network named the detached slot's old
+    researcher for up to 60 s and 30 min (only the touched researchers'
+    caches were dropped)."""
+    r = _most_papers(corpus)
+    coauthor = next(iter(_network_of(client, r)))
+    coauthor = Researcher.objects.get(pk=coauthor)
+    slot = _shared_slot(r, coauthor)
+    shared = Paper.objects.filter(authorships__researcher=r).filter(
+        authorships__researcher=coauthor
+    )
+    before = shared.count()
+    assert _network_of(client, coauthor)[r.pk]["papers"] == before
+    page = client.get(coauthor.get_absolute_url()).content.decode()
+    assert slot.paper.get_absolute_url() in page
+
+    with django_capture_on_commit_callbacks(execute=True):
+        edits.authorship_detach(authorship=slot, actor=curator)
+
+    network = _network_of(client, coauthor)
+    if before == 1:
+        assert r.pk not in network
+    else:
+        assert network[r.pk]["papers"] == before - 1 == shared.count()
+    doc = _doc(client.get(coauthor.get_absolute_url()))
+    row = next(
+        li
+        for li in doc.cssselect("#paper-list li")
+        if li.cssselect(f'a[href="{slot.paper.get_absolute_url()}"]')
+    )
+    linked = {a.get("href") for a in row.cssselect("a")}
+    assert r.get_absolute_url() not in linked
+
+
+def test_a_coauthors_cached_network_shows_a_rename_at_once(
+    client, corpus, curator, django_capture_on_commit_callbacks
+):
+    r = _most_papers(corpus)
+    coauthor = Researcher.objects.get(pk=next(iter(_network_of(client, r))))
+    assert _network_of(client, coauthor)[r.pk]["name"] == r.display_name
+
+    with django_capture_on_commit_callbacks(execute=True):
+        edits.researcher_update(
+            researcher=r, actor=curator, changes={"display_name": "Renamed Here"}
+        )
+
+    assert _network_of(client, coauthor)[r.pk]["name"] == "Renamed Here"
+
+
 def test_rows_loaded_without_a_slug_still_have_pages(client):
     # bulk_create skips save(), so no slug is set: the URL falls back, never 500s.
     (r,) = Researcher.objects.bulk_create([Researcher(display_name="Bulk Loaded")])

@@ -276,6 +276,7 @@ CELERY_TASK_ROUTES = {
     "harvest.*": {"queue": "harvest"},
     "curation.matching_run": {"queue": "matching"},
     "curation.notify_followers": {"queue": "notifications"},
+    "curation.researcher_caches": {"queue": "notifications"},
     "wovepaper.digest_send": {"queue": "notifications"},
 }
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 1800)
