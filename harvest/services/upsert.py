@@ -675,7 +675,9 @@ def _byline_sync(
             if existing
             else set()
         )
-        chosen = _slots_matched(existing, named, constrained)
+        chosen = _slots_matched(
+            existing, named, constrained, known=_namesakes_known_as(existing)
+        )
     authors = [
         _with_evidence(author, chosen.get(pos))
         for pos, author in enumerate(authors, start=1)
@@ -728,8 +730,66 @@ def _printed_as(row: Authorship, fields: dict) -> bool:
     )
 
 
+def _namesakes_known_as(existing: list[Authorship]) -> dict[int, tuple[str, ...]]:
+    """The given names each researcher holding one of two or more rows of one
+    name key is known by (display name and name variants, under that row's
+    family name), for :func:`_slots_matched` to tell namesakes apart: "J.
+    Smith, J. Smith" printed "John Smith, Jane Smith" by a later version. One
+    query, and none on a byline without assigned namesakes.
+
+    Returns:
+        ``{researcher id: (given name, ...)}``.
+    """
+    by_key: dict[str, list[Authorship]] = {}
+    for row in existing:
+        if row.name_key and row.researcher_id:
+            by_key.setdefault(row.name_key, []).append(row)
+    family = {
+        row.researcher_id: names.fold(row.family_name)
+        for rows in by_key.values()
+        if len(rows) > 1
+        for row in rows
+    }
+    if not family:
+        return {}
+    known: dict[int, tuple[str, ...]] = {}
+    for pk, display, variants in Researcher.objects.filter(
+        pk__in=list(family)
+    ).values_list("pk", "display_name", "name_variants"):
+        printed = [display, *(v for v in variants or () if isinstance(v, str))]
+        read = (names.parse_name(text) for text in printed)
+        known[pk] = tuple(
+            dict.fromkeys(
+                p.given for p in read if p.given and names.fold(p.family) == family[pk]
+            )
+        )
+    return known
+
+
+def _known_as(given_names: tuple[str, ...], fields: dict) -> int:
+    """How well a slot's printed given name fits the names its row's researcher
+    is known by: 2 printed so (folded), 0 one person's with none of them
+    (:func:`curation.names.given_names_compatible`), else 1 (nothing known,
+    or initials that fit)."""
+    given = fields["given_name"]
+    if not given_names:
+        return 1
+    if names.fold(given) in {names.fold(g) for g in given_names}:
+        return 2
+    pinyin = names.reads_as_pinyin(fields["family_name"])
+    if not any(
+        names.given_names_compatible(g, given, pinyin=pinyin) for g in given_names
+    ):
+        return 0
+    return 1
+
+
 def _slots_matched(
-    existing: list[Authorship], wanted: list[dict], constrained: set[int]
+    existing: list[Authorship],
+    wanted: list[dict],
+    constrained: set[int],
+    *,
+    known: dict[int, tuple[str, ...]] | None = None,
 ) -> dict[int, Authorship]:
     """Which existing row takes which slot (1-based position) of a new byline.
 
@@ -746,8 +806,11 @@ def _slots_matched(
            key and its given name reads as respelled (:func:`_respelled`):
            "Aleksandr" -> "Alexander" at the same place in the byline is the
            same person far more often than another one.
-    Within a key, rows and slots pair in byline order (two "J. Smith" keep
-    their order when a name is inserted before them); with more rows than
+    Within a key, a slot takes the row whose researcher is known by the
+    given name it prints (``known``; a name it cannot be scores last), then
+    the first in byline order: two "J. Smith" keep their order when a name is
+    inserted before them, and follow their people when a later version
+    prints "John Smith, Jane Smith" in another order. With more rows than
     slots, assigned and constrained rows first. A row left over is deleted,
     its person left the byline, and a slot left over gets a new row: a row
     never passes to someone else, so neither do its researcher, its
@@ -758,6 +821,8 @@ def _slots_matched(
         existing: the paper's authorship rows.
         wanted: the new byline's fields, by position - 1.
         constrained: ids of rows a curator's active constraint names.
+        known: the given names researchers are known by
+            (:func:`_namesakes_known_as`); None knows none.
 
     Returns:
         ``{position: row}``.
@@ -800,13 +865,17 @@ def _slots_matched(
                 rows = sorted(keep, key=lambda r: r.position)
             for pos in positions:
                 fields = wanted[pos - 1]
-                row = next(
+                row = max(
                     (
                         r
                         for r in rows
                         if r.pk in free and (not check or one_person(r, fields))
                     ),
-                    None,
+                    # max keeps the first of equals: byline order.
+                    key=lambda r: _known_as(
+                        (known or {}).get(r.researcher_id, ()), fields
+                    ),
+                    default=None,
                 )
                 if row is not None:
                     chosen[pos] = row

@@ -385,3 +385,60 @@ def test_another_given_name_in_a_curated_slot_is_not_a_respelling():
 
     assert not Authorship.objects.filter(pk=row.pk).exists()
     assert paper.authorships.get().researcher_id is None
+
+
+def test_curated_namesakes_follow_their_people_when_a_version_reorders_them():
+    """v1 prints "J. Smith, J. Smith"; a curator put them on Jane and John;
+    v2 prints "John Smith, Jane Smith". Rows paired in byline order gave
+    Jane's row the slot printing John (hostile trial, D3)."""
+    from curation import edits
+    from tests.factories import ResearcherFactory, UserFactory
+
+    jane_row, john_row = _version_1(("J.", "Smith"), ("J.", "Smith"))
+    paper = Paper.objects.get()
+    jane = ResearcherFactory(display_name="Jane Smith")
+    john = ResearcherFactory(display_name="John Smith", name_variants=["J. Smith"])
+    curator = UserFactory()
+    edits.authorship_move(authorship=jane_row, to=jane, actor=curator)
+    edits.authorship_move(authorship=john_row, to=john, actor=curator)
+
+    services.paper_upsert(record=_version_2(("John", "Smith"), ("Jane", "Smith")))
+
+    first, second = paper.authorships.order_by("position")
+    assert (first.pk, first.given_name, first.researcher_id) == (
+        john_row.pk,
+        "John",
+        john.pk,
+    )
+    assert (second.pk, second.given_name, second.researcher_id) == (
+        jane_row.pk,
+        "Jane",
+        jane.pk,
+    )
+    # Each row's must-link to its researcher went with it.
+    assert first.constraints.get(kind="must_link", active=True).researcher_id == (
+        john.pk
+    )
+
+
+def test_namesakes_nothing_tells_apart_keep_their_byline_order():
+    """Researchers known by initials only: the rows keep their order, as
+    before (two "J. Smith" when a name is inserted before them)."""
+    from tests.factories import ResearcherFactory
+
+    first, second = _version_1(("J.", "Smith"), ("J.", "Smith"))
+    paper = Paper.objects.get()
+    Authorship.objects.filter(pk=first.pk).update(
+        researcher=ResearcherFactory(display_name="J. Smith")
+    )
+    Authorship.objects.filter(pk=second.pk).update(
+        researcher=ResearcherFactory(display_name="J. Smith")
+    )
+
+    services.paper_upsert(
+        record=_version_2(("A.", "Author"), ("John", "Smith"), ("Jane", "Smith"))
+    )
+
+    assert list(
+        paper.authorships.order_by("position").values_list("pk", flat=True)[1:]
+    ) == [first.pk, second.pk]
