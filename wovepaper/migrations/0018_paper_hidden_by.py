@@ -4,8 +4,8 @@ from django.db import migrations, models
 
 
 def hidden_by_source(apps, schema_editor):
-    """Papers hidden before hidden_by existed were hidden by their source
-    (the admin's checkbox said "deleted at the source")."""
+    """Papers hidden before hidden_by existed were deleted at their source
+    (the admin's hidden box said so in its help text)."""
     Paper = apps.get_model("wovepaper", "Paper")
     Paper.objects.filter(hidden=True).update(hidden_by="source")
 
@@ -21,10 +21,15 @@ class Migration(migrations.Migration):
             name="hidden_by",
             field=models.CharField(
                 blank=True,
-                choices=[("source", "deleted at the source"), ("curator", "a curator")],
+                default="",
+                choices=[
+                    ("source", "deleted at the source"),
+                    ("curator", "hidden in the admin (its History says by whom)"),
+                ],
                 editable=False,
-                help_text="Who hid the paper; read only while it is hidden (a hidden paper without it was hidden by its source).",
+                help_text="Why the paper is hidden; read only while it is (a hidden paper without it was deleted at its source).",
                 max_length=8,
+                verbose_name="hidden because",
             ),
         ),
         migrations.AlterField(
@@ -32,7 +37,7 @@ class Migration(migrations.Migration):
             name="hidden",
             field=models.BooleanField(
                 default=False,
-                help_text="Kept, but not shown on the public pages, the API and matching: deleted at the source, or hidden by a curator (who hid it is kept: a re-harvest that finds the paper again shows it only when its source had deleted it).",
+                help_text="Kept, but not shown on the public pages, the API and matching. Hidden in the admin: stays hidden whatever a re-harvest brings. Deleted at the source: shown again when the source sends the record again.",
             ),
         ),
         migrations.RunPython(hidden_by_source, migrations.RunPython.noop),

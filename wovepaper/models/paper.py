@@ -58,26 +58,31 @@ class Paper(models.Model):
     )
 
     class HiddenBy(models.TextChoices):
-        """Who hid a paper: a re-harvest shows again only what its source hid."""
+        """Why a paper is hidden: a re-harvest shows again only what its
+        source hid."""
 
         SOURCE = "source", "deleted at the source"
-        CURATOR = "curator", "a curator"
+        CURATOR = "curator", "hidden in the admin (its History says by whom)"
 
     withdrawn = models.BooleanField(default=False)
     hidden = models.BooleanField(
         default=False,
         help_text="Kept, but not shown on the public pages, the API and "
-        "matching: deleted at the source, or hidden by a curator (who hid it "
-        "is kept: a re-harvest that finds the paper again shows it only when "
-        "its source had deleted it).",
+        "matching. Hidden in the admin: stays hidden whatever a re-harvest "
+        "brings. Deleted at the source: shown again when the source sends "
+        "the record again.",
     )
     hidden_by = models.CharField(
+        "hidden because",
         max_length=8,
         choices=HiddenBy.choices,
         blank=True,
+        # A default the bulk writers read (harvest.services.copy_rows._plan):
+        # without one their INSERT left it NULL, failing every bulk batch.
+        default="",
         editable=False,
-        help_text="Who hid the paper; read only while it is hidden (a hidden "
-        "paper without it was hidden by its source).",
+        help_text="Why the paper is hidden; read only while it is (a hidden "
+        "paper without it was deleted at its source).",
     )
     source_datestamp = models.DateField(
         null=True,
