@@ -450,6 +450,22 @@ def undo_forbids(*, event: CurationEvent) -> int | None:
     return proposal.researcher_id
 
 
+def event_undone(*, event_id: int) -> bool:
+    """Whether an event's effect is undone now: its latest undo stands (is
+    not itself undone). One query per link of the undo chain.
+
+    For what cannot be read from rows: a departed byline slot's constraints
+    (:class:`harvest.models.DepartedSlot`) were off the database while an
+    undo of their event ran."""
+    undo = (
+        CurationEvent.objects.filter(undoes_id=event_id)
+        .order_by("-pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    return undo is not None and not event_undone(event_id=undo)
+
+
 def undone_merge_pairs(*, event: CurationEvent) -> list[tuple[int, int]]:
     """The researcher pairs an undo of ``event`` says are not one person.
 

@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from harvest import services
-from harvest.models import HarvestRun, RawRecord, SourceAuthor
+from harvest.models import DepartedSlot, HarvestRun, RawRecord, SourceAuthor
 from wovepaper.admin import ReadOnlyAdmin
 
 PERM = "harvest.operate_harvestrun"
@@ -98,3 +98,13 @@ class SourceAuthorAdmin(ReadOnlyAdmin):
     )
     list_filter = ("source", "deleted")
     search_fields = ("external_id", "name", "orcid")
+
+
+@admin.register(DepartedSlot)
+class DepartedSlotAdmin(ReadOnlyAdmin):
+    """Curated byline slots a re-harvest deleted, whose researcher and
+    constraints come back if a later version prints the person again."""
+
+    list_display = ("paper", "position", "raw_name", "researcher", "departed")
+    search_fields = ("raw_name", "paper__arxiv_id", "paper__doi")
+    raw_id_fields = ("paper", "researcher")

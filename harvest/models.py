@@ -144,3 +144,48 @@ class SourceAuthor(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source}:{self.external_id} {self.name}".strip()
+
+
+class DepartedSlot(models.Model):
+    """A curated byline slot a re-harvest deleted, kept for the person's return.
+
+    A new version of a paper that no longer prints an author deletes the
+    author's slot, and with it the curator's work on it: its researcher and
+    the curator's constraints ("not this person" from a rejected attach, a
+    must-link from a move). A source that drops an author and prints them again
+    later (OpenAlex and Crossref author lists change between records) then
+    brought the rejected attach back to the queue. The slot's curation is
+    kept here, and a later byline that prints the same name key with a given
+    name that can be the person's gets it back
+    (:func:`harvest.services.upsert._byline_sync`): the same researcher (its
+    survivor when merged since; none when retired) and the same constraint
+    rows (same ids, so the events that made them still undo them).
+
+    Attributes:
+        constraints: ``[{"id", "kind", "researcher", "other_researcher",
+            "event", "active", "created"}]``: the constraint rows the slot held.
+    """
+
+    paper = models.ForeignKey(
+        "wovepaper.Paper", on_delete=models.CASCADE, related_name="departed_slots"
+    )
+    position = models.PositiveIntegerField(help_text="Where the slot was, 1-based.")
+    raw_name = models.CharField(max_length=500)
+    given_name = models.CharField(max_length=300, blank=True)
+    family_name = models.CharField(max_length=300, blank=True)
+    name_key = models.CharField(max_length=300)
+    researcher = models.ForeignKey(
+        "wovepaper.Researcher",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    constraints = models.JSONField(default=list, blank=True)
+    departed = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["paper_id", "position", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.raw_name} (left paper {self.paper_id} at {self.position})"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import date
@@ -15,7 +17,9 @@ from django.utils import timezone
 from rapidfuzz import fuzz
 
 from curation import names
+from curation.history import event_undone
 from curation.matching.features import given_form
+from harvest.models import DepartedSlot
 from harvest.records import (
     AuthorRecord,
     InstitutionRecord,
@@ -27,6 +31,7 @@ from harvest.records import (
 from wovepaper.cache import papers_changed, researchers_changed
 from wovepaper.models import Authorship, Institution, Paper, Researcher
 from wovepaper.search import search_vectors_refresh
+from wovepaper.selectors import researcher_survivors
 
 logger = logging.getLogger(__name__)
 
@@ -274,7 +279,7 @@ def _paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult
                 extra={"record": record.external_id, "doi": record.doi},
             )
         paper.save()
-        _byline_sync(paper=paper, authors=record.authors)
+        _byline_sync(paper=paper, authors=record.authors, created=True)
         _institutions_link(paper=paper, authors=record.authors)
         search_vectors_refresh(paper_ids=[paper.pk])
         return UpsertResult(paper, "created")
@@ -600,7 +605,10 @@ def _name_variants_refresh(ids: list[int]) -> None:
     changed = []
     for researcher in Researcher.objects.filter(pk__in=ids).only("name_variants"):
         held = printed[researcher.pk]
-        variants = [v for v in researcher.name_variants if v in held]
+        # A JSON list; a row edited by hand may hold anything (then rebuilt).
+        stored = researcher.name_variants
+        listed = stored if isinstance(stored, list) else []
+        variants = [v for v in listed if isinstance(v, str) and v in held]
         variants = list(dict.fromkeys([*variants, *held]))
         if variants != researcher.name_variants:
             researcher.name_variants = variants
@@ -640,7 +648,7 @@ def _authorship_fields(author: AuthorRecord) -> dict:
 
 
 def _byline_sync(
-    *, paper: Paper, authors: list[AuthorRecord]
+    *, paper: Paper, authors: list[AuthorRecord], created: bool = False
 ) -> tuple[bool, list[AuthorRecord]]:
     """Make the paper's authorships match a byline.
 
@@ -650,6 +658,14 @@ def _byline_sync(
     prints the name more fully ("Z. Quenwick" -> "Zorblat Q. Quenwick"); so
     does the evidence other sources gave the row, where the byline has none
     (:func:`_with_evidence`). Rows whose person left the byline are deleted.
+
+    A curated row whose person left the byline is kept as a departed slot,
+    whose curation comes back with the person (:func:`_departed_keep`,
+    :func:`_departed_return`).
+
+    Args:
+        created: the paper was created by this upsert (no row, no departed
+            slot: nothing to read).
 
     Returns:
         ``(whether anything changed, the byline's authors with the evidence of
@@ -676,7 +692,7 @@ def _byline_sync(
             else set()
         )
         chosen = _slots_matched(
-            existing, named, constrained, known=_namesakes_known_as(existing)
+            existing, named, constrained, known=_namesakes_known_as(existing, named)
         )
     authors = [
         _with_evidence(author, chosen.get(pos))
@@ -703,7 +719,9 @@ def _byline_sync(
                 a.researcher_id,
                 extra={"paper": paper.pk, "researcher": a.researcher_id},
             )
+    returning = {} if created else _departed_return(paper, wanted, chosen)
     if gone:
+        _departed_keep(paper, [a for a in existing if a.pk not in kept])
         Authorship.objects.filter(pk__in=gone).delete()
     if existing:
         paper.authorships.filter(pk__in=kept).update(
@@ -712,43 +730,223 @@ def _byline_sync(
     Authorship.objects.bulk_create(
         Authorship(paper=paper, position=pos, **fields)
         for pos, fields in enumerate(wanted, start=1)
-        if pos not in chosen
+        if pos not in chosen and pos not in returning
     )
+    back = _departed_restore(paper, wanted, returning)
     if chosen:
         _rows_rewrite(chosen, wanted)
     # The assigned rows were deleted, moved or rewritten: their researchers'
-    # evidence may have changed.
-    _researchers_evidence_changed(a.researcher_id for a in existing if a.researcher_id)
+    # evidence may have changed; so did that of researchers a slot came back to.
+    _researchers_evidence_changed(
+        [a.researcher_id for a in existing if a.researcher_id] + back
+    )
     return True, authors
 
 
-def _printed_as(row: Authorship, fields: dict) -> bool:
-    """Whether a stored row prints the name a new slot's fields print."""
-    return all(
-        getattr(row, k) == fields[k]
-        for k in ("raw_name", "given_name", "family_name", "name_key")
+def _departed_keep(paper: Paper, rows: list[Authorship]) -> None:
+    """Keep the curation of the slots about to be deleted (a researcher, or a
+    curator's constraint) as :class:`~harvest.models.DepartedSlot` rows; a
+    slot nobody curated is not kept."""
+    from curation.models import Constraint
+
+    held: dict[int, list[dict]] = {}
+    for c in Constraint.objects.filter(authorship__in=[a.pk for a in rows]).values(
+        "id",
+        "authorship_id",
+        "kind",
+        "researcher_id",
+        "other_researcher_id",
+        "event_id",
+        "active",
+        "created",
+    ):
+        held.setdefault(c.pop("authorship_id"), []).append(
+            {
+                "id": c["id"],
+                "kind": c["kind"],
+                "researcher": c["researcher_id"],
+                "other_researcher": c["other_researcher_id"],
+                "event": c["event_id"],
+                "active": c["active"],
+                "created": c["created"].isoformat(),
+            }
+        )
+    DepartedSlot.objects.bulk_create(
+        DepartedSlot(
+            paper=paper,
+            position=a.position,
+            raw_name=a.raw_name,
+            given_name=a.given_name,
+            family_name=a.family_name,
+            name_key=a.name_key,
+            researcher_id=a.researcher_id,
+            constraints=held.get(a.pk, []),
+        )
+        for a in rows
+        if a.name_key and (a.researcher_id or a.pk in held)
     )
 
 
-def _namesakes_known_as(existing: list[Authorship]) -> dict[int, tuple[str, ...]]:
-    """The given names each researcher holding one of two or more rows of one
-    name key is known by (display name and name variants, under that row's
-    family name), for :func:`_slots_matched` to tell namesakes apart: "J.
-    Smith, J. Smith" printed "John Smith, Jane Smith" by a later version. One
-    query, and none on a byline without assigned namesakes.
+def _departed_return(
+    paper: Paper, wanted: list[dict], chosen: dict[int, Authorship]
+) -> dict[int, DepartedSlot]:
+    """The new slots (positions no row took) that print a person whose
+    curated slot an earlier version deleted: the same name key, given names
+    that can be one person's (as :func:`_slots_matched` pairs rows), the
+    departed slots by their old position, the new ones in byline order. One
+    query when the byline has new slots.
+
+    Returns:
+        ``{position: DepartedSlot}``.
+    """
+    free = [pos for pos in range(1, len(wanted) + 1) if pos not in chosen]
+    if not free:
+        return {}
+    departed = list(paper.departed_slots.order_by("position", "pk"))
+    found: dict[int, DepartedSlot] = {}
+    for pos in free:
+        fields = wanted[pos - 1]
+        if not fields["name_key"]:
+            continue
+        slot = next(
+            (
+                d
+                for d in departed
+                if d.name_key == fields["name_key"]
+                and (
+                    d.given_name == fields["given_name"]
+                    or names.given_names_compatible(
+                        d.given_name,
+                        fields["given_name"],
+                        pinyin=names.reads_as_pinyin(fields["family_name"]),
+                    )
+                )
+            ),
+            None,
+        )
+        if slot is not None:
+            found[pos] = slot
+            departed.remove(slot)
+    return found
+
+
+def _departed_restore(
+    paper: Paper, wanted: list[dict], returning: dict[int, DepartedSlot]
+) -> list[int]:
+    """Create the returning slots' rows with their curation back: the
+    researcher the slot had (its survivor when merged away since; none when
+    retired or gone) and its constraint rows, under their own ids and events
+    (a constraint whose researcher is gone is not brought back; one whose
+    event a curator undid meanwhile comes back inactive); then forget the
+    departed slots.
+
+    Returns:
+        The ids of the researchers the slots came back to.
+    """
+    from curation.models import Constraint
+
+    if not returning:
+        return []
+    ids = {d.researcher_id for d in returning.values() if d.researcher_id}
+    survivors = researcher_survivors(ids)
+    live = set(
+        Researcher.objects.live()
+        .filter(pk__in={survivors.get(pk, pk) for pk in ids})
+        .values_list("pk", flat=True)
+    )
+    existing = set(
+        Researcher.objects.filter(
+            pk__in={
+                pk
+                for d in returning.values()
+                for c in d.constraints
+                for pk in (c["researcher"], c["other_researcher"])
+                if pk
+            }
+        ).values_list("pk", flat=True)
+    )
+    back: list[int] = []
+    for pos, departed in sorted(returning.items()):
+        holder = survivors.get(departed.researcher_id, departed.researcher_id)
+        holder = holder if holder in live else None
+        row = Authorship.objects.create(
+            paper=paper, position=pos, researcher_id=holder, **wanted[pos - 1]
+        )
+        kept = [
+            c
+            for c in departed.constraints
+            if c["researcher"] in existing
+            and (c["other_researcher"] is None or c["other_researcher"] in existing)
+        ]
+        for c in kept:
+            # An undo while the slot was away found no row to turn off.
+            c["active"] = c["active"] and not event_undone(event_id=c["event"])
+        Constraint.objects.bulk_create(
+            Constraint(
+                id=c["id"],
+                kind=c["kind"],
+                researcher_id=c["researcher"],
+                authorship=row,
+                other_researcher_id=c["other_researcher"],
+                event_id=c["event"],
+                active=c["active"],
+            )
+            for c in kept
+        )
+        for c in kept:
+            # auto_now_add stamped them now: they date from the decision.
+            Constraint.objects.filter(pk=c["id"]).update(created=c["created"])
+        if holder:
+            back.append(holder)
+        logger.info(
+            "%s: %r is back in the byline at %s; its slot's curation returns "
+            "(researcher %s, %d constraint(s))",
+            paper.arxiv_id or paper.doi or paper.pk,
+            wanted[pos - 1]["raw_name"],
+            pos,
+            holder,
+            len(kept),
+            extra={"paper": paper.pk, "researcher": holder},
+        )
+    DepartedSlot.objects.filter(pk__in=[d.pk for d in returning.values()]).delete()
+    return back
+
+
+def _printed_as(row: Authorship, fields: dict) -> bool:
+    """Whether a stored row prints the name a new slot's fields print, and no
+    other ORCID iD (two "J. Smith" printing their iDs in the other order are
+    not in place)."""
+    return all(
+        getattr(row, k) == fields[k]
+        for k in ("raw_name", "given_name", "family_name", "name_key")
+    ) and not (row.orcid and fields["orcid"] and row.orcid != fields["orcid"])
+
+
+def _namesake_keys(existing: list[Authorship], wanted: list[dict]) -> set[str]:
+    """Block keys printed by two or more people of the paper, in the stored
+    byline or the new one, and by at least one in each: where rows and slots
+    cannot be paired by the key alone."""
+    rows = Counter(a.block_key for a in existing if a.name_key and a.block_key)
+    slots = Counter(f["block_key"] for f in wanted if f["name_key"] and f["block_key"])
+    return {k for k in rows.keys() & slots.keys() if rows[k] > 1 or slots[k] > 1}
+
+
+def _namesakes_known_as(
+    existing: list[Authorship], wanted: list[dict]
+) -> dict[int, tuple[str, ...]]:
+    """The given names each researcher holding a row of a namesake block key
+    (:func:`_namesake_keys`) is known by: its display name and name variants
+    under that row's family name. One query, and none on a byline without
+    assigned namesakes.
 
     Returns:
         ``{researcher id: (given name, ...)}``.
     """
-    by_key: dict[str, list[Authorship]] = {}
-    for row in existing:
-        if row.name_key and row.researcher_id:
-            by_key.setdefault(row.name_key, []).append(row)
+    keys = _namesake_keys(existing, wanted)
     family = {
         row.researcher_id: names.fold(row.family_name)
-        for rows in by_key.values()
-        if len(rows) > 1
-        for row in rows
+        for row in existing
+        if row.researcher_id and row.block_key in keys and row.name_key
     }
     if not family:
         return {}
@@ -756,8 +954,10 @@ def _namesakes_known_as(existing: list[Authorship]) -> dict[int, tuple[str, ...]
     for pk, display, variants in Researcher.objects.filter(
         pk__in=list(family)
     ).values_list("pk", "display_name", "name_variants"):
-        printed = [display, *(v for v in variants or () if isinstance(v, str))]
-        read = (names.parse_name(text) for text in printed)
+        # name_variants is a JSON list; a row edited by hand may hold anything.
+        listed = variants if isinstance(variants, list) else []
+        printed = [display, *(v for v in listed if isinstance(v, str))]
+        read = (names.parse_name(text) for text in printed if isinstance(text, str))
         known[pk] = tuple(
             dict.fromkeys(
                 p.given for p in read if p.given and names.fold(p.family) == family[pk]
@@ -766,22 +966,121 @@ def _namesakes_known_as(existing: list[Authorship]) -> dict[int, tuple[str, ...]
     return known
 
 
-def _known_as(given_names: tuple[str, ...], fields: dict) -> int:
-    """How well a slot's printed given name fits the names its row's researcher
-    is known by: 2 printed so (folded), 0 one person's with none of them
-    (:func:`curation.names.given_names_compatible`), else 1 (nothing known,
-    or initials that fit)."""
-    given = fields["given_name"]
-    if not given_names:
-        return 1
-    if names.fold(given) in {names.fold(g) for g in given_names}:
-        return 2
-    pinyin = names.reads_as_pinyin(fields["family_name"])
-    if not any(
-        names.given_names_compatible(g, given, pinyin=pinyin) for g in given_names
-    ):
-        return 0
-    return 1
+def _first_name(given: str) -> str:
+    """The first word of a folded given name, or "" when it is an initial."""
+    word = re.split(r"[\s.\-]+", names.fold(given).strip())[0] if given else ""
+    return word if len(word) > 1 else ""
+
+
+# How surely a row and a slot are one person (_namesakes_told_apart): one iD on
+# both; the given name the row's researcher is known by, printed alike; its
+# first word (not for pinyin, whose syllables many people share); else unknown.
+_SAME_ORCID, _SAME_GIVEN, _SAME_FIRST, _UNKNOWN = 4, 3, 2, 1
+
+
+def _namesakes_told_apart(
+    free: dict[int, Authorship],
+    wanted: list[dict],
+    chosen: dict[int, Authorship],
+    known: dict[int, tuple[str, ...]],
+) -> None:
+    """Pass 0 of :func:`_slots_matched`: pair the rows and slots of namesake
+    block keys (:func:`_namesake_keys`) that an iD or a known given name
+    tells apart, taking them from ``free`` into ``chosen``.
+
+    A row tells itself apart by its ORCID iD or the given names its
+    researcher is known by (``known``, full names only: the printed
+    initials a move adds to the variants fit every namesake). A slot and a
+    row pair when each is the other's one best fit of :data:`_SAME_FIRST` or
+    more among the block key's rows and slots (an iD on both that differs is
+    no fit). So "J. Smith, J. Smith" on Jane and John, printed "John Smith,
+    Jane Smith", or "J. Smith, Jane Smith", or "John Smith" alone, each
+    follow their people; what nothing tells apart is left to the later
+    passes. Lookups are by key, so a 3,000-author byline stays linear.
+    """
+    keys = _namesake_keys(list(free.values()), wanted)
+    if not keys:
+        return
+    fits_of: dict[int, tuple[str, frozenset[str], frozenset[str]]] = {}
+    rows_by: dict[tuple, list[Authorship]] = {}
+    for row in sorted(free.values(), key=lambda r: r.position):
+        if row.block_key not in keys or not row.name_key:
+            continue
+        full = [g for g in known.get(row.researcher_id, ()) if _first_name(g)]
+        given = frozenset(given_form(g) for g in full)
+        first = (
+            frozenset()
+            if names.reads_as_pinyin(row.family_name)
+            else frozenset(_first_name(g) for g in full)
+        )
+        if not (row.orcid or given):
+            continue
+        fits_of[row.pk] = (row.orcid, given, first)
+        for index in _row_index(row.orcid, given, first):
+            rows_by.setdefault((row.block_key, *index), []).append(row)
+    if not fits_of:
+        return
+    slots_by: dict[tuple, list[int]] = {}
+    for pos, fields in enumerate(wanted, start=1):
+        if pos not in chosen and fields["name_key"] and fields["block_key"] in keys:
+            for index in _slot_index(fields):
+                slots_by.setdefault((fields["block_key"], *index), []).append(pos)
+
+    def fit(row: Authorship, fields: dict) -> int:
+        orcid, given, first = fits_of[row.pk]
+        if orcid and fields["orcid"]:
+            return _SAME_ORCID if orcid == fields["orcid"] else 0
+        if given_form(fields["given_name"]) in given:
+            return _SAME_GIVEN
+        if _first_name(fields["given_name"]) in first:
+            return _SAME_FIRST
+        return _UNKNOWN
+
+    def best(scored: list[tuple[int, object]]) -> object | None:
+        """The one item of the highest fit, if that fit tells apart."""
+        top = max((f for f, _ in scored), default=0)
+        winners = [x for f, x in scored if f == top]
+        return winners[0] if top >= _SAME_FIRST and len(winners) == 1 else None
+
+    for pos, fields in enumerate(wanted, start=1):
+        if pos in chosen or not fields["name_key"] or fields["block_key"] not in keys:
+            continue
+        rows = {
+            r.pk: r
+            for index in _slot_index(fields)
+            for r in rows_by.get((fields["block_key"], *index), ())
+            if r.pk in free
+        }
+        row = best([(fit(r, fields), r) for r in rows.values()])
+        if row is None:
+            continue
+        slots = {
+            p
+            for index in _row_index(*fits_of[row.pk])
+            for p in slots_by.get((row.block_key, *index), ())
+            if p not in chosen
+        }
+        if best([(fit(row, wanted[p - 1]), p) for p in sorted(slots)]) == pos:
+            chosen[pos] = row
+            del free[row.pk]
+
+
+def _row_index(
+    orcid: str, given: frozenset[str], first: frozenset[str]
+) -> list[tuple[str, str]]:
+    """The keys a row is looked up by in :func:`_namesakes_told_apart`."""
+    out = [("orcid", orcid)] if orcid else []
+    return out + [("given", g) for g in given] + [("first", f) for f in first]
+
+
+def _slot_index(fields: dict) -> list[tuple[str, str]]:
+    """The keys a slot is looked up by in :func:`_namesakes_told_apart`."""
+    out = [("orcid", fields["orcid"])] if fields["orcid"] else []
+    out.append(("given", given_form(fields["given_name"])))
+    first = _first_name(fields["given_name"])
+    if first and not names.reads_as_pinyin(fields["family_name"]):
+        out.append(("first", first))
+    return out
 
 
 def _slots_matched(
@@ -794,6 +1093,10 @@ def _slots_matched(
     """Which existing row takes which slot (1-based position) of a new byline.
 
     In turn, each pass taking only rows and slots still free:
+        0. namesakes told apart (:func:`_namesakes_told_apart`): where a
+           byline prints two or more people of one block key, before or
+           after, a row and a slot that an ORCID iD or the given name the
+           row's researcher is known by pair surely;
         1. the same printed name (a collaboration: the same raw string);
         2. the same name key (family + initials);
         3. the same block key (family core + first initial): "Z." becomes
@@ -806,11 +1109,8 @@ def _slots_matched(
            key and its given name reads as respelled (:func:`_respelled`):
            "Aleksandr" -> "Alexander" at the same place in the byline is the
            same person far more often than another one.
-    Within a key, a slot takes the row whose researcher is known by the
-    given name it prints (``known``; a name it cannot be scores last), then
-    the first in byline order: two "J. Smith" keep their order when a name is
-    inserted before them, and follow their people when a later version
-    prints "John Smith, Jane Smith" in another order. With more rows than
+    Within a key, rows and slots pair in byline order (two "J. Smith" keep
+    their order when a name is inserted before them); with more rows than
     slots, assigned and constrained rows first. A row left over is deleted,
     its person left the byline, and a slot left over gets a new row: a row
     never passes to someone else, so neither do its researcher, its
@@ -865,22 +1165,19 @@ def _slots_matched(
                 rows = sorted(keep, key=lambda r: r.position)
             for pos in positions:
                 fields = wanted[pos - 1]
-                row = max(
+                row = next(
                     (
                         r
                         for r in rows
                         if r.pk in free and (not check or one_person(r, fields))
                     ),
-                    # max keeps the first of equals: byline order.
-                    key=lambda r: _known_as(
-                        (known or {}).get(r.researcher_id, ()), fields
-                    ),
-                    default=None,
+                    None,
                 )
                 if row is not None:
                     chosen[pos] = row
                     del free[row.pk]
 
+    _namesakes_told_apart(free, wanted, chosen, known or {})
     follow(
         lambda r: printed(r.name_key, r.given_name, r.family_name, r.raw_name),
         lambda f: printed(

@@ -421,6 +421,130 @@ def test_curated_namesakes_follow_their_people_when_a_version_reorders_them():
     )
 
 
+def _smiths(*researchers):
+    """v1 "J. Smith" once per researcher name (None: unassigned), each
+    assigned row moved there by a curator; returns the rows."""
+    from curation import edits
+    from tests.factories import ResearcherFactory, UserFactory
+
+    rows = _version_1(*[("J.", "Smith")] * len(researchers))
+    curator = UserFactory()
+    for row, name in zip(rows, researchers, strict=True):
+        if name:
+            edits.authorship_move(
+                authorship=row, to=ResearcherFactory(display_name=name), actor=curator
+            )
+    return [Authorship.objects.get(pk=r.pk) for r in rows]
+
+
+@pytest.mark.parametrize(
+    ("researchers", "v2", "expected"),
+    [
+        # One namesake assigned, one not.
+        (
+            ("Jane Smith", None),
+            ("John", "Jane"),
+            {"Jane Smith": "Jane", None: "John"},
+        ),
+        # Three: the unassigned row takes the name nobody is known by.
+        (
+            ("Jane Smith", "John Smith", None),
+            ("John", "Jim", "Jane"),
+            {"Jane Smith": "Jane", "John Smith": "John", None: "Jim"},
+        ),
+        # Known by a fuller name, printed shorter, and the other way round.
+        (
+            ("Jane M. Smith", "John A. Smith"),
+            ("John", "Jane"),
+            {"Jane M. Smith": "Jane", "John A. Smith": "John"},
+        ),
+        (
+            ("Jane Smith", "John Smith"),
+            ("John A.", "Jane M."),
+            {"Jane Smith": "Jane M.", "John Smith": "John A."},
+        ),
+        # One printed in full, one as before.
+        (
+            ("Jane Smith", "John Smith"),
+            ("J.", "Jane"),
+            {"Jane Smith": "Jane", "John Smith": "J."},
+        ),
+        # Only John is left: his row stays, Jane's goes.
+        (("Jane Smith", "John Smith"), ("John",), {"John Smith": "John"}),
+        # One row, two people now: the row follows its researcher.
+        (("John Smith",), ("Jane", "John"), {"John Smith": "John", None: "Jane"}),
+    ],
+)
+def test_curated_namesakes_follow_the_names_their_researchers_are_known_by(
+    researchers, v2, expected
+):
+    """Cases from the hostile trial of the first fix, which compared names
+    one slot at a time and after the exact-printed pass."""
+    rows = _smiths(*researchers)
+    by_id = {r.pk: r for r in rows}
+
+    services.paper_upsert(record=_version_2(*[(g, "Smith") for g in v2]))
+
+    paper = Paper.objects.get()
+    found = {}
+    for slot in paper.authorships.order_by("position"):
+        holder = slot.researcher.display_name if slot.researcher else None
+        found[holder] = slot.given_name
+        if slot.researcher:
+            # The row is the one the curator moved there, with its must-link.
+            assert slot.pk in by_id
+            assert by_id[slot.pk].researcher_id == slot.researcher_id
+    assert found == expected
+
+
+@pytest.mark.parametrize("variants", [5, True, "Jane Smith", {"a": 1}, [None, 3]])
+def test_name_variants_edited_by_hand_cost_no_harvest(variants):
+    """A researcher's name_variants that is not a list of strings (a row edited
+    by hand) is read as none: the re-harvest of its namesakes goes through
+    (it raised TypeError, which a harvest batch does not catch)."""
+    from wovepaper.models import Researcher
+
+    jane_row, john_row = _smiths("Jane Smith", "John Smith")
+    Researcher.objects.filter(pk=jane_row.researcher_id).update(name_variants=variants)
+
+    services.paper_upsert(record=_version_2(("John", "Smith"), ("Jane", "Smith")))
+
+    first, second = Paper.objects.get().authorships.order_by("position")
+    assert (first.pk, second.pk) == (john_row.pk, jane_row.pk)
+    assert Researcher.objects.get(pk=jane_row.researcher_id).name_variants == [
+        "Jane Smith"
+    ]
+
+
+def test_namesakes_follow_their_orcid_ids():
+    """Unassigned rows carrying ORCID iDs: a version that prints the two in
+    the other order keeps each iD on its row."""
+    a, b = "0000-0002-1825-0097", "0000-0001-5109-3700"
+    services.paper_upsert(
+        record=_record(
+            authors=[
+                AuthorRecord("J. Smith", "J.", "Smith", orcid=a),
+                AuthorRecord("J. Smith", "J.", "Smith", orcid=b),
+            ]
+        )
+    )
+    first, second = Paper.objects.get().authorships.order_by("position")
+
+    services.paper_upsert(
+        record=_record(
+            version=2,
+            updated=dt.date(2021, 3, 1),
+            authors=[
+                AuthorRecord("J. Smith", "J.", "Smith", orcid=b),
+                AuthorRecord("J. Smith", "J.", "Smith", orcid=a),
+            ],
+        )
+    )
+
+    rows = list(Paper.objects.get().authorships.order_by("position"))
+    assert [(r.pk, r.orcid) for r in rows] == [(second.pk, b), (first.pk, a)]
+
+
 def test_namesakes_nothing_tells_apart_keep_their_byline_order():
     """Researchers known by initials only: the rows keep their order, as
     before (two "J. Smith" when a name is inserted before them)."""

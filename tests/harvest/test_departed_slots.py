@@ -1,0 +1,183 @@
+"""A curated slot that a version drops and a later one prints again gets its
+curation back: its researcher and the curator's constraints.
+
+Found by a hostile trial (D11): a curator rejected an attach, a re-harvest
+dropped the author from the byline (the slot and its cannot-link were
+deleted), the next printed them again, and the rejected attach came back to
+the queue. Real record: hep-th/9709111 v3 (Brignole, Feruglio, Zwirner).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from django.conf import settings
+
+from curation import edits, history, services
+from curation.models import Constraint, CurationEvent, Proposal
+from harvest.models import DepartedSlot
+from harvest.services import paper_upsert
+from harvest.sources.arxiv_abs import parse_abs, read_abs_file
+from tests.factories import (
+    AuthorshipFactory,
+    PaperFactory,
+    ResearcherFactory,
+    UserFactory,
+)
+from wovepaper.models import Authorship, Researcher
+
+pytestmark = pytest.mark.django_db
+
+ABS = "arxiv/abs_files/ftp/hep-th/papers/9709/9709111.abs"
+
+
+@pytest.fixture
+def record():
+    """The real hep-th/9709111 record (v3)."""
+    return parse_abs(read_abs_file(settings.WOVEPAPER_DATA_DIR / ABS))
+
+
+def _without(record, family: str, version: int):
+    return dataclasses.replace(
+        record,
+        version=version,
+        authors=[a for a in record.authors if a.family_name != family],
+    )
+
+
+def _slot(paper, family: str) -> Authorship:
+    return paper.authorships.get(family_name=family)
+
+
+def _feruglio_elsewhere() -> Researcher:
+    """A Ferruccio Feruglio with three papers co-authored with Brignole: the
+    matcher attaches the real slot to him."""
+    f = ResearcherFactory(display_name="Ferruccio Feruglio", block_key="feruglio|f")
+    for _ in range(3):
+        paper = PaperFactory()
+        AuthorshipFactory(
+            paper=paper,
+            researcher=f,
+            given_name="Ferruccio",
+            family_name="Feruglio",
+            affiliations=["CERN-TH"],
+        )
+        AuthorshipFactory(
+            paper=paper, position=2, given_name="Andrea", family_name="Brignole"
+        )
+    return f
+
+
+def test_a_rejected_attach_stays_rejected_when_the_author_leaves_and_returns(
+    record,
+):
+    paper = paper_upsert(record=record).paper
+    f = _feruglio_elsewhere()
+    services.matching_run()
+    attach = Proposal.objects.get(
+        kind="attach", researcher=f, authorships=_slot(paper, "Feruglio")
+    )
+    curator = UserFactory()
+    services.proposal_reject(proposal=attach, actor=curator)
+    cannot = Constraint.objects.get(
+        kind="cannot_link", researcher=f, authorship=_slot(paper, "Feruglio")
+    )
+
+    paper_upsert(record=_without(record, "Feruglio", 4))
+    assert not paper.authorships.filter(family_name="Feruglio").exists()
+    assert DepartedSlot.objects.get(paper=paper).constraints[0]["id"] == cannot.pk
+    paper_upsert(record=dataclasses.replace(record, version=5))
+
+    back = _slot(paper, "Feruglio")
+    assert back.position == 2
+    restored = Constraint.objects.get(pk=cannot.pk)
+    assert (restored.authorship_id, restored.kind, restored.active) == (
+        back.pk,
+        "cannot_link",
+        True,
+    )
+    assert restored.event_id == cannot.event_id
+    assert not DepartedSlot.objects.exists()
+    services.matching_run()
+    assert not Proposal.objects.filter(
+        kind="attach", researcher=f, authorships=back, status="pending"
+    ).exists()
+
+
+def test_a_curated_slot_returns_to_its_researcher_and_its_survivor(record):
+    paper = paper_upsert(record=record).paper
+    # A merge keeps the lowest id: the survivor is made first.
+    survivor = ResearcherFactory(display_name="Fabio Zwirner")
+    AuthorshipFactory(researcher=survivor, given_name="Fabio", family_name="Zwirner")
+    zwirner = ResearcherFactory(display_name="Fabio Zwirner")
+    curator = UserFactory()
+    edits.authorship_move(authorship=_slot(paper, "Zwirner"), to=zwirner, actor=curator)
+    paper_upsert(record=_without(record, "Zwirner", 4))
+    assert not zwirner.authorships.exists()
+    # Merged away while the slot was gone: it comes back to the survivor.
+    edits.researcher_merge(researchers=[survivor, zwirner], actor=curator)
+    revision = Researcher.objects.get(pk=survivor.pk).revision
+
+    paper_upsert(record=dataclasses.replace(record, version=5))
+
+    back = _slot(paper, "Zwirner")
+    assert (back.position, back.researcher_id) == (3, survivor.pk)
+    assert back.constraints.get(kind="must_link").researcher_id == zwirner.pk
+    # Matching reads the survivor's profile again.
+    assert Researcher.objects.get(pk=survivor.pk).revision == revision + 1
+
+
+def test_an_undo_while_the_slot_was_away_holds_when_it_returns(record):
+    """The rejection is undone while the author is off the byline: the
+    cannot-link comes back inactive, so the attach may be proposed again."""
+    paper = paper_upsert(record=record).paper
+    f = _feruglio_elsewhere()
+    services.matching_run()
+    attach = Proposal.objects.get(kind="attach", researcher=f)
+    curator = UserFactory()
+    services.proposal_reject(proposal=attach, actor=curator)
+    paper_upsert(record=_without(record, "Feruglio", 4))
+    history.event_undo(
+        event=CurationEvent.objects.get(kind="proposal_rejected"), actor=curator
+    )
+
+    paper_upsert(record=dataclasses.replace(record, version=5))
+
+    back = _slot(paper, "Feruglio")
+    assert list(back.constraints.values_list("active", flat=True)) == [False]
+    services.matching_run()
+    assert Proposal.objects.filter(
+        kind="attach", researcher=f, authorships=back, status="pending"
+    ).exists()
+
+
+def test_another_person_in_the_slot_does_not_take_its_curation(record):
+    """A later version printing another given name under the same family
+    name is not the departed person: nothing comes back."""
+    paper = paper_upsert(record=record).paper
+    zwirner = ResearcherFactory(display_name="Fabio Zwirner")
+    edits.authorship_move(
+        authorship=_slot(paper, "Zwirner"), to=zwirner, actor=UserFactory()
+    )
+    paper_upsert(record=_without(record, "Zwirner", 4))
+    other = dataclasses.replace(
+        record.authors[2], raw_name="Giulia Zwirner", given_name="Giulia"
+    )
+    paper_upsert(
+        record=dataclasses.replace(
+            record, version=5, authors=[*record.authors[:2], other]
+        )
+    )
+
+    slot = _slot(paper, "Zwirner")
+    assert slot.researcher_id is None
+    assert not slot.constraints.exists()
+    assert DepartedSlot.objects.filter(paper=paper).count() == 1
+
+
+def test_an_uncurated_slot_is_not_kept(record):
+    paper = paper_upsert(record=record).paper
+    paper_upsert(record=_without(record, "Zwirner", 4))
+    assert paper.authorships.count() == 2
+    assert not DepartedSlot.objects.exists()
