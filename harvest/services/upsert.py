@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import re
@@ -830,6 +831,52 @@ def _departed_return(
     return found
 
 
+def _readable_constraints(departed: DepartedSlot) -> list[dict]:
+    """The constraints a departed slot holds, as :func:`_departed_keep` wrote
+    them; an entry of another shape (a row edited by hand) is left out and
+    logged, costing itself, not the harvest. ``created`` reads None when it
+    is not an ISO 8601 time."""
+    kinds = {"must_link", "cannot_link"}
+    out = []
+    entries = departed.constraints if isinstance(departed.constraints, list) else []
+    for c in entries:
+
+        def whole(key: str, c: object = c) -> bool:
+            value = c.get(key) if isinstance(c, dict) else None
+            return (
+                isinstance(value, int)
+                and not isinstance(value, bool)
+                and 0 < value < 2**63
+            )
+
+        if not (
+            isinstance(c, dict)
+            and all(whole(k) for k in ("id", "researcher", "event"))
+            and (c.get("other_researcher") is None or whole("other_researcher"))
+            and c.get("kind") in kinds
+            and isinstance(c.get("active"), bool)
+        ):
+            logger.warning(
+                "departed slot %s: constraint %r cannot be read; left out",
+                departed.pk,
+                c,
+                extra={"paper": departed.paper_id},
+            )
+            continue
+        try:
+            created = dt.datetime.fromisoformat(c.get("created"))
+        except (TypeError, ValueError):
+            created = None
+        out.append(
+            {
+                **{k: c[k] for k in ("id", "kind", "researcher", "event", "active")},
+                "other_researcher": c.get("other_researcher"),
+                "created": created,
+            }
+        )
+    return out
+
+
 def _departed_restore(
     paper: Paper, wanted: list[dict], returning: dict[int, DepartedSlot]
 ) -> list[int]:
@@ -843,7 +890,7 @@ def _departed_restore(
     Returns:
         The ids of the researchers the slots came back to.
     """
-    from curation.models import Constraint
+    from curation.models import Constraint, CurationEvent
 
     if not returning:
         return []
@@ -854,16 +901,25 @@ def _departed_restore(
         .filter(pk__in={survivors.get(pk, pk) for pk in ids})
         .values_list("pk", flat=True)
     )
+    held = {pos: _readable_constraints(d) for pos, d in returning.items()}
+    named = [c for cs in held.values() for c in cs]
     existing = set(
         Researcher.objects.filter(
             pk__in={
-                pk
-                for d in returning.values()
-                for c in d.constraints
-                for pk in (c["researcher"], c["other_researcher"])
-                if pk
+                pk for c in named for pk in (c["researcher"], c["other_researcher"])
             }
+            - {None}
         ).values_list("pk", flat=True)
+    )
+    events = set(
+        CurationEvent.objects.filter(pk__in={c["event"] for c in named}).values_list(
+            "pk", flat=True
+        )
+    )
+    taken = set(
+        Constraint.objects.filter(pk__in={c["id"] for c in named}).values_list(
+            "pk", flat=True
+        )
     )
     back: list[int] = []
     for pos, departed in sorted(returning.items()):
@@ -874,9 +930,11 @@ def _departed_restore(
         )
         kept = [
             c
-            for c in departed.constraints
+            for c in held[pos]
             if c["researcher"] in existing
             and (c["other_researcher"] is None or c["other_researcher"] in existing)
+            and c["event"] in events
+            and c["id"] not in taken
         ]
         for c in kept:
             # An undo while the slot was away found no row to turn off.
@@ -894,8 +952,9 @@ def _departed_restore(
             for c in kept
         )
         for c in kept:
-            # auto_now_add stamped them now: they date from the decision.
-            Constraint.objects.filter(pk=c["id"]).update(created=c["created"])
+            if c["created"] is not None:
+                # auto_now_add stamped them now: they date from the decision.
+                Constraint.objects.filter(pk=c["id"]).update(created=c["created"])
         if holder:
             back.append(holder)
         logger.info(

@@ -181,3 +181,34 @@ def test_an_uncurated_slot_is_not_kept(record):
     paper_upsert(record=_without(record, "Zwirner", 4))
     assert paper.authorships.count() == 2
     assert not DepartedSlot.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        5,
+        [5],
+        [{"id": "x"}],
+        [{"id": 10**30, "kind": "cannot_link", "researcher": 1, "event": 1}],
+        [{"id": 99, "kind": "maybe", "researcher": 1, "event": 1, "active": True}],
+    ],
+)
+def test_a_departed_slot_edited_by_hand_costs_its_constraints_not_the_harvest(
+    record, garbage, caplog
+):
+    paper = paper_upsert(record=record).paper
+    zwirner = ResearcherFactory(display_name="Fabio Zwirner")
+    edits.authorship_move(
+        authorship=_slot(paper, "Zwirner"), to=zwirner, actor=UserFactory()
+    )
+    paper_upsert(record=_without(record, "Zwirner", 4))
+    DepartedSlot.objects.update(constraints=garbage)
+
+    with caplog.at_level("WARNING", logger="harvest.services.upsert"):
+        paper_upsert(record=dataclasses.replace(record, version=5))
+
+    back = _slot(paper, "Zwirner")
+    assert back.researcher_id == zwirner.pk
+    assert not back.constraints.exists()
+    if isinstance(garbage, list):
+        assert "cannot be read; left out" in caplog.text
