@@ -157,17 +157,25 @@ class DepartedSlot(models.Model):
     brought the rejected attach back to the queue. The slot's curation is
     kept here, and a later byline that prints the same name key with a given
     name that can be the person's gets it back
-    (:func:`harvest.services.upsert._byline_sync`): the same researcher (its
-    survivor when merged since; none when retired) and the same constraint
-    rows (same ids, so the events that made them still undo them).
+    (:func:`harvest.services.upsert._byline_sync`): the same row id, the same
+    researcher (its survivor when merged since; none when retired, or when it
+    holds another slot of the paper by then) and the same constraint rows
+    (same ids, so the events that made them still undo them).
 
     Attributes:
         constraints: ``[{"id", "kind", "researcher", "other_researcher",
-            "event", "active", "created"}]``: the constraint rows the slot held.
+            "event", "active", "undone", "created"}]``: the constraint rows the
+            slot held, and whether their event stood undone then.
     """
 
     paper = models.ForeignKey(
         "wovepaper.Paper", on_delete=models.CASCADE, related_name="departed_slots"
+    )
+    authorship_id = models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text="The deleted row's id, which the slot gets back when it "
+        "returns (ids are never reused): the events that moved it reach it.",
     )
     position = models.PositiveIntegerField(help_text="Where the slot was, 1-based.")
     raw_name = models.CharField(max_length=500)

@@ -769,12 +769,16 @@ def _departed_keep(paper: Paper, rows: list[Authorship]) -> None:
                 "other_researcher": c["other_researcher_id"],
                 "event": c["event_id"],
                 "active": c["active"],
+                # Whether its event stood undone when the slot left: an undo
+                # or redo while it is away reaches no row (_departed_restore).
+                "undone": event_undone(event_id=c["event_id"]),
                 "created": c["created"].isoformat(),
             }
         )
     DepartedSlot.objects.bulk_create(
         DepartedSlot(
             paper=paper,
+            authorship_id=a.pk,
             position=a.position,
             raw_name=a.raw_name,
             given_name=a.given_name,
@@ -792,10 +796,12 @@ def _departed_return(
     paper: Paper, wanted: list[dict], chosen: dict[int, Authorship]
 ) -> dict[int, DepartedSlot]:
     """The new slots (positions no row took) that print a person whose
-    curated slot an earlier version deleted: the same name key, given names
-    that can be one person's (as :func:`_slots_matched` pairs rows), the
-    departed slots by their old position, the new ones in byline order. One
-    query when the byline has new slots.
+    curated slot an earlier version deleted: the same block key, given names
+    that can be one person's with the slot's and with the full names its
+    researcher is known by; a slot prints the name that researcher is known
+    by first (:func:`_fits_known`), then the departed slots by their old
+    position, the new ones in byline order. One query when the byline has
+    new slots, and one more when a departed slot is curated.
 
     Returns:
         ``{position: DepartedSlot}``.
@@ -804,28 +810,42 @@ def _departed_return(
     if not free:
         return {}
     departed = list(paper.departed_slots.order_by("position", "pk"))
+    if not departed:
+        return {}
+    known = _known_names(
+        {
+            d.researcher_id: names.fold(d.family_name)
+            for d in departed
+            if d.researcher_id
+        }
+    )
     found: dict[int, DepartedSlot] = {}
     for pos in free:
         fields = wanted[pos - 1]
         if not fields["name_key"]:
             continue
-        slot = next(
-            (
-                d
-                for d in departed
-                if d.name_key == fields["name_key"]
-                and (
-                    d.given_name == fields["given_name"]
-                    or names.given_names_compatible(
-                        d.given_name,
-                        fields["given_name"],
-                        pinyin=names.reads_as_pinyin(fields["family_name"]),
-                    )
+        pinyin = names.reads_as_pinyin(fields["family_name"])
+        scored = [
+            (fit, -n, d)
+            for n, d in enumerate(departed)
+            if names.block_key(d.given_name, d.family_name) == fields["block_key"]
+            and (
+                d.given_name == fields["given_name"]
+                or names.given_names_compatible(
+                    d.given_name, fields["given_name"], pinyin=pinyin
                 )
-            ),
-            None,
-        )
-        if slot is not None:
+            )
+            for fit in [
+                _fits_known(
+                    [g for g in known.get(d.researcher_id, ()) if _first_name(g)],
+                    fields["given_name"],
+                    fields["family_name"],
+                )
+            ]
+            if fit > 0
+        ]
+        if scored:
+            slot = max(scored, key=lambda x: (x[0], x[1]))[2]
             found[pos] = slot
             departed.remove(slot)
     return found
@@ -871,6 +891,7 @@ def _readable_constraints(departed: DepartedSlot) -> list[dict]:
             {
                 **{k: c[k] for k in ("id", "kind", "researcher", "event", "active")},
                 "other_researcher": c.get("other_researcher"),
+                "undone": c.get("undone") is True,
                 "created": created,
             }
         )
@@ -921,12 +942,33 @@ def _departed_restore(
             "pk", flat=True
         )
     )
+    holding = set(
+        paper.authorships.exclude(researcher=None).values_list(
+            "researcher_id", flat=True
+        )
+    )
+    taken_rows = set(
+        Authorship.objects.filter(
+            pk__in=[d.authorship_id for d in returning.values() if d.authorship_id]
+        ).values_list("pk", flat=True)
+    )
     back: list[int] = []
     for pos, departed in sorted(returning.items()):
         holder = survivors.get(departed.researcher_id, departed.researcher_id)
         holder = holder if holder in live else None
+        if holder in holding:
+            # A researcher holds one slot of a paper: it took another since.
+            holder = None
+        holding.add(holder)
+        # The row's own id when free (ids are never reused): the events that
+        # moved it reach it again, and so does their undo.
+        old = departed.authorship_id
         row = Authorship.objects.create(
-            paper=paper, position=pos, researcher_id=holder, **wanted[pos - 1]
+            **({"id": old} if old and old not in taken_rows else {}),
+            paper=paper,
+            position=pos,
+            researcher_id=holder,
+            **wanted[pos - 1],
         )
         kept = [
             c
@@ -937,8 +979,11 @@ def _departed_restore(
             and c["id"] not in taken
         ]
         for c in kept:
-            # An undo while the slot was away found no row to turn off.
-            c["active"] = c["active"] and not event_undone(event_id=c["event"])
+            # An undo or redo of its event while the slot was away reached no
+            # row: its state follows the event's now.
+            now = event_undone(event_id=c["event"])
+            if now != c["undone"]:
+                c["active"] = not now
         Constraint.objects.bulk_create(
             Constraint(
                 id=c["id"],
@@ -1002,11 +1047,23 @@ def _namesakes_known_as(
         ``{researcher id: (given name, ...)}``.
     """
     keys = _namesake_keys(existing, wanted)
-    family = {
-        row.researcher_id: names.fold(row.family_name)
-        for row in existing
-        if row.researcher_id and row.block_key in keys and row.name_key
-    }
+    return _known_names(
+        {
+            row.researcher_id: names.fold(row.family_name)
+            for row in existing
+            if row.researcher_id and row.block_key in keys and row.name_key
+        }
+    )
+
+
+def _known_names(family: dict[int, str]) -> dict[int, tuple[str, ...]]:
+    """The given names researchers are known by (display name and name
+    variants), read under one family name each (``{researcher id: folded
+    family name}``). One query; none for no researcher.
+
+    Returns:
+        ``{researcher id: (given name, ...)}``.
+    """
     if not family:
         return {}
     known: dict[int, tuple[str, ...]] = {}
@@ -1031,10 +1088,24 @@ def _first_name(given: str) -> str:
     return word if len(word) > 1 else ""
 
 
-# How surely a row and a slot are one person (_namesakes_told_apart): one iD on
-# both; the given name the row's researcher is known by, printed alike; its
-# first word (not for pinyin, whose syllables many people share); else unknown.
-_SAME_ORCID, _SAME_GIVEN, _SAME_FIRST, _UNKNOWN = 4, 3, 2, 1
+def _fits_known(known: list[str], given: str, family: str) -> int:
+    """How a printed given name fits the full given names a researcher is
+    known by: 3 printed alike (:func:`given_form`), 2 the same first word and
+    one person's (:func:`curation.names.given_names_compatible`; not for a
+    pinyin family name, whose syllables many people share), 1 nothing known,
+    0 one person's with none of them ("Jane" for a researcher known as
+    "John Smith")."""
+    if not known:
+        return 1
+    if given_form(given) in {given_form(g) for g in known}:
+        return 3
+    pinyin = names.reads_as_pinyin(family)
+    if not any(names.given_names_compatible(g, given, pinyin=pinyin) for g in known):
+        return 0
+    first = _first_name(given)
+    if first and not pinyin and first in {_first_name(g) for g in known}:
+        return 2
+    return 1
 
 
 def _namesakes_told_apart(
@@ -1047,99 +1118,88 @@ def _namesakes_told_apart(
     block keys (:func:`_namesake_keys`) that an iD or a known given name
     tells apart, taking them from ``free`` into ``chosen``.
 
-    A row tells itself apart by its ORCID iD or the given names its
-    researcher is known by (``known``, full names only: the printed
-    initials a move adds to the variants fit every namesake). A slot and a
-    row pair when each is the other's one best fit of :data:`_SAME_FIRST` or
-    more among the block key's rows and slots (an iD on both that differs is
-    no fit). So "J. Smith, J. Smith" on Jane and John, printed "John Smith,
-    Jane Smith", or "J. Smith, Jane Smith", or "John Smith" alone, each
-    follow their people; what nothing tells apart is left to the later
-    passes. Lookups are by key, so a 3,000-author byline stays linear.
+    A row tells itself apart by its ORCID iD or the full given names its
+    researcher is known by (``known``; the printed initials a move adds to
+    the variants fit every namesake). In turn: rows and slots of one iD;
+    then of one given name printed alike (:func:`given_form`); then of one
+    first word, where the names can be one person's (never "Jean-Pierre"
+    for "Jean-Paul"). Within a group a slot takes the row that printed its
+    given name so, else the first in byline order (two profiles known as
+    "Jane Smith" take the two "Jane Smith" slots);
+    a row and a slot printing different iDs never pair. So "J. Smith,
+    J. Smith" on Jane and John, printed "John Smith, Jane Smith", or
+    "J. Smith, Jane Smith", or "John Smith" alone, follow their people;
+    what nothing tells apart is left to the later passes. Lookups are by
+    key, so a 3,000-author byline stays linear.
     """
     keys = _namesake_keys(list(free.values()), wanted)
     if not keys:
         return
-    fits_of: dict[int, tuple[str, frozenset[str], frozenset[str]]] = {}
-    rows_by: dict[tuple, list[Authorship]] = {}
+    rows_of: list[tuple[Authorship, str, list[str]]] = []
     for row in sorted(free.values(), key=lambda r: r.position):
-        if row.block_key not in keys or not row.name_key:
-            continue
-        full = [g for g in known.get(row.researcher_id, ()) if _first_name(g)]
-        given = frozenset(given_form(g) for g in full)
-        first = (
-            frozenset()
-            if names.reads_as_pinyin(row.family_name)
-            else frozenset(_first_name(g) for g in full)
-        )
-        if not (row.orcid or given):
-            continue
-        fits_of[row.pk] = (row.orcid, given, first)
-        for index in _row_index(row.orcid, given, first):
-            rows_by.setdefault((row.block_key, *index), []).append(row)
-    if not fits_of:
+        if row.block_key in keys and row.name_key:
+            full = [g for g in known.get(row.researcher_id, ()) if _first_name(g)]
+            if row.orcid or full:
+                rows_of.append((row, row.orcid, full))
+    if not rows_of:
         return
-    slots_by: dict[tuple, list[int]] = {}
-    for pos, fields in enumerate(wanted, start=1):
-        if pos not in chosen and fields["name_key"] and fields["block_key"] in keys:
-            for index in _slot_index(fields):
-                slots_by.setdefault((fields["block_key"], *index), []).append(pos)
 
-    def fit(row: Authorship, fields: dict) -> int:
-        orcid, given, first = fits_of[row.pk]
-        if orcid and fields["orcid"]:
-            return _SAME_ORCID if orcid == fields["orcid"] else 0
-        if given_form(fields["given_name"]) in given:
-            return _SAME_GIVEN
-        if _first_name(fields["given_name"]) in first:
-            return _SAME_FIRST
-        return _UNKNOWN
+    def no_other_id(row: Authorship, fields: dict) -> bool:
+        return not (row.orcid and fields["orcid"] and row.orcid != fields["orcid"])
 
-    def best(scored: list[tuple[int, object]]) -> object | None:
-        """The one item of the highest fit, if that fit tells apart."""
-        top = max((f for f, _ in scored), default=0)
-        winners = [x for f, x in scored if f == top]
-        return winners[0] if top >= _SAME_FIRST and len(winners) == 1 else None
+    def level(row_values, slot_value, fits) -> None:
+        rows_by: dict[tuple, list[Authorship]] = {}
+        for row, orcid, full in rows_of:
+            for value in row_values(row, orcid, full):
+                rows_by.setdefault((row.block_key, value), []).append(row)
+        for pos, fields in enumerate(wanted, start=1):
+            if pos in chosen or fields["block_key"] not in keys:
+                continue
+            value = slot_value(fields)
+            if not value or not fields["name_key"]:
+                continue
+            group = [
+                r
+                for r in rows_by.get((fields["block_key"], value), ())
+                if r.pk in free and fits(r, fields)
+            ]
+            # Among equals, the row that printed the name so ("Yifan" and
+            # "Yi-Fan" fold alike), then byline order.
+            row = next(
+                (r for r in group if r.given_name == fields["given_name"]),
+                group[0] if group else None,
+            )
+            if row is not None:
+                chosen[pos] = row
+                del free[row.pk]
 
-    for pos, fields in enumerate(wanted, start=1):
-        if pos in chosen or not fields["name_key"] or fields["block_key"] not in keys:
-            continue
-        rows = {
-            r.pk: r
-            for index in _slot_index(fields)
-            for r in rows_by.get((fields["block_key"], *index), ())
-            if r.pk in free
-        }
-        row = best([(fit(r, fields), r) for r in rows.values()])
-        if row is None:
-            continue
-        slots = {
-            p
-            for index in _row_index(*fits_of[row.pk])
-            for p in slots_by.get((row.block_key, *index), ())
-            if p not in chosen
-        }
-        if best([(fit(row, wanted[p - 1]), p) for p in sorted(slots)]) == pos:
-            chosen[pos] = row
-            del free[row.pk]
-
-
-def _row_index(
-    orcid: str, given: frozenset[str], first: frozenset[str]
-) -> list[tuple[str, str]]:
-    """The keys a row is looked up by in :func:`_namesakes_told_apart`."""
-    out = [("orcid", orcid)] if orcid else []
-    return out + [("given", g) for g in given] + [("first", f) for f in first]
-
-
-def _slot_index(fields: dict) -> list[tuple[str, str]]:
-    """The keys a slot is looked up by in :func:`_namesakes_told_apart`."""
-    out = [("orcid", fields["orcid"])] if fields["orcid"] else []
-    out.append(("given", given_form(fields["given_name"])))
-    first = _first_name(fields["given_name"])
-    if first and not names.reads_as_pinyin(fields["family_name"]):
-        out.append(("first", first))
-    return out
+    full_of = {row.pk: full for row, _, full in rows_of}
+    level(
+        lambda r, orcid, full: [orcid] if orcid else [],
+        lambda f: f["orcid"],
+        lambda r, f: True,
+    )
+    level(
+        lambda r, orcid, full: {given_form(g) for g in full},
+        lambda f: given_form(f["given_name"]),
+        no_other_id,
+    )
+    level(
+        lambda r, orcid, full: (
+            set()
+            if names.reads_as_pinyin(r.family_name)
+            else {_first_name(g) for g in full}
+        ),
+        lambda f: (
+            ""
+            if names.reads_as_pinyin(f["family_name"])
+            else _first_name(f["given_name"])
+        ),
+        lambda r, f: (
+            no_other_id(r, f)
+            and _fits_known(full_of[r.pk], f["given_name"], f["family_name"]) >= 2
+        ),
+    )
 
 
 def _slots_matched(

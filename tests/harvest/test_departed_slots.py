@@ -212,3 +212,74 @@ def test_a_departed_slot_edited_by_hand_costs_its_constraints_not_the_harvest(
     assert not back.constraints.exists()
     if isinstance(garbage, list):
         assert "cannot be read; left out" in caplog.text
+
+
+def test_a_redo_while_the_slot_was_away_holds_when_it_returns(record):
+    """Reject, undo the rejection, the author leaves, the undo is undone (the
+    rejection stands again) while away: the cannot-link comes back active
+    (re-trial: it came back inactive and the attach was proposed again)."""
+    paper = paper_upsert(record=record).paper
+    f = _feruglio_elsewhere()
+    services.matching_run()
+    attach = Proposal.objects.get(kind="attach", researcher=f)
+    curator = UserFactory()
+    services.proposal_reject(proposal=attach, actor=curator)
+    undo = history.event_undo(
+        event=CurationEvent.objects.get(kind="proposal_rejected"), actor=curator
+    )
+    paper_upsert(record=_without(record, "Feruglio", 4))
+    history.event_undo(event=undo, actor=curator)
+
+    paper_upsert(record=dataclasses.replace(record, version=5))
+
+    back = _slot(paper, "Feruglio")
+    assert list(back.constraints.values_list("kind", "active")) == [
+        ("cannot_link", True)
+    ]
+    services.matching_run()
+    assert not Proposal.objects.filter(
+        kind="attach", researcher=f, authorships=back, status="pending"
+    ).exists()
+
+
+def test_the_returned_row_is_the_one_its_events_moved(record):
+    """It comes back under its own id, so undoing the move that put it on its
+    researcher still takes it off (re-trial: the undo said it no longer
+    existed and left the paper on the researcher)."""
+    paper = paper_upsert(record=record).paper
+    zwirner = ResearcherFactory(display_name="Fabio Zwirner")
+    curator = UserFactory()
+    slot = _slot(paper, "Zwirner")
+    move = edits.authorship_move(authorship=slot, to=zwirner, actor=curator)
+    paper_upsert(record=_without(record, "Zwirner", 4))
+    paper_upsert(record=dataclasses.replace(record, version=5))
+    assert _slot(paper, "Zwirner").pk == slot.pk
+
+    history.event_undo(event=move, actor=curator)
+
+    back = Authorship.objects.get(pk=slot.pk)
+    assert back.researcher_id is None
+    assert not back.constraints.filter(active=True).exists()
+
+
+def test_a_researcher_holding_another_slot_of_the_paper_by_then_gets_no_second(
+    record,
+):
+    """While Zwirner's slot was away a curator put the paper's first author
+    on the same profile: the returning slot comes back unassigned, keeping
+    its constraints (re-trial: one researcher held two slots of a paper)."""
+    paper = paper_upsert(record=record).paper
+    zwirner = ResearcherFactory(display_name="Fabio Zwirner")
+    curator = UserFactory()
+    edits.authorship_move(authorship=_slot(paper, "Zwirner"), to=zwirner, actor=curator)
+    paper_upsert(record=_without(record, "Zwirner", 4))
+    edits.authorship_move(
+        authorship=_slot(paper, "Brignole"), to=zwirner, actor=curator
+    )
+
+    paper_upsert(record=dataclasses.replace(record, version=5))
+
+    back = _slot(paper, "Zwirner")
+    assert back.researcher_id is None
+    assert back.constraints.get(kind="must_link").researcher_id == zwirner.pk
+    assert paper.authorships.filter(researcher=zwirner).count() == 1
