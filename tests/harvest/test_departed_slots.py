@@ -69,6 +69,19 @@ def _feruglio_elsewhere() -> Researcher:
     return f
 
 
+def _rejected_feruglio(record):
+    """The real paper harvested, its Feruglio slot proposed to the
+    Feruglio elsewhere and the attach rejected: ``(paper, researcher,
+    curator)``."""
+    paper = paper_upsert(record=record).paper
+    f = _feruglio_elsewhere()
+    services.matching_run()
+    attach = Proposal.objects.get(kind="attach", researcher=f)
+    curator = UserFactory()
+    services.proposal_reject(proposal=attach, actor=curator)
+    return paper, f, curator
+
+
 def test_a_rejected_attach_stays_rejected_when_the_author_leaves_and_returns(
     record,
 ):
@@ -131,12 +144,7 @@ def test_a_curated_slot_returns_to_its_researcher_and_its_survivor(record):
 def test_an_undo_while_the_slot_was_away_holds_when_it_returns(record):
     """The rejection is undone while the author is off the byline: the
     cannot-link comes back inactive, so the attach may be proposed again."""
-    paper = paper_upsert(record=record).paper
-    f = _feruglio_elsewhere()
-    services.matching_run()
-    attach = Proposal.objects.get(kind="attach", researcher=f)
-    curator = UserFactory()
-    services.proposal_reject(proposal=attach, actor=curator)
+    paper, f, curator = _rejected_feruglio(record)
     paper_upsert(record=_without(record, "Feruglio", 4))
     history.event_undo(
         event=CurationEvent.objects.get(kind="proposal_rejected"), actor=curator
@@ -218,12 +226,7 @@ def test_a_redo_while_the_slot_was_away_holds_when_it_returns(record):
     """Reject, undo the rejection, the author leaves, the undo is undone (the
     rejection stands again) while away: the cannot-link comes back active
     (re-trial: it came back inactive and the attach was proposed again)."""
-    paper = paper_upsert(record=record).paper
-    f = _feruglio_elsewhere()
-    services.matching_run()
-    attach = Proposal.objects.get(kind="attach", researcher=f)
-    curator = UserFactory()
-    services.proposal_reject(proposal=attach, actor=curator)
+    paper, f, curator = _rejected_feruglio(record)
     undo = history.event_undo(
         event=CurationEvent.objects.get(kind="proposal_rejected"), actor=curator
     )
