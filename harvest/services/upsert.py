@@ -901,12 +901,15 @@ def _readable_constraints(departed: DepartedSlot) -> list[dict]:
 def _departed_restore(
     paper: Paper, wanted: list[dict], returning: dict[int, DepartedSlot]
 ) -> list[int]:
-    """Create the returning slots' rows with their curation back: the
-    researcher the slot had (its survivor when merged away since; none when
-    retired or gone) and its constraint rows, under their own ids and events
-    (a constraint whose researcher is gone is not brought back; one whose
-    event a curator undid meanwhile comes back inactive); then forget the
-    departed slots.
+    """Create the returning slots' rows with their curation back, then
+    forget the departed slots: the row's own id (when free), so the events
+    that moved it reach it; the researcher the slot had (its survivor when
+    merged away since; none when retired, gone, or holding another slot of
+    the paper by then); its constraint rows under their own ids and events
+    (one whose researcher or event is gone, or whose id is taken, is not
+    brought back; one whose event was undone or redone meanwhile follows
+    the event's state now: :func:`curation.history.event_undone`). About
+    four queries a slot, and one for each link of an undo chain.
 
     Returns:
         The ids of the researchers the slots came back to.
