@@ -292,7 +292,7 @@ class Change:
         or a paper of a researcher renamed (the networks show display names).
         One query; none when nothing moved and no one was renamed.
 
-        Found by a hostile trial: a co-author's page and ``network.json``
+        Found by a hostile trial: a co-author's page and ``coauthors.json``
         showed a detached slot's old researcher for up to 60 s and 30 min.
         """
         moved = [m["authorship"] for m in self.moves]
