@@ -227,7 +227,9 @@ UNDOABLE_FIELDS = frozenset(f.attname for f in Researcher._meta.concrete_fields)
 }
 
 
-def _is_id(value: object) -> bool:
+def is_id(value: object) -> bool:
+    """Whether ``value`` can be a row id: an integer (not a bool) in 1 ..
+    :data:`MAX_ID`. For ids read from JSON a row may hold edited by hand."""
     return (
         isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_ID
     )
@@ -237,7 +239,7 @@ def _is_id_text(value: object) -> bool:
     """A researcher id as JSON object keys hold it: ASCII digits ("²" is a
     digit to ``str.isdigit``)."""
     text = str(value)
-    return text.isascii() and text.isdigit() and _is_id(int(text))
+    return text.isascii() and text.isdigit() and is_id(int(text))
 
 
 def unreadable(event: CurationEvent) -> str:
@@ -256,9 +258,9 @@ def unreadable(event: CurationEvent) -> str:
     for n, m in enumerate(moves, start=1):
         if not (
             isinstance(m, dict)
-            and _is_id(m.get("authorship"))
+            and is_id(m.get("authorship"))
             and all(
-                k in m and (m[k] is None or _is_id(m[k])) for k in ("before", "after")
+                k in m and (m[k] is None or is_id(m[k])) for k in ("before", "after")
             )
         ):
             return f"move {n} is not an authorship with researcher ids before and after"
@@ -274,7 +276,7 @@ def unreadable(event: CurationEvent) -> str:
             return f"it sets {odd} of researcher {pk}, which no curation step sets"
     for name in ("constraints_on", "constraints_off"):
         if not isinstance(getattr(event, name), list) or not all(
-            _is_id(c) for c in getattr(event, name)
+            is_id(c) for c in getattr(event, name)
         ):
             return f"its {name} are not a list of constraint ids"
     return ""
@@ -498,7 +500,7 @@ def undone_merge_pairs(*, event: CurationEvent) -> list[tuple[int, int]]:
             isinstance(change, list | tuple)
             and len(change) == 2
             and change[0] is None
-            and _is_id(change[1])
+            and is_id(change[1])
             and _is_id_text(pk)
         ):
             joined |= {int(pk), change[1]}

@@ -70,12 +70,10 @@ def researcher_caches_task(researcher_ids: list[int]) -> int:
         is not one, such as a string or a float, is passed over: only
         :class:`~curation.changes.Change` queues it, with ids).
     """
+    from curation.history import is_id
     from wovepaper.cache import researchers_changed
 
-    ids = {
-        pk
-        for pk in (researcher_ids if isinstance(researcher_ids, list) else [])
-        if isinstance(pk, int) and not isinstance(pk, bool) and 0 < pk < 2**63
-    }
+    listed = researcher_ids if isinstance(researcher_ids, list) else []
+    ids = {pk for pk in listed if is_id(pk)}
     researchers_changed(ids)
     return len(ids)

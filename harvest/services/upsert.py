@@ -18,7 +18,7 @@ from django.utils import timezone
 from rapidfuzz import fuzz
 
 from curation import names
-from curation.history import event_undone
+from curation.history import event_undone, is_id
 from curation.matching.features import given_form
 from harvest.models import DepartedSlot
 from harvest.records import (
@@ -860,19 +860,10 @@ def _readable_constraints(departed: DepartedSlot) -> list[dict]:
     out = []
     entries = departed.constraints if isinstance(departed.constraints, list) else []
     for c in entries:
-
-        def whole(key: str, c: object = c) -> bool:
-            value = c.get(key) if isinstance(c, dict) else None
-            return (
-                isinstance(value, int)
-                and not isinstance(value, bool)
-                and 0 < value < 2**63
-            )
-
         if not (
             isinstance(c, dict)
-            and all(whole(k) for k in ("id", "researcher", "event"))
-            and (c.get("other_researcher") is None or whole("other_researcher"))
+            and all(is_id(c.get(k)) for k in ("id", "researcher", "event"))
+            and (c.get("other_researcher") is None or is_id(c["other_researcher"]))
             and c.get("kind") in kinds
             and isinstance(c.get("active"), bool)
         ):
