@@ -81,6 +81,7 @@ from harvest.services.runs import (  # noqa: F401
 )
 from harvest.services.upsert import (  # noqa: F401
     MAX_ABSTRACT_CHARS,
+    MAX_AUTHORS,
     MAX_TITLE_CHARS,
     NO_WORK_ID,
     SOURCE_PRECEDENCE,

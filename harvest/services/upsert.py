@@ -48,6 +48,13 @@ _MAX_COUNT = 2_147_483_647
 MAX_TITLE_CHARS = 5_000
 MAX_ABSTRACT_CHARS = 100_000
 
+# Most authors a record may name. The longest real bylines are 5,154 (ATLAS and
+# CMS, "Combined measurement of the Higgs boson mass", Phys. Rev. Lett. 114,
+# 191803, 2015) and about 3,000 for a single LHC experiment; twice the record
+# is room to grow. A record past it is junk or hostile: every name is a row,
+# matched and scored, and the byline is rewritten on each new version.
+MAX_AUTHORS = 10_000
+
 # Which source's text a paper shows (title, abstract, categories, dates, byline): the
 # highest ranked that has described it. arXiv's metadata is what the authors wrote and
 # keep up to date, version by version; Crossref's is the publisher's deposit of the
@@ -131,7 +138,8 @@ def _check_limits(record: PaperRecord) -> None:
     Raises:
         RecordError: an identifier, category or licence is longer than its
             ``Paper`` column, the title or abstract is longer than
-            :data:`MAX_TITLE_CHARS` / :data:`MAX_ABSTRACT_CHARS`, a version
+            :data:`MAX_TITLE_CHARS` / :data:`MAX_ABSTRACT_CHARS`, the byline
+            names more than :data:`MAX_AUTHORS` authors, a version
             number is out of range, or a citation count is past what the
             column holds. (Authorship
             name fields are cut to their column instead: a long name is still a
@@ -168,6 +176,11 @@ def _check_limits(record: PaperRecord) -> None:
                 f"{record.external_id}: {name} is {len(value):,} characters long, "
                 f"at most {limit:,} are taken"
             )
+    if len(record.authors) > MAX_AUTHORS:
+        raise RecordError(
+            f"{record.external_id}: the byline names {len(record.authors):,} "
+            f"authors, at most {MAX_AUTHORS:,} are taken"
+        )
     for number in [record.version, *(v.version for v in record.versions)]:
         if not 1 <= number <= _MAX_VERSION:
             raise RecordError(

@@ -4,7 +4,8 @@ Every hostile input costs only itself: a failed RawRecord or a skipped file whos
 error names it, while the good records of the same run all land. The inputs are the
 hand-written fixtures in tests/fixtures/arxiv (billion laughs, external entity, an
 .abs without an id) and variants of the real record hep-th/9901001 written here (a
-10 MB abstract and a 3,000-author byline are generated, not committed).
+10 MB abstract, a 3,000-author byline and one past MAX_AUTHORS are generated,
+not committed).
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ def corpus(arxiv_dir, tmp_path) -> Path:
     (folder / "many_authors.abs").write_text(
         _with_id(real, 6).replace("Authors: Yosuke Imamura", f"Authors: {many}")
     )
+    past = ", ".join(f"A{i} P{i}" for i in range(1, services.MAX_AUTHORS + 2))
+    (folder / "too_many_authors.abs").write_text(
+        _with_id(real, 8).replace("Authors: Yosuke Imamura", f"Authors: {past}")
+    )
     words = " ".join(f"w{i}" for i in range(1_250_000))  # about 10 MB
     (folder / "huge_abstract.abs").write_text(
         _with_id(real, 7).replace("  We explicitly give", f"  {words} We explicitly")
@@ -99,11 +104,15 @@ def test_hostile_inputs_cost_only_themselves(corpus):
         "bad_utf8.abs",
         "forbidden_chars.xml",
         "huge_abstract.abs",
+        "too_many_authors.abs",
     ):
         (where,) = [k for k in problems if name in k]
         assert name in problems[where]
     assert run.records_failed == len(failed)
     (huge,) = [v for k, v in problems.items() if "huge_abstract" in k]
     assert "abstract is 10,139,050 characters long, at most 100,000 are taken" in huge
+    (crowd,) = [v for k, v in problems.items() if "too_many_authors" in k]
+    assert "hep-th/9901008" in crowd
+    assert "the byline names 10,001 authors, at most 10,000 are taken" in crowd
     (bad,) = [v for k, v in problems.items() if "bad_utf8" in k]
     assert "invalid UTF-8 at byte offset" in bad
