@@ -1045,20 +1045,28 @@ def _namesake_keys(existing: list[Authorship], wanted: list[dict]) -> set[str]:
 def _namesakes_known_as(
     existing: list[Authorship], wanted: list[dict]
 ) -> dict[int, tuple[str, ...]]:
-    """The given names each researcher holding a row of a namesake block key
-    (:func:`_namesake_keys`) is known by: its display name and name variants
-    under that row's family name. One query, and none on a byline without
-    assigned namesakes.
+    """The given names the researchers holding rows are known by, where
+    printed names alone may not pair the rows right: a row of a namesake
+    block key (:func:`_namesake_keys`), and an assigned row whose given name
+    no slot of its block key prints any more ("A. G. Hoekstra" of Alfons
+    printed "Anna Hoekstra" next). Their display name and name variants under
+    the row's family name. One query, and none on a byline whose assigned
+    rows print their names as before.
 
     Returns:
         ``{researcher id: (given name, ...)}``.
     """
     keys = _namesake_keys(existing, wanted)
+    printed = {(f["block_key"], f["given_name"]) for f in wanted if f["name_key"]}
     return _known_names(
         {
             row.researcher_id: names.fold(row.family_name)
             for row in existing
-            if row.researcher_id and row.block_key in keys and row.name_key
+            if row.researcher_id
+            and row.name_key
+            and (
+                row.block_key in keys or (row.block_key, row.given_name) not in printed
+            )
         }
     )
 
@@ -1229,7 +1237,10 @@ def _slots_matched(
            "Zorblat Q.".
     Passes 2 and 3 also need given names that can be one person's
     (:func:`curation.names.given_names_compatible`: "Jian" and "Jie" Wang share
-    the key "wang|j", not the person); then
+    the key "wang|j", not the person), and, for an assigned row, a given
+    name that can be one of the full names its researcher is known by
+    (``known``; :func:`_fits_known`): "A. G." fits "Anna" but its
+    researcher, Alfons G. Hoekstra, does not; then
         4. a curated row (assigned, or named by a curator's constraint) left
            over keeps the slot at its own position if it has the same name
            key and its given name reads as respelled (:func:`_respelled`):
@@ -1255,13 +1266,22 @@ def _slots_matched(
     """
     chosen: dict[int, Authorship] = {}
     free = {a.pk: a for a in existing}
+    known = known or {}
 
     def one_person(row: Authorship, fields: dict) -> bool:
-        return row.given_name == fields["given_name"] or names.given_names_compatible(
+        if row.given_name == fields["given_name"]:
+            return True
+        if not names.given_names_compatible(
             row.given_name,
             fields["given_name"],
             pinyin=names.reads_as_pinyin(fields["family_name"]),
-        )
+        ):
+            return False
+        # An assigned row printing initials fits every given name of them;
+        # its researcher's full names may not ("A. G." of Alfons Hoekstra
+        # printed "Anna" next: the row departs, a new one takes Anna).
+        full = [g for g in known.get(row.researcher_id, ()) if _first_name(g)]
+        return _fits_known(full, fields["given_name"], fields["family_name"]) > 0
 
     def printed(name_key: str, given: str, family: str, raw: str) -> tuple:
         return ("person", given, family) if name_key else ("group", raw)
@@ -1303,7 +1323,7 @@ def _slots_matched(
                     chosen[pos] = row
                     del free[row.pk]
 
-    _namesakes_told_apart(free, wanted, chosen, known or {})
+    _namesakes_told_apart(free, wanted, chosen, known)
     follow(
         lambda r: printed(r.name_key, r.given_name, r.family_name, r.raw_name),
         lambda f: printed(

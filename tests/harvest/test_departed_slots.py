@@ -184,6 +184,61 @@ def test_another_person_in_the_slot_does_not_take_its_curation(record):
     assert DepartedSlot.objects.filter(paper=paper).count() == 1
 
 
+def _zwirner_printed(record, version: int, given: str):
+    zwirner = dataclasses.replace(
+        record.authors[2], raw_name=f"{given} Zwirner", given_name=given
+    )
+    return dataclasses.replace(
+        record, version=version, authors=[*record.authors[:2], zwirner]
+    )
+
+
+def test_a_slot_printed_by_initials_does_not_follow_another_given_name(record):
+    """A curated slot printed "F. Zwirner" fits any F.; a later version
+    printing "Franco Zwirner" there is not the Fabio its researcher is known
+    as. The row followed the new name, still on the locked Fabio, and
+    "Franco Zwirner" became one of his name variants (hostile trial: "A. G.
+    Hoekstra" of Alfons printed "Anna Hoekstra"). Now the row departs, and
+    comes back when the source prints Fabio again."""
+    paper = paper_upsert(record=record).paper
+    fabio = ResearcherFactory(display_name="Fabio Zwirner", block_key="zwirner|f")
+    curator = UserFactory()
+    row = _slot(paper, "Zwirner")
+    edits.authorship_move(authorship=row, to=fabio, actor=curator)
+    edits.researcher_set_locked(researcher=fabio, locked=True, actor=curator)
+    paper_upsert(record=_zwirner_printed(record, 4, "F."))
+    assert Authorship.objects.get(pk=row.pk).researcher_id == fabio.pk
+
+    paper_upsert(record=_zwirner_printed(record, 5, "Franco"))
+
+    franco = _slot(paper, "Zwirner")
+    assert (franco.given_name, franco.researcher_id) == ("Franco", None)
+    assert franco.pk != row.pk
+    assert DepartedSlot.objects.get(paper=paper).authorship_id == row.pk
+    fabio.refresh_from_db()
+    assert "Franco Zwirner" not in fabio.name_variants
+    assert not fabio.authorships.exists()
+
+    paper_upsert(record=_zwirner_printed(record, 6, "Fabio"))
+
+    back = _slot(paper, "Zwirner")
+    assert (back.pk, back.researcher_id) == (row.pk, fabio.pk)
+
+
+def test_a_slot_printed_by_initials_follows_the_full_name_it_is_known_by(record):
+    paper = paper_upsert(record=record).paper
+    fabio = ResearcherFactory(display_name="Fabio Zwirner", block_key="zwirner|f")
+    row = _slot(paper, "Zwirner")
+    edits.authorship_move(authorship=row, to=fabio, actor=UserFactory())
+    paper_upsert(record=_zwirner_printed(record, 4, "F."))
+
+    paper_upsert(record=_zwirner_printed(record, 5, "Fabio"))
+
+    assert _slot(paper, "Zwirner").pk == row.pk
+    assert Authorship.objects.get(pk=row.pk).researcher_id == fabio.pk
+    assert not DepartedSlot.objects.exists()
+
+
 def test_an_uncurated_slot_is_not_kept(record):
     paper = paper_upsert(record=record).paper
     paper_upsert(record=_without(record, "Zwirner", 4))
