@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Prefetch, Value
+from django.db.models import IntegerField, Prefetch, Value
 from django.db.models.functions import Coalesce
 from django.http import Http404, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404
@@ -373,7 +373,12 @@ class PaperViewSet(viewsets.ReadOnlyModelViewSet):
         if self.action == "list":  # bylines come from one values query a page
             return Paper.objects.filter(hidden=False).annotate(
                 sort_date=Coalesce("published", Value(selectors.UNDATED)),
-                cited_sort=Coalesce("cited_by_count", Value(-1)),
+                # A signed integer: as the positive column's type, a cursor
+                # at -1 (unknown counts) matched nothing (Django drops a
+                # lookup past a field's range), so the list ended early.
+                cited_sort=Coalesce(
+                    "cited_by_count", Value(-1), output_field=IntegerField()
+                ),
             )
         return selectors.paper_list()
 
