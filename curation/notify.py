@@ -7,8 +7,9 @@ import logging
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
+from django.urls import reverse
 
-from curation.models import CurationEvent
+from curation.models import CurationEvent, Proposal
 from wovepaper.models import Follow, Notification, Researcher
 
 logger = logging.getLogger(__name__)
@@ -17,8 +18,30 @@ SUBJECTS = {
     CurationEvent.Kind.MERGED: "{name}: profiles merged",
     CurationEvent.Kind.SPLIT: "{name}: profile split",
     CurationEvent.Kind.UNDONE: "{name}: a curation change was undone",
-    CurationEvent.Kind.PROPOSAL_APPLIED: "{name}: papers added or profiles merged",
 }
+# An approved proposal, by its kind: a split proposal applied is a split to
+# its followers ("papers added or profiles merged" over "4 authorship(s)
+# left the profile" confused them: new-user trial).
+PROPOSAL_SUBJECTS = {
+    Proposal.Kind.ATTACH: "{name}: papers added",
+    Proposal.Kind.NEW: "{name}: new profile",
+    Proposal.Kind.MERGE: SUBJECTS[CurationEvent.Kind.MERGED],
+    Proposal.Kind.SPLIT: SUBJECTS[CurationEvent.Kind.SPLIT],
+}
+
+
+def _subject(event: CurationEvent) -> str:
+    """The subject template of an event's notifications (``{name}`` in it)."""
+    if event.kind == CurationEvent.Kind.PROPOSAL_APPLIED and event.proposal_id:
+        return PROPOSAL_SUBJECTS.get(event.proposal.kind, "{name}: profile changed")
+    return SUBJECTS.get(event.kind, "{name}: profile changed")
+
+
+def _page(researcher_id: int) -> str:
+    """The absolute URL of a researcher's page (``SITE_URL``; the id alone
+    redirects to the canonical URL, and a merged-away one to its survivor)."""
+    site = settings.SITE_URL.rstrip("/")
+    return f"{site}{reverse('researcher-bare', kwargs={'pk': researcher_id})}"
 
 
 def _describe(event: CurationEvent, researcher: Researcher) -> str:
@@ -29,11 +52,18 @@ def _describe(event: CurationEvent, researcher: Researcher) -> str:
         lines.append(f"{gained} authorship(s) joined the profile.")
     if lost:
         lines.append(f"{lost} authorship(s) left the profile.")
+    gone_to = sorted(
+        {m["after"] for m in event.moves if m["before"] == researcher.pk}
+        - {None, researcher.pk}
+    )
     if researcher.merged_into_id:
         lines.append(
             f"The profile was merged into researcher {researcher.merged_into_id}; "
-            "its page now redirects there."
+            f"its page now redirects there: {_page(researcher.merged_into_id)}"
         )
+    else:
+        lines.append(f"The profile: {_page(researcher.pk)}")
+        lines += [f"Papers that left it are now at: {_page(pk)}" for pk in gone_to]
     return "\n".join(lines)
 
 
@@ -51,8 +81,8 @@ def followers_notify(*, event_id: int) -> int:
     Returns:
         The number of notifications written.
     """
-    event = CurationEvent.objects.get(pk=event_id)
-    template = SUBJECTS.get(event.kind, "{name}: profile changed")
+    event = CurationEvent.objects.select_related("proposal").get(pk=event_id)
+    template = _subject(event)
     found = Researcher.objects.in_bulk(event.researchers)
     touched = [found[pk] for pk in event.researchers if pk in found]
     written = 0

@@ -827,9 +827,16 @@ def _split_events(researcher: Researcher) -> list[tuple]:
     PostgreSQL finds them by JSON containment; SQLite (no JSON containment)
     reads the latest split events, which :func:`_split_into` checks.
     """
-    from curation.models import CurationEvent
+    from curation.models import CurationEvent, Proposal
 
-    events = CurationEvent.objects.filter(kind=CurationEvent.Kind.SPLIT)
+    # A split proposal a curator approved splits as the admin's Split does.
+    events = CurationEvent.objects.filter(
+        Q(kind=CurationEvent.Kind.SPLIT)
+        | Q(
+            kind=CurationEvent.Kind.PROPOSAL_APPLIED,
+            proposal__kind=Proposal.Kind.SPLIT,
+        )
+    )
     if connection.vendor == "postgresql":
         events = events.filter(moves__contains=[{"before": researcher.pk}])
     return list(

@@ -143,7 +143,7 @@ def summary_parts(researcher_id: int, *, institutions: int) -> dict:
 
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT * FROM wovepaper_researcher_summary_v1(%s, %s, %s)",
+            "SELECT * FROM wovepaper_researcher_summary_v2(%s, %s, %s)",
             [researcher_id, institutions, CurationEvent.Kind.SPLIT.value],
         )
         rows, found, events = cursor.fetchone()

@@ -54,3 +54,33 @@ def test_notification_task_is_idempotent_and_undo_notifies_again():
     moved.refresh_from_db()
     assert moved.researcher_id == b.pk
     assert len(mail.outbox) == 2
+
+
+def test_an_approved_split_proposal_tells_followers_of_a_split_with_links(settings):
+    """Followers were told "papers added or profiles merged" of an approved
+    split proposal, with bare ids and no link (new-user trial)."""
+    from curation import services
+    from curation.models import Proposal
+
+    settings.SITE_URL = "https://wovepaper.example/"
+    r = ResearcherFactory(display_name="Jacob L. Bourjaily")
+    AuthorshipFactory(researcher=r)
+    leaving = AuthorshipFactory(researcher=r)
+    fan = UserFactory(email="fan@example.org")
+    Follow.objects.create(user=fan, researcher=r)
+    proposal = Proposal.objects.create(
+        kind="split", score=0.9, model_version="test", researcher=r
+    )
+    proposal.authorships.set([leaving])
+
+    services.proposal_apply(proposal=proposal, actor=UserFactory())
+
+    proposal.refresh_from_db()
+    note = Notification.objects.get(user=fan)
+    assert note.subject == "Jacob L. Bourjaily: profile split"
+    assert f"The profile: https://wovepaper.example/researchers/{r.pk}" in note.body
+    assert (
+        "Papers that left it are now at: https://wovepaper.example/researchers/"
+        f"{proposal.other_researcher_id}"
+    ) in note.body
+    assert mail.outbox[0].subject == note.subject

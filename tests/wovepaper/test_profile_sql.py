@@ -27,7 +27,8 @@ pytestmark = pytest.mark.django_db
 def curated(arxiv_dir, curator, django_capture_on_commit_callbacks):
     """Real papers from two sources, matched; half the proposals applied by a
     curator, half by the identifier policy's path (no actor); then the biggest
-    profile split, one of its papers hidden and one of its slots detached."""
+    profile split, one of its papers hidden and one of its slots detached; the
+    second biggest split by an approved split proposal."""
     from harvest.services import harvest_arxiv_files, harvest_files
 
     harvest_arxiv_files(root=arxiv_dir / "arxivpy_2016_atom")
@@ -38,10 +39,18 @@ def curated(arxiv_dir, curator, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         for n, p in enumerate(Proposal.objects.filter(status="pending").order_by("id")):
             services.proposal_apply(proposal=p, actor=curator if n % 2 else None)
-    biggest = max(Researcher.objects.live(), key=lambda r: r.authorships.count())
+    biggest, second = sorted(
+        Researcher.objects.live(), key=lambda r: (-r.authorships.count(), r.pk)
+    )[:2]
     moving = list(biggest.authorships.order_by("id").values_list("id", flat=True)[:2])
     with django_capture_on_commit_callbacks(execute=True):
         edits.researcher_split(researcher=biggest, authorship_ids=moving, actor=curator)
+        # The second biggest split by an approved split proposal.
+        proposal = Proposal.objects.create(
+            kind="split", score=0.9, model_version="test", researcher=second
+        )
+        proposal.authorships.set([second.authorships.order_by("id").first()])
+        services.proposal_apply(proposal=proposal, actor=curator)
     Paper.objects.filter(
         pk=biggest.authorships.order_by("-id").values("paper_id")[:1]
     ).update(hidden=True)
@@ -72,6 +81,17 @@ def test_summary_is_the_same_by_both_paths(curated, monkeypatch):
         assert any(s[part] for s in summaries), part
     assert any(s["histogram"].counted for s in summaries)
     assert any(s["histogram"].counted < s["histogram"].total for s in summaries)
+
+
+def test_an_approved_split_proposal_is_a_split_on_the_page(curated, monkeypatch):
+    """The page said "Part of this profile was split off" after the admin's
+    Split, not after an approved split proposal (new-user trial)."""
+    proposal = Proposal.objects.get(kind="split", status="applied")
+    split_off = proposal.other_researcher
+    for _ in ("sql", "orm"):
+        summary = profile.researcher_summary(proposal.researcher)
+        assert [s["id"] for s in summary["split_into"]] == [split_off.pk]
+        _orm(monkeypatch)
 
 
 def test_papers_pages_are_the_same_by_both_paths(curated, monkeypatch):
