@@ -189,6 +189,7 @@ def split_off(
     )
     change.move(authorships, target)
     staying = list(Authorship.objects.filter(researcher=source).order_by("pk"))
+    _merged_in_follow(change, source, target, moving, {a.pk for a in staying})
     renamed = {}
     if names.display_name_fits(
         source.display_name, [(a.given_name, a.family_name) for a in authorships]
@@ -219,6 +220,70 @@ def split_off(
         change.constrain(CANNOT, source, authorship=a)
     change.constrain(CANNOT, source, other=target)
     return target
+
+
+def merged_in(researcher_id: int) -> list[int]:
+    """The ids of the researchers merged into this one (``merged_into``), for
+    a split to lock with it, in one id order (:meth:`Change.lock`)."""
+    return list(
+        Researcher.objects.filter(merged_into_id=researcher_id).values_list(
+            "pk", flat=True
+        )
+    )
+
+
+def _merged_in_follow(
+    change: Change,
+    source: Researcher,
+    target: Researcher,
+    moving: set[int],
+    staying: set[int],
+) -> None:
+    """A researcher merged into ``source`` whose authorships mostly leave with
+    a split is merged into ``target`` instead: its old id (its page, its
+    followers, the API) leads to the person its papers went with.
+
+    A follower of G. Ghisellini, merged into J. L. Bourjaily and split off
+    again by a curator, followed Bourjaily from then on, and the split-off
+    Ghisellini not at all (new-user trial). The authorships a merged-in
+    researcher brought are the moves off it of the latest event that merged
+    it into ``source`` moving any (a merge, an applied merge proposal, or a
+    redo);
+    more of those now on ``target`` than on ``source`` moves its
+    ``merged_into``, recorded in the event (the split's undo moves it back).
+    The merged-in researchers are locked with ``source`` by the callers
+    (:func:`merged_in`); locked here again, they wait for nothing.
+    """
+    ids = merged_in(source.pk)
+    if not ids:
+        return
+    locked = change.lock(ids, live=False)
+    kinds = (
+        CurationEvent.Kind.MERGED,
+        CurationEvent.Kind.PROPOSAL_APPLIED,
+        CurationEvent.Kind.UNDONE,
+    )
+    for pk in sorted(locked):
+        key = str(pk)
+        brought: set[int] = set()
+        for moves, fields in (
+            CurationEvent.objects.filter(kind__in=kinds, fields__has_key=key)
+            .order_by("-pk")
+            .values_list("moves", "fields")
+        ):
+            merged = fields.get(key, {}).get("merged_into_id")
+            if isinstance(merged, list) and merged[-1:] == [source.pk]:
+                brought = {
+                    m.get("authorship")
+                    for m in moves
+                    if isinstance(m, dict) and m.get("before") == pk
+                }
+                if brought:
+                    # (An undone split sends it back to ``source`` but moves
+                    # nothing off it: the merge before says what it brought.)
+                    break
+        if len(brought & moving) > len(brought & staying):
+            change.set(locked[pk], merged_into_id=target.pk)
 
 
 def _lock_authorship_and_researchers(
@@ -341,7 +406,10 @@ def researcher_split(
         ResearcherGone, InvalidChange, ProposalConflict: see :func:`split_off`.
     """
     change = Change(actor=actor)
-    locked = change.lock([researcher.pk])
+    # Those merged into it are locked with it, in one id order: the split may
+    # move them with their papers (split_off).
+    change.lock([researcher.pk, *merged_in(researcher.pk)], live=False)
+    locked = change.lock([researcher.pk])  # refuses a merged-away or retired one
     if expected_revision is not None:
         _check_revisions(locked, {researcher.pk: expected_revision})
     source = locked[researcher.pk]

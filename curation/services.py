@@ -1790,7 +1790,15 @@ def _apply(
     """Apply a locked proposal; return its event, or the reason it is stale."""
     change = Change(actor=actor)
     ids = [r for r in (proposal.researcher_id, proposal.other_researcher_id) if r]
-    researchers = change.lock(ids, live=False)
+    # A split locks those merged into its researcher with it, in one id
+    # order: it may move them with their papers (edits.split_off).
+    merged = (
+        edits.merged_in(proposal.researcher_id)
+        if proposal.kind == Proposal.Kind.SPLIT and proposal.researcher_id
+        else []
+    )
+    locked = change.lock([*ids, *merged], live=False)
+    researchers = {pk: locked[pk] for pk in ids}
     authorships = list(
         Authorship.objects.select_for_update().filter(proposals=proposal).order_by("pk")
     )

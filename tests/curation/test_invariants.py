@@ -275,6 +275,8 @@ class CuratorActions(RuleBasedStateMachine):
         self.authorship_ids: list[int] = []
         self.printed: dict[int, tuple[str, str]] = {}  # authorship: (given, family)
         self.labels: dict[int, str] = {}  # researcher id: "r0", "r1", ...
+        # (merged-away researcher, survivor): the authorships its merge moved.
+        self.brought: dict[tuple[int, int], set[int]] = {}
         self.events: list[Recorded] = []
         self._before = World({}, {})
         self._last = 0
@@ -479,6 +481,8 @@ class CuratorActions(RuleBasedStateMachine):
         except Refused:
             return
         assert result.pk == ids[0], "the survivor is the lowest id"
+        for pk in ids[1:]:
+            self.brought[(pk, ids[0])] = set(self.model.held(pk))
         self._record(description, CurationEvent.Kind.MERGED, expected)
 
     @precondition(
@@ -540,6 +544,16 @@ class CuratorActions(RuleBasedStateMachine):
                 **expected.researchers[source],
                 "display_name": " ".join(self.printed[fullest]),
             }
+        # A researcher merged into the source whose papers mostly leave goes
+        # with them (edits._merged_in_follow).
+        for pk, fields in self.model.researchers.items():
+            if fields["merged_into_id"] == source:
+                brought = self.brought.get((pk, source), set())
+                if len(brought & set(moving)) > len(brought & set(staying)):
+                    expected.researchers[pk] = {
+                        **expected.researchers[pk],
+                        "merged_into_id": new.pk,
+                    }
         self._record(description, CurationEvent.Kind.SPLIT, expected)
 
     @rule(data=st.data())
