@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from http import HTTPStatus
 
+from django.http import JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -16,6 +17,17 @@ from rest_framework.views import exception_handler
 from curation.exceptions import CurationError
 
 PROBLEM_TYPE = "https://wovepaper.invalid/problems/{slug}"
+
+
+def _body(status_code: int, detail: str, slug: str, extra: dict) -> dict:
+    title = HTTPStatus(status_code).phrase
+    return {
+        "type": PROBLEM_TYPE.format(slug=slug or title.lower().replace(" ", "-")),
+        "title": title,
+        "status": status_code,
+        "detail": detail,
+        **extra,
+    }
 
 
 def problem(status_code: int, detail: str, *, slug: str = "", **extra) -> Response:
@@ -30,15 +42,32 @@ def problem(status_code: int, detail: str, *, slug: str = "", **extra) -> Respon
     Returns:
         A DRF Response with content type ``application/problem+json``.
     """
-    title = HTTPStatus(status_code).phrase
-    body = {
-        "type": PROBLEM_TYPE.format(slug=slug or title.lower().replace(" ", "-")),
-        "title": title,
-        "status": status_code,
-        "detail": detail,
-        **extra,
-    }
-    return Response(body, status=status_code, content_type="application/problem+json")
+    return Response(
+        _body(status_code, detail, slug, extra),
+        status=status_code,
+        content_type="application/problem+json",
+    )
+
+
+def is_api_path(path: str) -> bool:
+    """Whether a request path is the API's (``/api/...``)."""
+    return path == "/api" or path.startswith("/api/")
+
+
+def problem_json(status_code: int, detail: str, *, slug: str = "") -> JsonResponse:
+    """:func:`problem`'s body for what answers before DRF does: the 404 of an
+    API path no route takes (``/api/researchers/abc/``, whose id is not a
+    number) and the 400 of a NUL character. They were Django's HTML pages
+    while every other API error is a problem (new-user trial).
+
+    Returns:
+        A JsonResponse with content type ``application/problem+json``.
+    """
+    return JsonResponse(
+        _body(status_code, detail, slug, {}),
+        status=status_code,
+        content_type="application/problem+json",
+    )
 
 
 def problem_details_handler(exc, context) -> Response | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import django_filters
+from django import forms
 from django.db import connection, models
 from rest_framework.exceptions import ValidationError
 
@@ -14,6 +15,54 @@ from wovepaper.models import Authorship, Paper, Researcher
 
 # Largest id a BigAutoField holds; larger numbers are a 400, not a database error.
 MAX_ID = 2**63 - 1
+
+# What a boolean filter takes (django-filter's BooleanWidget reads these).
+_TRUE, _FALSE = ("true", "1"), ("false", "0")
+
+
+class _StrictBooleanField(forms.NullBooleanField):
+    """``true``/``false`` (or ``1``/``0``), absent for either; anything else
+    is a 400 naming the value. django-filter's own field reads
+    ``has_orcid=maybe`` as absent, so the client got every paper and no
+    word of its mistake (new-user trial)."""
+
+    def to_python(self, value):
+        if value in (None, ""):
+            return None
+        text = str(value).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise forms.ValidationError(f"{str(value)[:40]!r} is not true or false")
+
+    def validate(self, value):
+        """Any of True, False and None (absent) is valid."""
+
+
+class StrictBooleanFilter(django_filters.BooleanFilter):
+    """A BooleanFilter refusing values other than true and false (the raw
+    text reaches the field: the select widgets read any other value as
+    absent)."""
+
+    field_class = _StrictBooleanField
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("widget", forms.TextInput)
+        super().__init__(*args, **kwargs)
+
+
+def orcid_value(value: str, field: str = "orcid") -> str:
+    """An ORCID iD filter's value, bare: ``0000-0002-1825-0097``, lower-case
+    ``x`` or an https://orcid.org/ URL read alike (the checksum verified).
+
+    Raises:
+        ValidationError: not an ORCID iD (a 400 naming the field).
+    """
+    try:
+        return orcid_normalise(value)
+    except ValueError as exc:
+        raise ValidationError({field: str(exc)}) from exc
 
 
 class PaperFilter(django_filters.FilterSet):
@@ -72,7 +121,7 @@ class PaperFilter(django_filters.FilterSet):
         "an https://orcid.org/ URL; the checksum is verified (a wrong one is a "
         "400).",
     )
-    has_orcid = django_filters.BooleanFilter(
+    has_orcid = StrictBooleanFilter(
         method="filter_has_orcid",
         help_text="`true`: papers where at least one byline slot prints an ORCID "
         "iD; `false`: papers where none does. A researcher's own iD does not "
@@ -111,10 +160,7 @@ class PaperFilter(django_filters.FilterSet):
         fields = ()
 
     def filter_orcid(self, queryset, name, value):
-        try:
-            orcid = orcid_normalise(value)
-        except ValueError as exc:
-            raise ValidationError({"orcid": str(exc)}) from exc
+        orcid = orcid_value(value)
         return queryset.filter(
             models.Q(authorships__orcid=orcid)
             | models.Q(authorships__researcher__orcid=orcid)
@@ -147,14 +193,19 @@ class ResearcherFilter(django_filters.FilterSet):
         "`Maxim A`; other name variants are not searched.",
     )
     orcid = django_filters.CharFilter(
-        field_name="orcid",
-        help_text="ORCID iD of the researcher, exact and bare as stored (hyphens, "
-        "upper-case `X`), e.g. `0000-0002-1825-0097`; a URL matches nothing.",
+        method="filter_orcid",
+        max_length=60,
+        help_text="ORCID iD of the researcher: bare (`0000-0002-1825-0097`) or "
+        "as an https://orcid.org/ URL; the checksum is verified (a wrong one is "
+        "a 400).",
     )
 
     class Meta:
         model = Researcher
         fields = ()
+
+    def filter_orcid(self, queryset, name, value):
+        return queryset.filter(orcid=orcid_value(value))
 
 
 class ProposalFilter(django_filters.FilterSet):
@@ -212,7 +263,7 @@ class AuthorshipFilter(django_filters.FilterSet):
         decimal_places=0,
         help_text="Byline slots applied to this researcher id, e.g. `1`.",
     )
-    assigned = django_filters.BooleanFilter(
+    assigned = StrictBooleanFilter(
         field_name="researcher",
         lookup_expr="isnull",
         exclude=True,
@@ -220,12 +271,16 @@ class AuthorshipFilter(django_filters.FilterSet):
         "researcher was applied to yet.",
     )
     orcid = django_filters.CharFilter(
-        field_name="orcid",
-        max_length=19,
-        help_text="ORCID iD printed on the byline slot, exact and bare "
-        "(hyphens, upper-case `X`), e.g. `0000-0002-1825-0097`; no URL.",
+        method="filter_orcid",
+        max_length=60,
+        help_text="ORCID iD printed on the byline slot: bare "
+        "(`0000-0002-1825-0097`) or as an https://orcid.org/ URL; the checksum "
+        "is verified (a wrong one is a 400).",
     )
 
     class Meta:
         model = Authorship
         fields = ()
+
+    def filter_orcid(self, queryset, name, value):
+        return queryset.filter(orcid=orcid_value(value))

@@ -14,6 +14,8 @@ from django.http import (
     HttpResponseRedirect,
 )
 
+from api.errors import is_api_path, problem_json
+
 logger = logging.getLogger(__name__)
 
 
@@ -29,15 +31,23 @@ class RejectNulBytesMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if "\x00" in request.path:
-            return HttpResponseBadRequest("the path holds a NUL character")
+            return _bad_request(request, "the path holds a NUL character")
         for params in (request.GET, request.POST):
             for key, values in params.lists():
                 if "\x00" in key or any("\x00" in v for v in values):
-                    return HttpResponseBadRequest(
+                    return _bad_request(
+                        request,
                         f"field {key[:40]!r} holds a NUL character, which no value "
-                        "may contain"
+                        "may contain",
                     )
         return self.get_response(request)
+
+
+def _bad_request(request: HttpRequest, detail: str) -> HttpResponse:
+    """A 400 saying ``detail``: a problem-details body on the API, text elsewhere."""
+    if is_api_path(request.path):
+        return problem_json(400, detail)
+    return HttpResponseBadRequest(detail)
 
 
 # What a query string Django's admin hands on may raise besides a database

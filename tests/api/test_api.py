@@ -184,3 +184,41 @@ def test_api_paper_detail_unknown_is_a_404_problem(api, lookup):
     response = api.get(f"/api/papers/{lookup}/")
     assert response.status_code == 404
     assert response.json()["status"] == 404
+
+
+@pytest.mark.parametrize(
+    ("url", "status", "says"),
+    [
+        ("/api/researchers/abc/", 404, "no API resource at /api/researchers/abc/"),
+        ("/api/researchers/-1/", 404, "no API resource"),
+        ("/api/nonexistent/", 404, "no API resource"),
+        ("/api/papers/?search=%00", 400, "NUL character"),
+        ("/api/papers/?has_orcid=maybe", 400, "'maybe' is not true or false"),
+        ("/api/authorships/?assigned=maybe", 400, "'maybe' is not true or false"),
+        ("/api/researchers/?orcid=bad", 400, "orcid"),
+        ("/api/authorships/?orcid=0000-0002-1825-0090", 400, "orcid"),
+    ],
+)
+def test_every_api_error_is_a_problem_naming_it(api, url, status, says):
+    """Paths no route takes and NUL characters answered Django's HTML pages,
+    and bad booleans or ORCID iDs were read as absent (200, every row), while
+    every other API error is a problem (new-user trial)."""
+    response = api.get(url)
+    assert response.status_code == status
+    assert response["Content-Type"] == "application/problem+json"
+    assert says in response.content.decode()
+
+
+def test_researcher_and_authorship_orcid_filters_read_an_orcid_url(api):
+    orcid = "0000-0002-1825-0097"
+    r = ResearcherFactory(orcid=orcid)
+    a = AuthorshipFactory(orcid=orcid, researcher=r)
+    AuthorshipFactory()
+    url = f"https://orcid.org/{orcid}"
+    researchers = api.get("/api/researchers/", {"orcid": url}).json()["results"]
+    slots = api.get("/api/authorships/", {"orcid": url}).json()["results"]
+    assert [x["id"] for x in researchers] == [r.pk]
+    assert [x["id"] for x in slots] == [a.pk]
+    assert api.get("/api/papers/?has_orcid=true").json()["results"][0]["id"] == (
+        a.paper_id
+    )

@@ -25,6 +25,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
+from api.errors import is_api_path, problem_json
 from wovepaper import profile, selectors
 from wovepaper.cache import researcher_key, researcher_version
 from wovepaper.identifiers import ARXIV_CATEGORY
@@ -364,10 +365,16 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     The search box is filled with words from the missing URL, so a mistyped
     paper or researcher link is one click from its search.
     """
-    words = re.sub(r"[^\w]+", " ", request.path.rsplit("/", 1)[-1]).strip()[:100]
     reason = ""
     if exception and exception.args and isinstance(exception.args[0], str):
         reason = exception.args[0][:200]
+    if is_api_path(request.path):
+        # No route of the API takes the path (a researcher id that is no
+        # number): a problem, as every other API error is.
+        return problem_json(
+            404, f"no API resource at {request.path[:200]} (see /openapi.json)"
+        )
+    words = re.sub(r"[^\w]+", " ", request.path.rsplit("/", 1)[-1]).strip()[:100]
     return render(
         request,
         "pages/404.html",
