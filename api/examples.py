@@ -102,7 +102,11 @@ RESEARCHER = {
 
 COAUTHOR = {"researcher": HOEKSTRA, "shared_papers": 1}
 
-FOLLOW = {"researcher": YURKIN, "created": "2026-11-30T05:55:01.487407Z"}
+FOLLOW = {
+    "researcher": YURKIN,
+    "following": YURKIN,
+    "created": "2026-11-30T05:55:01.487407Z",
+}
 
 # ORCID's documented sample iD (Josiah Carberry); a URL is accepted and stored bare.
 CLAIM_REQUEST = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from curation.models import ClaimRequest, Proposal
@@ -216,13 +217,30 @@ class ProposalDecisionSerializer(serializers.Serializer):
 
 
 class FollowSerializer(serializers.ModelSerializer):
-    """A researcher the signed-in user follows."""
+    """A researcher the signed-in user follows.
+
+    ``researcher`` is the profile followed; ``following`` the live profile
+    the follow leads to now: the same one, or, for a profile merged away
+    since, its survivor (whose papers the feed carries). The context's
+    ``survivors`` (``{merged-away id: live Researcher}``) names them; without
+    it, ``following`` is the researcher itself.
+    """
 
     researcher = ResearcherRefSerializer(read_only=True)
+    following = serializers.SerializerMethodField(
+        help_text="The live researcher this follow leads to: `researcher` "
+        "itself, or the survivor of a merge since."
+    )
 
     class Meta:
         model = Follow
-        fields = ("researcher", "created")
+        fields = ("researcher", "following", "created")
+
+    @extend_schema_field(ResearcherRefSerializer)
+    def get_following(self, follow: Follow) -> dict:
+        survivors = self.context.get("survivors", {})
+        live = survivors.get(follow.researcher_id, follow.researcher)
+        return ResearcherRefSerializer(live).data
 
 
 class ClaimSerializer(serializers.ModelSerializer):

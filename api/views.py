@@ -786,6 +786,25 @@ class FollowViewSet(viewsets.ReadOnlyModelViewSet):
             "researcher"
         )
 
+    def get_serializer_context(self) -> dict:
+        """Where the user's follows of merged-away researchers lead now
+        (``survivors``, for ``FollowSerializer.following``): two queries."""
+        context = super().get_serializer_context()
+        if (
+            getattr(self, "swagger_fake_view", False)
+            or not self.request.user.is_authenticated
+        ):
+            return context
+        merged = Follow.objects.filter(
+            user=self.request.user, researcher__merged_into__isnull=False
+        ).values_list("researcher_id", flat=True)
+        survivors = selectors.researcher_survivors(merged)
+        live = Researcher.objects.in_bulk(set(survivors.values()))
+        context["survivors"] = {
+            pk: live[to] for pk, to in survivors.items() if to in live
+        }
+        return context
+
 
 @extend_schema_view(
     list=extend_schema(

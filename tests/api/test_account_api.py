@@ -168,3 +168,24 @@ def test_validation_errors_are_problem_details():
     body = response.json()
     assert body["title"] == "Bad Request"
     assert "published_from" in body["errors"]
+
+
+def test_a_follow_of_a_profile_merged_since_says_where_it_leads():
+    """/api/follows/ listed a follow of a profile merged away since as that
+    profile alone; the /following/ page and the feed follow the survivor
+    (new-user trial)."""
+    user = UserFactory()
+    a, b, c = ResearcherFactory(), ResearcherFactory(), ResearcherFactory()
+    for r in (a, b, c):
+        AuthorshipFactory(researcher=r)
+    client = _client(user)
+    client.post(f"/api/researchers/{b.pk}/follow/")
+    client.post(f"/api/researchers/{c.pk}/follow/")
+
+    edits.researcher_merge(researchers=[a, b], actor=UserFactory())
+
+    follows = {
+        f["researcher"]["id"]: f["following"]["id"]
+        for f in client.get("/api/follows/").json()["results"]
+    }
+    assert follows == {b.pk: a.pk, c.pk: c.pk}
