@@ -6,6 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from curation.models import ClaimRequest, Proposal
+from wovepaper.identifiers import orcid_normalise
 from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
 from wovepaper.selectors import SLOT_FIELDS
 
@@ -176,7 +177,7 @@ class ResearcherSerializer(SparseFieldsMixin, serializers.ModelSerializer):
         )
 
 
-class ProposalSerializer(serializers.ModelSerializer):
+class ProposalSerializer(SparseFieldsMixin, serializers.ModelSerializer):
     """A matcher proposal as curators see it, with its evidence."""
 
     authorships = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
@@ -254,6 +255,15 @@ class ClaimSerializer(serializers.ModelSerializer):
             "orcid": {"max_length": 60},
             "message": {"max_length": 2000, "required": False},
         }
+
+    def validate_orcid(self, value: str) -> str:
+        """The iD bare; one that is not an ORCID iD (a wrong check digit) is
+        a 400 naming the field, as the filters answer (it was a 409, as if
+        the profile were in conflict: new-user trial)."""
+        try:
+            return orcid_normalise(value)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
 
 
 class CoauthorSerializer(serializers.Serializer):

@@ -150,8 +150,17 @@ def test_claim_through_the_api():
     bad = client.post(
         f"/api/researchers/{r.pk}/claim/", {"orcid": "nope"}, format="json"
     )
-    assert bad.status_code == 409
-    assert "is not an ORCID iD" in bad.json()["detail"]
+    # Not an ORCID iD: the request is bad (400, naming the field), not in
+    # conflict with the profile (it was a 409).
+    assert bad.status_code == 400
+    assert "is not an ORCID iD" in str(bad.json()["errors"]["orcid"])
+    digit = client.post(
+        f"/api/researchers/{r.pk}/claim/",
+        {"orcid": "0000-0002-1825-0098"},
+        format="json",
+    )
+    assert digit.status_code == 400
+    assert "check digit" in str(digit.json()["errors"]["orcid"])
     ok = client.post(
         f"/api/researchers/{r.pk}/claim/",
         {"orcid": "https://orcid.org/0000-0002-1825-0097", "message": "me"},

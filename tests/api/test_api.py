@@ -222,3 +222,14 @@ def test_researcher_and_authorship_orcid_filters_read_an_orcid_url(api):
     assert api.get("/api/papers/?has_orcid=true").json()["results"][0]["id"] == (
         a.paper_id
     )
+
+
+def test_proposals_take_sparse_fields_as_every_list_does(curator):
+    """``fields=`` was ignored on /api/proposals/, even ``fields=bogus``
+    (new-user trial)."""
+    _pending_attach(AuthorshipFactory(), ResearcherFactory())
+    client = APIClient()
+    client.force_authenticate(curator)
+    body = client.get("/api/proposals/?fields=id,kind").json()
+    assert [set(p) for p in body["results"]] == [{"id", "kind"}]
+    assert client.get("/api/proposals/?fields=bogus").status_code == 400

@@ -419,3 +419,13 @@ def test_a_live_run_another_process_is_harvesting_is_refused(server, settings):
         other.close()
     assert not server.log
     assert not Paper.objects.exists()
+
+
+def test_a_ror_harvest_does_not_send_the_operator_to_matching(arxiv_dir, capsys):
+    """ROR records are organisations: no authorship to match (it said
+    "next: manage.py match proposes researchers": new-user trial)."""
+    folder = arxiv_dir.parent / "ror" / "ror_api_es_responses"
+    call_command("harvest", "ror", "--dir", str(folder), "--no-progress")
+    out = capsys.readouterr().out
+    assert HarvestRun.objects.get().papers_created > 0  # institutions written
+    assert "next: manage.py match" not in out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import io
 import smtplib
 
 import pytest
@@ -268,3 +269,23 @@ def test_task_defaults_to_yesterday_utc(mailoutbox):
     day = DigestDelivery.objects.get().day
     assert digest_send_task.delay(day.isoformat()).get()["sent"] == 0
     assert len(mailoutbox) == 1
+
+
+def test_send_digest_command_sends_a_days_digest_once(corpus, today, mailoutbox):
+    """The demo runs no beat: the command sends a day's digest by hand."""
+    from django.core.management import CommandError, call_command
+
+    fan = UserFactory(email="fan@example.org")
+    Follow.objects.create(user=fan, researcher=corpus)
+    out = io.StringIO()
+
+    call_command("send_digest", stdout=out)
+    call_command("send_digest", "--day", today.isoformat(), stdout=out)
+
+    assert [m.to for m in mailoutbox] == [["fan@example.org"]]
+    first, second = out.getvalue().splitlines()
+    assert first.startswith(f"digest of {today.isoformat()}: 1 sent to 1 followers")
+    assert "0 sent to 1 followers" in second
+    assert "1 sent before" in second
+    with pytest.raises(CommandError, match="is not a date"):
+        call_command("send_digest", "--day", "yesterday")

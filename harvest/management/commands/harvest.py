@@ -355,7 +355,12 @@ class Command(BaseCommand):
         except services.HarvestRunRefused as exc:
             raise CommandError(str(exc)) from None
         self._report(run)
-        if papers and (run.papers_created or run.papers_updated):
+        # ROR files hold organisations, no byline: nothing for matching.
+        if (
+            papers
+            and options["source"] != "ror"
+            and (run.papers_created or run.papers_updated)
+        ):
             # Scheduled harvests queue matching (harvest.tasks); the command
             # leaves it to the operator.
             self.stdout.write(
