@@ -69,6 +69,9 @@ def test_a_reharvest_that_drops_a_researcher_from_the_byline(
     AuthorshipFactory(paper=PaperFactory(title="Other"), researcher=ada)
     before = client.get(ada.get_absolute_url()).content.decode()
     assert "2 papers here" in before
+    # The years are the papers' publication years, and say so (a bare
+    # "2021." puzzled the new-user trial).
+    assert "2 papers here</strong>, published 2021." in before
     assert paper.get_absolute_url() in before
 
     with django_capture_on_commit_callbacks(execute=True):
