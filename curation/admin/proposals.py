@@ -13,7 +13,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.views.main import ERROR_FLAG, ChangeList
 from django.contrib.humanize.templatetags.humanize import ordinal
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -768,7 +768,11 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
 
     @admin.display(description="authorships")
     def authorship_list(self, obj: Proposal) -> str:
-        rows = obj.authorships.select_related("paper").order_by("pk")
+        """The proposal's authorships, newest paper first (as the review's
+        sides list them; undated last)."""
+        rows = obj.authorships.select_related("paper").order_by(
+            F("paper__published").desc(nulls_last=True), "pk"
+        )
         return format_html(
             "<ul>{}</ul>",
             format_html_join(

@@ -427,3 +427,27 @@ def test_a_split_review_page_shows_why_it_was_flagged(client, curator):
     assert "<strong>flagged:</strong> disjoint fields and co-author groups" in text
     assert "<strong>not scored:</strong> names incompatible" in text
     assert "contribution (logit)" not in text
+
+
+def test_a_proposals_authorships_are_listed_newest_paper_first(client, curator):
+    """They were listed by row id, in no date order (new-user trial)."""
+    import datetime as dt
+
+    from tests.factories import PaperFactory
+
+    dates = [dt.date(2019, 5, 1), None, dt.date(2021, 2, 1)]
+    rows = [
+        AuthorshipFactory(paper=PaperFactory(published=d, title=f"Dated {d}"))
+        for d in dates
+    ]
+    p = Proposal.objects.create(
+        kind="new", score=0.9, model_version="test", fingerprint="new-dates"
+    )
+    p.authorships.set(rows)
+    client.force_login(curator)
+
+    page = client.get(reverse("admin:curation_proposal_change", args=[p.pk]))
+
+    html = page.content.decode()
+    shown = [html.index(f"Dated {d}") for d in (dates[2], dates[0], None)]
+    assert shown == sorted(shown)
