@@ -1123,6 +1123,29 @@ def _fits_known(known: list[str], given: str, family: str) -> int:
     return 1
 
 
+def _may_be_known_as(known: list[str], given: str, family: str) -> bool:
+    """Whether a printed given name can be one of the full given names a
+    researcher is known by: one person's (:func:`_fits_known`), nothing known,
+    or a first name written another way, respelled ("Yuri" for "Yury",
+    "Jürgen" for "Juergen", "Aleksandr" for "Alexander": :func:`_respelled`)
+    or shortened ("Alf" for "Alfons", "Chris" for "Christopher": one first
+    name of three letters or more begins the other). Not for a family name
+    read as pinyin, whose syllables differ by a letter between people
+    ("Jian"/"Jiang")."""
+    if _fits_known(known, given, family) > 0:
+        return True
+    if names.reads_as_pinyin(family):
+        return False
+    first = _first_name(given)
+    for other in {_first_name(g) for g in known} - {""}:
+        short, long = sorted((first, other), key=len)
+        if len(short) >= 3 and long.startswith(short):
+            return True
+        if first and _respelled(other, first, family):
+            return True
+    return False
+
+
 def _namesakes_told_apart(
     free: dict[int, Authorship],
     wanted: list[dict],
@@ -1239,8 +1262,9 @@ def _slots_matched(
     (:func:`curation.names.given_names_compatible`: "Jian" and "Jie" Wang share
     the key "wang|j", not the person), and, for an assigned row, a given
     name that can be one of the full names its researcher is known by
-    (``known``; :func:`_fits_known`): "A. G." fits "Anna" but its
-    researcher, Alfons G. Hoekstra, does not; then
+    (``known``; :func:`_may_be_known_as`, respellings and short forms
+    included): "A. G." fits "Anna" but its researcher, Alfons G. Hoekstra,
+    does not; then
         4. a curated row (assigned, or named by a curator's constraint) left
            over keeps the slot at its own position if it has the same name
            key and its given name reads as respelled (:func:`_respelled`):
@@ -1281,7 +1305,7 @@ def _slots_matched(
         # its researcher's full names may not ("A. G." of Alfons Hoekstra
         # printed "Anna" next: the row departs, a new one takes Anna).
         full = [g for g in known.get(row.researcher_id, ()) if _first_name(g)]
-        return _fits_known(full, fields["given_name"], fields["family_name"]) > 0
+        return _may_be_known_as(full, fields["given_name"], fields["family_name"])
 
     def printed(name_key: str, given: str, family: str, raw: str) -> tuple:
         return ("person", given, family) if name_key else ("group", raw)

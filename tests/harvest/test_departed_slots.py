@@ -239,6 +239,36 @@ def test_a_slot_printed_by_initials_follows_the_full_name_it_is_known_by(record)
     assert not DepartedSlot.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("known", "initials", "printed"),
+    [
+        ("Yury", "Y.", "Yuri"),
+        ("Juergen", "J.", "Jürgen"),
+        ("Aleksandr", "A.", "Alexander"),
+        ("Christopher", "C.", "Chris"),
+    ],
+)
+def test_a_slot_printed_by_initials_follows_its_name_written_another_way(
+    record, known, initials, printed
+):
+    """A locked researcher known as "Yury Zwirner" whose slot printed
+    "Y. Zwirner" lost the paper when a version printed "Yuri" (re-trial of
+    the fix above): a respelling or a short form of a name it is known by
+    keeps the row."""
+    paper = paper_upsert(record=_zwirner_printed(record, 4, initials)).paper
+    r = ResearcherFactory(display_name=f"{known} Zwirner", block_key="zwirner|x")
+    curator = UserFactory()
+    row = _slot(paper, "Zwirner")
+    edits.authorship_move(authorship=row, to=r, actor=curator)
+    edits.researcher_set_locked(researcher=r, locked=True, actor=curator)
+
+    paper_upsert(record=_zwirner_printed(record, 5, printed))
+
+    kept = _slot(paper, "Zwirner")
+    assert (kept.pk, kept.given_name, kept.researcher_id) == (row.pk, printed, r.pk)
+    assert not DepartedSlot.objects.exists()
+
+
 def test_an_uncurated_slot_is_not_kept(record):
     paper = paper_upsert(record=record).paper
     paper_upsert(record=_without(record, "Zwirner", 4))
