@@ -272,18 +272,27 @@ def test_task_defaults_to_yesterday_utc(mailoutbox):
 
 
 def test_send_digest_command_sends_a_days_digest_once(corpus, today, mailoutbox):
-    """The demo runs no beat: the command sends a day's digest by hand."""
+    """The demo runs no beat: the command sends a day's digest by hand. A
+    day not over yet is refused without --unfinished: its digest goes out
+    once, so later papers of the day would never be sent (hostile trial)."""
     from django.core.management import CommandError, call_command
 
     fan = UserFactory(email="fan@example.org")
     Follow.objects.create(user=fan, researcher=corpus)
     out = io.StringIO()
 
-    call_command("send_digest", stdout=out)
-    call_command("send_digest", "--day", today.isoformat(), stdout=out)
+    with pytest.raises(CommandError, match="is not over yet"):
+        call_command("send_digest", "--day", today.isoformat())
+    assert mailoutbox == []
+    call_command("send_digest", stdout=out)  # yesterday: nothing harvested
+    call_command("send_digest", "--day", today.isoformat(), "--unfinished", stdout=out)
+    call_command("send_digest", "--day", today.isoformat(), "--unfinished", stdout=out)
 
     assert [m.to for m in mailoutbox] == [["fan@example.org"]]
-    first, second = out.getvalue().splitlines()
+    yesterday, first, second = out.getvalue().splitlines()
+    assert yesterday.startswith(
+        f"digest of {today - dt.timedelta(days=1)}: 0 sent to 0 followers"
+    )
     assert first.startswith(f"digest of {today.isoformat()}: 1 sent to 1 followers")
     assert "0 sent to 1 followers" in second
     assert "1 sent before" in second
