@@ -222,14 +222,70 @@ def split_off(
     return target
 
 
+# Merge chains are short (a survivor merged again later); past this depth
+# the researchers merged in are not looked for (wovepaper.selectors caps
+# its chains alike).
+MERGE_DEPTH = 20
+# The fields a merge hands from a merged-away researcher to its survivor and
+# a split may hand back with its old id (merge_into).
+_HANDED = (*IDENTIFIER_FIELDS, "claimed_by_id")
+
+
 def merged_in(researcher_id: int) -> list[int]:
-    """The ids of the researchers merged into this one (``merged_into``), for
-    a split to lock with it, in one id order (:meth:`Change.lock`)."""
-    return list(
-        Researcher.objects.filter(merged_into_id=researcher_id).values_list(
-            "pk", flat=True
+    """The ids of the researchers whose merges lead to this one: merged into
+    it, or into one merged into it, and so on; for a split to lock with it,
+    in one id order (:meth:`Change.lock`). One query a link of the chains."""
+    found: list[int] = []
+    level = [researcher_id]
+    for _ in range(MERGE_DEPTH):
+        level = list(
+            Researcher.objects.filter(merged_into_id__in=level).values_list(
+                "pk", flat=True
+            )
         )
+        if not level:
+            break
+        found += level
+    return found
+
+
+def _merge_of(pk: int, into: int) -> tuple[set[int], dict[str, Any]]:
+    """What the latest event merging researcher ``pk`` into ``into`` and
+    moving anything off it (a merge, an applied merge proposal, or a redo;
+    an undone split sends a researcher back but moves nothing off it)
+    moved: ``(authorship ids, {field: value handed to the survivor})``."""
+    key = str(pk)
+    kinds = (
+        CurationEvent.Kind.MERGED,
+        CurationEvent.Kind.PROPOSAL_APPLIED,
+        CurationEvent.Kind.UNDONE,
     )
+    for moves, fields in (
+        CurationEvent.objects.filter(kind__in=kinds, fields__has_key=key)
+        .order_by("-pk")
+        .values_list("moves", "fields")
+    ):
+        mine = fields.get(key, {}) if isinstance(fields, dict) else {}
+        merged = mine.get("merged_into_id") if isinstance(mine, dict) else None
+        if not (isinstance(merged, list) and merged[-1:] == [into]):
+            continue
+        brought = {
+            m.get("authorship")
+            for m in moves
+            if isinstance(m, dict) and m.get("before") == pk
+        }
+        if brought:
+            handed = {
+                f: v[0]
+                for f, v in mine.items()
+                if f in _HANDED
+                and isinstance(v, list)
+                and len(v) == 2
+                and v[0]
+                and v[1] is None
+            }
+            return brought, handed
+    return set(), {}
 
 
 def _merged_in_follow(
@@ -239,51 +295,63 @@ def _merged_in_follow(
     moving: set[int],
     staying: set[int],
 ) -> None:
-    """A researcher merged into ``source`` whose authorships mostly leave with
-    a split is merged into ``target`` instead: its old id (its page, its
-    followers, the API) leads to the person its papers went with.
+    """A researcher merged into ``source`` (directly or along a chain) whose
+    own authorships mostly leave with a split leads to ``target`` instead:
+    its old id (its page, its followers, the API) goes with the person its
+    papers went with, and so do the identifiers and the claim its merge
+    handed over, where ``source`` still holds them and ``target`` has none.
 
     A follower of G. Ghisellini, merged into J. L. Bourjaily and split off
     again by a curator, followed Bourjaily from then on, and the split-off
-    Ghisellini not at all (new-user trial). The authorships a merged-in
-    researcher brought are the moves off it of the latest event that merged
-    it into ``source`` moving any (a merge, an applied merge proposal, or a
-    redo);
-    more of those now on ``target`` than on ``source`` moves its
-    ``merged_into``, recorded in the event (the split's undo moves it back).
-    The merged-in researchers are locked with ``source`` by the callers
+    Ghisellini not at all (new-user trial). A researcher's own authorships
+    are those its merge moved off it (:func:`_merge_of`) less those the
+    researchers merged into it had brought (A merged into B, B into C: B's
+    merge moved A's papers too). More of its own on ``target`` than on
+    ``source``: it leads to ``target``; fewer: to ``source`` (re-pointed
+    there if its chain now passes through ``target``); as many: as its chain
+    leads. Each change is recorded in the event (the split's undo restores
+    it). The researchers are locked with ``source`` by the callers
     (:func:`merged_in`); locked here again, they wait for nothing.
     """
     ids = merged_in(source.pk)
     if not ids:
         return
     locked = change.lock(ids, live=False)
-    kinds = (
-        CurationEvent.Kind.MERGED,
-        CurationEvent.Kind.PROPOSAL_APPLIED,
-        CurationEvent.Kind.UNDONE,
-    )
+    parent = {pk: r.merged_into_id for pk, r in locked.items()}
+    merges = {pk: _merge_of(pk, parent[pk]) for pk in locked}
+    below: dict[int, set[int]] = {}
+    for pk, up in parent.items():
+        below.setdefault(up, set()).update(merges[pk][0])
+    way: dict[int, int | None] = {}
+    for pk in locked:
+        own = merges[pk][0] - below.get(pk, set())
+        gone, kept = len(own & moving), len(own & staying)
+        way[pk] = target.pk if gone > kept else source.pk if kept > gone else None
+
+    def leads(pk: int) -> int:
+        """Where ``pk``'s chain ends once the split has re-pointed it."""
+        for _ in range(MERGE_DEPTH):
+            if pk == source.pk or way.get(pk) is not None:
+                return source.pk if pk == source.pk else way[pk]
+            pk = parent[pk]
+        return source.pk
+
     for pk in sorted(locked):
-        key = str(pk)
-        brought: set[int] = set()
-        for moves, fields in (
-            CurationEvent.objects.filter(kind__in=kinds, fields__has_key=key)
-            .order_by("-pk")
-            .values_list("moves", "fields")
-        ):
-            merged = fields.get(key, {}).get("merged_into_id")
-            if isinstance(merged, list) and merged[-1:] == [source.pk]:
-                brought = {
-                    m.get("authorship")
-                    for m in moves
-                    if isinstance(m, dict) and m.get("before") == pk
-                }
-                if brought:
-                    # (An undone split sends it back to ``source`` but moves
-                    # nothing off it: the merge before says what it brought.)
-                    break
-        if len(brought & moving) > len(brought & staying):
-            change.set(locked[pk], merged_into_id=target.pk)
+        if way[pk] is None or leads(parent[pk]) == way[pk]:
+            continue
+        change.set(locked[pk], merged_into_id=way[pk])
+    for pk in sorted(locked):
+        if way[pk] != target.pk:
+            continue
+        handed = {
+            f: v
+            for f, v in merges[pk][1].items()
+            if getattr(source, f) == v and not getattr(target, f)
+        }
+        if handed:
+            # Free the unique iD on the source before the target takes it.
+            change.set(source, **dict.fromkeys(handed))
+            change.set(target, **handed)
 
 
 def _lock_authorship_and_researchers(

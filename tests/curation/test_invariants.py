@@ -165,7 +165,9 @@ def diff_of(before: World, after: World) -> Diff:
     """The changes from ``before`` to ``after``.
 
     A researcher absent from ``before`` was created: it counts as having been
-    retired (the services record a creation as ``retired`` True to False).
+    retired (the services record a creation as ``retired`` True to False),
+    and with no ORCID iD (a split's new researcher: this world's authorships
+    carry none), so an iD handed to it is a change its undo takes back.
     """
     moves = {
         a: (before.assignment[a], r)
@@ -174,7 +176,7 @@ def diff_of(before: World, after: World) -> Diff:
     }
     fields = {}
     for pk, now in after.researchers.items():
-        then = before.researchers.get(pk, {**now, "retired": True})
+        then = before.researchers.get(pk, {**now, "retired": True, "orcid": None})
         for f in TRACKED:
             if then[f] != now[f]:
                 fields[(pk, f)] = (then[f], now[f])
@@ -275,8 +277,9 @@ class CuratorActions(RuleBasedStateMachine):
         self.authorship_ids: list[int] = []
         self.printed: dict[int, tuple[str, str]] = {}  # authorship: (given, family)
         self.labels: dict[int, str] = {}  # researcher id: "r0", "r1", ...
-        # (merged-away researcher, survivor): the authorships its merge moved.
-        self.brought: dict[tuple[int, int], set[int]] = {}
+        # (merged-away researcher, survivor): the authorships its latest merge
+        # moving any moved, and the ORCID iD it handed over (or None).
+        self.brought: dict[tuple[int, int], tuple[set[int], str | None]] = {}
         self.events: list[Recorded] = []
         self._before = World({}, {})
         self._last = 0
@@ -482,7 +485,12 @@ class CuratorActions(RuleBasedStateMachine):
             return
         assert result.pk == ids[0], "the survivor is the lowest id"
         for pk in ids[1:]:
-            self.brought[(pk, ids[0])] = set(self.model.held(pk))
+            if self.model.held(pk):
+                orcid = self.model.researchers[pk]["orcid"]
+                handed = (
+                    orcid if orcid and not expected.researchers[pk]["orcid"] else None
+                )
+                self.brought[(pk, ids[0])] = (set(self.model.held(pk)), handed)
         self._record(description, CurationEvent.Kind.MERGED, expected)
 
     @precondition(
@@ -544,16 +552,7 @@ class CuratorActions(RuleBasedStateMachine):
                 **expected.researchers[source],
                 "display_name": " ".join(self.printed[fullest]),
             }
-        # A researcher merged into the source whose papers mostly leave goes
-        # with them (edits._merged_in_follow).
-        for pk, fields in self.model.researchers.items():
-            if fields["merged_into_id"] == source:
-                brought = self.brought.get((pk, source), set())
-                if len(brought & set(moving)) > len(brought & set(staying)):
-                    expected.researchers[pk] = {
-                        **expected.researchers[pk],
-                        "merged_into_id": new.pk,
-                    }
+        self._merged_in_follow(expected, source, new.pk, set(moving), set(staying))
         self._record(description, CurationEvent.Kind.SPLIT, expected)
 
     @rule(data=st.data())
@@ -680,6 +679,55 @@ class CuratorActions(RuleBasedStateMachine):
         except Refused:
             return
         self._record(description, CurationEvent.Kind.EDITED, expected)
+
+    def _merged_in_follow(
+        self, expected: World, source: int, new: int, moving: set, staying: set
+    ) -> None:
+        """The model of edits._merged_in_follow: a researcher merged into the
+        source (along a chain too) whose own authorships mostly leave leads
+        to the new researcher, with the ORCID iD its merge handed over; one
+        whose own mostly stay leads to the source."""
+        parent = {
+            pk: f["merged_into_id"]
+            for pk, f in self.model.researchers.items()
+            if f["merged_into_id"] is not None
+        }
+        tree: set[int] = set()
+        level = {source}
+        while level:
+            level = {pk for pk, up in parent.items() if up in level} - tree
+            tree |= level
+        merges = {pk: self.brought.get((pk, parent[pk]), (set(), None)) for pk in tree}
+        below: dict[int, set[int]] = {}
+        for pk in tree:
+            below.setdefault(parent[pk], set()).update(merges[pk][0])
+        way: dict[int, int | None] = {}
+        for pk in tree:
+            own = merges[pk][0] - below.get(pk, set())
+            gone, kept = len(own & moving), len(own & staying)
+            way[pk] = new if gone > kept else source if kept > gone else None
+
+        def leads(pk: int) -> int:
+            while pk != source and way.get(pk) is None:
+                pk = parent[pk]
+            return source if pk == source else way[pk]
+
+        for pk in tree:
+            if way[pk] is not None and leads(parent[pk]) != way[pk]:
+                expected.researchers[pk] = {
+                    **expected.researchers[pk],
+                    "merged_into_id": way[pk],
+                }
+        for pk in sorted(tree):
+            handed = merges[pk][1]
+            if (
+                way[pk] == new
+                and handed
+                and expected.researchers[source]["orcid"] == handed
+                and not expected.researchers[new]["orcid"]
+            ):
+                expected.researchers[source]["orcid"] = None
+                expected.researchers[new]["orcid"] = handed
 
     @precondition(lambda self: self.events)
     @rule(data=st.data())

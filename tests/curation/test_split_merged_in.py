@@ -14,7 +14,7 @@ from curation import edits, history, services
 from curation.models import CurationEvent, Proposal
 from tests.factories import AuthorshipFactory, ResearcherFactory, UserFactory
 from wovepaper import selectors
-from wovepaper.models import Follow, Researcher
+from wovepaper.models import Authorship, Follow, Researcher
 
 pytestmark = pytest.mark.django_db
 
@@ -97,3 +97,72 @@ def test_a_split_taking_fewer_of_its_papers_leaves_it_where_it_was(merged):
     )
 
     assert Researcher.objects.get(pk=ghisellini.pk).merged_into_id == bourjaily.pk
+
+
+def _with(n: int, name: str, **fields) -> tuple[Researcher, list[int]]:
+    r = ResearcherFactory(display_name=name, **fields)
+    given, family = name.rsplit(" ", 1)
+    rows = [
+        AuthorshipFactory(researcher=r, given_name=given, family_name=family).pk
+        for _ in range(n)
+    ]
+    return r, rows
+
+
+@pytest.mark.parametrize("taking", ["first", "second"])
+def test_a_split_along_a_chain_of_merges_sends_each_id_with_its_papers(taking):
+    """A merged into B, B into C, then C split taking A's papers (or B's own):
+    B's merge moved A's papers too, so B "brought" six and neither id
+    followed its person (hostile re-trial)."""
+    c, _ = _with(2, "Carl Cee")
+    b, b_rows = _with(3, "Bea Bee")
+    a, a_rows = _with(3, "Ann Aye")
+    curator = UserFactory()
+    edits.researcher_merge(researchers=[b, a], actor=curator)
+    edits.researcher_merge(researchers=[c, b], actor=curator)
+    assert selectors.researcher_survivor(a.pk) == c.pk
+
+    split_off = edits.researcher_split(
+        researcher=Researcher.objects.get(pk=c.pk),
+        authorship_ids=a_rows if taking == "first" else b_rows,
+        actor=curator,
+    )
+
+    where = {pk: selectors.researcher_survivor(pk) for pk in (a.pk, b.pk)}
+    if taking == "first":
+        assert where == {a.pk: split_off.pk, b.pk: c.pk}
+    else:
+        # B leads to the split-off profile; A, merged into B, stays with C.
+        assert where == {a.pk: c.pk, b.pk: split_off.pk}
+    history.event_undo(event=CurationEvent.objects.get(kind="split"), actor=curator)
+    assert {pk: selectors.researcher_survivor(pk) for pk in (a.pk, b.pk)} == {
+        a.pk: c.pk,
+        b.pk: c.pk,
+    }
+
+
+def test_the_orcid_and_claim_a_merge_handed_over_go_with_the_id():
+    """A with an ORCID iD and a claim, merged into B (B took both), then B
+    split taking A's papers: A's id led to the split-off profile, but the iD
+    and the claim stayed on B with the other person's papers (hostile
+    re-trial)."""
+    orcid = "0000-0002-1825-0097"
+    claimant = UserFactory()
+    b, b_rows = _with(2, "Bea Bee")
+    a, a_rows = _with(3, "Ann Aye", orcid=orcid, claimed_by=claimant)
+    Authorship.objects.filter(pk__in=a_rows).update(orcid=orcid)
+    curator = UserFactory()
+    edits.researcher_merge(researchers=[b, a], actor=curator)
+    assert (Researcher.objects.get(pk=b.pk).orcid, b.pk) == (orcid, b.pk)
+
+    split_off = edits.researcher_split(
+        researcher=Researcher.objects.get(pk=b.pk), authorship_ids=a_rows, actor=curator
+    )
+
+    split_off.refresh_from_db()
+    b.refresh_from_db()
+    assert (split_off.orcid, split_off.claimed_by_id) == (orcid, claimant.pk)
+    assert (b.orcid, b.claimed_by_id) == (None, None)
+    history.event_undo(event=CurationEvent.objects.get(kind="split"), actor=curator)
+    b.refresh_from_db()
+    assert (b.orcid, b.claimed_by_id) == (orcid, claimant.pk)
