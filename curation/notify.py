@@ -56,10 +56,22 @@ def _describe(event: CurationEvent, researcher: Researcher) -> str:
         {m["after"] for m in event.moves if m["before"] == researcher.pk}
         - {None, researcher.pk}
     )
-    if researcher.merged_into_id:
+    pointer = (event.fields or {}).get(str(researcher.pk), {}).get("merged_into_id")
+    if researcher.merged_into_id and isinstance(pointer, list) and pointer[0]:
+        # Merged before, sent on by a split with the papers it brought.
+        lines.append(
+            f"Its papers went to researcher {researcher.merged_into_id}, and its "
+            f"page now redirects there: {_page(researcher.merged_into_id)}"
+        )
+    elif researcher.merged_into_id:
         lines.append(
             f"The profile was merged into researcher {researcher.merged_into_id}; "
             f"its page now redirects there: {_page(researcher.merged_into_id)}"
+        )
+    elif researcher.retired:
+        lines.append(
+            "The profile was retired (the change that made it was undone); its "
+            f"page says where its papers are now: {_page(researcher.pk)}"
         )
     else:
         lines.append(f"The profile: {_page(researcher.pk)}")

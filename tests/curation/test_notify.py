@@ -84,3 +84,32 @@ def test_an_approved_split_proposal_tells_followers_of_a_split_with_links(settin
         f"{proposal.other_researcher_id}"
     ) in note.body
     assert mail.outbox[0].subject == note.subject
+
+
+def test_followers_hear_where_a_merged_in_profile_went_and_of_a_retired_one():
+    """A follower of a profile merged away and sent on by a split read "The
+    profile was merged into researcher T"; after the split's undo, the
+    split-off profile's followers got a link to it as if it lived (hostile
+    re-trial)."""
+    a, b = (
+        ResearcherFactory(display_name="Jacob L. Bourjaily"),
+        ResearcherFactory(display_name="G. Ghisellini"),
+    )
+    AuthorshipFactory(researcher=a)
+    his = [AuthorshipFactory(researcher=b).pk for _ in range(2)]
+    fan = UserFactory(email="fan@example.org")
+    Follow.objects.create(user=fan, researcher=b)
+    curator = UserFactory()
+    edits.researcher_merge(researchers=[a, b], actor=curator)
+    split_off = edits.researcher_split(researcher=a, authorship_ids=his, actor=curator)
+    told = Notification.objects.filter(user=fan).latest("pk")
+    assert told.subject == "G. Ghisellini: profile split"
+    assert f"Its papers went to researcher {split_off.pk}" in told.body
+    assert "was merged into" not in told.body
+
+    newcomer = UserFactory(email="new@example.org")
+    Follow.objects.create(user=newcomer, researcher=split_off)
+    event_undo(event=CurationEvent.objects.get(kind="split"), actor=curator)
+
+    retired = Notification.objects.get(user=newcomer)
+    assert "The profile was retired" in retired.body
