@@ -62,7 +62,7 @@ def orcid_value(value: str, field: str = "orcid") -> str:
     try:
         return orcid_normalise(value)
     except ValueError as exc:
-        raise ValidationError({field: str(exc)}) from exc
+        raise ValidationError({field: [str(exc)]}) from exc
 
 
 class PaperFilter(django_filters.FilterSet):

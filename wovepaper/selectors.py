@@ -174,9 +174,25 @@ def researcher_survivor(pk: int) -> int | None:
     return researcher_survivors([pk]).get(pk)
 
 
+def follows_leading(user) -> dict[int, int]:
+    """Where each of a user's follows leads: ``{followed researcher id: the
+    researcher it counts for}``, itself, or the live survivor of one merged
+    away since (a split may have sent it on with its papers:
+    ``curation.edits``). Two queries and one a link of merge chains.
+    """
+    followed = list(
+        Follow.objects.filter(user=user).values_list("researcher_id", flat=True)
+    )
+    survivors = researcher_survivors(followed)
+    return {pk: survivors.get(pk, pk) for pk in followed}
+
+
 def followed_researchers(user) -> QuerySet[Researcher]:
-    """The live researchers a user follows, by name (with their paper counts)."""
-    return researcher_list().filter(followers__user=user).order_by("display_name", "id")
+    """The live researchers a user follows, by name (with their paper counts),
+    each once: a follow of a researcher merged away since counts for its
+    survivor, as in the feed (:func:`follows_leading`)."""
+    leads = set(follows_leading(user).values())
+    return researcher_list().filter(pk__in=leads).order_by("display_name", "id")
 
 
 def feed_papers(user) -> QuerySet[Paper]:
@@ -329,11 +345,7 @@ def following_papers(user, *, categories: Iterable[str] = ()) -> QuerySet[Paper]
         Papers newest first (undated last), each once (no byline loaded: a
         page builds short bylines with :func:`wovepaper.profile.paper_rows`).
     """
-    followed = list(
-        Follow.objects.filter(user=user).values_list("researcher_id", flat=True)
-    )
-    survivors = researcher_survivors(followed)
-    wanted = Q(authorships__researcher_id__in={survivors.get(p, p) for p in followed})
+    wanted = Q(authorships__researcher_id__in=set(follows_leading(user).values()))
     for category in categories:
         wanted |= in_category(category)
     ids = Paper.objects.filter(wanted, hidden=False).values("pk")

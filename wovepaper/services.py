@@ -6,7 +6,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 
 from wovepaper.models import CategoryFollow, Follow, Researcher
-from wovepaper.selectors import researcher_survivor
+from wovepaper.selectors import follows_leading, researcher_survivor
 
 
 def follow_create(*, user: AbstractBaseUser, researcher: Researcher) -> Follow:
@@ -29,6 +29,11 @@ def follow_create(*, user: AbstractBaseUser, researcher: Researcher) -> Follow:
     target_id = survivor or researcher.pk
     if not Researcher.objects.live().filter(pk=target_id).exists():
         raise ValueError(f"researcher {researcher.pk} is not a live profile")
+    # Already followed through a profile merged away since: that follow
+    # counts (a second one would outlive an unfollow of this page).
+    through = [pk for pk, to in follows_leading(user).items() if to == target_id]
+    if through and target_id not in through:
+        return Follow.objects.get(user=user, researcher_id=through[0])
     try:
         with transaction.atomic():
             follow, _ = Follow.objects.get_or_create(user=user, researcher_id=target_id)
@@ -38,11 +43,19 @@ def follow_create(*, user: AbstractBaseUser, researcher: Researcher) -> Follow:
 
 
 def follow_delete(*, user: AbstractBaseUser, researcher: Researcher) -> int:
-    """Stop following a researcher (or its survivor). Returns rows deleted (0 or 1)."""
-    ids = [researcher.pk]
+    """Stop following a researcher: the follow of it, of its survivor if it
+    was merged away, and of every profile merged away since that leads to
+    either (:func:`wovepaper.selectors.follows_leading`), so the page's
+    *Unfollow* ends the papers in the feed and the digest.
+
+    Returns:
+        Rows deleted (0, 1, or more for follows through merges).
+    """
+    ends = {researcher.pk}
     survivor = researcher_survivor(researcher.pk)
     if survivor:
-        ids.append(survivor)
+        ends.add(survivor)
+    ids = [pk for pk, to in follows_leading(user).items() if to in ends or pk in ends]
     deleted, _ = Follow.objects.filter(user=user, researcher_id__in=ids).delete()
     return deleted
 

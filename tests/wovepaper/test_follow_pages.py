@@ -136,3 +136,42 @@ def test_following_page_needs_sign_in(client):
     response = client.get("/following/")
     assert response.status_code == 302
     assert response["Location"] == "/accounts/login/?next=/following/"
+
+
+def test_a_follow_through_a_merge_shows_on_the_pages_and_unfollows_there(
+    client, reader
+):
+    """A follow of G. Ghisellini, merged into J. L. Bourjaily and split off
+    again, leads to the split-off profile in the feed and the API, but the
+    Following page said "None yet", the profile's button said Follow, a
+    click made a second follow, and Unfollow left the first one feeding the
+    digest (new-user re-trial)."""
+    from curation import edits
+
+    bourjaily = ResearcherFactory(display_name="Jacob L. Bourjaily")
+    AuthorshipFactory(researcher=bourjaily)
+    ghisellini = ResearcherFactory(display_name="G. Ghisellini")
+    his = [
+        AuthorshipFactory(
+            researcher=ghisellini, given_name="G.", family_name="Ghisellini"
+        ).pk
+        for _ in range(2)
+    ]
+    Follow.objects.create(user=reader, researcher=ghisellini)
+    curator = UserFactory()
+    edits.researcher_merge(researchers=[bourjaily, ghisellini], actor=curator)
+    split_off = edits.researcher_split(
+        researcher=bourjaily, authorship_ids=his, actor=curator
+    )
+
+    doc = lxml_html.fromstring(client.get("/following/").content)
+    assert [a.text for a in doc.cssselect("aside li > a[href^='/researchers/']")] == [
+        "G. Ghisellini"
+    ]
+    assert _button(client, split_off).get("aria-pressed") == "true"
+    assert _button(client, bourjaily).get("aria-pressed") == "false"
+    client.post(f"/researchers/{split_off.pk}/follow", {"action": "follow"})
+    assert Follow.objects.filter(user=reader).count() == 1
+    client.post(f"/researchers/{split_off.pk}/follow", {"action": "unfollow"})
+    assert not Follow.objects.filter(user=reader).exists()
+    assert _button(client, split_off).get("aria-pressed") == "false"

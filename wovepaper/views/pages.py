@@ -29,7 +29,7 @@ from api.errors import is_api_path, problem_json
 from wovepaper import profile, selectors
 from wovepaper.cache import researcher_key, researcher_version
 from wovepaper.identifiers import ARXIV_CATEGORY
-from wovepaper.models import Follow, Paper, Researcher
+from wovepaper.models import Paper, Researcher
 from wovepaper.text import latex_to_text
 from wovepaper.views import page_cache
 
@@ -262,9 +262,9 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
         ),
         PAPERS_SECONDS,
     )
-    following = (
-        request.user.is_authenticated
-        and Follow.objects.filter(user=request.user, researcher=researcher).exists()
+    # A follow of a profile merged away since counts for this one.
+    following = request.user.is_authenticated and researcher.pk in set(
+        selectors.follows_leading(request.user).values()
     )
     absolute = request.build_absolute_uri(canonical)
     response = _render(

@@ -51,8 +51,8 @@ class Command(BaseCommand):
             raise CommandError(
                 f"{day.isoformat()} is not over yet (UTC): a user's digest of a "
                 "day goes out once, so papers harvested later that day would "
-                "never be sent; beat sends it tomorrow. --unfinished sends it "
-                "now anyway"
+                "never be sent; beat sends each day the morning after it. "
+                "--unfinished sends it now anyway"
             )
         counts = digest_send(day=day)
         self.stdout.write(
