@@ -249,43 +249,56 @@ def merged_in(researcher_id: int) -> list[int]:
     return found
 
 
-def _merge_of(pk: int, into: int) -> tuple[set[int], dict[str, Any]]:
-    """What the latest event merging researcher ``pk`` into ``into`` and
-    moving anything off it (a merge, an applied merge proposal, or a redo;
-    an undone split sends a researcher back but moves nothing off it)
-    moved: ``(authorship ids, {field: value handed to the survivor})``."""
-    key = str(pk)
+def _merges_of(parents: dict[int, int]) -> dict[int, tuple[set[int], dict]]:
+    """What the latest event merging each researcher into its parent
+    (``{researcher id: the id it is merged into}``) and moving anything off
+    it moved: a merge, an applied merge proposal, or a redo (an undone split
+    sends a researcher back but moves nothing off it). One query for all.
+
+    Returns:
+        ``{researcher id: (authorship ids, {field: value it handed to the
+        survivor})}``; ``(set(), {})`` for one no such event names.
+    """
     kinds = (
         CurationEvent.Kind.MERGED,
         CurationEvent.Kind.PROPOSAL_APPLIED,
         CurationEvent.Kind.UNDONE,
     )
-    for moves, fields in (
-        CurationEvent.objects.filter(kind__in=kinds, fields__has_key=key)
+    found: dict[int, tuple[set[int], dict]] = {}
+    events = (
+        CurationEvent.objects.filter(
+            kind__in=kinds, fields__has_any_keys=[str(pk) for pk in parents]
+        )
         .order_by("-pk")
         .values_list("moves", "fields")
-    ):
-        mine = fields.get(key, {}) if isinstance(fields, dict) else {}
-        merged = mine.get("merged_into_id") if isinstance(mine, dict) else None
-        if not (isinstance(merged, list) and merged[-1:] == [into]):
-            continue
-        brought = {
-            m.get("authorship")
-            for m in moves
-            if isinstance(m, dict) and m.get("before") == pk
-        }
-        if brought:
-            handed = {
-                f: v[0]
-                for f, v in mine.items()
-                if f in _HANDED
-                and isinstance(v, list)
-                and len(v) == 2
-                and v[0]
-                and v[1] is None
+    )
+    for moves, fields in events:
+        if len(found) == len(parents):
+            break
+        for pk, into in parents.items():
+            if pk in found or not isinstance(fields, dict):
+                continue
+            mine = fields.get(str(pk))
+            merged = mine.get("merged_into_id") if isinstance(mine, dict) else None
+            if not (isinstance(merged, list) and merged[-1:] == [into]):
+                continue
+            brought = {
+                m.get("authorship")
+                for m in moves
+                if isinstance(m, dict) and m.get("before") == pk
             }
-            return brought, handed
-    return set(), {}
+            if brought:
+                handed = {
+                    f: v[0]
+                    for f, v in mine.items()
+                    if f in _HANDED
+                    and isinstance(v, list)
+                    and len(v) == 2
+                    and v[0]
+                    and v[1] is None
+                }
+                found[pk] = (brought, handed)
+    return {pk: found.get(pk, (set(), {})) for pk in parents}
 
 
 def _merged_in_follow(
@@ -304,7 +317,7 @@ def _merged_in_follow(
     A follower of G. Ghisellini, merged into J. L. Bourjaily and split off
     again by a curator, followed Bourjaily from then on, and the split-off
     Ghisellini not at all (new-user trial). A researcher's own authorships
-    are those its merge moved off it (:func:`_merge_of`) less those the
+    are those its merge moved off it (:func:`_merges_of`) less those the
     researchers merged into it had brought (A merged into B, B into C: B's
     merge moved A's papers too). More of its own on ``target`` than on
     ``source``: it leads to ``target``; fewer: to ``source`` (re-pointed
@@ -318,7 +331,7 @@ def _merged_in_follow(
         return
     locked = change.lock(ids, live=False)
     parent = {pk: r.merged_into_id for pk, r in locked.items()}
-    merges = {pk: _merge_of(pk, parent[pk]) for pk in locked}
+    merges = _merges_of(parent)
     below: dict[int, set[int]] = {}
     for pk, up in parent.items():
         below.setdefault(up, set()).update(merges[pk][0])
