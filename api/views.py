@@ -788,21 +788,21 @@ class FollowViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_serializer_context(self) -> dict:
         """Where the user's follows of merged-away researchers lead now
-        (``survivors``, for ``FollowSerializer.following``): two queries."""
+        (``survivors``, for ``FollowSerializer.following``), as the pages
+        and the feed read it (:func:`wovepaper.selectors.follows_leading`)."""
         context = super().get_serializer_context()
         if (
             getattr(self, "swagger_fake_view", False)
             or not self.request.user.is_authenticated
         ):
             return context
-        merged = Follow.objects.filter(
-            user=self.request.user, researcher__merged_into__isnull=False
-        ).values_list("researcher_id", flat=True)
-        survivors = selectors.researcher_survivors(merged)
-        live = Researcher.objects.in_bulk(set(survivors.values()))
-        context["survivors"] = {
-            pk: live[to] for pk, to in survivors.items() if to in live
+        moved = {
+            pk: to
+            for pk, to in selectors.follows_leading(self.request.user).items()
+            if to != pk
         }
+        live = Researcher.objects.in_bulk(set(moved.values()))
+        context["survivors"] = {pk: live[to] for pk, to in moved.items() if to in live}
         return context
 
 

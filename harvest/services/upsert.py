@@ -706,7 +706,7 @@ def _byline_sync(
             else set()
         )
         chosen = _slots_matched(
-            existing, named, constrained, known=_namesakes_known_as(existing, named)
+            existing, named, constrained, known=_researchers_known_as(existing, named)
         )
     authors = [
         _with_evidence(author, chosen.get(pos))
@@ -1042,7 +1042,7 @@ def _namesake_keys(existing: list[Authorship], wanted: list[dict]) -> set[str]:
     return {k for k in rows.keys() & slots.keys() if rows[k] > 1 or slots[k] > 1}
 
 
-def _namesakes_known_as(
+def _researchers_known_as(
     existing: list[Authorship], wanted: list[dict]
 ) -> dict[int, tuple[str, ...]]:
     """The given names the researchers holding rows are known by, where
@@ -1283,7 +1283,7 @@ def _slots_matched(
         wanted: the new byline's fields, by position - 1.
         constrained: ids of rows a curator's active constraint names.
         known: the given names researchers are known by
-            (:func:`_namesakes_known_as`); None knows none.
+            (:func:`_researchers_known_as`); None knows none.
 
     Returns:
         ``{position: row}``.
