@@ -231,6 +231,18 @@ MERGE_DEPTH = 20
 _HANDED = (*IDENTIFIER_FIELDS, "claimed_by_id")
 
 
+def held_by(researcher: Researcher) -> list[int]:
+    """The ids of the authorships a researcher holds, ascending: what a merge
+    records as its survivor's side (``extra["kept"]``), so that later runs know
+    which authorships the curator saw joined (:func:`curation.selectors.
+    merge_sides`). One query."""
+    return list(
+        Authorship.objects.filter(researcher=researcher)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
 def merged_in(researcher_id: int) -> list[int]:
     """The ids of the researchers whose merges lead to this one: merged into
     it, or into one merged into it, and so on; for a split to lock with it,
@@ -452,10 +464,13 @@ def researcher_merge(
     locked = change.lock(ids)
     _check_revisions(locked, expected_revisions)
     survivor, losers = locked[ids[0]], [locked[pk] for pk in ids[1:]]
+    kept = held_by(survivor)
     moved = merge_into(change, survivor, losers)
     for a in moved:
         change.constrain(MUST, survivor, authorship=a)
-    change.commit(kind=CurationEvent.Kind.MERGED, extra={"survivor": survivor.pk})
+    change.commit(
+        kind=CurationEvent.Kind.MERGED, extra={"survivor": survivor.pk, "kept": kept}
+    )
     return survivor
 
 

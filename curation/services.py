@@ -895,7 +895,10 @@ def _propose_suspect_splits(
     other part of at least :data:`overmerge.MIN_GROUP` papers is proposed as a
     new researcher when the model scores it and the staying part below the
     joining threshold (its score: one minus that pairwise score), or when their
-    full given names cannot meet (:func:`names_meet`; score 0.99). Locked
+    full given names cannot meet (:func:`names_meet`; score 0.99). A part
+    that would only part again what a curator merged one at a time (in the
+    admin, or a merge proposal approved on its own) is not proposed: the
+    curator saw those papers joined (:func:`_parts_a_merge`). Locked
     researchers, and those with an ORCID split proposed in the same run
     (``skip``), are left alone.
 
@@ -910,6 +913,7 @@ def _propose_suspect_splits(
     threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
     wanted = [s for s in suspects if not s.profile.locked and s.profile.id not in skip]
     curated = selectors.confirmed_links(s.profile.id for s in wanted)
+    sides = selectors.merge_sides(v.id for s in wanted for v in s.views)
     shown = selectors.display_names(s.profile.id for s in wanted)
     drafts = []
     for suspect in wanted:
@@ -944,6 +948,14 @@ def _propose_suspect_splits(
             moving = [v for v in part if (v.id, rid) not in curated]
             if len({v.paper_id for v in moving}) < overmerge.MIN_GROUP:
                 continue
+            if _parts_a_merge(moving, parts[0], sides):
+                logger.info(
+                    "researcher %s: no split of %s authorships, a curator merged "
+                    "them with the rest",
+                    rid,
+                    len(moving),
+                )
+                continue
             going, staying = profile_of(moving), profile_of(parts[0])
             same = scoring.score(profile_profile_features(going, staying), weights)
             # Full given names that cannot meet ("Wei" and "Wen") are two
@@ -972,6 +984,22 @@ def _propose_suspect_splits(
                 )
             )
     return drafts
+
+
+def _parts_a_merge(
+    moving: list[AuthorshipView],
+    staying: list[AuthorshipView],
+    sides: list[frozenset[int]],
+) -> bool:
+    """Whether a split would only part again what a curator merged: the moving
+    authorships all lie on one side of such a merge
+    (:func:`selectors.merge_sides`) and none of that side stays. Papers that
+    came since, or a cut through one side, are new evidence and may be
+    proposed; so is a merge approved in bulk or undone (no side).
+    """
+    going = {v.id for v in moving}
+    kept = {v.id for v in staying}
+    return any(going <= side and not side & kept for side in sides)
 
 
 def _unproven_where_orcid_taken(drafts: list[_Draft]) -> None:
@@ -1863,6 +1891,7 @@ def _apply(
         must.append((target, authorships))
     else:
         survivor = researchers[min(ids)]
+        extra = {"kept": edits.held_by(survivor)}
         moved = edits.merge_into(change, survivor, [researchers[max(ids)]])
         must.append((survivor, moved))
     # (A split writes its own must-links and cannot-links in split_off.)

@@ -288,7 +288,10 @@ def test_researcher_merge_racing_overlapping_merge_one_wins(curators, first):
     assert _events() == Counter({CurationEvent.Kind.MERGED: 1})
     event = CurationEvent.objects.get()
     assert event.actor == curators[0]
-    assert event.extra == {"survivor": survivor.pk}
+    # The survivor's side as the winner merged it, for later runs to leave
+    # alone (selectors.merge_sides).
+    kept = a_auth if first == "A+B" else b_auth
+    assert event.extra == {"survivor": survivor.pk, "kept": _ids(kept)}
     assert sorted(m["authorship"] for m in event.moves) == _ids(moved)
     assert _constraints() == {(MUST, survivor.pk, x.pk, None, True) for x in moved}
 

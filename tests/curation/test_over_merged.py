@@ -14,9 +14,10 @@ import datetime as dt
 import pytest
 
 from curation import edits, names, services
+from curation.history import event_undo
 from curation.matching import overmerge
 from curation.matching.features import AuthorshipView
-from curation.models import Constraint, Proposal
+from curation.models import Constraint, CurationEvent, Proposal
 from harvest import services as harvest
 from tests.factories import (
     AuthorshipFactory,
@@ -311,3 +312,116 @@ def test_the_part_printing_the_display_name_stays_though_it_is_smaller():
     assert researcher.display_name == "Wen Wang"
     split.refresh_from_db()
     assert split.other_researcher.display_name == "Wei Wang"
+
+
+def _grabec_two(arxiv_dir, *, cs_first: bool, hold_back: str = ""):
+    """Grabec's seven real papers on two researchers, as a curator finds them
+    before merging: the cs.NE/cs.AI pair (0047, 0050) on one, the rest on the
+    other (the pair's researcher made first, so surviving a merge, when
+    ``cs_first``). ``hold_back`` is a file harvested later, by the test.
+
+    Returns:
+        ``(survivor, other, {arXiv id: authorship})``.
+    """
+    for n in GRABEC:
+        if n != hold_back:
+            harvest.harvest_arxiv_files(root=arxiv_dir / ABS / f"0704/0704.{n}.abs")
+    rows = {
+        a.paper.arxiv_id: a for a in Authorship.objects.filter(family_name="Grabec")
+    }
+    cs = [a for n, a in rows.items() if n in ("0704.0047", "0704.0050")]
+    rest = [a for a in rows.values() if a not in cs]
+    first, second = (cs, rest) if cs_first else (rest, cs)
+    return _over_merged(first, "I. Grabec"), _over_merged(second, "I. Grabec"), rows
+
+
+def _merge_proposal(survivor, other) -> Proposal:
+    return Proposal.objects.create(
+        kind="merge",
+        score=0.9,
+        evidence={},
+        model_version="test",
+        fingerprint="grabec-merge",
+        researcher=survivor,
+        other_researcher=other,
+    )
+
+
+def _split_moves(researcher) -> set[str]:
+    return {
+        a.paper.arxiv_id
+        for p in Proposal.objects.filter(kind="split", researcher=researcher)
+        for a in p.authorships.all()
+    }
+
+
+@pytest.mark.parametrize("cs_first", [False, True])
+def test_a_curators_merge_is_not_proposed_for_splitting_again(arxiv_dir, cs_first):
+    """Stop-43 hostile trial: a curator merged two profiles in the admin, and
+    the next match proposed splitting them again on the papers the curator saw
+    joined. Either side may be the one a split would move: the merged-away
+    researcher's (the event's moves) or the survivor's (``extra["kept"]``)."""
+    survivor, other, _ = _grabec_two(arxiv_dir, cs_first=cs_first)
+    edits.researcher_merge(researchers=[survivor, other], actor=UserFactory())
+
+    services.matching_run()
+
+    assert not Proposal.objects.filter(kind="split").exists()
+    assert Authorship.objects.filter(researcher=survivor).count() == 7
+
+
+def test_a_merge_proposal_approved_on_its_own_is_not_split_again(arxiv_dir):
+    survivor, other, _ = _grabec_two(arxiv_dir, cs_first=False)
+    merge = _merge_proposal(survivor, other)
+    services.proposal_apply(proposal=merge, actor=UserFactory())
+
+    services.matching_run()
+
+    assert not Proposal.objects.filter(kind="split").exists()
+
+
+def test_merges_approved_in_bulk_or_undone_can_still_be_split(arxiv_dir):
+    """Bulk approvals are what a split proposal must still catch; an undone
+    merge vouches for nothing (redone by hand here, in bulk)."""
+    survivor, other, _ = _grabec_two(arxiv_dir, cs_first=False)
+    merge = _merge_proposal(survivor, other)
+    _, done, skipped = services.proposals_decide(
+        proposals=[merge], approve=True, actor=UserFactory()
+    )
+    assert (done, skipped) == (1, [])
+
+    services.matching_run()
+
+    assert _split_moves(survivor) == {"0704.0047", "0704.0050"}
+
+
+def test_an_undone_merge_vouches_for_nothing(arxiv_dir):
+    survivor, other, _ = _grabec_two(arxiv_dir, cs_first=False)
+    curator = UserFactory()
+    edits.researcher_merge(researchers=[survivor, other], actor=curator)
+    event = CurationEvent.objects.get(kind="merged")
+    assert len(event.extra["kept"]) == 5
+    event_undo(event=event, actor=curator)
+    # The two profiles apart again, a third mistake puts them together
+    # without a curator (as a harvest-era attach would).
+    Authorship.objects.filter(researcher=other).update(researcher=survivor)
+
+    services.matching_run()
+
+    assert _split_moves(survivor) == {"0704.0047", "0704.0050"}
+
+
+def test_papers_that_came_after_the_merge_are_new_evidence(arxiv_dir):
+    """0704.0050 arrives after the curator merged 0704.0047's profile, and is
+    put on the merged profile: the cs.NE/cs.AI pair is no longer one side of
+    the merge, so splitting it off is proposed; a cut inside one side too."""
+    survivor, other, rows = _grabec_two(arxiv_dir, cs_first=False, hold_back="0050")
+    edits.researcher_merge(researchers=[survivor, other], actor=UserFactory())
+    harvest.harvest_arxiv_files(root=arxiv_dir / ABS / "0704/0704.0050.abs")
+    Authorship.objects.filter(family_name="Grabec", researcher=None).update(
+        researcher=survivor
+    )
+
+    services.matching_run()
+
+    assert _split_moves(survivor) == {"0704.0047", "0704.0050"}
