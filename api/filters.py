@@ -34,7 +34,11 @@ class _StrictBooleanField(forms.NullBooleanField):
             return True
         if text in _FALSE:
             return False
-        raise forms.ValidationError(f"{str(value)[:40]!r} is not true or false")
+        # The value goes in params: django-filter formats the message with
+        # them, so a "%" in it would fail as a format string (a 500).
+        raise forms.ValidationError(
+            "%(value)s is not true or false", params={"value": repr(str(value)[:40])}
+        )
 
     def validate(self, value):
         """Any of True, False and None (absent) is valid."""

@@ -195,6 +195,9 @@ def test_api_paper_detail_unknown_is_a_404_problem(api, lookup):
         ("/api/papers/?search=%00", 400, "NUL character"),
         ("/api/papers/?has_orcid=maybe", 400, "'maybe' is not true or false"),
         ("/api/authorships/?assigned=maybe", 400, "'maybe' is not true or false"),
+        # Schemathesis: a "%" in the value was read as a format string (500).
+        ("/api/authorships/?assigned=50%25", 400, "'50%' is not true or false"),
+        ("/api/papers/?has_orcid=%25s%25d", 400, "'%s%d' is not true or false"),
         ("/api/researchers/?orcid=bad", 400, "orcid"),
         ("/api/authorships/?orcid=0000-0002-1825-0090", 400, "orcid"),
     ],
