@@ -1086,45 +1086,50 @@ def confirmed_links(researcher_ids: Iterable[int]) -> set[tuple[int, int]]:
     return out
 
 
-def merge_sides(authorship_ids: Iterable[int]) -> list[frozenset[int]]:
-    """The sides of the merges a curator made one at a time that joined any of
-    these authorships: a merge in the admin, or a ``merge`` proposal approved on
-    its own (not in a bulk action, whose merges a split proposal must still be
-    able to catch; not by the identifier policy). Undone merges are left out
-    (their must-links are retired).
+def curator_merges(authorship_ids: Iterable[int]) -> list[tuple[frozenset[int], ...]]:
+    """The sides of each merge a curator made one at a time that joined any of
+    these authorships: a merge in the admin, or a ``merge`` proposal approved
+    on its own (alone, or the only one of a bulk action). Not a merge approved
+    in a bulk action with others, whose mistakes a split proposal must still
+    be able to catch, nor one of the identifier policy; undone merges are left
+    out (their must-links are retired).
 
     A side is the authorships one researcher brought to the merge: each
-    merged-away researcher's (the event's moves), and the survivor's as the
+    merged-away researcher's (the event's moves) and the survivor's as the
     event recorded them (``extra["kept"]``, :func:`curation.edits.held_by`;
-    merges recorded before it have no survivor's side). A curator who merged
-    them said the sides are one person, so a split proposal that only parts
-    them again is the same evidence (:func:`curation.services.
-    _propose_suspect_splits`), as a rejected merge is (DESIGN.md, "Curation:
-    matching" 4).
+    merges recorded before it have no survivor's side). The curator saw these
+    papers on the merge's confirmation page and said they are one person's, so
+    a split parting two sides again is the same evidence, as a rejected merge
+    is (DESIGN.md, "Curation: matching" 4; :func:`curation.services.
+    _held_by_merges`). Moves and ids edited by hand into other shapes are
+    passed over.
 
     Returns:
-        The sides, each a frozenset of authorship ids, in event order; sides
-        may hold authorships no longer on the researcher. Two queries, plus
-        one per :data:`CHUNK` authorships.
+        One tuple of sides (frozensets of authorship ids) a merge, in event
+        order; sides may hold authorships no longer on the researcher. Two
+        queries, plus one per :data:`CHUNK` authorships.
     """
+    from curation.history import is_id
+
     kinds = CurationEvent.Kind
     merges = Q(event__kind=kinds.MERGED) | Q(
         event__kind=kinds.PROPOSAL_APPLIED,
         event__proposal__kind=Proposal.Kind.MERGE,
     )
+    one_at_a_time = Q(event__batch__isnull=True) | Q(event__batch__extra__done=1)
     event_ids: set[int] = set()
     for chunk in _chunks(sorted(set(authorship_ids))):
         event_ids.update(
             Constraint.objects.filter(
                 merges,
+                one_at_a_time,
                 kind=Constraint.Kind.MUST_LINK,
                 active=True,
                 authorship_id__in=chunk,
                 event__actor__isnull=False,
-                event__batch__isnull=True,
             ).values_list("event_id", flat=True)
         )
-    sides: list[frozenset[int]] = []
+    out: list[tuple[frozenset[int], ...]] = []
     events = (
         CurationEvent.objects.filter(pk__in=event_ids)
         .order_by("pk")
@@ -1133,13 +1138,16 @@ def merge_sides(authorship_ids: Iterable[int]) -> list[frozenset[int]]:
     for moves, extra in events:
         brought: dict[int, set[int]] = defaultdict(set)
         for m in moves if isinstance(moves, list) else ():
-            if isinstance(m, dict) and isinstance(m.get("authorship"), int):
-                brought[m.get("before")].add(m["authorship"])
+            if isinstance(m, dict) and is_id(m.get("authorship")):
+                before = m.get("before")
+                if is_id(before):
+                    brought[before].add(m["authorship"])
         kept = extra.get("kept") if isinstance(extra, dict) else None
+        sides = [frozenset(ids) for _, ids in sorted(brought.items())]
         if isinstance(kept, list):
-            sides.append(frozenset(k for k in kept if isinstance(k, int)))
-        sides.extend(frozenset(ids) for _, ids in sorted(brought.items(), key=str))
-    return sides
+            sides.insert(0, frozenset(k for k in kept if is_id(k)))
+        out.append(tuple(side for side in sides if side))
+    return out
 
 
 def researcher_revisions(researcher_ids: Iterable[int]) -> dict[int, int]:

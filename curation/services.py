@@ -895,10 +895,11 @@ def _propose_suspect_splits(
     other part of at least :data:`overmerge.MIN_GROUP` papers is proposed as a
     new researcher when the model scores it and the staying part below the
     joining threshold (its score: one minus that pairwise score), or when their
-    full given names cannot meet (:func:`names_meet`; score 0.99). A part
-    that would only part again what a curator merged one at a time (in the
-    admin, or a merge proposal approved on its own) is not proposed: the
-    curator saw those papers joined (:func:`_parts_a_merge`). Locked
+    full given names cannot meet (:func:`names_meet`; score 0.99). Like
+    confirmed authorships, those a move would part from what a curator merged
+    them with one at a time (in the admin, or a merge proposal approved on its
+    own) never move: the curator saw those papers joined
+    (:func:`_held_by_merges`); papers that came later still may. Locked
     researchers, and those with an ORCID split proposed in the same run
     (``skip``), are left alone.
 
@@ -913,7 +914,7 @@ def _propose_suspect_splits(
     threshold = weights.threshold or settings.CURATION_ATTACH_THRESHOLD
     wanted = [s for s in suspects if not s.profile.locked and s.profile.id not in skip]
     curated = selectors.confirmed_links(s.profile.id for s in wanted)
-    sides = selectors.merge_sides(v.id for s in wanted for v in s.views)
+    merges = selectors.curator_merges(v.id for s in wanted for v in s.views)
     shown = selectors.display_names(s.profile.id for s in wanted)
     drafts = []
     for suspect in wanted:
@@ -946,15 +947,18 @@ def _propose_suspect_splits(
         parts.sort(key=standing, reverse=True)
         for part in parts[1:]:
             moving = [v for v in part if (v.id, rid) not in curated]
-            if len({v.paper_id for v in moving}) < overmerge.MIN_GROUP:
-                continue
-            if _parts_a_merge(moving, parts[0], sides):
+            held = _held_by_merges(
+                {v.id for v in moving}, {v.id for v in suspect.views}, merges
+            )
+            if held:
                 logger.info(
-                    "researcher %s: no split of %s authorships, a curator merged "
-                    "them with the rest",
+                    "researcher %s: %s authorships stay, a curator merged them "
+                    "with the rest",
                     rid,
-                    len(moving),
+                    len(held),
                 )
+                moving = [v for v in moving if v.id not in held]
+            if len({v.paper_id for v in moving}) < overmerge.MIN_GROUP:
                 continue
             going, staying = profile_of(moving), profile_of(parts[0])
             same = scoring.score(profile_profile_features(going, staying), weights)
@@ -986,20 +990,38 @@ def _propose_suspect_splits(
     return drafts
 
 
-def _parts_a_merge(
-    moving: list[AuthorshipView],
-    staying: list[AuthorshipView],
-    sides: list[frozenset[int]],
-) -> bool:
-    """Whether a split would only part again what a curator merged: the moving
-    authorships all lie on one side of such a merge
-    (:func:`selectors.merge_sides`) and none of that side stays. Papers that
-    came since, or a cut through one side, are new evidence and may be
-    proposed; so is a merge approved in bulk or undone (no side).
+def _held_by_merges(
+    moving: set[int],
+    present: set[int],
+    merges: list[tuple[frozenset[int], ...]],
+) -> set[int]:
+    """The moving authorships a split must leave where they are, because
+    moving them would part what a curator merged one at a time
+    (:func:`selectors.curator_merges`): those on one side of such a merge
+    while another side of it has an authorship that stays. Held ones stay
+    too, so the rule is applied until nothing more is held (three sides, or
+    merges in a row: A and B, then both with C).
+
+    Args:
+        moving: the authorship ids a split part would move.
+        present: every authorship id the researcher holds now.
+        merges: each merge's sides.
+
+    Returns:
+        The ids of ``moving`` to keep; papers that came after the merges (on
+        no side) are never held, so a split may still take them.
     """
-    going = {v.id for v in moving}
-    kept = {v.id for v in staying}
-    return any(going <= side and not side & kept for side in sides)
+    going = set(moving)
+    changed = True
+    while changed and going:
+        changed = False
+        for sides in merges:
+            staying = [bool(side & present - going) for side in sides]
+            for i, side in enumerate(sides):
+                if side & going and any(staying[:i] + staying[i + 1 :]):
+                    going -= side
+                    changed = True
+    return set(moving) - going
 
 
 def _unproven_where_orcid_taken(drafts: list[_Draft]) -> None:

@@ -26,6 +26,9 @@ from wovepaper.admin import ReadOnlyAdmin
 from wovepaper.models import Authorship
 from wovepaper.text import latex_to_text
 
+# Items of a list in an event's extra shown on its admin page.
+EXTRA_LIST_SHOWN = 20
+
 # Said of an authorship an event moved that no longer exists.
 GONE_SINCE = (
     " (no longer exists: a newer version of its paper dropped this byline slot;"
@@ -150,15 +153,32 @@ class CurationEventAdmin(ReadOnlyAdmin):
         "researchers",
         "what_changed",
         "batch_members",
-        "extra",
+        "extra_shown",
         "created",
     )
-    exclude = ("moves", "fields", "constraints_on", "constraints_off")
+    exclude = ("moves", "fields", "constraints_on", "constraints_off", "extra")
     change_form_template = "admin/curation/curationevent/change_form.html"
 
     @admin.display(description="moved")
     def moved(self, obj: CurationEvent) -> int:
         return len(obj.moves)
+
+    @admin.display(description="extra")
+    def extra_shown(self, obj: CurationEvent) -> str:
+        """The event's extra JSON, a long list of ids (a merge's ``kept``:
+        every authorship its survivor held) cut to its first
+        :data:`EXTRA_LIST_SHOWN` with the count."""
+        extra = obj.extra
+        if not isinstance(extra, dict):
+            return repr(extra)
+        return repr(
+            {
+                key: [*value[:EXTRA_LIST_SHOWN], f"… {len(value):,} in all"]
+                if isinstance(value, list) and len(value) > EXTRA_LIST_SHOWN
+                else value
+                for key, value in extra.items()
+            }
+        )
 
     @admin.display(description="what changed")
     def what_changed(self, obj: CurationEvent) -> str:

@@ -450,3 +450,24 @@ def test_the_pages_lead_a_curator_to_undo_a_rejected_new(client):
     redo_url = reverse("admin:curation_curationevent_undo", args=[undo.pk])
     redo = client.get(redo_url).content.decode()
     assert f"proposal {new.pk} is rejected again" in redo
+
+
+def test_a_merge_event_page_shows_the_survivors_side_cut_short(client):
+    """A merge records every authorship its survivor held (``extra.kept``);
+    its admin page lists the first 20 and the count, not thousands of ids
+    (hostile re-trial)."""
+    curator = services.curator_ensure(username="cura", password="pw-cura")
+    survivor, other = ResearcherFactory(), ResearcherFactory()
+    held = [AuthorshipFactory(researcher=survivor).pk for _ in range(25)]
+    AuthorshipFactory(researcher=other)
+    edits.researcher_merge(researchers=[survivor, other], actor=curator)
+    event = CurationEvent.objects.get(kind="merged")
+    assert event.extra == {"survivor": survivor.pk, "kept": sorted(held)}
+    client.force_login(curator)
+
+    page = client.get(
+        reverse("admin:curation_curationevent_change", args=[event.pk])
+    ).content.decode()
+
+    shown = page.split("&#x27;kept&#x27;: [", 1)[1].split("]", 1)[0]
+    assert shown == ", ".join(map(str, sorted(held)[:20])) + ", &#x27;… 25 in all&#x27;"

@@ -13,7 +13,7 @@ import datetime as dt
 
 import pytest
 
-from curation import edits, names, services
+from curation import edits, names, selectors, services
 from curation.history import event_undo
 from curation.matching import overmerge
 from curation.matching.features import AuthorshipView
@@ -314,34 +314,35 @@ def test_the_part_printing_the_display_name_stays_though_it_is_smaller():
     assert split.other_researcher.display_name == "Wei Wang"
 
 
-def _grabec_two(arxiv_dir, *, cs_first: bool, hold_back: str = ""):
-    """Grabec's seven real papers on two researchers, as a curator finds them
-    before merging: the cs.NE/cs.AI pair (0047, 0050) on one, the rest on the
-    other (the pair's researcher made first, so surviving a merge, when
-    ``cs_first``). ``hold_back`` is a file harvested later, by the test.
+def _grabec_profiles(arxiv_dir, *groups: tuple[str, ...], later=()):
+    """Grabec's seven real papers on several researchers, as a curator finds
+    them before merging: one researcher a group of ``0704.NNNN`` numbers (made
+    in that order, so the first survives a merge). The cs.NE/cs.AI pair is
+    0047 and 0050; ``later`` are harvested by the test.
 
     Returns:
-        ``(survivor, other, {arXiv id: authorship})``.
+        The researchers, in ``groups`` order.
     """
     for n in GRABEC:
-        if n != hold_back:
+        if n not in later:
             harvest.harvest_arxiv_files(root=arxiv_dir / ABS / f"0704/0704.{n}.abs")
     rows = {
-        a.paper.arxiv_id: a for a in Authorship.objects.filter(family_name="Grabec")
+        a.paper.arxiv_id[5:]: a for a in Authorship.objects.filter(family_name="Grabec")
     }
-    cs = [a for n, a in rows.items() if n in ("0704.0047", "0704.0050")]
-    rest = [a for a in rows.values() if a not in cs]
-    first, second = (cs, rest) if cs_first else (rest, cs)
-    return _over_merged(first, "I. Grabec"), _over_merged(second, "I. Grabec"), rows
+    return [_over_merged([rows[n] for n in group], "I. Grabec") for group in groups]
 
 
-def _merge_proposal(survivor, other) -> Proposal:
+CS = ("0047", "0050")
+PHYSICS = ("0089", "0107", "0151", "0162", "0611")
+
+
+def _merge_proposal(survivor, other, tag="grabec") -> Proposal:
     return Proposal.objects.create(
         kind="merge",
         score=0.9,
         evidence={},
         model_version="test",
-        fingerprint="grabec-merge",
+        fingerprint=f"{tag}-merge",
         researcher=survivor,
         other_researcher=other,
     )
@@ -349,79 +350,174 @@ def _merge_proposal(survivor, other) -> Proposal:
 
 def _split_moves(researcher) -> set[str]:
     return {
-        a.paper.arxiv_id
-        for p in Proposal.objects.filter(kind="split", researcher=researcher)
+        a.paper.arxiv_id[5:]
+        for p in Proposal.objects.filter(
+            kind="split", researcher=researcher, status="pending"
+        )
         for a in p.authorships.all()
     }
 
 
-@pytest.mark.parametrize("cs_first", [False, True])
-def test_a_curators_merge_is_not_proposed_for_splitting_again(arxiv_dir, cs_first):
+@pytest.mark.parametrize("groups", [(PHYSICS, CS), (CS, PHYSICS)])
+def test_a_curators_merge_is_not_proposed_for_splitting_again(arxiv_dir, groups):
     """Stop-43 hostile trial: a curator merged two profiles in the admin, and
     the next match proposed splitting them again on the papers the curator saw
     joined. Either side may be the one a split would move: the merged-away
     researcher's (the event's moves) or the survivor's (``extra["kept"]``)."""
-    survivor, other, _ = _grabec_two(arxiv_dir, cs_first=cs_first)
+    survivor, other = _grabec_profiles(arxiv_dir, *groups)
     edits.researcher_merge(researchers=[survivor, other], actor=UserFactory())
 
     services.matching_run()
 
-    assert not Proposal.objects.filter(kind="split").exists()
+    assert _split_moves(survivor) == set()
     assert Authorship.objects.filter(researcher=survivor).count() == 7
 
 
+@pytest.mark.parametrize("at_once", [True, False])
+def test_three_profiles_merged_at_once_or_in_a_row_stay_together(arxiv_dir, at_once):
+    """Hostile re-trial: with three sides, the moving part held two of them
+    (the cs pair and two physics papers against the other three), so it lay on
+    no one side and was proposed. In a row: the first merge joins 0047 alone
+    to three physics papers, the second brings 0050 with the other two."""
+    curator = UserFactory()
+    if at_once:
+        a, b, c = _grabec_profiles(arxiv_dir, PHYSICS[:3], PHYSICS[3:], CS)
+        edits.researcher_merge(researchers=[a, b, c], actor=curator)
+    else:
+        a, b, c = _grabec_profiles(arxiv_dir, PHYSICS[:3], CS[:1], CS[1:] + PHYSICS[3:])
+        edits.researcher_merge(researchers=[a, b], actor=curator)
+        edits.researcher_merge(researchers=[a, c], actor=curator)
+
+    services.matching_run()
+
+    assert _split_moves(a) == set()
+    assert Authorship.objects.filter(researcher=a).count() == 7
+
+
 def test_a_merge_proposal_approved_on_its_own_is_not_split_again(arxiv_dir):
-    survivor, other, _ = _grabec_two(arxiv_dir, cs_first=False)
-    merge = _merge_proposal(survivor, other)
-    services.proposal_apply(proposal=merge, actor=UserFactory())
-
-    services.matching_run()
-
-    assert not Proposal.objects.filter(kind="split").exists()
-
-
-def test_merges_approved_in_bulk_or_undone_can_still_be_split(arxiv_dir):
-    """Bulk approvals are what a split proposal must still catch; an undone
-    merge vouches for nothing (redone by hand here, in bulk)."""
-    survivor, other, _ = _grabec_two(arxiv_dir, cs_first=False)
-    merge = _merge_proposal(survivor, other)
-    _, done, skipped = services.proposals_decide(
-        proposals=[merge], approve=True, actor=UserFactory()
+    """Approved alone, or as the only proposal a bulk action approved."""
+    survivor, other = _grabec_profiles(arxiv_dir, PHYSICS, CS)
+    services.proposal_apply(
+        proposal=_merge_proposal(survivor, other), actor=UserFactory()
     )
-    assert (done, skipped) == (1, [])
+    services.matching_run()
+    assert _split_moves(survivor) == set()
+
+    survivor, other = _grabec_profiles(arxiv_dir, PHYSICS, CS)
+    _, done, _ = services.proposals_decide(
+        proposals=[_merge_proposal(survivor, other, "alone")],
+        approve=True,
+        actor=UserFactory(),
+    )
+    assert done == 1
+    services.matching_run()
+    assert _split_moves(survivor) == set()
+
+
+def test_merges_approved_in_bulk_with_others_can_still_be_split(arxiv_dir):
+    """A bulk action's merges are what a split proposal must still catch."""
+    survivor, other = _grabec_profiles(arxiv_dir, PHYSICS, CS)
+    x, y = ResearcherFactory(), ResearcherFactory()
+    _, done, skipped = services.proposals_decide(
+        proposals=[_merge_proposal(survivor, other), _merge_proposal(x, y, "xy")],
+        approve=True,
+        actor=UserFactory(),
+    )
+    assert (done, skipped) == (2, [])
 
     services.matching_run()
 
-    assert _split_moves(survivor) == {"0704.0047", "0704.0050"}
+    assert _split_moves(survivor) == set(CS)
 
 
 def test_an_undone_merge_vouches_for_nothing(arxiv_dir):
-    survivor, other, _ = _grabec_two(arxiv_dir, cs_first=False)
+    survivor, other = _grabec_profiles(arxiv_dir, PHYSICS, CS)
     curator = UserFactory()
     edits.researcher_merge(researchers=[survivor, other], actor=curator)
     event = CurationEvent.objects.get(kind="merged")
     assert len(event.extra["kept"]) == 5
     event_undo(event=event, actor=curator)
-    # The two profiles apart again, a third mistake puts them together
-    # without a curator (as a harvest-era attach would).
+    # Apart again, a mistake puts them together without a curator (as a
+    # harvest-era attach would).
     Authorship.objects.filter(researcher=other).update(researcher=survivor)
 
     services.matching_run()
 
-    assert _split_moves(survivor) == {"0704.0047", "0704.0050"}
+    assert _split_moves(survivor) == set(CS)
 
 
-def test_papers_that_came_after_the_merge_are_new_evidence(arxiv_dir):
-    """0704.0050 arrives after the curator merged 0704.0047's profile, and is
-    put on the merged profile: the cs.NE/cs.AI pair is no longer one side of
-    the merge, so splitting it off is proposed; a cut inside one side too."""
-    survivor, other, rows = _grabec_two(arxiv_dir, cs_first=False, hold_back="0050")
+def test_papers_that_came_after_the_merge_may_still_be_split_off(arxiv_dir):
+    """The cs.NE/cs.AI pair arrives after the curator merged two physics
+    profiles, and is put on the merged profile: no curator saw it joined."""
+    survivor, other = _grabec_profiles(arxiv_dir, PHYSICS[:3], PHYSICS[3:], later=CS)
     edits.researcher_merge(researchers=[survivor, other], actor=UserFactory())
-    harvest.harvest_arxiv_files(root=arxiv_dir / ABS / "0704/0704.0050.abs")
+    for n in CS:
+        harvest.harvest_arxiv_files(root=arxiv_dir / ABS / f"0704/0704.{n}.abs")
     Authorship.objects.filter(family_name="Grabec", researcher=None).update(
         researcher=survivor
     )
 
     services.matching_run()
 
-    assert _split_moves(survivor) == {"0704.0047", "0704.0050"}
+    assert _split_moves(survivor) == set(CS)
+
+
+@pytest.mark.parametrize(
+    ("moving", "merges", "held"),
+    [
+        # Two sides: one moving while the other stays.
+        ({1, 2}, [({1, 2}, {3})], {1, 2}),
+        # Every side moving together parts nothing.
+        ({1, 2, 3}, [({1, 2}, {3})], set()),
+        # Later papers (5) are on no side.
+        ({1, 5}, [({1, 2}, {3})], {1}),
+        # Three sides, two moving.
+        ({1, 2}, [({1}, {2}, {3})], {1, 2}),
+        # Merges in a row: 1 and 2, then both with 3; holding 2 holds 1.
+        ({1, 2}, [({1}, {2}), ({1, 2}, {3})], {1, 2}),
+        ({1}, [({1}, {2})], {1}),
+        # A side that holds what is no longer the researcher's (9).
+        ({1}, [({1}, {9})], set()),
+    ],
+)
+def test_held_by_merges(moving, merges, held):
+    frozen = [tuple(frozenset(side) for side in sides) for sides in merges]
+    assert services._held_by_merges(moving, {1, 2, 3, 4, 5}, frozen) == held
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"moves": "moves"},
+        {"moves": [["before", 2]]},
+        {"before": [2]},
+        {"before": {"id": 2}},
+        {"before": True},
+        {"extra": ["kept"]},
+        {"extra": {"kept": "all"}},
+        {"extra": {"kept": [True, "1", [1], 2**70]}},
+    ],
+)
+def test_a_merge_event_edited_by_hand_costs_no_matching_run(arxiv_dir, edit):
+    """Hostile re-trial: a move whose ``before`` was edited into a list made
+    the whole run fail (unhashable); such moves and ids are passed over, and
+    what the edit still says holds."""
+    survivor, other = _grabec_profiles(arxiv_dir, PHYSICS, CS)
+    edits.researcher_merge(researchers=[survivor, other], actor=UserFactory())
+    event = CurationEvent.objects.get(kind="merged")
+    if "before" in edit:
+        event.moves = [{**m, "before": edit["before"]} for m in event.moves]
+    event.moves = edit.get("moves", event.moves)
+    event.extra = edit.get("extra", event.extra)
+    event.save()
+
+    services.matching_run()
+
+    # Each edit leaves one side readable at most, which parts nothing from
+    # another: the split is proposed, as with no curator merge.
+    merges = selectors.curator_merges(
+        Authorship.objects.filter(researcher=survivor).values_list("pk", flat=True)
+    )
+    assert all(len(sides) <= 1 for sides in merges)
+    assert all(type(k) is int for sides in merges for s in sides for k in s)
+    assert _split_moves(survivor) == set(CS)
