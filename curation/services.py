@@ -12,7 +12,7 @@ import copy
 import hashlib
 import logging
 import math
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -915,9 +915,19 @@ def _propose_suspect_splits(
     wanted = [s for s in suspects if not s.profile.locked and s.profile.id not in skip]
     curated = selectors.confirmed_links(s.profile.id for s in wanted)
     merges = selectors.curator_merges(v.id for s in wanted for v in s.views)
+    merges_of: dict[int, set[int]] = defaultdict(set)  # authorship: merge indexes
+    for n, sides in enumerate(merges):
+        for side in sides:
+            for authorship in side:
+                merges_of[authorship].add(n)
     shown = selectors.display_names(s.profile.id for s in wanted)
     drafts = []
     for suspect in wanted:
+        present = {v.id for v in suspect.views}
+        its_merges = [
+            merges[n]
+            for n in sorted(set().union(*(merges_of.get(i, ()) for i in present)))
+        ]
         by_id = {v.id: v for v in suspect.views}
         if suspect.suspicion.groups:
             parts = [[by_id[i] for i in group] for group in suspect.suspicion.groups]
@@ -947,9 +957,7 @@ def _propose_suspect_splits(
         parts.sort(key=standing, reverse=True)
         for part in parts[1:]:
             moving = [v for v in part if (v.id, rid) not in curated]
-            held = _held_by_merges(
-                {v.id for v in moving}, {v.id for v in suspect.views}, merges
-            )
+            held = _held_by_merges({v.id for v in moving}, present, its_merges)
             if held:
                 logger.info(
                     "researcher %s: %s authorships stay, a curator merged them "
