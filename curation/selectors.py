@@ -1088,11 +1088,11 @@ def confirmed_links(researcher_ids: Iterable[int]) -> set[tuple[int, int]]:
 
 def curator_merges(authorship_ids: Iterable[int]) -> list[tuple[frozenset[int], ...]]:
     """The sides of each merge a curator made one at a time that joined any of
-    these authorships: a merge in the admin, or a ``merge`` proposal approved
-    on its own (alone, or the only one of a bulk action). Not a merge approved
-    in a bulk action with others, whose mistakes a split proposal must still
-    be able to catch, nor one of the identifier policy; undone merges are left
-    out (their must-links are retired).
+    these authorships and stands (is not undone now): a merge in the admin,
+    or a ``merge`` proposal approved on its own (alone, or the only proposal
+    a bulk action selected). Not a merge approved in a bulk action with
+    others, whose mistakes a split proposal must still be able to catch, nor
+    one of the identifier policy.
 
     A side is the authorships one researcher brought to the merge: each
     merged-away researcher's (the event's moves) and the survivor's as the
@@ -1101,41 +1101,75 @@ def curator_merges(authorship_ids: Iterable[int]) -> list[tuple[frozenset[int], 
     papers on the merge's confirmation page and said they are one person's, so
     a split parting two sides again is the same evidence, as a rejected merge
     is (DESIGN.md, "Curation: matching" 4; :func:`curation.services.
-    _held_by_merges`). Moves and ids edited by hand into other shapes are
+    _held_by_merges`).
+
+    An authorship stays on its side while nothing placed it since the merge,
+    or while what last placed it (its latest must-link) was a curator acting
+    one at a time: a curator who moved it away and back still vouches for it,
+    but one moved away by a curator and brought back by a bulk approval is no
+    longer the merge's. Moves and ids edited by hand into other shapes are
     passed over.
 
     Returns:
         One tuple of sides (frozensets of authorship ids) a merge, in event
-        order; sides may hold authorships no longer on the researcher. Two
-        queries, plus one per :data:`CHUNK` authorships.
+        order; sides may hold authorships no longer on the researcher. Three
+        queries, plus one per :data:`CHUNK` authorships and one per undo of
+        a merge found.
     """
-    from curation.history import is_id
+    from curation.history import event_undone, is_id
 
     kinds = CurationEvent.Kind
-    merges = Q(event__kind=kinds.MERGED) | Q(
-        event__kind=kinds.PROPOSAL_APPLIED,
-        event__proposal__kind=Proposal.Kind.MERGE,
-    )
-    one_at_a_time = Q(event__batch__isnull=True) | Q(event__batch__extra__done=1)
-    event_ids: set[int] = set()
+    links: list[tuple[int, int, str, str | None, int | None, int | None]] = []
     for chunk in _chunks(sorted(set(authorship_ids))):
-        event_ids.update(
-            Constraint.objects.filter(
-                merges,
-                one_at_a_time,
-                kind=Constraint.Kind.MUST_LINK,
-                active=True,
-                authorship_id__in=chunk,
-                event__actor__isnull=False,
-            ).values_list("event_id", flat=True)
+        links += Constraint.objects.filter(
+            kind=Constraint.Kind.MUST_LINK, authorship_id__in=chunk
+        ).values_list(
+            "authorship_id",
+            "event_id",
+            "event__kind",
+            "event__proposal__kind",
+            "event__actor_id",
+            "event__batch_id",
         )
+    batches = {
+        pk: extra
+        for pk, extra in CurationEvent.objects.filter(
+            pk__in={batch for *_, batch in links if batch}
+        ).values_list("pk", "extra")
+    }
+
+    def one_at_a_time(actor: int | None, batch: int | None) -> bool:
+        if actor is None:
+            return False
+        if batch is None:
+            return True
+        extra = batches.get(batch)
+        return (
+            isinstance(extra, dict)
+            and extra.get("done") == 1
+            and not extra.get("skipped")
+        )
+
+    latest: dict[int, tuple[int, bool]] = {}  # authorship: (event, by a curator)
+    merge_ids: set[int] = set()
+    for authorship, event, kind, proposal_kind, actor, batch in links:
+        curator = one_at_a_time(actor, batch)
+        if event > latest.get(authorship, (0, False))[0]:
+            latest[authorship] = (event, curator)
+        merge = kind == kinds.MERGED or (
+            kind == kinds.PROPOSAL_APPLIED and proposal_kind == Proposal.Kind.MERGE
+        )
+        if merge and curator:
+            merge_ids.add(event)
     out: list[tuple[frozenset[int], ...]] = []
     events = (
-        CurationEvent.objects.filter(pk__in=event_ids)
+        CurationEvent.objects.filter(pk__in=merge_ids)
         .order_by("pk")
-        .values_list("moves", "extra")
+        .values_list("pk", "moves", "extra")
     )
-    for moves, extra in events:
+    for pk, moves, extra in events:
+        if event_undone(event_id=pk):
+            continue
         brought: dict[int, set[int]] = defaultdict(set)
         for m in moves if isinstance(moves, list) else ():
             if isinstance(m, dict) and is_id(m.get("authorship")):
@@ -1143,10 +1177,21 @@ def curator_merges(authorship_ids: Iterable[int]) -> list[tuple[frozenset[int], 
                 if is_id(before):
                     brought[before].add(m["authorship"])
         kept = extra.get("kept") if isinstance(extra, dict) else None
-        sides = [frozenset(ids) for _, ids in sorted(brought.items())]
+        sides = [ids for _, ids in sorted(brought.items())]
         if isinstance(kept, list):
-            sides.insert(0, frozenset(k for k in kept if is_id(k)))
-        out.append(tuple(side for side in sides if side))
+            sides.insert(0, {k for k in kept if is_id(k)})
+
+        def still(authorship: int, merge: int = pk) -> bool:
+            event, curator = latest.get(authorship, (0, True))
+            return event <= merge or curator
+
+        out.append(
+            tuple(
+                frozenset(a for a in side if still(a))
+                for side in sides
+                if any(still(a) for a in side)
+            )
+        )
     return out
 
 

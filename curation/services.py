@@ -968,7 +968,10 @@ def _propose_suspect_splits(
                 moving = [v for v in moving if v.id not in held]
             if len({v.paper_id for v in moving}) < overmerge.MIN_GROUP:
                 continue
-            going, staying = profile_of(moving), profile_of(parts[0])
+            # What stays is the staying part and what this part leaves behind
+            # (confirmed or held authorships).
+            left = [v for v in part if v not in moving]
+            going, staying = profile_of(moving), profile_of(parts[0] + left)
             same = scoring.score(profile_profile_features(going, staying), weights)
             # Full given names that cannot meet ("Wei" and "Wen") are two
             # people whatever the initials both parts share score.

@@ -462,6 +462,106 @@ def test_papers_that_came_after_the_merge_may_still_be_split_off(arxiv_dir):
     assert _split_moves(survivor) == set(CS)
 
 
+def _merged_then_cs_moved_away(arxiv_dir, curator, *groups):
+    """Grabec's profiles (``groups``) merged by hand, then the cs pair moved
+    to another "I. Grabec" by a curator: ``(survivor, cs rows, that one)``."""
+    survivor, other = _grabec_profiles(arxiv_dir, *groups)
+    edits.researcher_merge(researchers=[survivor, other], actor=curator)
+    cs = list(
+        Authorship.objects.filter(
+            family_name="Grabec", paper__arxiv_id__in=[f"0704.{n}" for n in CS]
+        )
+    )
+    elsewhere = ResearcherFactory(display_name="I. Grabec", block_key="grabec i")
+    _move_all(cs, elsewhere, curator)
+    return survivor, cs, elsewhere
+
+
+def _move_all(rows, to, curator):
+    for a in Authorship.objects.filter(pk__in=[r.pk for r in rows]):
+        edits.authorship_move(authorship=a, to=to, actor=curator)
+
+
+def test_a_curators_moves_away_and_back_keep_the_merge(arxiv_dir):
+    """Hostile re-trial: the cs pair moved to another researcher and back by
+    hand retired the merge's must-links, so the merge was no longer found and
+    the physics papers were proposed to split off the cs pair."""
+    curator = UserFactory()
+    survivor, cs, _ = _merged_then_cs_moved_away(arxiv_dir, curator, PHYSICS, CS)
+    _move_all(cs, survivor, curator)
+
+    services.matching_run()
+
+    assert _split_moves(survivor) == set()
+
+
+def test_papers_moved_away_by_a_curator_and_back_in_bulk_are_not_held(arxiv_dir):
+    """Hostile re-trial: the cs pair, merged by hand with two physics papers,
+    then moved away by a curator, came back with a merge approved in bulk with
+    another; the first merge still held it (its sides were a snapshot, and
+    the two physics papers kept it found)."""
+    curator = UserFactory()
+    survivor, _, elsewhere = _merged_then_cs_moved_away(
+        arxiv_dir, curator, PHYSICS[:3], CS + PHYSICS[3:]
+    )
+    x, y = ResearcherFactory(), ResearcherFactory()
+    _, done, _ = services.proposals_decide(
+        proposals=[_merge_proposal(survivor, elsewhere), _merge_proposal(x, y, "xy")],
+        approve=True,
+        actor=curator,
+    )
+    assert done == 2
+
+    services.matching_run()
+
+    assert _split_moves(survivor) == set(CS)
+
+
+def test_a_bulk_action_that_skipped_one_of_two_merges_vouches_for_none(arxiv_dir):
+    survivor, other = _grabec_profiles(arxiv_dir, PHYSICS, CS)
+    decided = _merge_proposal(*ResearcherFactory.create_batch(2), tag="decided")
+    Proposal.objects.filter(pk=decided.pk).update(status="rejected")
+    _, done, skipped = services.proposals_decide(
+        proposals=[_merge_proposal(survivor, other), decided],
+        approve=True,
+        actor=UserFactory(),
+    )
+    assert (done, len(skipped)) == (1, 1)
+
+    services.matching_run()
+
+    assert _split_moves(survivor) == set(CS)
+
+
+def test_later_papers_are_scored_against_everything_that_stays():
+    """Hostile re-trial: Bourjaily and Ghisellini merged by hand, and two
+    later papers of Ghisellini's came in: they were scored against
+    Bourjaily's part alone, not with the held papers of their own person
+    that stay too, and proposed to split off as names that cannot be one
+    person's (0.99). Here "Igor" and "Ivan" Grabec, in fields apart."""
+    curator = UserFactory()
+    a = ResearcherFactory(display_name="Igor Grabec", block_key="grabec i")
+    b = ResearcherFactory(display_name="Ivan Grabec", block_key="grabec i")
+
+    def papers(researcher, given, category, n):
+        for _ in range(n):
+            AuthorshipFactory(
+                paper=PaperFactory(categories=[category]),
+                given_name=given,
+                family_name="Grabec",
+                researcher=researcher,
+            )
+
+    papers(a, "Igor", "physics.data-an", 5)
+    papers(b, "Ivan", "cs.NE", 2)
+    edits.researcher_merge(researchers=[a, b], actor=curator)
+    papers(a, "Ivan", "cs.NE", 2)  # attached later, by automation
+
+    services.matching_run()
+
+    assert not Proposal.objects.filter(kind="split", researcher=a).exists()
+
+
 @pytest.mark.parametrize(
     ("moving", "merges", "held"),
     [
