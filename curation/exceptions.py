@@ -84,6 +84,10 @@ UNREADABLE_EVENT = (
     "event {pk} cannot be undone: its record was edited by hand and {problem}, "
     "so what to restore cannot be told"
 )
+SOURCE_NOT_UNDONE = (
+    "event {pk} records a change its source made (a new version of {record}): "
+    "a curator does not undo it; move or assign the authorship instead"
+)
 ALREADY_UNDONE = "event {pk} was already undone by event {by}; undo that one instead"
 UNDO_MOVED = (
     "cannot undo event {pk}: authorship {a} is now on researcher {now}, not {then}; "

@@ -12,6 +12,7 @@ from curation.exceptions import (
     ALREADY_UNDONE,
     NOTHING_LEFT_TO_UNDO,
     NOTHING_TO_UNDO,
+    SOURCE_NOT_UNDONE,
     UNDO_CLAIMED,
     UNDO_DEAD,
     UNDO_FIELD,
@@ -25,6 +26,62 @@ from curation.exceptions import (
 )
 from curation.models import ClaimRequest, Constraint, CurationEvent, Proposal
 from wovepaper.models import Authorship, Researcher
+
+
+def record_source_changes(
+    *,
+    record: str,
+    departed: list[tuple[int, int, str]],
+    returned: list[tuple[int, int, str]],
+) -> list[CurationEvent]:
+    """Write in the curation history what a new version of a record did to
+    curated profiles, as no curator acted: slots that left its byline and took
+    a paper off a researcher (their curation is kept as
+    :class:`harvest.models.DepartedSlot`), and slots printed again that
+    brought it back. One ``source`` event for each, actor-less and never
+    undone (:data:`curation.exceptions.SOURCE_NOT_UNDONE`); the History page
+    gives its reason. Called by the harvest inside its transaction.
+
+    Args:
+        record: the record as curators know it ("arXiv:0704.0033",
+            "doi:10.1103/...").
+        departed: ``[(authorship id, researcher id, printed name)]`` of the
+            rows the version deleted.
+        returned: the same of the rows brought back to their researcher.
+
+    Returns:
+        The events written (none when both lists are empty).
+    """
+    events = []
+    for rows, leaving in ((departed, True), (returned, False)):
+        if not rows:
+            continue
+        names = "; ".join(
+            f"“{name}” (researcher {rid})" for _, rid, name in rows[:20]
+        ) + (f"; {len(rows) - 20} more" if len(rows) > 20 else "")
+        reason = (
+            f"a new version of {record} no longer prints {names}: the paper left "
+            "the profile, and comes back when the source prints the name again"
+            if leaving
+            else f"a new version of {record} prints {names} again: the paper "
+            "came back to the profile with its curation"
+        )
+        events.append(
+            CurationEvent.objects.create(
+                kind=CurationEvent.Kind.SOURCE,
+                researchers=sorted({rid for _, rid, _ in rows}),
+                moves=[
+                    {
+                        "authorship": pk,
+                        "before": rid if leaving else None,
+                        "after": None if leaving else rid,
+                    }
+                    for pk, rid, _ in rows
+                ],
+                extra={"record": record, "reason": reason},
+            )
+        )
+    return events
 
 
 def researcher_history(*, researcher_id: int) -> QuerySet[CurationEvent]:
@@ -107,6 +164,13 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
     done = original.undone_by.order_by("pk").first()
     if done is not None:
         raise NothingToUndo(ALREADY_UNDONE.format(pk=original.pk, by=done.pk))
+    if original.kind == CurationEvent.Kind.SOURCE:
+        record = (
+            original.extra.get("record") if isinstance(original.extra, dict) else ""
+        )
+        raise NothingToUndo(
+            SOURCE_NOT_UNDONE.format(pk=original.pk, record=record or "its record")
+        )
     if not original.changes_state:
         raise NothingToUndo(
             NOTHING_TO_UNDO.format(pk=original.pk, kind=original.get_kind_display())

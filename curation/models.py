@@ -202,6 +202,9 @@ class CurationEvent(models.Model):
         BATCH = "batch", "bulk action"
         CLAIM_APPROVED = "claim_approved", "claim approved"
         CLAIM_REJECTED = "claim_rejected", "claim rejected"
+        # A new version of a record dropped or printed again a curated slot
+        # (harvest.services.upsert): written by the harvest, never undone.
+        SOURCE = "source", "changed by its source"
 
     kind = models.CharField(max_length=32, choices=Kind.choices)
     actor = models.ForeignKey(
@@ -246,11 +249,14 @@ class CurationEvent(models.Model):
     @property
     def changes_state(self) -> bool:
         """Whether undoing it would change anything: moves, fields or
-        constraints, or a proposal's status back to pending (a rejection, or
+        constraints (never for a change its source made: the harvest, not a
+        curator, moved those), or a proposal's status back to pending (a rejection, or
         an undo of one, however deep: a rejected ``new`` records no
         constraint, and its undo was refused as changing nothing, though
         undoing a rejection puts the proposal back in the queue). Walks the
         undo chain: one query per link."""
+        if self.kind == self.Kind.SOURCE:
+            return False
         if self.moves or self.fields or self.constraints_on or self.constraints_off:
             return True
         first, _ = self.undo_chain_root()

@@ -18,7 +18,7 @@ from django.utils import timezone
 from rapidfuzz import fuzz
 
 from curation import names
-from curation.history import event_undone, is_id
+from curation.history import event_undone, is_id, record_source_changes
 from curation.matching.features import given_form
 from harvest.models import DepartedSlot
 from harvest.records import (
@@ -720,10 +720,12 @@ def _byline_sync(
         return False, authors
     kept = {a.pk for a in chosen.values()}
     gone = [a.pk for a in existing if a.pk not in kept]
+    departed = []
     for a in existing:
         if a.pk not in kept and a.researcher_id:
-            # A researcher loses a paper: say so (the curation history cannot,
-            # no curator acted).
+            # A researcher loses a paper: say so, in the log and in its
+            # curation history (record_source_changes, below).
+            departed.append((a.pk, a.researcher_id, a.raw_name))
             logger.warning(
                 "%s: %r (authorship %s of researcher %s) is not in the new byline; "
                 "its slot is deleted",
@@ -749,12 +751,24 @@ def _byline_sync(
     back = _departed_restore(paper, wanted, returning)
     if chosen:
         _rows_rewrite(chosen, wanted)
+    record_source_changes(record=_record_label(paper), departed=departed, returned=back)
     # The assigned rows were deleted, moved or rewritten: their researchers'
     # evidence may have changed; so did that of researchers a slot came back to.
     _researchers_evidence_changed(
-        [a.researcher_id for a in existing if a.researcher_id] + back
+        [a.researcher_id for a in existing if a.researcher_id]
+        + [rid for _, rid, _ in back]
     )
     return True, authors
+
+
+def _record_label(paper: Paper) -> str:
+    """A paper as its source names it: "arXiv:0704.0033", "doi:10.…", or
+    "paper 12" for neither."""
+    if paper.arxiv_id:
+        return f"arXiv:{paper.arxiv_id}"
+    if paper.doi:
+        return f"doi:{paper.doi}"
+    return f"paper {paper.pk}"
 
 
 def _departed_keep(paper: Paper, rows: list[Authorship]) -> None:
@@ -916,7 +930,8 @@ def _departed_restore(
     four queries a slot, and one for each link of an undo chain.
 
     Returns:
-        The ids of the researchers the slots came back to.
+        ``[(authorship id, researcher id, printed name)]`` of the slots that
+        came back to a researcher.
     """
     from curation.models import Constraint, CurationEvent
 
@@ -959,7 +974,7 @@ def _departed_restore(
             pk__in=[d.authorship_id for d in returning.values() if d.authorship_id]
         ).values_list("pk", flat=True)
     )
-    back: list[int] = []
+    back: list[tuple[int, int, str]] = []
     for pos, departed in sorted(returning.items()):
         holder = survivors.get(departed.researcher_id, departed.researcher_id)
         holder = holder if holder in live else None
@@ -1008,7 +1023,7 @@ def _departed_restore(
                 # auto_now_add stamped them now: they date from the decision.
                 Constraint.objects.filter(pk=c["id"]).update(created=c["created"])
         if holder:
-            back.append(holder)
+            back.append((row.pk, holder, row.raw_name))
         logger.info(
             "%s: %r is back in the byline at %s; its slot's curation returns "
             "(researcher %s, %d constraint(s))",

@@ -1,0 +1,120 @@
+"""What a source does to a curated profile is in the profile's History.
+
+A new version of a record that no longer prints a curated slot takes its
+paper off the researcher, with no curator acting (its curation is kept as a
+DepartedSlot and comes back with the slot). Stop-43 note: this reached the
+log only, so a curator who had locked the profile saw a paper vanish from
+its page and its History said nothing. Real record: hep-th/9709111 (Fabio
+Zwirner, printed "F." and "Franco" by later versions).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+
+from curation import edits, services
+from curation.exceptions import NothingToUndo
+from curation.history import event_undo, researcher_history
+from curation.models import CurationEvent
+from harvest.services import paper_upsert
+from harvest.sources.arxiv_abs import parse_abs, read_abs_file
+from tests.factories import ResearcherFactory
+
+pytestmark = pytest.mark.django_db
+
+ABS = "arxiv/abs_files/ftp/hep-th/papers/9709/9709111.abs"
+
+
+@pytest.fixture
+def record():
+    return parse_abs(read_abs_file(settings.WOVEPAPER_DATA_DIR / ABS))
+
+
+def _printed(record, version: int, given: str | None):
+    """The record with Zwirner printed as ``given`` (None: dropped)."""
+    authors = [
+        dataclasses.replace(a, given_name=given, raw_name=f"{given} Zwirner")
+        if a.family_name == "Zwirner"
+        else a
+        for a in record.authors
+        if a.family_name != "Zwirner" or given is not None
+    ]
+    return dataclasses.replace(record, version=version, authors=authors)
+
+
+@pytest.fixture
+def fabio(record):
+    """The locked Fabio Zwirner, holding his slot of hep-th/9709111 by a
+    curator's move: ``(researcher, authorship id, curator)``."""
+    paper = paper_upsert(record=record).paper
+    fabio = ResearcherFactory(display_name="Fabio Zwirner", block_key="zwirner|f")
+    curator = services.curator_ensure(username="cura", password="pw-cura")
+    row = paper.authorships.get(family_name="Zwirner")
+    edits.authorship_move(authorship=row, to=fabio, actor=curator)
+    edits.researcher_set_locked(researcher=fabio, locked=True, actor=curator)
+    return fabio, row.pk, curator
+
+
+def _source_events(researcher):
+    return list(
+        researcher_history(researcher_id=researcher.pk)
+        .filter(kind=CurationEvent.Kind.SOURCE)
+        .order_by("pk")
+    )
+
+
+@pytest.mark.parametrize("given", [None, "Franco"])
+def test_a_slot_the_source_drops_is_in_the_history_and_its_return_too(
+    record, fabio, given
+):
+    """Dropped from the byline, or printed as another person ("Franco" is not
+    the Fabio the profile is known by): either way the paper leaves."""
+    fabio, row, curator = fabio
+    paper_upsert(record=_printed(record, 4, given))
+
+    (left,) = _source_events(fabio)
+    assert left.actor is None
+    assert left.researchers == [fabio.pk]
+    assert left.moves == [{"authorship": row, "before": fabio.pk, "after": None}]
+    assert left.extra["record"] == "arXiv:hep-th/9709111"
+    assert "no longer prints “Fabio Zwirner” (researcher" in left.extra["reason"]
+    assert not fabio.authorships.exists()
+
+    paper_upsert(record=_printed(record, 5, "Fabio"))
+
+    left, back = _source_events(fabio)
+    assert back.moves == [{"authorship": row, "before": None, "after": fabio.pk}]
+    assert "prints “Fabio Zwirner” (researcher" in back.extra["reason"]
+    assert list(fabio.authorships.values_list("pk", flat=True)) == [row]
+
+
+def test_a_change_of_the_source_is_not_undone_by_a_curator(client, record, fabio):
+    fabio, row, curator = fabio
+    paper_upsert(record=_printed(record, 4, None))
+    (left,) = _source_events(fabio)
+
+    with pytest.raises(NothingToUndo, match="a change its source made"):
+        event_undo(event=left, actor=curator)
+
+    client.force_login(curator)
+    page = client.get(
+        reverse("admin:wovepaper_researcher_history", args=[fabio.pk])
+    ).content.decode()
+    line = page.split(f"changed by its source #{left.pk}", 1)
+    assert len(line) == 2, page
+    row_html = line[0].rsplit("<tr>", 1)[1] + line[1].split("</tr>", 1)[0]
+    assert "<td>the source</td>" in row_html
+    assert "no longer prints" in row_html
+    assert "Undo…" not in row_html
+
+
+def test_versions_that_keep_curated_slots_write_no_source_event(record, fabio):
+    fabio, row, _ = fabio
+    paper_upsert(record=_printed(record, 4, "F."))  # "F." fits Fabio: stays
+    paper_upsert(record=_printed(record, 5, "Fabio"))
+    assert _source_events(fabio) == []
+    assert list(fabio.authorships.values_list("pk", flat=True)) == [row]
