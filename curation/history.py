@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Q, QuerySet
@@ -28,19 +30,30 @@ from curation.models import ClaimRequest, Constraint, CurationEvent, Proposal
 from wovepaper.models import Authorship, Researcher
 
 
+def source_not_undone(event: CurationEvent) -> str:
+    """Why a ``source`` event has no undo, naming its record."""
+    record = event.extra.get("record") if isinstance(event.extra, dict) else ""
+    return SOURCE_NOT_UNDONE.format(
+        pk=event.pk,
+        record=record if isinstance(record, str) and record else "its record",
+    )
+
+
 def record_source_changes(
     *,
     record: str,
     departed: list[tuple[int, int, str]],
     returned: list[tuple[int, int, str]],
+    stayed_off: list[tuple[int, int, str, str]] = (),
 ) -> list[CurationEvent]:
     """Write in the curation history what a new version of a record did to
     curated profiles, as no curator acted: slots that left its byline and took
     a paper off a researcher (their curation is kept as
     :class:`harvest.models.DepartedSlot`), and slots printed again that
-    brought it back. One ``source`` event for each, actor-less and never
-    undone (:data:`curation.exceptions.SOURCE_NOT_UNDONE`); the History page
-    gives its reason. Called by the harvest inside its transaction.
+    brought it back. One ``source`` event for each researcher and way
+    (naming its own slots only), actor-less and never undone
+    (:data:`curation.exceptions.SOURCE_NOT_UNDONE`); the History page gives
+    its reason. Called by the harvest inside its transaction.
 
     Args:
         record: the record as curators know it ("arXiv:0704.0033",
@@ -48,40 +61,57 @@ def record_source_changes(
         departed: ``[(authorship id, researcher id, printed name)]`` of the
             rows the version deleted.
         returned: the same of the rows brought back to their researcher.
+        stayed_off: ``[(authorship id, researcher id, printed name, why)]``
+            of rows printed again whose researcher could not take them back:
+            an event on it says so, and moves nothing.
 
     Returns:
         The events written (none when both lists are empty).
     """
     events = []
     for rows, leaving in ((departed, True), (returned, False)):
-        if not rows:
-            continue
-        names = "; ".join(
-            f"“{name}” (researcher {rid})" for _, rid, name in rows[:20]
-        ) + (f"; {len(rows) - 20} more" if len(rows) > 20 else "")
-        reason = (
-            f"a new version of {record} no longer prints {names}: the paper left "
-            "the profile, and comes back when the source prints the name again"
-            if leaving
-            else f"a new version of {record} prints {names} again: the paper "
-            "came back to the profile with its curation"
-        )
+        by_researcher: dict[int, list[tuple[int, str]]] = defaultdict(list)
+        for pk, rid, name in rows:
+            by_researcher[rid].append((pk, name))
+        for rid, slots in sorted(by_researcher.items()):
+            names = " and ".join(f"“{name}”" for _, name in slots)
+            reason = (
+                f"a new version of {record} no longer prints {names} there: the "
+                "paper left the profile, and comes back when the source prints "
+                "the name again"
+                if leaving
+                else f"a new version of {record} prints {names} again: the paper "
+                "came back to the profile with its curation"
+            )
+            events.append(
+                CurationEvent(
+                    kind=CurationEvent.Kind.SOURCE,
+                    researchers=[rid],
+                    moves=[
+                        {
+                            "authorship": pk,
+                            "before": rid if leaving else None,
+                            "after": None if leaving else rid,
+                        }
+                        for pk, _ in slots
+                    ],
+                    extra={"record": record, "reason": reason},
+                )
+            )
+    for pk, rid, name, why in stayed_off:
         events.append(
-            CurationEvent.objects.create(
+            CurationEvent(
                 kind=CurationEvent.Kind.SOURCE,
-                researchers=sorted({rid for _, rid, _ in rows}),
-                moves=[
-                    {
-                        "authorship": pk,
-                        "before": rid if leaving else None,
-                        "after": None if leaving else rid,
-                    }
-                    for pk, rid, _ in rows
-                ],
-                extra={"record": record, "reason": reason},
+                researchers=[rid],
+                extra={
+                    "record": record,
+                    "reason": f"a new version of {record} prints “{name}” again, "
+                    f"but the paper did not come back to the profile: {why}; "
+                    f"authorship {pk} is on no researcher",
+                },
             )
         )
-    return events
+    return CurationEvent.objects.bulk_create(events)
 
 
 def researcher_history(*, researcher_id: int) -> QuerySet[CurationEvent]:
@@ -165,12 +195,7 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
     if done is not None:
         raise NothingToUndo(ALREADY_UNDONE.format(pk=original.pk, by=done.pk))
     if original.kind == CurationEvent.Kind.SOURCE:
-        record = (
-            original.extra.get("record") if isinstance(original.extra, dict) else ""
-        )
-        raise NothingToUndo(
-            SOURCE_NOT_UNDONE.format(pk=original.pk, record=record or "its record")
-        )
+        raise NothingToUndo(source_not_undone(original))
     if not original.changes_state:
         raise NothingToUndo(
             NOTHING_TO_UNDO.format(pk=original.pk, kind=original.get_kind_display())

@@ -1686,7 +1686,7 @@ def _evidence_lost(
         if selectors.moved_away_since(r.pk, proposal.created):
             return (
                 f"every authorship of researcher {r.pk} was moved off since it "
-                "was proposed"
+                "was proposed (by curation, or by its source dropping them)"
             )
         return ""
     read = (

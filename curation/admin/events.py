@@ -16,6 +16,7 @@ from curation.exceptions import CurationError
 from curation.history import (
     decision_after_undo,
     event_undo,
+    source_not_undone,
     undo_preview,
     undo_would_forbid,
     undone_merge_pairs,
@@ -226,6 +227,10 @@ class CurationEventAdmin(ReadOnlyAdmin):
         back = request.POST.get("next") or request.GET.get("next") or ""
         if not back.startswith("/admin/"):
             back = reverse("admin:curation_curationevent_change", args=[pk])
+        if event.kind == CurationEvent.Kind.SOURCE:
+            # No confirmation page offers what event_undo refuses.
+            self.message_user(request, source_not_undone(event), messages.ERROR)
+            return HttpResponseRedirect(back)
         if request.method == "POST" and request.POST.get("confirm") == "yes":
             try:
                 undo = event_undo(event=event, actor=request.user)

@@ -748,10 +748,15 @@ def _byline_sync(
         for pos, fields in enumerate(wanted, start=1)
         if pos not in chosen and pos not in returning
     )
-    back = _departed_restore(paper, wanted, returning)
+    back, stayed_off = _departed_restore(paper, wanted, returning)
     if chosen:
         _rows_rewrite(chosen, wanted)
-    record_source_changes(record=_record_label(paper), departed=departed, returned=back)
+    record_source_changes(
+        record=_record_label(paper),
+        departed=departed,
+        returned=back,
+        stayed_off=stayed_off,
+    )
     # The assigned rows were deleted, moved or rewritten: their researchers'
     # evidence may have changed; so did that of researchers a slot came back to.
     _researchers_evidence_changed(
@@ -762,12 +767,14 @@ def _byline_sync(
 
 
 def _record_label(paper: Paper) -> str:
-    """A paper as its source names it: "arXiv:0704.0033", "doi:10.…", or
-    "paper 12" for neither."""
+    """A paper as its sources name it: "arXiv:0704.0033", "doi:10.…",
+    "OpenAlex W3173724963", or "paper 12" for none of them."""
     if paper.arxiv_id:
         return f"arXiv:{paper.arxiv_id}"
     if paper.doi:
         return f"doi:{paper.doi}"
+    if paper.openalex_id:
+        return f"OpenAlex {paper.openalex_id}"
     return f"paper {paper.pk}"
 
 
@@ -930,22 +937,27 @@ def _departed_restore(
     four queries a slot, and one for each link of an undo chain.
 
     Returns:
-        ``[(authorship id, researcher id, printed name)]`` of the slots that
-        came back to a researcher.
+        ``(back, stayed_off)``: ``[(authorship id, researcher id, printed
+        name)]`` of the slots that came back to a researcher, and
+        ``[(authorship id, researcher id, printed name, why)]`` of those whose
+        researcher could not take them back (retired, or holding another slot
+        of the paper by then).
     """
     from curation.models import Constraint, CurationEvent
 
     if not returning:
-        return []
-    ids = {d.researcher_id for d in returning.values() if d.researcher_id}
+        return [], []
+    held = {pos: _readable_constraints(d) for pos, d in returning.items()}
+    named = [c for cs in held.values() for c in cs]
+    ids = {d.researcher_id for d in returning.values() if d.researcher_id} | {
+        c["researcher"] for c in named if c["kind"] == Constraint.Kind.MUST_LINK
+    }
     survivors = researcher_survivors(ids)
     live = set(
         Researcher.objects.live()
         .filter(pk__in={survivors.get(pk, pk) for pk in ids})
         .values_list("pk", flat=True)
     )
-    held = {pos: _readable_constraints(d) for pos, d in returning.items()}
-    named = [c for cs in held.values() for c in cs]
     existing = set(
         Researcher.objects.filter(
             pk__in={
@@ -975,23 +987,8 @@ def _departed_restore(
         ).values_list("pk", flat=True)
     )
     back: list[tuple[int, int, str]] = []
+    stayed_off: list[tuple[int, int, str, str]] = []
     for pos, departed in sorted(returning.items()):
-        holder = survivors.get(departed.researcher_id, departed.researcher_id)
-        holder = holder if holder in live else None
-        if holder in holding:
-            # A researcher holds one slot of a paper: it took another since.
-            holder = None
-        holding.add(holder)
-        # The row's own id when free (ids are never reused): the events that
-        # moved it reach it again, and so does their undo.
-        old = departed.authorship_id
-        row = Authorship.objects.create(
-            **({"id": old} if old and old not in taken_rows else {}),
-            paper=paper,
-            position=pos,
-            researcher_id=holder,
-            **wanted[pos - 1],
-        )
         kept = [
             c
             for c in held[pos]
@@ -1006,6 +1003,37 @@ def _departed_restore(
             now = event_undone(event_id=c["event"])
             if now != c["undone"]:
                 c["active"] = not now
+        # The researcher its latest standing must-link names, which an undo
+        # while away may have changed (a merge undone: back to the merged-away
+        # researcher), else the one it had; either's survivor when merged.
+        linked = sorted(
+            (c["id"], c["researcher"])
+            for c in kept
+            if c["kind"] == Constraint.Kind.MUST_LINK and c["active"]
+        )
+        holder = None
+        had = survivors.get(departed.researcher_id, departed.researcher_id)
+        why = f"researcher {had} was retired meanwhile"
+        for pk in [r for _, r in linked[-1:]] + [departed.researcher_id]:
+            pk = survivors.get(pk, pk)
+            if pk in live:
+                holder = pk
+                break
+        if holder in holding:
+            # A researcher holds one slot of a paper: it took another since.
+            why = f"researcher {holder} holds another slot of the paper by now"
+            holder = None
+        holding.add(holder)
+        # The row's own id when free (ids are never reused): the events that
+        # moved it reach it again, and so does their undo.
+        old = departed.authorship_id
+        row = Authorship.objects.create(
+            **({"id": old} if old and old not in taken_rows else {}),
+            paper=paper,
+            position=pos,
+            researcher_id=holder,
+            **wanted[pos - 1],
+        )
         Constraint.objects.bulk_create(
             Constraint(
                 id=c["id"],
@@ -1024,6 +1052,8 @@ def _departed_restore(
                 Constraint.objects.filter(pk=c["id"]).update(created=c["created"])
         if holder:
             back.append((row.pk, holder, row.raw_name))
+        elif had:
+            stayed_off.append((row.pk, had, row.raw_name, why))
         logger.info(
             "%s: %r is back in the byline at %s; its slot's curation returns "
             "(researcher %s, %d constraint(s))",
@@ -1035,7 +1065,7 @@ def _departed_restore(
             extra={"paper": paper.pk, "researcher": holder},
         )
     DepartedSlot.objects.filter(pk__in=[d.pk for d in returning.values()]).delete()
-    return back
+    return back, stayed_off
 
 
 def _printed_as(row: Authorship, fields: dict) -> bool:

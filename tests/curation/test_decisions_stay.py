@@ -652,7 +652,10 @@ def test_a_pending_attach_to_a_researcher_emptied_since_goes_stale(
     other = ResearcherFactory()
     for a in Authorship.objects.filter(researcher=r):
         edits.authorship_move(authorship=a, to=other, actor=curator)
-    said = f"every authorship of researcher {r.pk} was moved off since it was proposed"
+    said = (
+        f"every authorship of researcher {r.pk} was moved off since it was proposed "
+        "(by curation, or by its source dropping them)"
+    )
     assert services.proposal_no_longer_fits(attach) == said
 
     services.matching_run()

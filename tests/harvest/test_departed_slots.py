@@ -371,3 +371,14 @@ def test_a_researcher_holding_another_slot_of_the_paper_by_then_gets_no_second(
     assert back.researcher_id is None
     assert back.constraints.get(kind="must_link").researcher_id == zwirner.pk
     assert paper.authorships.filter(researcher=zwirner).count() == 1
+    # Its History says why the paper did not come back (hostile trial: the
+    # last word was that it would).
+    last = history.researcher_history(researcher_id=zwirner.pk).first()
+    assert last.kind == CurationEvent.Kind.SOURCE
+    assert last.moves == []
+    assert last.extra["reason"] == (
+        "a new version of arXiv:hep-th/9709111 prints “Fabio Zwirner” again, but "
+        f"the paper did not come back to the profile: researcher {zwirner.pk} "
+        f"holds another slot of the paper by now; authorship {back.pk} is on no "
+        "researcher"
+    )

@@ -23,6 +23,7 @@ from curation.models import CurationEvent
 from harvest.services import paper_upsert
 from harvest.sources.arxiv_abs import parse_abs, read_abs_file
 from tests.factories import ResearcherFactory
+from wovepaper.models import Authorship
 
 pytestmark = pytest.mark.django_db
 
@@ -81,14 +82,19 @@ def test_a_slot_the_source_drops_is_in_the_history_and_its_return_too(
     assert left.researchers == [fabio.pk]
     assert left.moves == [{"authorship": row, "before": fabio.pk, "after": None}]
     assert left.extra["record"] == "arXiv:hep-th/9709111"
-    assert "no longer prints “Fabio Zwirner” (researcher" in left.extra["reason"]
+    assert left.extra["reason"].startswith(
+        "a new version of arXiv:hep-th/9709111 no longer prints “Fabio Zwirner” "
+        "there: the paper left the profile"
+    )
     assert not fabio.authorships.exists()
 
     paper_upsert(record=_printed(record, 5, "Fabio"))
 
     left, back = _source_events(fabio)
     assert back.moves == [{"authorship": row, "before": None, "after": fabio.pk}]
-    assert "prints “Fabio Zwirner” (researcher" in back.extra["reason"]
+    assert back.extra["reason"].startswith(
+        "a new version of arXiv:hep-th/9709111 prints “Fabio Zwirner” again"
+    )
     assert list(fabio.authorships.values_list("pk", flat=True)) == [row]
 
 
@@ -118,3 +124,76 @@ def test_versions_that_keep_curated_slots_write_no_source_event(record, fabio):
     paper_upsert(record=_printed(record, 5, "Fabio"))
     assert _source_events(fabio) == []
     assert list(fabio.authorships.values_list("pk", flat=True)) == [row]
+
+
+def test_each_researcher_reads_its_own_slots(record, fabio):
+    """Hostile trial: one event a record named the first 20 slots of every
+    researcher, so in a long byline a researcher's History never named its
+    own (and counted the others' papers as moved)."""
+    fabio, row, curator = fabio
+    paper = Authorship.objects.get(pk=row).paper
+    andrea = ResearcherFactory(display_name="Andrea Brignole")
+    edits.authorship_move(
+        authorship=paper.authorships.get(family_name="Brignole"),
+        to=andrea,
+        actor=curator,
+    )
+    authors = [
+        a for a in record.authors if a.family_name not in ("Zwirner", "Brignole")
+    ]
+    paper_upsert(record=dataclasses.replace(record, version=4, authors=authors))
+
+    for researcher, name in ((fabio, "Fabio Zwirner"), (andrea, "Andrea Brignole")):
+        (left,) = _source_events(researcher)
+        assert left.researchers == [researcher.pk]
+        assert len(left.moves) == 1
+        assert f"no longer prints “{name}” there" in left.extra["reason"]
+
+
+def test_the_undo_page_of_a_source_event_offers_no_undo(client, record, fabio):
+    """Hostile trial: the page offered "Yes, undo it" (the POST refused)."""
+    fabio, _, curator = fabio
+    paper_upsert(record=_printed(record, 4, None))
+    (left,) = _source_events(fabio)
+    client.force_login(curator)
+
+    response = client.get(
+        reverse("admin:curation_curationevent_undo", args=[left.pk]), follow=True
+    )
+
+    page = response.content.decode()
+    assert "Yes, undo it" not in page
+    assert "a change its source made" in page
+    assert not CurationEvent.objects.filter(kind="undone").exists()
+
+
+def test_a_merge_undone_while_the_slot_was_away_sends_it_back_to_its_researcher(
+    record,
+):
+    """Hostile trial: Zwirner's profile merged into another, his slot dropped,
+    the merge undone meanwhile (it could not reach the row): the slot came
+    back to the survivor with a must-link to him only."""
+    paper = paper_upsert(record=record).paper
+    survivor = ResearcherFactory(display_name="F. Zwirner")  # the lower id
+    zwirner = ResearcherFactory(display_name="Fabio Zwirner")
+    curator = services.curator_ensure(username="cura", password="pw-cura")
+    row = paper.authorships.get(family_name="Zwirner").pk
+    edits.authorship_move(
+        authorship=Authorship.objects.get(pk=row), to=zwirner, actor=curator
+    )
+    edits.researcher_merge(researchers=[survivor, zwirner], actor=curator)
+    paper_upsert(record=_printed(record, 4, None))
+    undo = event_undo(event=CurationEvent.objects.get(kind="merged"), actor=curator)
+    assert undo.extra["authorships_gone"] == [row]
+
+    paper_upsert(record=_printed(record, 5, "Fabio"))
+
+    back = Authorship.objects.get(pk=row)
+    assert back.researcher_id == zwirner.pk
+    assert list(
+        back.constraints.filter(kind="must_link", active=True).values_list(
+            "researcher_id", flat=True
+        )
+    ) == [zwirner.pk]
+    (returned,) = [e for e in _source_events(zwirner) if e.moves[0]["after"]]
+    assert returned.moves == [{"authorship": row, "before": None, "after": zwirner.pk}]
