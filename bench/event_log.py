@@ -17,10 +17,11 @@ applied proposals, merges, splits, moves), then times each read for
 the same run, and the write cost: inserting 5,000 more events either way.
 Prints p50 and p95 in milliseconds and the ratios.
 
-Usage (PostgreSQL only; makes and drops ``test_<name>``)::
+Usage (PostgreSQL only; makes and drops ``test_wovepaper_bench_events``, or
+``test_<name>`` of the database ``EVENT_LOG_BENCH_URL`` names; an exported
+``DATABASE_URL`` is not used, so the test suite's database is never touched)::
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/wovepaper_bench_events \
-        .venv/bin/python bench/event_log.py [--events 200000] [--json]
+    .venv/bin/python bench/event_log.py [--events 200000] [--json]
 """
 
 from __future__ import annotations
@@ -37,8 +38,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "wovepaper.settings.base")
-os.environ.setdefault(
-    "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/wovepaper_bench_events"
+# Its own database, whatever DATABASE_URL the shell exports: Django's test
+# runner makes and drops test_<name>, which for the project's database would
+# be the test suite's (new-user trial). EVENT_LOG_BENCH_URL names another.
+os.environ["DATABASE_URL"] = os.environ.get(
+    "EVENT_LOG_BENCH_URL", "postgres://postgres@127.0.0.1:5432/wovepaper_bench_events"
 )
 os.environ.setdefault("CELERY_TASK_ALWAYS_EAGER", "1")
 
@@ -135,10 +139,19 @@ def measure(probes: list[int]) -> dict[str, dict[str, float]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--events", type=int, default=200_000)
-    parser.add_argument("--researchers", type=int, default=20_000)
-    parser.add_argument("--probes", type=int, default=40)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--events", type=int, default=200_000, help="events in the log (200,000)"
+    )
+    parser.add_argument(
+        "--researchers",
+        type=int,
+        default=20_000,
+        help="researcher ids the events name (20,000)",
+    )
+    parser.add_argument(
+        "--probes", type=int, default=40, help="researchers each read is timed for (40)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
     if connection.vendor != "postgresql":
         sys.exit("bench/event_log.py measures PostgreSQL's indexes: set DATABASE_URL")

@@ -86,7 +86,8 @@ UNREADABLE_EVENT = (
 )
 SOURCE_NOT_UNDONE = (
     "event {pk} records a change its source made (a new version of {record}): "
-    "a curator does not undo it; move or assign the authorship instead"
+    "a curator does not undo it; if the source is wrong, assign the slot the new "
+    "version prints (on the paper's page)"
 )
 ALREADY_UNDONE = "event {pk} was already undone by event {by}; undo that one instead"
 UNDO_MOVED = (

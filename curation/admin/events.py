@@ -134,7 +134,7 @@ class CurationEventAdmin(ReadOnlyAdmin):
     list_display = (
         "id",
         "kind",
-        "actor",
+        "who",
         "proposal",
         "researchers",
         "moved",
@@ -147,7 +147,7 @@ class CurationEventAdmin(ReadOnlyAdmin):
     search_fields = ("=id", "=proposal__id", "actor__username")
     readonly_fields = (
         "kind",
-        "actor",
+        "who",
         "proposal",
         "undoes",
         "batch",
@@ -163,6 +163,14 @@ class CurationEventAdmin(ReadOnlyAdmin):
     @admin.display(description="moved")
     def moved(self, obj: CurationEvent) -> int:
         return len(obj.moves)
+
+    @admin.display(description="actor", ordering="actor")
+    def who(self, obj: CurationEvent) -> str:
+        """The curator, or who acted without one: the source (a new version
+        of a record) or automation (the identifier policy, matching)."""
+        if obj.actor_id:
+            return str(obj.actor)
+        return "the source" if obj.kind == CurationEvent.Kind.SOURCE else "automation"
 
     @admin.display(description="extra")
     def extra_shown(self, obj: CurationEvent) -> str:

@@ -433,7 +433,13 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
             )
         except CurationError as exc:
             return self._refused(request, pk, exc)
-        state = "locked: automation will not change it" if locked else "unlocked"
+        state = (
+            "locked: automation will not change it (its sources still can: a "
+            "new version of a record that drops its name takes the paper off, "
+            "as its History shows)"
+            if locked
+            else "unlocked"
+        )
         return self._done(request, pk, f"{researcher} is {state}.")
 
     # --- split -------------------------------------------------------------

@@ -165,6 +165,16 @@ def test_the_undo_page_of_a_source_event_offers_no_undo(client, record, fabio):
     assert "Yes, undo it" not in page
     assert "a change its source made" in page
     assert not CurationEvent.objects.filter(kind="undone").exists()
+    # The log's list and the event's own page say who acted (new-user trial:
+    # "-").
+    listed = client.get(
+        reverse("admin:curation_curationevent_changelist") + "?kind=source"
+    ).content.decode()
+    assert '<td class="field-who">the source</td>' in listed
+    shown = client.get(
+        reverse("admin:curation_curationevent_change", args=[left.pk])
+    ).content.decode()
+    assert '<div class="readonly">the source</div>' in shown
 
 
 def test_a_merge_undone_while_the_slot_was_away_sends_it_back_to_its_researcher(
