@@ -235,7 +235,7 @@ def held_by(researcher: Researcher) -> list[int]:
     """The ids of the authorships a researcher holds, ascending: what a merge
     records as its survivor's side (``extra["kept"]``), so that later runs know
     which authorships the curator saw joined (:func:`curation.selectors.
-    merge_sides`). One query."""
+    curator_merges`). One query."""
     return list(
         Authorship.objects.filter(researcher=researcher)
         .order_by("pk")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -44,7 +45,7 @@ def record_source_changes(
     record: str,
     departed: list[tuple[int, int, str]],
     returned: list[tuple[int, int, str]],
-    stayed_off: list[tuple[int, int, str, str]] = (),
+    stayed_off: Sequence[tuple[int, int, str, str]] = (),
 ) -> list[CurationEvent]:
     """Write in the curation history what a new version of a record did to
     curated profiles, as no curator acted: slots that left its byline and took
@@ -66,7 +67,7 @@ def record_source_changes(
             an event on it says so, and moves nothing.
 
     Returns:
-        The events written (none when both lists are empty).
+        The events written (none when all three are empty); one query.
     """
     events = []
     for rows, leaving in ((departed, True), (returned, False)):

@@ -289,7 +289,7 @@ def test_researcher_merge_racing_overlapping_merge_one_wins(curators, first):
     event = CurationEvent.objects.get()
     assert event.actor == curators[0]
     # The survivor's side as the winner merged it, for later runs to leave
-    # alone (selectors.merge_sides).
+    # alone (selectors.curator_merges).
     kept = a_auth if first == "A+B" else b_auth
     assert event.extra == {"survivor": survivor.pk, "kept": _ids(kept)}
     assert sorted(m["authorship"] for m in event.moves) == _ids(moved)
