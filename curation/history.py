@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -113,6 +113,39 @@ def record_source_changes(
             )
         )
     return CurationEvent.objects.bulk_create(events)
+
+
+def record_source_hiding(
+    *, record: str, researcher_ids: Iterable[int], hidden: bool
+) -> list[CurationEvent]:
+    """Write in the History of each researcher holding a slot of a paper that
+    its source deleted the record (the paper is hidden: it leaves every page,
+    search and feed) or sent it again (the paper shows again). One actor-less
+    ``source`` event a researcher, moving nothing (the slots stay assigned);
+    never undone, as :func:`record_source_changes`.
+
+    Args:
+        record: the record as curators know it ("arXiv:0704.0033").
+        researcher_ids: the researchers holding a slot of the paper.
+        hidden: True for a deletion, False for the record sent again.
+
+    Returns:
+        The events written; one query.
+    """
+    reason = (
+        f"the source deleted {record}: the paper is hidden, off the profile's "
+        "pages, and shows again if the source sends the record again"
+        if hidden
+        else f"the source sent {record} again: the paper shows on the profile again"
+    )
+    return CurationEvent.objects.bulk_create(
+        CurationEvent(
+            kind=CurationEvent.Kind.SOURCE,
+            researchers=[rid],
+            extra={"record": record, "reason": reason},
+        )
+        for rid in sorted(set(researcher_ids))
+    )
 
 
 def researcher_history(*, researcher_id: int) -> QuerySet[CurationEvent]:

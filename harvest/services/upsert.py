@@ -18,7 +18,12 @@ from django.utils import timezone
 from rapidfuzz import fuzz
 
 from curation import names
-from curation.history import event_undone, is_id, record_source_changes
+from curation.history import (
+    event_undone,
+    is_id,
+    record_source_changes,
+    record_source_hiding,
+)
 from curation.matching.features import given_form
 from harvest.models import DepartedSlot
 from harvest.records import (
@@ -269,6 +274,9 @@ def _paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult
         paper.hidden = True
         paper.hidden_by = Paper.HiddenBy.SOURCE
         paper.save(update_fields=["hidden", "hidden_by", "modified"])
+        record_source_hiding(
+            record=_record_label(paper), researcher_ids=_holders(paper), hidden=True
+        )
         return UpsertResult(paper, "updated")
 
     if paper is None:
@@ -335,6 +343,11 @@ def _paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult
             # curator hid stays hidden whatever its sources say.
             paper.hidden = False
             paper.hidden_by = ""
+            record_source_hiding(
+                record=_record_label(paper),
+                researcher_ids=_holders(paper),
+                hidden=False,
+            )
         if record.doi and not paper.doi and _doi_free(record.doi, paper.pk):
             paper.doi = record.doi
     if record.arxiv_id and not paper.arxiv_id:
@@ -764,6 +777,15 @@ def _byline_sync(
         + [rid for _, rid, _ in back]
     )
     return True, authors
+
+
+def _holders(paper: Paper) -> list[int]:
+    """The researchers holding a slot of a paper (one query)."""
+    return list(
+        paper.authorships.exclude(researcher=None)
+        .values_list("researcher_id", flat=True)
+        .distinct()
+    )
 
 
 def _record_label(paper: Paper) -> str:

@@ -207,3 +207,31 @@ def test_a_merge_undone_while_the_slot_was_away_sends_it_back_to_its_researcher(
     ) == [zwirner.pk]
     (returned,) = [e for e in _source_events(zwirner) if e.moves[0]["after"]]
     assert returned.moves == [{"authorship": row, "before": None, "after": zwirner.pk}]
+
+
+def test_a_record_its_source_deleted_and_sent_again_is_in_the_history(record, fabio):
+    """Hostile trial: a deleted record hid the paper, and every profile holding
+    it lost it from its pages at once, with nothing in their History."""
+    fabio, row, _ = fabio
+    paper_upsert(record=dataclasses.replace(record, version=4, deleted=True))
+
+    (hidden,) = _source_events(fabio)
+    assert hidden.moves == []
+    assert hidden.extra["reason"] == (
+        "the source deleted arXiv:hep-th/9709111: the paper is hidden, off the "
+        "profile's pages, and shows again if the source sends the record again"
+    )
+    # Its slot stays assigned: nothing moved.
+    assert list(fabio.authorships.values_list("pk", flat=True)) == [row]
+
+    paper_upsert(record=dataclasses.replace(record, version=5))
+
+    hidden, shown = _source_events(fabio)
+    assert shown.extra["reason"] == (
+        "the source sent arXiv:hep-th/9709111 again: the paper shows on the "
+        "profile again"
+    )
+    # A deletion sent twice is one event.
+    paper_upsert(record=dataclasses.replace(record, version=6, deleted=True))
+    paper_upsert(record=dataclasses.replace(record, version=6, deleted=True))
+    assert len(_source_events(fabio)) == 3
