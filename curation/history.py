@@ -84,35 +84,35 @@ def record_source_changes(
                 else f"a new version of {record} prints {names} again: the paper "
                 "came back to the profile with its curation"
             )
-            events.append(
-                CurationEvent(
-                    kind=CurationEvent.Kind.SOURCE,
-                    researchers=[rid],
-                    moves=[
-                        {
-                            "authorship": pk,
-                            "before": rid if leaving else None,
-                            "after": None if leaving else rid,
-                        }
-                        for pk, _ in slots
-                    ],
-                    extra={"record": record, "reason": reason},
-                )
-            )
+            moves = [
+                {
+                    "authorship": pk,
+                    "before": rid if leaving else None,
+                    "after": None if leaving else rid,
+                }
+                for pk, _ in slots
+            ]
+            events.append(_source_event(rid, record, reason, moves))
     for pk, rid, name, why in stayed_off:
-        events.append(
-            CurationEvent(
-                kind=CurationEvent.Kind.SOURCE,
-                researchers=[rid],
-                extra={
-                    "record": record,
-                    "reason": f"a new version of {record} prints “{name}” again, "
-                    f"but the paper did not come back to the profile: {why}; "
-                    f"authorship {pk} is on no researcher",
-                },
-            )
+        reason = (
+            f"a new version of {record} prints “{name}” again, but the paper did "
+            f"not come back to the profile: {why}; authorship {pk} is on no "
+            "researcher"
         )
+        events.append(_source_event(rid, record, reason))
     return CurationEvent.objects.bulk_create(events)
+
+
+def _source_event(
+    researcher_id: int, record: str, reason: str, moves: list[dict] | None = None
+) -> CurationEvent:
+    """An unsaved actor-less ``source`` event on one researcher."""
+    return CurationEvent(
+        kind=CurationEvent.Kind.SOURCE,
+        researchers=[researcher_id],
+        moves=moves or [],
+        extra={"record": record, "reason": reason},
+    )
 
 
 def record_source_hiding(
@@ -139,12 +139,7 @@ def record_source_hiding(
         else f"the source sent {record} again: the paper shows on the profile again"
     )
     return CurationEvent.objects.bulk_create(
-        CurationEvent(
-            kind=CurationEvent.Kind.SOURCE,
-            researchers=[rid],
-            extra={"record": record, "reason": reason},
-        )
-        for rid in sorted(set(researcher_ids))
+        _source_event(rid, record, reason) for rid in sorted(set(researcher_ids))
     )
 
 

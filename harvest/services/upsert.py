@@ -998,11 +998,7 @@ def _departed_restore(
             "pk", flat=True
         )
     )
-    holding = set(
-        paper.authorships.exclude(researcher=None).values_list(
-            "researcher_id", flat=True
-        )
-    )
+    holding = set(_holders(paper))
     taken_rows = set(
         Authorship.objects.filter(
             pk__in=[d.authorship_id for d in returning.values() if d.authorship_id]
