@@ -8,6 +8,7 @@ from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from pathlib import Path
 from typing import TypeVar
 
 from django.conf import settings
@@ -1417,7 +1418,8 @@ _WEIGHTS: dict[str, tuple[float, scoring.Weights]] = {}
 
 
 def active_weights(*, remembered: bool = False) -> scoring.Weights:
-    """The scoring model matching uses: the newest active trained one, else defaults.
+    """The scoring model matching uses: the newest active trained one, else the
+    shipped one (:func:`shipped_weights`), else the hand-set defaults.
 
     Args:
         remembered: accept the model this process read less than
@@ -1440,21 +1442,94 @@ def joining_threshold(*, remembered: bool = False) -> float:
 def _read_weights() -> scoring.Weights:
     model = active_model()
     if model is None:
-        return scoring.DEFAULT
+        return shipped_weights()
     try:
         return scoring.stored_weights(
             model.version, model.bias, model.weights, model.threshold
         )
     except ValueError as exc:
-        # A row edited by hand: matching goes on with the default weights (and
-        # records their version on its proposals); the admin's Matcher models
+        # A row edited by hand: matching goes on with the shipped model (and
+        # records its version on its proposals); the admin's Matcher models
         # page and manage.py matcher_models say why.
         logger.error(
-            "matcher model %s cannot be scored with (%s): using the default weights",
+            "matcher model %s cannot be scored with (%s): using the shipped model",
             model.version,
             exc,
         )
+        return shipped_weights()
+
+
+def matcher_description() -> str:
+    """Which model matching scores with now, for a person: its version and
+    where it comes from (the active model trained on this database, else
+    :func:`fallback_description`).
+
+    Returns:
+        One line of text, no trailing period.
+    """
+    model = active_model()
+    if model is not None and not model.problem:
+        return f"{model.version} (the active model trained on this database)"
+    return fallback_description()
+
+
+def fallback_description() -> str:
+    """What matching scores with while no trained model is active (or the
+    active one cannot be scored with): "the shipped model <version>
+    (<file>)", or "the hand-set default weights" saying why no shipped model
+    is read and what writes one.
+
+    Returns:
+        One line of text, no trailing period.
+    """
+    weights = shipped_weights()
+    if weights is not scoring.DEFAULT:
+        return (
+            f"the shipped model {weights.version} ({settings.CURATION_SHIPPED_MODEL})"
+        )
+    where = settings.CURATION_SHIPPED_MODEL or "CURATION_SHIPPED_MODEL is empty"
+    return (
+        f"the hand-set default weights {weights.version} (no shipped model at "
+        f"{where}; manage.py train_matcher --ship writes it)"
+    )
+
+
+# Each missing or unreadable shipped-model file is said once a process (every
+# matching run reads the model: a log line a run would bury the first).
+_SHIPPED_WARNED: set[str] = set()
+
+
+def shipped_weights() -> scoring.Weights:
+    """The model committed with the code (``CURATION_SHIPPED_MODEL``, written by
+    ``manage.py train_matcher --ship``), or the hand-set default weights when
+    the setting is empty or the file is missing or unreadable, said loudly
+    once a process (an ERROR log naming the file, the problem and the
+    command that writes it): they match far worse (B³ F1 0.72 against 0.89
+    on INSPIRE Wang, ``manage.py evaluate_matching``).
+
+    Returns:
+        The Weights, with their joining threshold (the defaults' is None:
+        ``CURATION_ATTACH_THRESHOLD`` applies).
+    """
+    from curation.matching import shipped
+
+    path = settings.CURATION_SHIPPED_MODEL
+    if not path:
         return scoring.DEFAULT
+    try:
+        weights, _ = shipped.read(Path(path))
+    except (OSError, ValueError) as exc:
+        if str(path) not in _SHIPPED_WARNED:
+            _SHIPPED_WARNED.add(str(path))
+            logger.error(
+                "no shipped matcher model (%s): matching with the hand-set "
+                "default weights, which disambiguate far worse; write it with "
+                "'manage.py train_matcher --ship' or point "
+                "CURATION_SHIPPED_MODEL at it",
+                exc,
+            )
+        return scoring.DEFAULT
+    return weights
 
 
 def pending_proven() -> list[Proposal]:

@@ -47,8 +47,6 @@ from curation.exceptions import (
 )
 from curation.matching import (
     blocking,
-    labelled,
-    labelled_pairs,
     overmerge,
     pipeline,
     scoring,
@@ -2198,9 +2196,6 @@ def matcher_train(
         labelled.DatasetError: a folder holds no labelled set.
         ValueError: the pairs hold only one class.
     """
-    examples = training.Examples([], [])
-    sets = {}
-    sizes = []
     twice = [
         f
         for n, f in enumerate(datasets)
@@ -2208,32 +2203,16 @@ def matcher_train(
     ]
     if twice:
         raise ValueError(f"{twice[0]}: named twice; name each set once")
+    loaded: list[training.SetPairs] = []
     for folder in datasets:
-        if labelled_pairs.is_pair_set(folder):
-            # A pair gold standard: its train pairs (its test pairs are what
-            # evaluate_matching scores).
-            pair_set = labelled_pairs.load_pairs(folder)
-            pairs = training.pair_examples((p.a, p.b, p.same) for p in pair_set.train)
-            name, mentions = pair_set.name, 2 * len(pair_set.train)
-            left_out = {"rows_left_out": pair_set.train_left_out}
-        else:
-            data = labelled.load(folder)
-            pairs = training.labelled_pairs(data.views, data.gold)
-            name, mentions = data.name, len(data.views)
-            left_out = {"records_left_out": len(data.left_out)} if data.left_out else {}
-        if name in sets:
+        one = training.set_pairs(folder)
+        if one.name in {other.name for other in loaded}:
             raise ValueError(
-                f"{folder}: another set named {name!r} is trained on too; "
+                f"{folder}: another set named {one.name!r} is trained on too; "
                 "name sets whose folders have different names"
             )
-        sets[name] = {
-            "mentions": mentions,
-            "pairs": len(pairs.y),
-            "positives": sum(pairs.y),
-            **left_out,
-        }
-        examples.extend(pairs)
-        sizes.append(len(pairs.y))
+        loaded.append(one)
+    sets = {one.name: one.summary for one in loaded}
     decided = Proposal.objects.filter(
         kind__in=[Proposal.Kind.ATTACH, Proposal.Kind.MERGE],
         status__in=[S.APPLIED, S.REJECTED],
@@ -2242,15 +2221,10 @@ def matcher_train(
     decisions, decisions_left_out = training.decision_pairs(
         (pk, evidence, status == S.APPLIED) for pk, evidence, status in decided
     )
-    hold = training.features_to_hold(examples, decisions)
-    examples.extend(decisions)
     stamp = timezone.now().strftime("%Y%m%d%H%M%S%f")
     try:
-        weights = training.fit(
-            examples,
-            version=f"logreg-{stamp}",
-            sample_weight=training.set_weights(sizes, decisions=len(decisions.y)),
-            hold=hold,
+        weights, kept = training.fit_sets(
+            loaded, version=f"logreg-{stamp}", decisions=decisions
         )
     except ValueError as exc:
         counts = ", ".join(
@@ -2277,10 +2251,10 @@ def matcher_train(
             "datasets": sets,
             "curator_decisions": len(decisions.y),
             "curator_decisions_left_out": decisions_left_out,
-            "pairs": len(examples.y),
-            "positives": sum(examples.y),
+            "pairs": sum(d["pairs"] for d in sets.values()) + len(decisions.y),
+            "positives": sum(d["positives"] for d in sets.values()) + sum(decisions.y),
             "features": list(scoring.FEATURES),
-            "defaults_kept": training.kept_defaults(examples, hold),
+            "defaults_kept": kept,
         },
     )
 

@@ -1,5 +1,5 @@
 """The stored matcher models in the admin: which one matching uses, what each
-learned, and a switch to another (a rollback) or to the default weights.
+learned, and a switch to another (a rollback) or to the shipped model.
 
 Curators see them (``view_matchermodel``: the version every proposal records
 is one of these); switching needs ``change_matchermodel``, an operator's
@@ -14,6 +14,7 @@ from django.utils.html import format_html, format_html_join
 
 from curation.admin.common import SafeActionsMixin
 from curation.models import MatcherModel
+from curation.selectors import fallback_description
 from curation.services import matcher_activate
 from wovepaper.admin import ReadOnlyAdmin
 from wovepaper.text import count_shown
@@ -57,12 +58,12 @@ class MatcherModelAdmin(SafeActionsMixin, ReadOnlyAdmin):
 
     @admin.display(description="cannot be scored with")
     def unusable(self, obj: MatcherModel) -> str:
-        # A row edited by hand: matching uses the default weights instead.
+        # A row edited by hand: matching uses the shipped model instead.
         problem = obj.problem
         if not problem:
             return "-"
         if obj.active:
-            return f"{problem} (active: matching uses the default weights)"
+            return f"{problem} (active: matching uses {fallback_description()})"
         return problem
 
     @admin.display(description="weights")
@@ -127,11 +128,11 @@ class MatcherModelAdmin(SafeActionsMixin, ReadOnlyAdmin):
         )
 
     @admin.action(
-        description="Use the default weights (deactivate every model)",
+        description="Use the shipped model (deactivate every trained model)",
         permissions=["activate"],
     )
     def use_default_weights(self, request: HttpRequest, queryset) -> None:
         matcher_activate(version=None)
         self.message_user(
-            request, "matching now uses the default weights", messages.SUCCESS
+            request, f"matching now uses {fallback_description()}", messages.SUCCESS
         )

@@ -439,3 +439,104 @@ def kept_defaults(examples: Examples, hold: Iterable[str] = ()) -> list[str]:
         if name not in ordered
         and (name in held or len({row[column] for row in examples.x}) <= 1)
     ]
+
+
+@dataclass(frozen=True)
+class SetPairs:
+    """One labelled set's training pairs and what they came from.
+
+    Attributes:
+        name: the set's folder name.
+        examples: its pairs (:func:`labelled_pairs`, or :func:`pair_examples`
+            of a pair set's train pairs).
+        summary: ``{"mentions", "pairs", "positives"}`` and, when some were,
+            ``records_left_out`` (signature records) or ``rows_left_out``
+            (pair rows), as a trained model records them.
+    """
+
+    name: str
+    examples: Examples
+    summary: dict
+
+
+def set_pairs(folder) -> SetPairs:
+    """The training pairs of one labelled set folder.
+
+    Args:
+        folder: a cluster set (:func:`curation.matching.labelled.load`: INSPIRE
+            beard, S2AND) or a pair set
+            (:func:`curation.matching.labelled_pairs.load_pairs`: its train
+            pairs; its test pairs are what evaluate_matching scores).
+
+    Returns:
+        The SetPairs.
+
+    Raises:
+        labelled.DatasetError: the folder holds no set those read (their
+            message names the file and the problem).
+    """
+    from curation.matching import labelled
+    from curation.matching import labelled_pairs as pair_sets
+
+    if pair_sets.is_pair_set(folder):
+        pair_set = pair_sets.load_pairs(folder)
+        examples = pair_examples((p.a, p.b, p.same) for p in pair_set.train)
+        name, mentions = pair_set.name, 2 * len(pair_set.train)
+        left_out = (
+            {"rows_left_out": pair_set.train_left_out}
+            if pair_set.train_left_out
+            else {}
+        )
+    else:
+        data = labelled.load(folder)
+        examples = labelled_pairs(data.views, data.gold)
+        name, mentions = data.name, len(data.views)
+        left_out = {"records_left_out": len(data.left_out)} if data.left_out else {}
+    summary = {
+        "mentions": mentions,
+        "pairs": len(examples.y),
+        "positives": sum(examples.y),
+        **left_out,
+    }
+    return SetPairs(name, examples, summary)
+
+
+def fit_sets(
+    sets: Sequence[SetPairs],
+    *,
+    version: str,
+    decisions: Examples | None = None,
+) -> tuple[scoring.Weights, list[str]]:
+    """:func:`fit` on several labelled sets, each weighing alike
+    (:func:`set_weights`), and curator decisions (one weight a decision),
+    features that neither varies held (:func:`features_to_hold`): the one
+    recipe of ``train_matcher`` (the database's model and the shipped file)
+    and of ``evaluate_matching``'s ``shipped`` figure.
+
+    Args:
+        sets: the labelled sets' pairs.
+        version: the model version to record.
+        decisions: curator-decision pairs (:func:`decision_pairs`), or None.
+
+    Returns:
+        ``(weights, kept)``: the Weights (threshold unset: the caller's) and
+        the features left at their default weight (:func:`kept_defaults`).
+
+    Raises:
+        ValueError: the pairs hold only one class (or none).
+    """
+    decisions = decisions or Examples([], [])
+    examples = Examples([], [])
+    for one in sets:
+        examples.extend(one.examples)
+    hold = features_to_hold(examples, decisions)
+    examples.extend(decisions)
+    weights = fit(
+        examples,
+        version=version,
+        sample_weight=set_weights(
+            [len(one.examples.y) for one in sets], decisions=len(decisions.y)
+        ),
+        hold=hold,
+    )
+    return weights, kept_defaults(examples, hold)

@@ -482,6 +482,13 @@ CURATION_AUTO_APPLY = os.environ.get("CURATION_AUTO_APPLY", "identifiers")
 # an existing researcher (or two researchers for a merge) rather than a new profile.
 CURATION_ATTACH_THRESHOLD = float(os.environ.get("CURATION_ATTACH_THRESHOLD", "0.6"))
 CURATION_MERGE_THRESHOLD = float(os.environ.get("CURATION_MERGE_THRESHOLD", "0.75"))
+# The pairwise model committed with the code (manage.py train_matcher --ship
+# writes it): what matching scores with while no model trained on this
+# database's curator decisions is active. Empty: the hand-set default weights.
+CURATION_SHIPPED_MODEL = os.environ.get(
+    "CURATION_SHIPPED_MODEL",
+    str(BASE_DIR / "curation" / "matching" / "shipped_model.json"),
+)
 # How long an incremental matching run may reuse the given-name rarities its
 # process last counted (seconds); a full run always counts afresh.
 CURATION_RARITY_SECONDS = env_int("CURATION_RARITY_SECONDS", 600)

@@ -12,6 +12,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from django.conf import settings
@@ -28,6 +29,9 @@ from curation.matching import (
     training,
 )
 
+# The pairwise score above which a link counts as sure: the auto-apply
+# policy's bar (issue: B³ precision of such links at least 0.99).
+SURE = 0.99
 # Block-size bands (mentions per surname + first initial block) for the breakdown.
 BANDS = ((1, 10), (11, 100), (101, 1000), (1001, 10**9))
 
@@ -234,7 +238,11 @@ def _pair_scores(
     return {"pairwise": {**prf.as_dict(), "accuracy": round(accuracy, 4)}}
 
 
-def pairs_report(data: labelled_pairs.PairSet, learned_threshold: float | None) -> dict:
+def pairs_report(
+    data: labelled_pairs.PairSet,
+    learned_threshold: float | None,
+    shipped: tuple[scoring.Weights, list[str]] | None = None,
+) -> dict:
     """The report on a pair gold standard: decisions on its test pairs.
 
     ``ours`` is the default weights at ``CURATION_ATTACH_THRESHOLD``;
@@ -311,6 +319,19 @@ def pairs_report(data: labelled_pairs.PairSet, learned_threshold: float | None) 
         report["learned"] = {
             "threshold": learned_threshold,
             **_pair_scores(learned, test),
+        }
+    if shipped is not None:
+        weights, on = shipped
+        report["shipped"] = {
+            "threshold": weights.threshold,
+            "trained_on": on,
+            **_pair_scores(
+                [
+                    training.pair_score(p.a, p.b, weights) >= weights.threshold
+                    for p in test
+                ],
+                test,
+            ),
         }
     if untrained:
         report["untrained"] = untrained
@@ -390,7 +411,9 @@ class Command(BaseCommand):
                 try:
                     pairs = labelled_pairs.load_pairs(folder)
                     report = pairs_report(
-                        pairs, learned_threshold if options["folds"] else None
+                        pairs,
+                        learned_threshold if options["folds"] else None,
+                        self._shipped(folder, pairs.name) if options["folds"] else None,
                     )
                 except (labelled.DatasetError, ValueError) as exc:
                     raise CommandError(str(exc)) from exc
@@ -423,17 +446,17 @@ class Command(BaseCommand):
                     "on a model trained on the others"
                 )
                 learned, untrained = cross_validated(data, folds, learned_threshold)
-                others = self._training_sets(folder, data.name)
+                others = self._other_sets(folder, data.name, labelled.DEFAULT_SETS)
                 if others:
                     self._progress(
                         f"{data.name}: the same, trained with "
-                        + ", ".join(name for name, _ in others)
+                        + ", ".join(one.name for one in others)
                     )
                     as_trained, _ = cross_validated(
                         data,
                         folds,
                         learned_threshold,
-                        [pairs for _, pairs in others],
+                        [one.examples for one in others],
                     )
             report = {
                 "dataset": data.name,
@@ -464,9 +487,15 @@ class Command(BaseCommand):
                     report["learned_as_trained"] = {
                         "folds": folds,
                         "threshold": learned_threshold,
-                        "with": [name for name, _ in others],
+                        "with": [one.name for one in others],
                         **_scores(as_trained, data.gold),
                     }
+            if options["folds"] > 1 and (found := self._shipped(folder, data.name)):
+                self._progress(
+                    f"{data.name}: clustering with the shipped model, trained "
+                    f"without it (on {', '.join(found[1])})"
+                )
+                report["shipped"] = self._shipped_report(data, *found)
             if data.must_link or data.cannot_link or data.seeds_dropped:
                 report["seeds"] = {
                     "must_link": len(data.must_link),
@@ -500,34 +529,83 @@ class Command(BaseCommand):
 
     # train_matcher's default sets as (resolved folder, name, pairs), read by
     # _training_sets once a run.
-    _defaults: list[tuple[Path, str, training.Examples]] | None = None
+    _sets: list[tuple[Path, training.SetPairs]] | None = None
 
-    def _training_sets(
-        self, folder: Path, name: str
-    ) -> list[tuple[str, training.Examples]]:
-        """train_matcher's default labelled sets other than the set in
-        ``folder`` named ``name`` (by path or by name: a copy of a default
-        set is the set), as ``(name, pairs)``, read once a run; a default set
-        that is missing or unreadable is left out and said so once."""
-        if self._defaults is None:
-            self._defaults = []
-            for path in labelled.DEFAULT_SETS:
+    def _other_sets(
+        self, folder: Path, name: str, among: Sequence[str]
+    ) -> list[training.SetPairs]:
+        """The labelled sets of ``among`` (paths under WOVEPAPER_DATA_DIR)
+        other than the set in ``folder`` named ``name`` (by path or by name: a
+        copy of a set is the set), their pairs read once a run
+        (:func:`curation.matching.training.set_pairs`); a set that is missing
+        or unreadable is left out and said so once."""
+        if self._sets is None:
+            self._sets = []
+            for path in dict.fromkeys((*labelled.DEFAULT_SETS, *labelled.SHIPPED_SETS)):
                 default = Path(settings.WOVEPAPER_DATA_DIR) / path
                 if not default.is_dir():
                     continue
                 try:
-                    data = labelled.load(default)
+                    one = training.set_pairs(default)
                 except labelled.DatasetError as exc:
                     self.stderr.write(f"  not trained on with the other sets: {exc}")
                     continue
-                pairs = training.labelled_pairs(data.views, data.gold)
-                self._defaults.append((default.resolve(), data.name, pairs))
+                self._sets.append((default.resolve(), one))
         here = folder.resolve()
+        wanted = {(Path(settings.WOVEPAPER_DATA_DIR) / p).resolve() for p in among}
         return [
-            (other, pairs)
-            for path, other, pairs in self._defaults
-            if path != here and other != name
+            one
+            for path, one in self._sets
+            if path in wanted and path != here and one.name != name
         ]
+
+    def _shipped(
+        self, folder: Path, name: str
+    ) -> tuple[scoring.Weights, list[str]] | None:
+        """The model ``train_matcher --ship`` writes, trained without the set
+        in ``folder``: what a deployment faces on a corpus it never saw.
+
+        Returns:
+            ``(weights at the shipped threshold, the sets trained on)``, or
+            None when no other set is there to train on.
+        """
+        others = self._other_sets(folder, name, labelled.SHIPPED_SETS)
+        if not others:
+            return None
+        weights, _ = training.fit_sets(others, version=f"shipped-without-{name}")
+        return replace(weights, threshold=DEFAULT_THRESHOLD), [o.name for o in others]
+
+    def _shipped_report(
+        self, data: labelled.LabelledSet, weights: scoring.Weights, on: list[str]
+    ) -> dict:
+        """The shipped model's figures on a cluster set it was not trained on:
+        B³ and pairwise at its threshold, and the B³ precision of the links it
+        scores at :data:`SURE` or more (clustered at that threshold: what an
+        auto-apply policy at that score would join), with how many mentions
+        those links join to another."""
+        constraints = _constraints(data)
+        found = pipeline.cluster_all(
+            data.views,
+            threshold=weights.threshold,
+            weights=weights,
+            constraints=constraints,
+        )
+        sure = pipeline.cluster_all(
+            data.views, threshold=SURE, weights=weights, constraints=constraints
+        )
+        sizes = Counter(sure.values())
+        return {
+            "threshold": weights.threshold,
+            "trained_on": on,
+            **_scores(found, data.gold),
+            "sure_links": {
+                "threshold": SURE,
+                "b3_precision": evaluation.b_cubed(sure, data.gold).precision,
+                "linked_mentions": sum(
+                    1 for label in sure.values() if sizes[label] > 1
+                ),
+            },
+        }
 
     def _by_band(self, data: labelled.LabelledSet, ours: dict[int, str]) -> dict:
         sizes = Counter(v.block_key for v in data.views)
@@ -553,6 +631,13 @@ class Command(BaseCommand):
             f"{'pw P':>6} {'pw R':>6} {'pw F1':>6}"
         )
         rows = [("wovepaper, default weights", report["ours"])]
+        if "shipped" in report:
+            rows.append(
+                (
+                    f"wovepaper, shipped (at {report['shipped']['threshold']})",
+                    report["shipped"],
+                )
+            )
         if "learned" in report:
             learned = report["learned"]
             rows.append(
@@ -594,6 +679,19 @@ class Command(BaseCommand):
             w(
                 "  the learned model is scored on the folds it was not trained "
                 "on (whole blocks and whole people held out)"
+            )
+        if "shipped" in report:
+            shipped = report["shipped"]
+            sure = shipped["sure_links"]
+            w(
+                "  shipped: the model train_matcher --ship writes, trained "
+                f"without this set (on {', '.join(shipped['trained_on'])}): "
+                "what a deployment faces on a corpus it never saw"
+            )
+            w(
+                f"  shipped, links scored {sure['threshold']} or more: B3 "
+                f"precision {sure['b3_precision']:.4f}, joining "
+                f"{sure['linked_mentions']} of {report['mentions']} mentions"
             )
         if "learned_as_trained" in report:
             w(
@@ -680,6 +778,13 @@ class Command(BaseCommand):
         rows = [
             (f"wovepaper, default weights (at {report['threshold']})", report["ours"])
         ]
+        if "shipped" in report:
+            rows.append(
+                (
+                    f"wovepaper, shipped (at {report['shipped']['threshold']})",
+                    report["shipped"],
+                )
+            )
         if "learned" in report:
             rows.append(
                 (
@@ -693,6 +798,11 @@ class Command(BaseCommand):
             w(
                 f"{name:<36} {m['precision']:>6.3f} {m['recall']:>6.3f} "
                 f"{m['f1']:>6.3f} {m['accuracy']:>6.3f}"
+            )
+        if "shipped" in report:
+            w(
+                "  shipped: the model train_matcher --ship writes, trained "
+                f"without this set (on {', '.join(report['shipped']['trained_on'])})"
             )
         if "untrained" in report:
             w(f"  {report['untrained']}")

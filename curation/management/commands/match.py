@@ -8,6 +8,7 @@ from curation.models import Proposal
 from curation.selectors import (
     active_model,
     active_weights,
+    fallback_description,
     joining_threshold,
     unblocked_authorships,
 )
@@ -81,7 +82,7 @@ class Command(BaseCommand):
         if model is not None and model.problem:
             self.stderr.write(
                 f"the active matcher model {model.version} cannot be scored with "
-                f"({model.problem}): the default weights were used; "
+                f"({model.problem}): {fallback_description()} was used; "
                 "manage.py matcher_models lists the others"
             )
 

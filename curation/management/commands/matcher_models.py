@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from curation.models import MatcherModel
-from curation.selectors import active_model
+from curation.selectors import active_model, fallback_description
 from curation.services import matcher_activate
 from wovepaper.text import count_shown
 
@@ -33,7 +33,8 @@ class Command(BaseCommand):
         which.add_argument(
             "--default",
             action="store_true",
-            help="deactivate every trained model: matching uses the default weights",
+            help="deactivate every trained model: matching uses the shipped model "
+            "(the hand-set default weights without one)",
         )
 
     def handle(self, *args, **options) -> None:
@@ -45,7 +46,7 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"matching now uses {model.version}"
                 if model
-                else "matching now uses the default weights"
+                else f"matching now uses {fallback_description()}"
             )
         self._list()
 
@@ -53,12 +54,14 @@ class Command(BaseCommand):
         models = list(MatcherModel.objects.all()[: SHOWN + 1])
         if not models:
             self.stdout.write(
-                "no trained model is stored: matching uses the default weights "
-                "(manage.py train_matcher trains one)"
+                f"no trained model is stored: matching uses {fallback_description()} "
+                "(manage.py train_matcher trains one on this database)"
             )
             return
         if active_model() is None:
-            self.stdout.write("no model is active: matching uses the default weights")
+            self.stdout.write(
+                f"no model is active: matching uses {fallback_description()}"
+            )
         for m in models[:SHOWN]:
             learned = m.learned_from
             sets = ", ".join(learned["datasets"]) or "no labelled set"
@@ -71,7 +74,7 @@ class Command(BaseCommand):
             if m.problem:
                 self.stdout.write(
                     f"    cannot be scored with: {m.problem}"
-                    + ("; matching uses the default weights" if m.active else "")
+                    + (f"; matching uses {fallback_description()}" if m.active else "")
                 )
         if len(models) > SHOWN:
             self.stdout.write(f"  (the newest {SHOWN} shown)")

@@ -1,13 +1,25 @@
-"""``manage.py train_matcher [--dataset PATH ...] [--threshold T] [--no-activate]``."""
+"""``manage.py train_matcher [--dataset PATH ...] [--threshold T] [--no-activate]``
+and ``manage.py train_matcher --ship [--ship-to PATH]``.
+
+Without ``--ship`` the model is trained on the labelled sets and this
+database's curator decisions and stored as a MatcherModel (the active one
+unless ``--no-activate``). With ``--ship`` it is trained on the labelled sets
+alone (:data:`curation.matching.labelled.SHIPPED_SETS` unless ``--dataset``
+names others) and written to the committed file matching falls back to
+(``CURATION_SHIPPED_MODEL``, :mod:`curation.matching.shipped`); the database
+is not touched.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
 
-from curation.matching import labelled, training
+from curation.matching import labelled, shipped, training
 from curation.services import matcher_train
 
 # Chosen by ``evaluate_matching --learned-threshold T`` (5 folds of whole blocks
@@ -61,16 +73,36 @@ class Command(BaseCommand):
             "VERSION activates it)",
         )
 
+        parser.add_argument(
+            "--ship",
+            action="store_true",
+            help="train on the labelled sets alone (default: every set in "
+            "WOVEPAPER_DATA_DIR/and) and write the shipped model file that "
+            "matching uses while no trained model is active; the database is "
+            "not touched",
+        )
+        parser.add_argument(
+            "--ship-to",
+            type=Path,
+            help="with --ship: the file to write (default: CURATION_SHIPPED_MODEL)",
+        )
+
     def handle(self, *args, **options) -> None:
         if not 0.0 < options["threshold"] < 1.0:
             raise CommandError("--threshold must lie strictly between 0 and 1")
+        if options["ship_to"] and not options["ship"]:
+            raise CommandError("--ship-to goes with --ship")
+        sets = labelled.SHIPPED_SETS if options["ship"] else labelled.DEFAULT_SETS
         folders = options["dataset"] or [
-            Path(settings.WOVEPAPER_DATA_DIR) / p for p in labelled.DEFAULT_SETS
+            Path(settings.WOVEPAPER_DATA_DIR) / p for p in sets
         ]
         for folder in folders:
             if problem := labelled.not_a_folder(folder):
                 hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
                 raise CommandError(f"{folder}: {problem}{hint}")
+        if options["ship"]:
+            self._ship(folders, options)
+            return
         try:
             model = matcher_train(
                 datasets=folders,
@@ -131,3 +163,59 @@ class Command(BaseCommand):
                 f"nor {training.DECISIONS_TO_LEARN} curator decisions): "
                 + ", ".join(t["defaults_kept"])
             )
+
+    def _ship(self, folders: list[Path], options: dict) -> None:
+        """Train on ``folders`` alone and write the shipped model file."""
+        target = options["ship_to"] or Path(settings.CURATION_SHIPPED_MODEL)
+        stamp = timezone.now()
+        try:
+            loaded = [training.set_pairs(folder) for folder in folders]
+            weights, kept = training.fit_sets(
+                loaded, version=f"shipped-logreg-{stamp:%Y%m%d%H%M%S}"
+            )
+        except (labelled.DatasetError, ValueError) as exc:
+            hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
+            raise CommandError(f"{exc}{hint}") from exc
+        data_dir = Path(settings.WOVEPAPER_DATA_DIR).resolve()
+
+        def named(folder: Path) -> str:
+            # Relative to the data folder, so the file names no machine's path.
+            path = folder.resolve()
+            return (
+                str(path.relative_to(data_dir))
+                if path.is_relative_to(data_dir)
+                else path.name
+            )
+
+        # A feature no labelled pair varies is left out of the file: it
+        # weighs its default (scoring.WEIGHTS), and follows the code when the
+        # default is changed (shipped.read fills it in).
+        weights = replace(
+            weights,
+            weights={k: v for k, v in weights.weights.items() if k not in kept},
+            threshold=options["threshold"],
+        )
+        shipped.write(
+            target,
+            weights,
+            {
+                "command": "manage.py train_matcher --ship"
+                + "".join(f" --dataset {named(f)}" for f in options["dataset"] or [])
+                + f" --threshold {options['threshold']}",
+                "trained_at": stamp.isoformat(timespec="seconds"),
+                "data": "WOVEPAPER_DATA_DIR (shared/data): "
+                + ", ".join(named(f) for f in folders),
+                "datasets": {one.name: one.summary for one in loaded},
+                "pairs": sum(len(one.examples.y) for one in loaded),
+                "defaults_kept": kept,
+            },
+        )
+        self.stdout.write(
+            f"wrote {target}: {weights.version}, trained on "
+            + ", ".join(f"{one.name} ({one.summary['pairs']} pairs)" for one in loaded)
+            + f"; threshold {weights.threshold}"
+        )
+        self.stdout.write(
+            f"bias {weights.bias:+.3f}; "
+            + ", ".join(f"{k} {v:+.3f}" for k, v in weights.weights.items())
+        )

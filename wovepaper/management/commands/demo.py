@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Count
 
+from curation import selectors
 from curation.models import Proposal
 from curation.services import curator_ensure
 from curation.tasks import matching_run_task
@@ -86,6 +87,7 @@ class Command(BaseCommand):
             )
             + f"; {matching.get('auto_applied', 0)} applied by the identifier policy"
         )
+        w(f"matcher:      {selectors.matcher_description()}")
         w("proposals by kind and status:")
         rows = (
             Proposal.objects.values("kind", "status")
