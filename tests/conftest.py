@@ -64,3 +64,17 @@ def server():
     http.clear()
     if http.is_running():
         http.stop()
+
+
+@pytest.fixture
+def default_weights(settings):
+    """Matching scores with the hand-set default weights, not the shipped model.
+
+    For tests whose inputs were built around those weights' scores: a mechanism
+    (a rule, a message, a veto) is under test there, not the model. Every
+    other test matches with the shipped model, as a fresh deployment does.
+    """
+    from curation.selectors import forget_given_rarities
+
+    settings.CURATION_SHIPPED_MODEL = ""
+    forget_given_rarities()

@@ -116,6 +116,7 @@ def _new_for(authorship: Authorship) -> Proposal:
     return Proposal.objects.get(status="pending", kind="new", authorships=authorship)
 
 
+@pytest.mark.usefixtures("default_weights")
 def test_a_new_proposal_page_says_each_pair_in_words_with_its_score(
     arxiv_dir, client, curator
 ):

@@ -11,7 +11,9 @@ from curation.models import Proposal
 from tests.wovepaper.test_feeds import curated_corpus
 from wovepaper.profile import feature_words
 
-pytestmark = pytest.mark.django_db
+# Inputs built around the hand-set default weights' scores: the rules are
+# under test here, not the model (tests/conftest.py, default_weights).
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("default_weights")]
 
 
 def test_a_pending_attach_reads_in_words_with_values_to_three_places(

@@ -565,6 +565,7 @@ def pending_before_a_split():
     return r, with_borel, later, attach
 
 
+@pytest.mark.usefixtures("default_weights")
 def test_a_pending_attach_goes_stale_when_what_matched_it_is_split_off(
     pending_before_a_split,
 ):

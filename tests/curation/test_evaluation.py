@@ -319,13 +319,19 @@ def test_evaluate_matching_scores_the_model_as_train_matcher_trains_it():
     # A default set is never trained on whole beside its own folds.
     command = evaluate_matching.Command()
     qian = settings.WOVEPAPER_DATA_DIR / "and/s2and/qian_partial"
-    others = command._training_sets(qian, "qian_partial")
-    assert [name for name, _ in others] == ["beard_inspire_wang"]
+    defaults = labelled.DEFAULT_SETS
+    others = command._other_sets(qian, "qian_partial", defaults)
+    assert [one.name for one in others] == ["beard_inspire_wang"]
     # A copy of a default set elsewhere is that set, by its name.
     elsewhere = Path("/nonexistent/qian_partial")
-    assert [name for name, _ in command._training_sets(elsewhere, "qian_partial")] == [
-        "beard_inspire_wang"
-    ]
+    assert [
+        one.name for one in command._other_sets(elsewhere, "qian_partial", defaults)
+    ] == ["beard_inspire_wang"]
+    # The shipped model is trained on every shipped set but the one evaluated.
+    assert [
+        one.name
+        for one in command._other_sets(qian, "qian_partial", labelled.SHIPPED_SETS)
+    ] == ["beard_inspire_wang", "medline_vishnyakova_pairs"]
 
 
 def test_an_unreadable_default_set_is_left_out_of_the_other_sets(
@@ -334,7 +340,7 @@ def test_an_unreadable_default_set_is_left_out_of_the_other_sets(
     (tmp_path / "and/beard_inspire_wang").mkdir(parents=True)
     settings.WOVEPAPER_DATA_DIR = tmp_path
     command = evaluate_matching.Command(stderr=io.StringIO())
-    assert command._training_sets(tmp_path / "x", "x") == []
+    assert command._other_sets(tmp_path / "x", "x", labelled.SHIPPED_SETS) == []
     assert "not trained on with the other sets" in command.stderr._out.getvalue()
 
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 import io
 
 import pytest
-from django.conf import settings
 from django.core.management import call_command
 
-from curation.matching import scoring
+from curation.matching import shipped
 from curation.models import Proposal
 from harvest import services as harvest
 from tests.factories import AuthorshipFactory
 from wovepaper.models import Authorship
+
+# The model matching scores with here: the committed one (no model is trained).
+SHIPPED = shipped.read()[0]
 
 pytestmark = pytest.mark.django_db
 
@@ -26,8 +28,7 @@ def test_match_command_proposes_and_prints_counts():
         "1 blocks with unassigned authorships; proposed 0 attach, 1 new, 0 merge, "
         "0 split; "
         "0 applied by the identifier policy\n"
-        f"scored with {scoring.MODEL_VERSION}, joining at "
-        f"{settings.CURATION_ATTACH_THRESHOLD}"
+        f"scored with {SHIPPED.version}, joining at {SHIPPED.threshold}"
     )
     assert list(Proposal.objects.values_list("kind", flat=True)) == ["new"]
     assert list(Proposal.objects.get().authorships.all()) == [a]
@@ -59,7 +60,7 @@ def test_match_names_the_authorships_whose_name_folds_to_no_block(arxiv_dir, tmp
     call_command("match", stdout=out)
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("1 blocks with unassigned authorships")
-    assert lines[1].startswith(f"scored with {scoring.MODEL_VERSION}")
+    assert lines[1].startswith(f"scored with {SHIPPED.version}")
     assert lines[2:] == [
         "1 unassigned authorship not matched: the printed name folds to no block "
         "key, so no block holds it and no proposal is made",

@@ -1,5 +1,5 @@
 """Stored matcher models: train without activating, switch back and forth,
-go back to the default weights; from the command line and the admin."""
+go back to the shipped model; from the command line and the admin."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from curation import services
-from curation.matching import labelled, scoring, training
+from curation.matching import labelled, scoring, shipped, training
 from curation.models import CurationEvent, MatcherModel, Proposal
 from tests.curation.test_over_merged import _grabec
 from tests.factories import UserFactory
@@ -20,6 +20,9 @@ from wovepaper.models import Authorship
 pytestmark = pytest.mark.django_db
 
 QIAN = "and/s2and/qian_partial"
+# What matching scores with while no trained model is active (or the active
+# one cannot be scored with): the committed model.
+SHIPPED = shipped.read()[0].version
 
 
 def _train(dataset: str = QIAN, **options) -> tuple[MatcherModel, str]:
@@ -83,12 +86,12 @@ def test_a_model_trained_without_activating_waits_until_activated(harvested):
     assert list(MatcherModel.objects.filter(active=True)) == [second]
     assert _version_matching_records() == second.version
 
-    # A rollback to the first, then to the default weights.
+    # A rollback to the first, then to the shipped model.
     _models("--activate", first.version)
     assert _version_matching_records() == first.version
-    assert "matching now uses the default weights" in _models("--default")
+    assert f"matching now uses the shipped model {SHIPPED}" in _models("--default")
     assert not MatcherModel.objects.filter(active=True).exists()
-    assert _version_matching_records() == scoring.MODEL_VERSION
+    assert _version_matching_records() == SHIPPED
 
 
 def test_activating_an_unknown_version_is_refused_and_changes_nothing():
@@ -102,8 +105,11 @@ def test_activating_an_unknown_version_is_refused_and_changes_nothing():
     assert list(MatcherModel.objects.filter(active=True)) == [model]
 
 
-def test_no_stored_model_says_the_defaults_are_used():
-    assert "no trained model is stored" in _models()
+def test_no_stored_model_says_the_shipped_model_is_used():
+    assert (
+        f"no trained model is stored: matching uses the shipped model {SHIPPED}"
+        in _models()
+    )
 
 
 def test_curators_see_the_models_and_operators_switch_them(client, curator):
@@ -158,25 +164,25 @@ BROKEN_ROWS = [
 
 
 @pytest.mark.parametrize(("edit", "problem"), BROKEN_ROWS)
-def test_a_hand_edited_model_is_passed_over_for_the_default_weights(
+def test_a_hand_edited_model_is_passed_over_for_the_shipped_model(
     harvested, edit, problem
 ):
     model = _trained()
     MatcherModel.objects.filter(pk=model.pk).update(**edit)
     model.refresh_from_db()
     assert model.problem.startswith(problem)
-    # Matching goes on, with the default weights, and records their version.
-    assert _version_matching_records() == scoring.MODEL_VERSION
+    # Matching goes on, with the shipped model, and records its version.
+    assert _version_matching_records() == SHIPPED
     out, err = io.StringIO(), io.StringIO()
     call_command("match", stdout=out, stderr=err)
-    assert f"scored with {scoring.MODEL_VERSION}" in out.getvalue()
+    assert f"scored with {SHIPPED}" in out.getvalue()
     assert f"active matcher model {model.version} cannot be scored with" in (
         err.getvalue()
     )
     listing = _models()
     assert f"* {model.version}" in listing
     assert f"cannot be scored with: {problem}" in listing
-    assert "matching uses the default weights" in listing
+    assert f"matching uses the shipped model {SHIPPED}" in listing
     # It cannot be switched to again while its row is broken.
     _models("--default")
     with pytest.raises(
@@ -253,6 +259,7 @@ def test_a_feature_kept_at_a_default_of_zero_is_listed_once():
     assert not any("held at 0" in line and "block_repeat" in line for line in lines)
 
 
+@pytest.mark.usefixtures("default_weights")
 def test_after_a_model_switch_an_attach_it_scores_below_its_threshold_goes_stale(
     arxiv_dir,
 ):

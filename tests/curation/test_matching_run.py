@@ -235,6 +235,7 @@ def test_matching_run_leaves_an_unchanged_pending_cluster_alone():
     assert not CurationEvent.objects.exists()
 
 
+@pytest.mark.usefixtures("default_weights")
 def test_matching_run_joins_a_rare_full_name_but_not_a_common_one():
     for n in range(20):
         _byline(("Wei", "Wang"), categories=(f"cat.{n}",))

@@ -27,7 +27,9 @@ from tests.factories import (
 )
 from wovepaper.models import Authorship
 
-pytestmark = pytest.mark.django_db
+# Inputs built around the hand-set default weights' scores: the rules are
+# under test here, not the model (tests/conftest.py, default_weights).
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("default_weights")]
 
 ABS = "abs_files/ftp/arxiv/papers"
 ZHANG_FILES = (

@@ -24,6 +24,10 @@ from wovepaper import profile
 from wovepaper.models import Researcher
 from wovepaper.profile import feature_words
 
+# Inputs built around the hand-set default weights' scores: the rules are
+# under test here, not the model (tests/conftest.py, default_weights).
+pytestmark = pytest.mark.usefixtures("default_weights")
+
 
 def _clusters() -> list[pipeline.Cluster]:
     data = labelled.load(settings.WOVEPAPER_DATA_DIR / "and/beard_inspire_wang")

@@ -113,11 +113,12 @@ def test_a_full_matching_run_counts_afresh_an_incremental_one_does_not():
 def test_an_incremental_run_remembers_the_model_until_this_process_trains_one(
     django_assert_num_queries,
 ):
-    from curation.matching import scoring
+    from curation.matching import shipped
 
-    assert selectors.active_weights(remembered=True) is scoring.DEFAULT
+    first = selectors.active_weights(remembered=True)
+    assert first == shipped.read()[0]
     with django_assert_num_queries(0):
-        assert selectors.active_weights(remembered=True) is scoring.DEFAULT
+        assert selectors.active_weights(remembered=True) is first
     trained = services.matcher_train(
         datasets=[Path(settings.WOVEPAPER_DATA_DIR) / "and/s2and/qian_partial"],
         threshold=0.25,

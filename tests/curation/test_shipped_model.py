@@ -58,7 +58,9 @@ def test_the_committed_model_is_what_matching_uses_without_a_trained_one():
     assert not MatcherModel.objects.exists()
     assert selectors.active_weights() == weights
     assert selectors.joining_threshold() == pytest.approx(0.4)
-    assert selectors.matcher_description().startswith(weights.version)
+    assert selectors.matcher_description().startswith(
+        f"the shipped model {weights.version}"
+    )
 
 
 def test_ship_writes_a_model_that_matching_records_on_its_proposals(

@@ -21,7 +21,9 @@ from curation.models import Proposal
 from tests.factories import AuthorshipFactory, PaperFactory, ResearcherFactory
 from wovepaper.models import Authorship
 
-pytestmark = pytest.mark.django_db
+# Inputs built around the hand-set default weights' scores: the rules are
+# under test here, not the model (tests/conftest.py, default_weights).
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("default_weights")]
 
 OPENALEX = Path(settings.WOVEPAPER_DATA_DIR) / "openalex"
 TU9 = OPENALEX / "diophila_tu9_works_2022"

@@ -1058,6 +1058,7 @@ def test_two_people_of_two_other_blocks_are_not_both_attached(db):
     assert len(attached & {luis.pk, antonio.pk}) == 1
 
 
+@pytest.mark.usefixtures("default_weights")
 def test_evidence_free_mentions_count_a_visitors_share_of_the_name(db, curator):
     # Real Qian "Jing Wang": 18 mentions at Tsinghua, 8 at the Chinese
     # Academy of Sciences. A curator merges the Tsinghua one into "Wang
