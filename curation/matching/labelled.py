@@ -44,10 +44,45 @@ DATA_DIR_HINT = (
 )
 
 
+# The ORCID-linked set (:mod:`curation.matching.orcid_linked`) has no folder
+# of its own: it is built from the Crossref and OpenAlex corpora of a data
+# folder. The pseudo-path ``<data folder>/orcid-linked`` names it (no such
+# folder exists there; a real folder of that name is read as any other), and a
+# bare ``orcid-linked`` means WOVEPAPER_DATA_DIR's; so a default set list names
+# it under WOVEPAPER_DATA_DIR like the others, and ``--dataset orcid-linked``
+# works from any directory.
+ORCID_LINKED = "orcid-linked"
+
+
+def orcid_linked_corpora(folder: Path) -> Path | None:
+    """The data folder the ORCID-linked set named by ``folder`` is built from,
+    or None when ``folder`` does not name it (see :data:`ORCID_LINKED`).
+
+    Args:
+        folder: a dataset path as given to the commands.
+
+    Returns:
+        ``folder``'s parent for ``<data folder>/orcid-linked``,
+        ``settings.WOVEPAPER_DATA_DIR`` for a bare ``orcid-linked``; None for
+        any other path, and for a real file or folder of that name.
+    """
+    if folder.name != ORCID_LINKED or folder.exists():
+        return None
+    if folder.parent == Path():
+        from django.conf import settings
+
+        return Path(settings.WOVEPAPER_DATA_DIR)
+    return folder.parent
+
+
 def not_a_folder(folder: Path) -> str:
-    """Why ``folder`` cannot hold a labelled set ("" when it is a folder):
-    for the commands' errors."""
-    if folder.is_dir():
+    """Why ``folder`` cannot hold a labelled set ("" when it is a folder, or
+    names the ORCID-linked set of a data folder that exists): for the
+    commands' errors."""
+    corpora = orcid_linked_corpora(folder)
+    if corpora is not None and not corpora.is_dir():
+        return f"the ORCID-linked set is built from {corpora}, which is no folder"
+    if corpora is not None or folder.is_dir():
         return ""
     if folder.is_file():
         return "a file, not a folder (name the labelled set's folder)"
@@ -78,7 +113,8 @@ class LabelledSet:
     """Mentions as matcher views, and the gold cluster of each.
 
     Attributes:
-        name: the dataset's folder name.
+        name: the dataset's folder name (``orcid-linked`` for the ORCID-linked
+            set, :data:`ORCID_LINKED`).
         views: one AuthorshipView per mention; ``id`` is the mention's index in
             ``mention_ids``.
         mention_ids: the dataset's own signature ids, by view id.
@@ -119,7 +155,9 @@ def load(folder: Path) -> LabelledSet:
 
     Args:
         folder: a folder holding ``wang_signatures.json`` and ``wang_clusters.json``
-            (beard format) or ``signatures.json`` and ``clusters.json`` (S2AND).
+            (beard format) or ``signatures.json`` and ``clusters.json`` (S2AND),
+            or the pseudo-path of the ORCID-linked set (:data:`ORCID_LINKED`,
+            :func:`curation.matching.orcid_linked.load`).
 
     Returns:
         The LabelledSet; mentions without a gold cluster are left out, and so
@@ -133,6 +171,11 @@ def load(folder: Path) -> LabelledSet:
             cluster file names a signature twice or one the signature file
             lacks, or no mention has a gold cluster.
     """
+    corpora = orcid_linked_corpora(folder)
+    if corpora is not None:
+        from curation.matching import orcid_linked
+
+        return orcid_linked.load(corpora)
     beard = (folder / "wang_signatures.json").is_file()
     s2and = (folder / "signatures.json").is_file()
     if beard and s2and:

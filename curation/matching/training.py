@@ -464,7 +464,8 @@ def set_pairs(folder) -> SetPairs:
 
     Args:
         folder: a cluster set (:func:`curation.matching.labelled.load`: INSPIRE
-            beard, S2AND) or a pair set
+            beard, S2AND, the ORCID-linked set's pseudo-path
+            :data:`curation.matching.labelled.ORCID_LINKED`) or a pair set
             (:func:`curation.matching.labelled_pairs.load_pairs`: its train
             pairs; its test pairs are what evaluate_matching scores).
 

@@ -350,6 +350,9 @@ class Command(BaseCommand):
             type=Path,
             help="a labelled set folder (repeatable): clusters (INSPIRE/beard or "
             "S2AND, with its cluster seeds as constraints) or MEDLINE pairs; "
+            "'orcid-linked' (or DATA_DIR/orcid-linked): the ORCID-linked set "
+            "built from the Crossref and OpenAlex corpora of WOVEPAPER_DATA_DIR "
+            "(of DATA_DIR); "
             "default: INSPIRE Wang, S2AND Qian-partial, the MEDLINE pairs and the "
             "S2AND dummy set under WOVEPAPER_DATA_DIR/and",
         )
@@ -543,7 +546,7 @@ class Command(BaseCommand):
             self._sets = []
             for path in dict.fromkeys((*labelled.DEFAULT_SETS, *labelled.SHIPPED_SETS)):
                 default = Path(settings.WOVEPAPER_DATA_DIR) / path
-                if not default.is_dir():
+                if labelled.not_a_folder(default):
                     continue
                 try:
                     one = training.set_pairs(default)

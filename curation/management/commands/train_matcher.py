@@ -53,9 +53,11 @@ class Command(BaseCommand):
             type=Path,
             help="labelled set folder (repeatable; the sets named replace the "
             "defaults): clusters (INSPIRE/beard, S2AND) or a MEDLINE pair set "
-            "(its train pairs); default: INSPIRE Wang and S2AND Qian-partial under "
-            "WOVEPAPER_DATA_DIR/and. Applied and rejected attach and merge "
-            "proposals are always added",
+            "(its train pairs), or 'orcid-linked' (or DATA_DIR/orcid-linked): "
+            "the ORCID-linked set built from the Crossref and OpenAlex corpora "
+            "of WOVEPAPER_DATA_DIR (of DATA_DIR); default: INSPIRE Wang and "
+            "S2AND Qian-partial under WOVEPAPER_DATA_DIR/and. Applied and "
+            "rejected attach and merge proposals are always added",
         )
         parser.add_argument(
             "--threshold",
