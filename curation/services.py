@@ -1306,10 +1306,10 @@ def _flag_misplaced_orcids(drafts: list[_Draft], views: list[AuthorshipView]) ->
     (:func:`curation.matching.orcids.misplaced`). Such a draft is never
     identifier-proven, its ``orcids`` lose the iD (it proves nothing, and
     :func:`_unproven_where_orcid_taken` must not count it), and its evidence
-    says so: ``flag``, and ``misplaced_orcid``: ``[{"authorship", "orcid",
-    "printed", "fits"}]`` (``fits``: the name the iD's other slots print).
-    Approving it gives no researcher the iD (:func:`_apply`). One query a
-    chunk of iDs.
+    says so: ``flag`` (unless flagged already), and ``misplaced_orcid``:
+    ``[{"authorship", "orcid", "printed", "fits"}]`` (``fits``: the name
+    the iD's other slots print). Approving it gives no researcher the iD
+    (:func:`_apply`). One query a chunk of iDs.
     """
     by_id = {v.id: v for v in views}
     carried = {
@@ -1341,11 +1341,14 @@ def _flag_misplaced_orcids(drafts: list[_Draft], views: list[AuthorshipView]) ->
             for aid, orcid, owner in found
         ]
         aid, orcid, owner = found[0]
-        d.evidence["flag"] = (
+        # An attach already flagged ("ORCID agrees but the names do not")
+        # keeps its flag: it says the same of the researcher.
+        d.evidence.setdefault(
+            "flag",
             f"ORCID iD {orcid} printed on "
             f"{variants.written(by_id[aid].given, by_id[aid].family)!r} is printed "
             f"with {variants.written(owner.given, owner.family)!r} elsewhere: "
-            "a source's misplaced iD, not applied"
+            "a source's misplaced iD, not applied",
         )
         if "orcids" in d.evidence:
             wrong = {o for _, o, _ in found}

@@ -859,8 +859,9 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             "{}{}{}{}{}<p>In words: {}.</p><table><tr><th>feature</th><th>value</th>"
             "<th>contribution (logit)</th></tr>{}</table>{}",
             notes,
-            _merge_rule(evidence) if obj.kind == Proposal.Kind.MERGE else "",
-            "" if obj.kind == Proposal.Kind.MERGE else _attach_rule(evidence),
+            _merge_rule(evidence)
+            if obj.kind == Proposal.Kind.MERGE
+            else _attach_rule(evidence),
             _reading_said(obj),
             _frame_said(obj),
             _tied_said(obj),
