@@ -698,6 +698,48 @@ def given_names_compatible(a: str, b: str, *, pinyin: bool = False) -> bool:
     return _alignment(a, b, pinyin) is not None
 
 
+# The letters whose swap makes a spelling variant (spelling_variants): vowels,
+# and "y", which transliterations write for "i" ("Yuri"/"Yury",
+# "Sergei"/"Sergey") or "j".
+_VARIANT_LETTERS = frozenset("aeiouy")
+
+
+def spelling_variants(a: str, b: str, *, pinyin: bool = False) -> bool:
+    """Tell whether two given names are one name spelled two ways.
+
+    True for two full one-word given names of four letters or more, folded,
+    of one length and one first letter, that differ in one letter, a vowel
+    (or ``"y"``) on both sides: ``"Jurik"``/``"Jurek"``,
+    ``"Yuri"``/``"Yury"``, ``"Sergei"``/``"Sergey"``. Transliteration and
+    diminutive forms differ so (Polish "Jurek" is written "Jurik" in Czech
+    and Slovak transliterations); so do other people's names ("Maria" and
+    "Mario"), which is why :func:`given_names_compatible` keeps them apart
+    and only strong evidence beside the name joins them
+    (``curation.services``). Never for pinyin given names (``pinyin``):
+    "Jian" and "Jiun" are two names there.
+
+    Source: our rule, after the transliteration variants of
+    :func:`given_name_similarity` (``"Yuri"``/``"Yury"``).
+
+    Args:
+        a, b: given names as printed.
+        pinyin: the family name reads as Chinese (:func:`reads_as_pinyin`).
+
+    Returns:
+        True when they are spelling variants; False for equal names.
+    """
+    if pinyin:
+        return False
+    x, y = fold(a).split(), fold(b).split()
+    if len(x) != 1 or len(y) != 1:
+        return False
+    x, y = x[0], y[0]
+    if len(x) != len(y) or len(x) < 4 or not (x.isalpha() and y.isalpha()):
+        return False
+    differ = [(i, j) for i, j in zip(x, y, strict=True) if i != j]
+    return len(differ) == 1 and x[0] == y[0] and set(differ[0]) <= _VARIANT_LETTERS
+
+
 def given_name_similarity(a: str, b: str, *, pinyin: bool = False) -> float:
     """Score how alike two given names are, for use as a pairwise feature.
 

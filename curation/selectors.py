@@ -43,6 +43,7 @@ from curation.matching.features import (
     profile_of,
     source_ids_of,
 )
+from curation.matching.orcids import IdSlot
 from curation.matching.overmerge import Suspicion
 from curation.matching.variants import Slot
 from curation.models import Constraint, CurationEvent, MatcherModel, Proposal
@@ -1015,6 +1016,61 @@ def orcid_holders(orcids: Iterable[str]) -> dict[str, int]:
     return out
 
 
+def orcid_slots(orcids: Iterable[str]) -> dict[str, list[IdSlot]]:
+    """Every byline slot printing these ORCID iDs, assigned or not.
+
+    Source: ``Authorship.orcid``, as the sources print it with the byline
+    (Crossref ``message.author[].ORCID``, OpenAlex
+    ``work.authorships[].author.orcid``).
+
+    Args:
+        orcids: bare iDs.
+
+    Returns:
+        ``{iD: [IdSlot]}`` by authorship id, for the iDs printed on some
+        slot; one query a :data:`CHUNK` of iDs.
+    """
+    out: dict[str, list[IdSlot]] = defaultdict(list)
+    for chunk in _chunks(sorted(set(orcids) - {""})):
+        for orcid, pk, given, family in (
+            Authorship.objects.filter(orcid__in=chunk)
+            .order_by("pk")
+            .values_list("orcid", "pk", "given_name", "family_name")
+        ):
+            out[orcid].append(IdSlot(pk, given, family))
+    return dict(out)
+
+
+def orcids_shared() -> dict[str, list[int]]:
+    """The ORCID iDs that two or more live researchers hold: as their own iD
+    or printed on an authorship they hold.
+
+    Returns:
+        ``{iD: [researcher id, ...]}`` (ids ascending), only iDs with two or
+        more; two queries.
+    """
+    held: dict[str, set[int]] = defaultdict(set)
+    for orcid, pk in (
+        Researcher.objects.live()
+        .filter(orcid__isnull=False)
+        .exclude(orcid="")
+        .values_list("orcid", "pk")
+    ):
+        held[orcid].add(pk)
+    for orcid, pk in (
+        Authorship.objects.filter(
+            researcher__isnull=False,
+            researcher__merged_into__isnull=True,
+            researcher__retired=False,
+        )
+        .exclude(orcid="")
+        .values_list("orcid", "researcher_id")
+        .distinct()
+    ):
+        held[orcid].add(pk)
+    return {o: sorted(ids) for o, ids in sorted(held.items()) if len(ids) > 1}
+
+
 def must_links(researcher_ids: Iterable[int]) -> set[tuple[int, int]]:
     """Active must-link constraints of these researchers.
 
@@ -1232,7 +1288,9 @@ def orcid_conflicts(block_keys: Iterable[str] | None = None) -> list[OrcidConfli
     """
     candidates = (
         Authorship.objects.filter(
-            researcher__merged_into__isnull=True, researcher__retired=False
+            researcher__isnull=False,
+            researcher__merged_into__isnull=True,
+            researcher__retired=False,
         )
         .exclude(orcid="")
         .values("researcher_id")

@@ -47,6 +47,7 @@ from curation.exceptions import (
 )
 from curation.matching import (
     blocking,
+    orcids,
     overmerge,
     pipeline,
     scoring,
@@ -657,7 +658,19 @@ def _propose_merges(
     pending: dict[int, frozenset[int]] | None = None,
 ) -> list[_Draft]:
     """Merge drafts for the researcher pairs of one block that score at
-    ``CURATION_MERGE_THRESHOLD``.
+    ``CURATION_MERGE_THRESHOLD``, or that a rule joins (issue 46: duplicates
+    left after a curator approved every proposal of the demo):
+
+    - given names the rules call incompatible that are one name spelled two
+      ways ("Jurik", "Jurek": :func:`curation.names.spelling_variants`)
+      with :data:`SPELLING_COAUTHORS` co-authors in common
+      (:func:`_spelled_apart`), scored with the name as neither agreeing nor
+      conflicting, at the merge threshold (:data:`SPELLING_RULE`);
+    - initials whose one expansion in the block is the other's full given
+      name, in a shared category, below the threshold
+      (:func:`_initial_rule`).
+
+    Their evidence carries ``rule``; neither is identifier-proven.
 
     Args:
         block: the block key.
@@ -678,31 +691,155 @@ def _propose_merges(
     merge_threshold = settings.CURATION_MERGE_THRESHOLD
     model = (weights.version, weights.bias, tuple(sorted(weights.weights.items())))
     snapshots = [(p.id, hash(p)) for p in profiles]
+    expansions: dict[int, set[int]] = {}
     for i, p in enumerate(profiles):
         for j in range(i + 1, len(profiles)):
             q = profiles[j]
             lo, hi = sorted((p.id, q.id))
-            if not _may_merge(p, q, p, vetoes, pending):
+            rule = ""
+            if _may_merge(p, q, p, vetoes, pending):
+                s = _merge_score((model, snapshots[i], snapshots[j]), p, q, weights)
+                if s.pairwise_score < merge_threshold:
+                    rule = _initial_rule(p, q, profiles, s, expansions)
+                    if not rule:
+                        continue
+            elif _spelled_apart(p, q, vetoes, pending):
+                s = scoring.score(
+                    replace(
+                        profile_profile_features(p, q),
+                        name=names.COMPATIBLE_SIMILARITY,
+                    ),
+                    weights,
+                )
+                if s.pairwise_score < merge_threshold:
+                    continue
+                rule = SPELLING_RULE
+            else:
                 continue
-            s = _merge_score((model, snapshots[i], snapshots[j]), p, q, weights)
-            if s.pairwise_score >= merge_threshold:
-                proven = (
-                    s.evidence["features"]["orcid"] == 1.0
-                    and s.evidence["features"]["name"] > 0
+            proven = (
+                not rule
+                and s.evidence["features"]["orcid"] == 1.0
+                and s.evidence["features"]["name"] > 0
+            )
+            evidence = copy.deepcopy(s.evidence)  # the memo keeps its own
+            if rule:
+                evidence["rule"] = rule
+            drafts.append(
+                _Draft(
+                    "merge",
+                    s.pairwise_score,
+                    evidence,
+                    block,
+                    [],
+                    researcher_id=lo,
+                    other_researcher_id=hi,
+                    identifier_proven=proven,
                 )
-                drafts.append(
-                    _Draft(
-                        "merge",
-                        s.pairwise_score,
-                        copy.deepcopy(s.evidence),  # the memo keeps its own
-                        block,
-                        [],
-                        researcher_id=lo,
-                        other_researcher_id=hi,
-                        identifier_proven=proven,
-                    )
-                )
+            )
     return drafts
+
+
+# Shared co-authors that make two researchers whose given names are spelling
+# variants ("Jurik", "Jurek") a merge proposal: a co-author shared once is a
+# coincidence of a field, two or more are a group (the co-author feature's
+# weight caps at COAUTHOR_CAP = 3 shared).
+SPELLING_COAUTHORS = 2
+SPELLING_RULE = (
+    "given names spelled one letter apart (names.spelling_variants) with "
+    f"{SPELLING_COAUTHORS} or more co-authors in common: scored with the names "
+    "as neither agreeing nor conflicting"
+)
+INITIAL_RULE = (
+    "initials whose one expansion among the block's researchers is this full "
+    "given name, in a shared arXiv category"
+)
+
+
+def _spelled_apart(
+    p: ProfileView,
+    q: ProfileView,
+    vetoes: set,
+    pending: dict[int, frozenset[int]],
+) -> bool:
+    """Whether two researchers of one block whose names do not meet are
+    one name spelled two ways with strong co-author evidence: every full
+    given name of each is compatible with, or a spelling variant of
+    (:func:`curation.names.spelling_variants`), every full given name of the
+    other, one pair at least a variant; they share
+    :data:`SPELLING_COAUTHORS` co-authors or more; no cannot-link lies
+    between them and no paper of one slot each."""
+    lo, hi = sorted((p.id, q.id))
+    if ("r", lo, hi) in vetoes or len(
+        p.coauthor_keys & q.coauthor_keys
+    ) < SPELLING_COAUTHORS:
+        return False
+    if (p.paper_ids | pending.get(p.id, frozenset())) & (
+        q.paper_ids | pending.get(q.id, frozenset())
+    ):
+        return False
+    pinyin = names.reads_as_pinyin(p.family)
+    full_p = [g for g in p.given_names if full_given_key(g)]
+    full_q = [g for g in q.given_names if full_given_key(g)]
+    pairs = [(a, b) for a in full_p for b in full_q]
+    variant = [names.spelling_variants(a, b, pinyin=pinyin) for a, b in pairs]
+    return any(variant) and all(
+        v or names.given_names_compatible(a, b, pinyin=pinyin)
+        for (a, b), v in zip(pairs, variant, strict=True)
+    )
+
+
+def _initial_rule(
+    p: ProfileView,
+    q: ProfileView,
+    block: list[ProfileView],
+    s: scoring.Score,
+    expansions: dict[int, set[int]],
+) -> str:
+    """:data:`INITIAL_RULE` when a pair scored below the merge threshold is
+    an initials-only researcher and the one researcher of the block whose
+    full given name those initials can stand for, sharing an arXiv category,
+    with no affiliation or field in conflict, under a family name that does
+    not read as Chinese; else "".
+
+    With no other expansion in the block, the initials are likeliest that
+    person's: the share-of-the-name prior that
+    :func:`curation.matching.pipeline.attach_evidence_free` applies to
+    mentions (Han et al. 2004), here between researchers, for a curator
+    (issue 46: "A. Del Maestro" and "Adrian Del Maestro", both cond-mat,
+    scored 0.51 to 0.64 by the default weights, under the merge
+    threshold). Not under a Chinese family name
+    (:func:`curation.names.reads_as_pinyin`): there one initial stands for
+    many given names, whichever few a corpus holds ("Y. Wang").
+    ``expansions``: ``{initials researcher id: the block's researchers
+    printing a full given name its initials can stand for}``, filled here
+    and read across the block's pairs.
+    """
+    features = s.evidence["features"]
+    if (
+        s.veto
+        or names.reads_as_pinyin(p.family)
+        or features["categories"] <= 0.0
+        or features["field_conflict"] > 0.0
+        or features["affiliation_conflict"] > 0.0
+    ):
+        return ""
+    full_p = [g for g in p.given_names if full_given_key(g)]
+    full_q = [g for g in q.given_names if full_given_key(g)]
+    if bool(full_p) == bool(full_q):
+        return ""
+    initials, named = (p, q) if full_q else (q, p)
+    if initials.id not in expansions:
+        expansions[initials.id] = {
+            r.id
+            for r in block
+            if r.id != initials.id
+            and any(
+                full_given_key(g) and names.given_names_compatible(g, i)
+                for g in r.given_names
+                for i in initials.given_names
+            )
+        }
+    return INITIAL_RULE if expansions[initials.id] == {named.id} else ""
 
 
 def _propose_variant_merges(
@@ -790,6 +927,95 @@ def _propose_variant_merges(
                 and s.evidence["features"]["name"] > 0,
             )
     return [best[pair] for pair in sorted(best)]
+
+
+# What a merge proposed on one ORCID iD across family names says (its
+# evidence's "rule"; the names and the iD follow).
+ORCID_ACROSS_NAMES_RULE = (
+    "one ORCID iD under two family names: a change of name, or a source's mistake"
+)
+
+
+def _propose_orcid_merges(
+    profiles: Mapping[str, list[ProfileView]],
+    shared: Mapping[str, list[int]],
+    vetoes: set,
+    weights: scoring.Weights,
+    pending: dict[int, frozenset[int]] | None = None,
+) -> list[_Draft]:
+    """Merge drafts for researchers of two blocks that hold one ORCID iD.
+
+    Blocking by family name keeps a person who changed it apart for ever
+    ("Sofia Lindberg" until 2019, "Sofia Haddad" since, one iD: issue 46),
+    and :func:`_propose_merges` compares only a block's pairs. Researchers
+    holding one iD (their own, or printed on an authorship they hold:
+    ``selectors.orcids_shared``) in two blocks are proposed as one person
+    when nothing forbids it (:func:`_may_merge`: no cannot-link, no paper of
+    one slot each) and they print full given names that are compatible
+    (:func:`curation.matching.orcids.fits`; an iD shared by "Wei Tan" and
+    "Dmitri Volkov" is a misplaced iD, flagged on its slot, not a merge).
+    The score is the model's, with the iD on both sides. Never
+    identifier-proven: an iD on a byline can be a source's mistake, and
+    merges wait for a curator.
+
+    Args:
+        profiles: ``{block: live researchers}`` of every block (a full run).
+        shared: ``{iD: researcher ids}`` (``selectors.orcids_shared``).
+        vetoes, weights, pending: as for :func:`_propose_merges`.
+
+    Returns:
+        The drafts, lower id first in each pair, under the lower id's block;
+        the evidence carries ``rule``, ``orcid`` and ``names``.
+    """
+    pending = pending or {}
+    where = {p.id: (block, p) for block, members in profiles.items() for p in members}
+    drafts: dict[tuple[int, int], _Draft] = {}
+    for orcid, ids in shared.items():
+        held = [where[i] for i in ids if i in where]
+        for n, (block, p) in enumerate(held):
+            for other_block, q in held[n + 1 :]:
+                lo, hi = sorted((p.id, q.id))
+                if (
+                    block.split("/", 1)[0] == other_block.split("/", 1)[0]
+                    or (lo, hi) in drafts
+                    or not _may_merge(p, q, p, vetoes, pending)
+                    or not _given_names_fit(p, q)
+                ):
+                    continue
+                s = scoring.score(
+                    profile_profile_features(
+                        replace(p, orcid=orcid), replace(q, orcid=orcid)
+                    ),
+                    weights,
+                )
+                if s.veto:
+                    continue
+                drafts[lo, hi] = _Draft(
+                    "merge",
+                    s.pairwise_score,
+                    {
+                        **copy.deepcopy(s.evidence),
+                        "rule": ORCID_ACROSS_NAMES_RULE,
+                        "orcid": orcid,
+                        "names": sorted({p.family, q.family}),
+                    },
+                    block if p.id == lo else other_block,
+                    [],
+                    researcher_id=lo,
+                    other_researcher_id=hi,
+                )
+    return [drafts[pair] for pair in sorted(drafts)]
+
+
+def _given_names_fit(p: ProfileView, q: ProfileView) -> bool:
+    """Whether two profiles under two family names print a full given name
+    each that one person could print under both (:func:`orcids.fits`)."""
+    return any(
+        orcids.fits(orcids.IdSlot(0, a, p.family), orcids.IdSlot(0, b, q.family))
+        for a in p.given_names
+        for b in q.given_names
+        if full_given_key(a) and full_given_key(b)
+    )
 
 
 def _propose_splits(
@@ -1055,6 +1281,78 @@ def _unproven_where_orcid_taken(drafts: list[_Draft]) -> None:
             d.evidence["orcid_in_other_clusters"] = True
 
 
+def _misplaced_orcids(
+    slots_of: Mapping[str, list[orcids.IdSlot]],
+) -> dict[int, tuple[str, orcids.IdSlot]]:
+    """``{authorship id: (iD, the slot whose name the iD fits)}`` of the slots
+    that print an iD whose other slots print another person's name
+    (:func:`curation.matching.orcids.misplaced`)."""
+    return {
+        aid: (orcid, owner)
+        for orcid, slots in slots_of.items()
+        for aid, owner in orcids.misplaced(slots).items()
+    }
+
+
+def _flag_misplaced_orcids(drafts: list[_Draft], views: list[AuthorshipView]) -> None:
+    """Attach and ``new`` drafts holding a slot whose ORCID iD a source
+    misplaced are left to a curator, flagged.
+
+    A source sometimes prints a co-author's iD on another slot of the
+    byline (Crossref, issue 46: the iD of "Wei Tan" on "Dmitri Volkov"):
+    the slots printing that iD elsewhere print another person's name
+    (:func:`curation.matching.orcids.misplaced`). Such a draft is never
+    identifier-proven, its ``orcids`` lose the iD (it proves nothing, and
+    :func:`_unproven_where_orcid_taken` must not count it), and its evidence
+    says so: ``flag`` (unless flagged already), and ``misplaced_orcid``:
+    ``[{"authorship", "orcid", "printed", "fits"}]`` (``fits``: the name
+    the iD's other slots print). Approving it gives no researcher the iD
+    (:func:`_apply`). One query a chunk of iDs.
+    """
+    by_id = {v.id: v for v in views}
+    carried = {
+        by_id[aid].orcid
+        for d in drafts
+        if d.kind in ("attach", "new")
+        for aid in d.authorship_ids
+        if aid in by_id and by_id[aid].orcid
+    }
+    if not carried:
+        return
+    suspect = _misplaced_orcids(selectors.orcid_slots(carried))
+    for d in drafts:
+        found = [
+            (aid, *suspect[aid])
+            for aid in d.authorship_ids
+            if d.kind in ("attach", "new") and aid in suspect
+        ]
+        if not found:
+            continue
+        d.identifier_proven = False
+        d.evidence["misplaced_orcid"] = [
+            {
+                "authorship": aid,
+                "orcid": orcid,
+                "printed": variants.written(by_id[aid].given, by_id[aid].family),
+                "fits": variants.written(owner.given, owner.family),
+            }
+            for aid, orcid, owner in found
+        ]
+        aid, orcid, owner = found[0]
+        # An attach already flagged ("ORCID agrees but the names do not")
+        # keeps its flag: it says the same of the researcher.
+        d.evidence.setdefault(
+            "flag",
+            f"ORCID iD {orcid} printed on "
+            f"{variants.written(by_id[aid].given, by_id[aid].family)!r} is printed "
+            f"with {variants.written(owner.given, owner.family)!r} elsewhere: "
+            "a source's misplaced iD, not applied",
+        )
+        if "orcids" in d.evidence:
+            wrong = {o for _, o, _ in found}
+            d.evidence["orcids"] = [o for o in d.evidence["orcids"] if o not in wrong]
+
+
 def _stale_dead_proposals() -> int:
     """Mark stale the pending proposals that name a researcher merged away or
     retired since, or attach or give a new researcher an authorship assigned
@@ -1289,10 +1587,16 @@ def matching_run(
     Steps per block: score each authorship against the block's live researchers
     (attach above ``CURATION_ATTACH_THRESHOLD``), cluster the rest into ``new``
     proposals; and in every block that holds researchers, propose merges of
-    researcher pairs above ``CURATION_MERGE_THRESHOLD``, and splits of researchers
+    researcher pairs above ``CURATION_MERGE_THRESHOLD`` or that a rule joins
+    (spelling variants with co-authors in common, initials with one
+    expansion: :func:`_propose_merges`), in a full run also across blocks
+    (names read another way, one ORCID iD under two family names:
+    :func:`_propose_orcid_merges`), and splits of researchers
     that look over-merged: several ORCID iDs (:func:`_propose_splits`), or groups
     of papers sharing no field and no co-author, or more papers a year than one
-    person writes (:func:`_propose_suspect_splits`). Cannot-link constraints and
+    person writes (:func:`_propose_suspect_splits`). Attaches and ``new``
+    proposals holding a slot whose ORCID iD a source misplaced are flagged
+    for a curator (:func:`_flag_misplaced_orcids`). Cannot-link constraints and
     rejected fingerprints are obeyed. Then the auto-apply policy
     (``CURATION_AUTO_APPLY``) applies the identifier-proven proposals that touch
     no locked researcher: those the run created, and in a full run also those
@@ -1414,6 +1718,11 @@ def matching_run(
         # Across blocks only in a full run: it reads every block's researchers,
         # so each reading finds the block it names.
         drafts.extend(_propose_variant_merges(profiles, vetoes, weights, merging))
+        drafts.extend(
+            _propose_orcid_merges(
+                profiles, selectors.orcids_shared(), vetoes, weights, merging
+            )
+        )
     # A full run asks the database for every live researcher's conflicts (those
     # with no block key too); an incremental run takes its snapshot's.
     conflicts = (
@@ -1425,6 +1734,7 @@ def matching_run(
             snapshot.suspects, {c.researcher_id for c in conflicts}, weights
         )
     )
+    _flag_misplaced_orcids(drafts, views)
     _unproven_where_orcid_taken(drafts)
     created = _save_drafts(drafts, weights, snapshot.revisions(), held, counts)
     for proposal in created:
@@ -1895,8 +2205,14 @@ def _apply(
         must.append((target, authorships))
     elif proposal.kind == Proposal.Kind.NEW:
         display, given, family = edits.display_name_of(authorships)
-        orcids = {a.orcid for a in authorships if a.orcid}
-        orcid = orcids.pop() if len(orcids) == 1 else None
+        printed = {a.orcid for a in authorships if a.orcid}
+        orcid = printed.pop() if len(printed) == 1 else None
+        if orcid and _misplaced_orcids(selectors.orcid_slots([orcid])).keys() & {
+            a.pk for a in authorships
+        }:
+            # The iD's other slots print another person's name: a source put
+            # it on this one by mistake; the new researcher does not take it.
+            orcid = None
         holder = (
             Researcher.objects.filter(orcid=orcid).values_list("pk", flat=True).first()
             if orcid

@@ -273,8 +273,12 @@ def _cluster_evidence(proposal: Proposal) -> str:
         )
     else:
         said = " The pair recorded:" if len(pairs) == 1 else " The pairs recorded:"
+    flag = evidence.get("flag")
     return format_html(
-        "<p>Cohesion {} over {} authorship{}: {}.{}{}</p>{}{}",
+        "{}<p>Cohesion {} over {} authorship{}: {}.{}{}</p>{}{}",
+        format_html("<p><strong>flagged:</strong> {}</p>", rule_said(flag))
+        if flag
+        else "",
         evidence.get("cohesion", proposal.score),
         members,
         "" if members == 1 else "s",
@@ -286,6 +290,16 @@ def _cluster_evidence(proposal: Proposal) -> str:
         format_html_join("", "<p>{}, score {}{}: {} <small>({})</small></p>", pairs),
         _likeliest(evidence.get("likeliest")),
     )
+
+
+def _merge_rule(evidence: dict) -> str:
+    """What a merge a rule proposed says first (``curation.services``: one
+    ORCID iD under two family names, spelling variants, initials with one
+    expansion): the rule; "" for one its score proposed."""
+    rule = rule_said(evidence.get("rule"))
+    if not rule:
+        return ""
+    return format_html("<p><strong>Proposed by a rule</strong>: {}.</p>", rule)
 
 
 def _attach_rule(evidence: dict) -> str:
@@ -845,7 +859,9 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             "{}{}{}{}{}<p>In words: {}.</p><table><tr><th>feature</th><th>value</th>"
             "<th>contribution (logit)</th></tr>{}</table>{}",
             notes,
-            _attach_rule(evidence),
+            _merge_rule(evidence)
+            if obj.kind == Proposal.Kind.MERGE
+            else _attach_rule(evidence),
             _reading_said(obj),
             _frame_said(obj),
             _tied_said(obj),

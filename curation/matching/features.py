@@ -180,10 +180,15 @@ class Features:
             :func:`family_name_rarities`), in [0, 1]: namesakes are few under a
             family name printed with few given names ("Willett"), many under
             "Wang", whatever the given name.
-        source_id: 1.0 when both sides carry one author id of OpenAlex or
-            Semantic Scholar (their own disambiguation put the two under one
-            profile), or one ORCID iD among their source ids (a source's author
-            profile links it to one side), else 0.0.
+        source_id: 1.0 when both sides carry one ORCID iD among their source
+            ids (a source's author profile links it to one side), or one author
+            id of OpenAlex or Semantic Scholar (their own disambiguation put the
+            two under one profile) and some evidence beyond the name agrees: a
+            co-author, a category, an affiliation word (:func:`_beyond_name`);
+            else 0.0. A source's author id is weak evidence, never enough
+            alone: it is often the very conflation matching exists to undo
+            (OpenAlex's one "Jun Li" of 34,000 works; issue 46: four "Min
+            Chen" works in soil science, optics and cardiology under one id).
         source_id_conflict: 1.0 when, for some source, both sides carry its
             author ids and share none, and no source id agrees; else 0.0. Weaker
             evidence than an agreement: a source often splits one person over
@@ -570,9 +575,25 @@ def _source_ids(a: frozenset[str], b: frozenset[str]) -> tuple[float, float]:
     return 0.0, 1.0 if both else 0.0
 
 
-def _source_id_features(a: frozenset[str], b: frozenset[str]) -> dict[str, float]:
+def _source_id_features(
+    a: frozenset[str], b: frozenset[str], *, beyond_name: bool
+) -> dict[str, float]:
+    """The ``source_id`` and ``source_id_conflict`` features of two sets of
+    source ids; ``beyond_name``: whether evidence beyond the name agrees
+    (:func:`_beyond_name`), without which a shared OpenAlex or Semantic
+    Scholar author id counts for nothing (a shared ``orcid:`` id still
+    does)."""
     agree, conflict = _source_ids(a, b)
+    if agree and not beyond_name and not any(i.startswith("orcid:") for i in a & b):
+        agree = 0.0
     return {"source_id": agree, "source_id_conflict": conflict}
+
+
+def _beyond_name(coauthors: float, categories: float, affiliation: float) -> bool:
+    """Whether a pair shares more than a name: a co-author, an arXiv category
+    or an affiliation word (its ``coauthors``, ``categories`` and
+    ``affiliation`` features above 0)."""
+    return coauthors > 0.0 or categories > 0.0 or affiliation > 0.0
 
 
 # Years apart at which the years_apart feature reaches 1.0 (a career's length
@@ -780,14 +801,17 @@ def profile_of(
 
 def authorship_profile_features(a: AuthorshipView, p: ProfileView) -> Features:
     """Features of an authorship against a researcher profile."""
+    coauthors = float(len(a.coauthor_keys & p.coauthor_keys))
+    categories = _jaccard(a.categories, p.categories)
+    affiliation = _jaccard(a.affiliation_tokens, p.affiliation_tokens)
     return Features(
         orcid=_orcid(a.orcid, p.orcid),
         name=_best_name((a.given,), p.given_names, a.family),
-        coauthors=float(len(a.coauthor_keys & p.coauthor_keys)),
-        categories=_jaccard(a.categories, p.categories),
+        coauthors=coauthors,
+        categories=categories,
         field_conflict=field_conflict(a.categories, p.categories),
         same_paper=1.0 if a.paper_id in p.paper_ids else 0.0,
-        affiliation=_jaccard(a.affiliation_tokens, p.affiliation_tokens),
+        affiliation=affiliation,
         rare_name=_rare_name((a.given,), a.given_rarity, p.given_names, p.given_rarity),
         same_given=_same_given((a.given,), p.given_names),
         same_initials=_same_initials((a.given,), p.given_names),
@@ -796,21 +820,28 @@ def authorship_profile_features(a: AuthorshipView, p: ProfileView) -> Features:
         ),
         rare_family=min(a.family_rarity, p.family_rarity),
         block_repeat=min(a.block_repeat, p.block_repeat),
-        **_source_id_features(a.source_ids, p.source_ids),
+        **_source_id_features(
+            a.source_ids,
+            p.source_ids,
+            beyond_name=_beyond_name(coauthors, categories, affiliation),
+        ),
         years_apart=_years_apart(_span(a.year), p.years),
     )
 
 
 def profile_profile_features(p: ProfileView, q: ProfileView) -> Features:
     """Features of two profiles (for merges and for clustering)."""
+    coauthors = float(len(p.coauthor_keys & q.coauthor_keys))
+    categories = _jaccard(p.categories, q.categories)
+    affiliation = _jaccard(p.affiliation_tokens, q.affiliation_tokens)
     return Features(
         orcid=_orcid(p.orcid, q.orcid),
         name=_best_name(p.given_names, q.given_names, p.family),
-        coauthors=float(len(p.coauthor_keys & q.coauthor_keys)),
-        categories=_jaccard(p.categories, q.categories),
+        coauthors=coauthors,
+        categories=categories,
         field_conflict=field_conflict(p.categories, q.categories),
         same_paper=1.0 if p.paper_ids & q.paper_ids else 0.0,
-        affiliation=_jaccard(p.affiliation_tokens, q.affiliation_tokens),
+        affiliation=affiliation,
         rare_name=_rare_name(
             p.given_names, p.given_rarity, q.given_names, q.given_rarity
         ),
@@ -823,6 +854,10 @@ def profile_profile_features(p: ProfileView, q: ProfileView) -> Features:
         ),
         rare_family=min(p.family_rarity, q.family_rarity),
         block_repeat=min(p.block_repeat, q.block_repeat),
-        **_source_id_features(p.source_ids, q.source_ids),
+        **_source_id_features(
+            p.source_ids,
+            q.source_ids,
+            beyond_name=_beyond_name(coauthors, categories, affiliation),
+        ),
         years_apart=_years_apart(p.years, q.years),
     )

@@ -30,7 +30,9 @@ WEIGHTS: dict[str, float] = {
     "same_given": 0.3,  # the same printed full given name (two bare "Wei" stay < 0.6)
     "affiliation_conflict": -1.0,  # both printed affiliations, no word shared
     "rare_family": 1.0,  # a family name printed with few given names, in [0, 1]
-    "source_id": 2.5,  # one OpenAlex or Semantic Scholar author id on both sides
+    # One OpenAlex or Semantic Scholar author id on both sides, beside evidence
+    # beyond the name (features.Features.source_id: never enough alone).
+    "source_id": 2.5,
     "source_id_conflict": -0.5,  # ids of one source on both sides, none shared
     "years_apart": -0.5,  # 20 or more years between the two sides' papers
     # The same printed initials alone ("Y.F." twice): what same_given weighed

@@ -10,7 +10,9 @@ import pytest
 from django.conf import settings
 
 from curation import selectors, services
+from curation.matching import scoring
 from curation.matching.features import (
+    AuthorshipView,
     ProfileView,
     authorship_profile_features,
     profile_of,
@@ -83,9 +85,15 @@ def test_source_ids_agree_conflict_or_are_absent_on_the_real_slots(tu9):
     assert source_ids_of("", "1741101") == {"s2:1741101"}
 
 
-def _schommers_moved(**second_fields) -> tuple[Authorship, Authorship]:
+def _schommers_moved(
+    *, coauthor: bool = True, **second_fields
+) -> tuple[Authorship, Authorship]:
     """The real Schommers pair, the second printed as "W. Schommers" at another
-    institution (as a later paper of a moved researcher prints it)."""
+    institution (as a later paper of a moved researcher prints it), and, with
+    ``coauthor``, one co-author added to both works: a shared OpenAlex id is
+    weak evidence that counts only beside evidence beyond the name (issue
+    46), and a co-author alone does not join an initial at another
+    institution."""
     first, second = Authorship.objects.filter(openalex_author_id=SCHOMMERS).order_by(
         "id"
     )
@@ -95,6 +103,11 @@ def _schommers_moved(**second_fields) -> tuple[Authorship, Authorship]:
         affiliations=["Universität Bremen"],
         **second_fields,
     )
+    if coauthor:
+        for slot in (first, second):
+            AuthorshipFactory(
+                paper=slot.paper, position=2, given_name="Hans", family_name="Haken"
+            )
     return first, second
 
 
@@ -105,6 +118,13 @@ def _attached_by_source_id(second: Authorship) -> int:
     attach = Proposal.objects.get(kind="attach", authorships=second)
     assert attach.evidence["features"]["source_id"] == 1.0
     return attach.researcher_id
+
+
+def test_a_shared_openalex_id_alone_joins_no_initial_at_another_institution(tu9):
+    first, _ = _schommers_moved(coauthor=False)
+    services.matching_run()
+    alone = Proposal.objects.filter(kind="new", authorships=first).get()
+    assert list(alone.authorships.values_list("id", flat=True)) == [first.pk]
 
 
 def test_a_shared_openalex_id_joins_what_the_names_and_affiliations_do_not(tu9):
@@ -245,3 +265,90 @@ def test_a_profile_that_gains_an_orcid_refreshes_the_researchers_behind_it(tu9):
     assert Researcher.objects.get(pk=researcher).revision == before + 1
     (view,) = _views(pk=first.pk)
     assert "orcid:0000-0002-1825-0097" in view.source_ids
+
+
+def _min_chen_works() -> list[Authorship]:
+    """Four works printing "Min Chen" (issue 46): soil science, optics and two
+    in cardiology, in different journals, at different institutions, with no
+    co-author in common, all under one OpenAlex author id (OpenAlex's own
+    conflation, as its "Jun Li" of 34,000 works). OpenAlex works carry no
+    arXiv categories."""
+    works = [
+        ("Soil Biology and Biochemistry", "Nanjing Agricultural University", "Hu"),
+        ("Optics Express", "Zhejiang University, Hangzhou", "Zhang"),
+        ("Journal of the American College of Cardiology", "Fuwai Hospital", "Liu"),
+        ("European Heart Journal", "Peking Union Medical College", "Zhao"),
+    ]
+    slots = []
+    for n, (journal, affiliation, coauthor) in enumerate(works):
+        paper = PaperFactory(
+            categories=[], primary_category="", journal_ref=journal, arxiv_id=None
+        )
+        slots.append(
+            AuthorshipFactory(
+                paper=paper,
+                given_name="Min",
+                family_name="Chen",
+                affiliations=[affiliation],
+                openalex_author_id="A5100000001",
+            )
+        )
+        AuthorshipFactory(
+            paper=paper, position=2, given_name=f"Q{n}", family_name=coauthor
+        )
+    return slots
+
+
+def test_a_shared_openalex_id_alone_joins_no_works_that_share_nothing_else():
+    slots = _min_chen_works()
+    services.matching_run()
+    for slot in slots:
+        proposal = Proposal.objects.get(authorships=slot)
+        assert proposal.kind == "new"
+        assert list(proposal.authorships.values_list("id", flat=True)) == [slot.pk]
+        assert proposal.evidence["pairs"] == []
+    # Nor does a researcher holding one of them take the others on the id.
+    researcher = ResearcherFactory(
+        display_name="Min Chen", block_key=slots[0].block_key
+    )
+    Authorship.objects.filter(pk=slots[0].pk).update(researcher=researcher)
+    services.matching_run()
+    assert not Proposal.objects.filter(kind="attach").exists()
+
+
+def test_a_shared_source_id_counts_only_beside_evidence_beyond_the_name():
+    def view(n: int, **fields) -> ProfileView:
+        fields.setdefault("source_ids", frozenset({"openalex:A5100000001"}))
+        return profile_of(
+            [
+                AuthorshipView(
+                    id=n,
+                    paper_id=n,
+                    given="Min",
+                    family="Chen",
+                    block_key="chen m",
+                    **fields,
+                )
+            ]
+        )
+
+    alone = profile_profile_features(
+        view(1, affiliation_tokens=frozenset({"nanjing"})),
+        view(2, affiliation_tokens=frozenset({"fuwai"})),
+    )
+    assert (alone.source_id, alone.source_id_conflict) == (0.0, 0.0)
+    assert scoring.score(alone).pairwise_score < settings.CURATION_ATTACH_THRESHOLD
+    # The same pair sharing a co-author: the id counts, beside it.
+    coauthor = frozenset({"liu|q"})
+    helped = profile_profile_features(
+        view(1, coauthor_keys=coauthor), view(2, coauthor_keys=coauthor)
+    )
+    assert helped.source_id == 1.0
+    # An ORCID iD a source's profile links (Priem's) stays strong alone.
+    linked = frozenset({"orcid:0000-0001-6187-6610"})
+    assert (
+        profile_profile_features(
+            view(1, source_ids=linked), view(2, source_ids=linked)
+        ).source_id
+        == 1.0
+    )
