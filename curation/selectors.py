@@ -1336,7 +1336,9 @@ class BlockLinks:
     Attributes:
         sizes: ``{block: unassigned person authorships}`` (on hidden papers
             too: a plan may only over-join).
-        researchers: ``{block: live researchers}`` of every block.
+        researchers: ``{block: live researchers}`` of every block (a run
+            over some blocks: of those and of the blocks their names read
+            into).
         pairs: ``[(block, block)]`` whose matching meets, in no order: a name
             of one, read another way (:func:`curation.names.block_key_readings`),
             lands in the other and it holds researchers; a researcher of one
@@ -1362,7 +1364,7 @@ def block_links(block_keys: Iterable[str] | None) -> BlockLinks:
         the visits per :data:`CHUNK` blocks; 0.9 s for 100,000 authorships in
         PostgreSQL, most of it reading each distinct name another way.
     """
-    researchers = dict(
+    live = (
         Researcher.objects.live()
         .exclude(block_key="")
         .order_by()
@@ -1385,13 +1387,25 @@ def block_links(block_keys: Iterable[str] | None) -> BlockLinks:
         chunks = list(_chunks(sorted(set(block_keys))))
         rows = [r for c in chunks for r in unassigned.filter(block_key__in=c)]
         pairs = [p for c in chunks for p in visits.filter(block_key__in=c)]
-    sizes: Counter[str] = Counter()
-    first_of_orcid: dict[str, str] = {}
     readings: dict[tuple[str, str], set[str]] = {}
-    for block, given, family, orcid, n in rows:
-        sizes[block] += n
+    for _, given, family, _, _ in rows:
         if (given, family) not in readings:
             readings[given, family] = {r.key for r in block_key_readings(given, family)}
+    if block_keys is None:
+        researchers = dict(live)
+    else:
+        # A run over some blocks counts the researchers of those and of the
+        # blocks their names read into, not of every block.
+        keys = set(block_keys).union(*readings.values())
+        researchers = {
+            k: n
+            for chunk in _chunks(sorted(keys))
+            for k, n in live.filter(block_key__in=chunk)
+        }
+    sizes: Counter[str] = Counter()
+    first_of_orcid: dict[str, str] = {}
+    for block, given, family, orcid, n in rows:
+        sizes[block] += n
         pairs.extend(
             (block, key)
             for key in readings[given, family]

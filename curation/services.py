@@ -1617,6 +1617,9 @@ def matching_plan(*, block_keys: list[str] | None = None) -> MatchingPlan:
         weights = selectors.active_weights()
         stale = _stale_dead_proposals() + _stale_below_model(weights)
     wanted = None if block_keys is None else set(block_keys)
+    if wanted is not None and len(wanted) < 2:
+        # Nothing to cut (a harvest's run over the one block it touched).
+        return MatchingPlan([sorted(wanted)] if wanted else [], stale, started)
     links = selectors.block_links(wanted)
     keys = set(links.sizes) | set(links.researchers) if wanted is None else wanted
     return MatchingPlan(
