@@ -334,13 +334,25 @@ def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
         return authorship, researcher_of[copy, person]
 
     def probe_pass(
-        start: int, picks: list[tuple[int, int]], merges: bool = False
+        start: int,
+        picks: list[tuple[int, int]],
+        merges: bool = False,
+        task: bool = False,
     ) -> tuple[dict, int]:
+        from curation.tasks import matching_run_task
+
         latencies, right = [], 0
         for n, (copy, person) in enumerate(picks):
             authorship, expected = new_probe(start + n, copy, person)
             began = time.perf_counter()
-            services.matching_run(block_keys=[authorship.block_key], merges=merges)
+            if task:
+                # As a harvest queues it, run eagerly: the plan, one shard
+                # under its block's lock, the finishing step.
+                matching_run_task.apply(
+                    kwargs={"block_keys": [authorship.block_key], "merges": merges}
+                ).get()
+            else:
+                services.matching_run(block_keys=[authorship.block_key], merges=merges)
             latencies.append((time.perf_counter() - began) * 1000)
             right += Proposal.objects.filter(
                 kind="attach", researcher_id=expected, authorships=authorship
@@ -355,6 +367,8 @@ def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
     picks = [rng.choice(with_more) for _ in range(probes)]
     # As a harvest queues it: attaches and new researchers, no merges.
     first, right = probe_pass(10**7, picks)
+    # The same through the matching task (eagerly, in this process).
+    through_task, _ = probe_pass(5 * 10**7, picks, task=True)
     # With merges, as a curator's run over a block: first by a worker that has
     # not seen these blocks lately (no remembered merge scores), then again.
     services._merge_scores.clear()
@@ -376,6 +390,7 @@ def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
         "false_merges_proposed": false_merges,
         "probes": probes,
         "incremental": first,
+        "incremental_through_task": through_task,
         "with_merges_first_in_block": merging_first,
         "with_merges_again": merging_again,
         "attached_to_own_researcher": right,
@@ -383,6 +398,7 @@ def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
     }
     for name, figures in (
         ("as a harvest runs it (no merges)", first),
+        ("the same through matching_run_task, eagerly", through_task),
         ("with merges, first in its block", merging_first),
         ("with merges, again in the block", merging_again),
     ):

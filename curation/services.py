@@ -13,9 +13,10 @@ import hashlib
 import logging
 import math
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
 from django.conf import settings
@@ -56,6 +57,7 @@ from curation.matching import (
 )
 from curation.matching.features import (
     AuthorshipView,
+    NameRarities,
     ProfileView,
     authorship_profile_features,
     full_given_key,
@@ -1579,65 +1581,95 @@ def _save_drafts(
     return saved
 
 
-def matching_run(
-    *, block_keys: list[str] | None = None, merges: bool = True
-) -> dict[str, int]:
-    """Propose assignments for every unassigned authorship (optionally in some blocks).
+@dataclass
+class _Proposing:
+    """What the per-block part of a matching run read and drafted.
 
-    Steps per block: score each authorship against the block's live researchers
-    (attach above ``CURATION_ATTACH_THRESHOLD``), cluster the rest into ``new``
-    proposals; and in every block that holds researchers, propose merges of
-    researcher pairs above ``CURATION_MERGE_THRESHOLD`` or that a rule joins
-    (spelling variants with co-authors in common, initials with one
-    expansion: :func:`_propose_merges`), in a full run also across blocks
-    (names read another way, one ORCID iD under two family names:
-    :func:`_propose_orcid_merges`), and splits of researchers
-    that look over-merged: several ORCID iDs (:func:`_propose_splits`), or groups
-    of papers sharing no field and no co-author, or more papers a year than one
-    person writes (:func:`_propose_suspect_splits`). Attaches and ``new``
-    proposals holding a slot whose ORCID iD a source misplaced are flagged
-    for a curator (:func:`_flag_misplaced_orcids`). Cannot-link constraints and
-    rejected fingerprints are obeyed. Then the auto-apply policy
-    (``CURATION_AUTO_APPLY``) applies the identifier-proven proposals that touch
-    no locked researcher: those the run created, and in a full run also those
-    an earlier run left pending. A full run first marks stale the pending
-    proposals that can no longer apply (:func:`_stale_dead_proposals`) and the
-    attaches another model made that the one in use scores below its
-    threshold (:func:`_stale_below_model`).
+    Attributes:
+        drafts: attach and ``new`` drafts of the blocks' unassigned
+            authorships, then merge drafts of each block's researchers.
+        snapshot: the live researchers of the blocks, as read.
+        held: the authorship ids a pending ``new`` (or dead attach) held
+            when read (:func:`selectors.matchable_views`).
+        blocks: how many (sub-)blocks of unassigned authorships.
+        vetoes: the cannot-links read (:func:`_vetoes`).
+        merging: ``{researcher id: paper ids}`` pending attaches give the
+            researchers read, before this run drafted any.
+        views: the blocks' unassigned authorships, as read.
+    """
 
-    Idempotent: a second run proposes nothing new while nothing changed.
+    drafts: list[_Draft]
+    snapshot: selectors.ResearcherSnapshot
+    held: frozenset[int]
+    blocks: int
+    vetoes: set
+    merging: dict[int, frozenset[int]]
+    views: list[AuthorshipView]
 
-    Args:
-        block_keys: restrict to these blocks; None means every block.
-        merges: also propose merges. A harvest's incremental run leaves them out
-            (``False``): new unassigned authorships change no researcher, and
-            scoring every researcher pair of a block is most of such a run's
-            cost; the nightly full run and curators' runs propose them.
+
+def _vetoes(researcher_ids: set[int]) -> set:
+    """The cannot-links of these researchers (:func:`selectors.cannot_links`).
+
+    "This authorship is not researcher A" also says A is not the researcher
+    holding it now: no merge of the two is proposed (nor applied by the
+    identifier policy), or a detach would come back as a merge.
 
     Returns:
-        Counts: ``blocks``, ``proposed_<kind>``, ``auto_applied`` and
-        ``made_stale`` (pending proposals superseded by this run's, or that
-        can no longer apply).
+        ``{("a", authorship id, researcher id), ("r", low id, high id)}``.
     """
-    stale = 0
-    weights = selectors.active_weights(remembered=block_keys is not None)
-    if block_keys is None:
-        stale = _stale_dead_proposals() + _stale_below_model(weights)
-    rarities = selectors.corpus_given_rarities(remembered=block_keys is not None)
+    vetoes = selectors.cannot_links(researcher_ids)
+    holder = selectors.holders(aid for kind, aid, _ in vetoes if kind == "a")
+    vetoes |= {
+        ("r", *sorted((rid, holder[aid])))
+        for kind, aid, rid in list(vetoes)
+        if kind == "a" and holder.get(aid) not in (None, rid)
+    }
+    return vetoes
+
+
+def _propose_in_blocks(
+    block_keys: list[str] | None,
+    *,
+    merges: bool,
+    weights: scoring.Weights,
+    rarities: NameRarities,
+    remembered: bool,
+    whole: bool = False,
+) -> _Proposing:
+    """Read some blocks (or every block) and draft what is proposed in each:
+    attaches and ``new`` for their unassigned authorships, merges of each
+    block's researchers (with ``merges``). What crosses blocks over a whole
+    corpus (merges of names read another way, ORCID splits) is the caller's.
+
+    Args:
+        block_keys: these blocks; None for every block.
+        merges: draft merges of each block's researchers.
+        weights: the scoring model.
+        rarities: the corpus's name rarities
+            (:func:`selectors.corpus_given_rarities`).
+        remembered: accept the profiles this process built lately
+            (:func:`selectors.researcher_snapshot`): an incremental run's.
+        whole: ``block_keys`` hold every block with researchers that a name
+            of their unassigned authorships, read another way, lands in (a
+            shard of a full run: :func:`matching_plan`), so none is read
+            besides them.
+
+    Returns:
+        The drafts with what was read for them (:class:`_Proposing`).
+    """
     views, held = selectors.matchable_views(block_keys, rarities)
     grouped = blocking.blocks(
         views,
         key=lambda v: v.block_key,
         sub_key=lambda v: names.sub_block_key(v.given, v.family),
     )
-    counts: Counter[str] = Counter(blocks=len(grouped), made_stale=stale)
     # One read of the researchers serves attach, merge and split: the blocks
     # read (those asked for, or every researcher's) hold every block the
     # matchable authorships fall in.
     snapshot = selectors.researcher_snapshot(
         block_keys if block_keys is not None else selectors.researcher_block_keys(),
         rarities,
-        remembered=block_keys is not None,
+        remembered=remembered,
     )
     profiles = snapshot.profiles
     # The researchers of the blocks the unassigned authorships' names, read
@@ -1645,7 +1677,7 @@ def matching_run(
     # them all; a block run reads those of the blocks it lacks, for attaches
     # only (their merges and splits are their own blocks' runs').
     elsewhere = profiles
-    if block_keys is not None:
+    if block_keys is not None and not whole:
         lacking = {
             r.key
             for v in views
@@ -1661,19 +1693,10 @@ def matching_run(
     # run's blocks (a survivor of a merge across blocks): candidates of those
     # blocks' attaches, in their frame.
     visitors = selectors.visiting_profiles(grouped, rarities)
-    vetoes = selectors.cannot_links(
+    vetoes = _vetoes(
         {p.id for members in elsewhere.values() for p in members}
         | {v.profile.id for vs in visitors.values() for v in vs}
     )
-    # "This authorship is not researcher A" also says A is not the researcher
-    # holding it now: no merge of the two is proposed (nor applied by the
-    # identifier policy), or a detach would come back as a merge.
-    holder = selectors.holders(aid for kind, aid, _ in vetoes if kind == "a")
-    vetoes |= {
-        ("r", *sorted((rid, holder[aid])))
-        for kind, aid, rid in list(vetoes)
-        if kind == "a" and holder.get(aid) not in (None, rid)
-    }
     # The papers pending attaches give researchers: one person holds one slot
     # of a paper, so no other slot of them is proposed to the same researcher
     # (the attaches of the papers matched here), and no merge would give one
@@ -1714,49 +1737,446 @@ def matching_run(
     )
     for block, members in profiles.items() if merges else ():
         drafts.extend(_propose_merges(block, members, vetoes, weights, merging))
-    if merges and block_keys is None:
+    return _Proposing(drafts, snapshot, held, len(grouped), vetoes, merging, views)
+
+
+def _count_created(created: list[Proposal], counts: Counter) -> None:
+    for proposal in created:
+        counts[f"proposed_{proposal.kind}"] += 1
+
+
+def _auto_apply(proven: Iterable[Proposal], counts: Counter) -> None:
+    """Apply ``proven`` (identifier-proven proposals) as the matcher, each in
+    its own transaction, counting ``auto_applied``; one that can no longer
+    apply (a locked researcher, a clash) is logged and left pending."""
+    for proposal in proven:
+        try:
+            proposal_apply(proposal=proposal, actor=None)
+            counts["auto_applied"] += 1
+        except CurationError as exc:
+            logger.info("auto-apply skipped: %s", exc, extra={"proposal": proposal.pk})
+
+
+def _split_and_save(
+    found: _Proposing,
+    conflicts: list[selectors.OrcidConflict],
+    weights: scoring.Weights,
+    counts: Counter,
+    *,
+    orcid_splits: bool = True,
+) -> list[Proposal]:
+    """Add to ``found``'s drafts the splits of its researchers (those of
+    ``conflicts`` with several ORCID iDs unless not ``orcid_splits``, and the
+    suspects among the others), then store them all, counting each kind.
+
+    Returns:
+        The proposals created, in draft order.
+    """
+    drafts = found.drafts
+    if orcid_splits:
+        drafts.extend(_propose_splits(conflicts, weights))
+    drafts.extend(
+        _propose_suspect_splits(
+            found.snapshot.suspects, {c.researcher_id for c in conflicts}, weights
+        )
+    )
+    _flag_misplaced_orcids(drafts, found.views)
+    _unproven_where_orcid_taken(drafts)
+    created = _save_drafts(
+        drafts, weights, found.snapshot.revisions(), found.held, counts
+    )
+    _count_created(created, counts)
+    return created
+
+
+def matching_run(
+    *, block_keys: list[str] | None = None, merges: bool = True
+) -> dict[str, int]:
+    """Propose assignments for every unassigned authorship (optionally in some blocks).
+
+    Steps per block: score each authorship against the block's live researchers
+    (attach above ``CURATION_ATTACH_THRESHOLD``), cluster the rest into ``new``
+    proposals; and in every block that holds researchers, propose merges of
+    researcher pairs above ``CURATION_MERGE_THRESHOLD`` or that a rule joins
+    (spelling variants with co-authors in common, initials with one
+    expansion: :func:`_propose_merges`), in a full run also across blocks
+    (names read another way, one ORCID iD under two family names:
+    :func:`_propose_orcid_merges`), and splits of researchers
+    that look over-merged: several ORCID iDs (:func:`_propose_splits`), or groups
+    of papers sharing no field and no co-author, or more papers a year than one
+    person writes (:func:`_propose_suspect_splits`). Attaches and ``new``
+    proposals holding a slot whose ORCID iD a source misplaced are flagged
+    for a curator (:func:`_flag_misplaced_orcids`). Cannot-link constraints and
+    rejected fingerprints are obeyed. Then the auto-apply policy
+    (``CURATION_AUTO_APPLY``) applies the identifier-proven proposals that touch
+    no locked researcher: those the run created, and in a full run also those
+    an earlier run left pending. A full run first marks stale the pending
+    proposals that can no longer apply (:func:`_stale_dead_proposals`) and the
+    attaches another model made that the one in use scores below its
+    threshold (:func:`_stale_below_model`).
+
+    All in this process: :func:`matching_plan`, :func:`matching_shard` and
+    :func:`matching_finish` are the same run fanned out over Celery workers
+    (``curation.tasks.matching_run_task``), and propose the same.
+
+    Idempotent: a second run proposes nothing new while nothing changed.
+
+    Args:
+        block_keys: restrict to these blocks; None means every block.
+        merges: also propose merges. A harvest's incremental run leaves them out
+            (``False``): new unassigned authorships change no researcher, and
+            scoring every researcher pair of a block is most of such a run's
+            cost; the nightly full run and curators' runs propose them.
+
+    Returns:
+        Counts: ``blocks``, ``proposed_<kind>``, ``auto_applied`` and
+        ``made_stale`` (pending proposals superseded by this run's, or that
+        can no longer apply).
+    """
+    full = block_keys is None
+    stale = 0
+    weights = selectors.active_weights(remembered=not full)
+    if full:
+        stale = _stale_dead_proposals() + _stale_below_model(weights)
+    found = _propose_in_blocks(
+        block_keys,
+        merges=merges,
+        weights=weights,
+        rarities=selectors.corpus_given_rarities(remembered=not full),
+        remembered=not full,
+    )
+    counts: Counter[str] = Counter(blocks=found.blocks, made_stale=stale)
+    drafts = found.drafts
+    if merges and full:
         # Across blocks only in a full run: it reads every block's researchers,
         # so each reading finds the block it names.
-        drafts.extend(_propose_variant_merges(profiles, vetoes, weights, merging))
+        drafts.extend(
+            _propose_variant_merges(
+                found.snapshot.profiles, found.vetoes, weights, found.merging
+            )
+        )
         drafts.extend(
             _propose_orcid_merges(
-                profiles, selectors.orcids_shared(), vetoes, weights, merging
+                found.snapshot.profiles,
+                selectors.orcids_shared(),
+                found.vetoes,
+                weights,
+                found.merging,
             )
         )
     # A full run asks the database for every live researcher's conflicts (those
     # with no block key too); an incremental run takes its snapshot's.
-    conflicts = (
-        selectors.orcid_conflicts() if block_keys is None else snapshot.orcid_conflicts
-    )
-    drafts.extend(_propose_splits(conflicts, weights))
-    drafts.extend(
-        _propose_suspect_splits(
-            snapshot.suspects, {c.researcher_id for c in conflicts}, weights
-        )
-    )
-    _flag_misplaced_orcids(drafts, views)
-    _unproven_where_orcid_taken(drafts)
-    created = _save_drafts(drafts, weights, snapshot.revisions(), held, counts)
-    for proposal in created:
-        counts[f"proposed_{proposal.kind}"] += 1
+    conflicts = selectors.orcid_conflicts() if full else found.snapshot.orcid_conflicts
+    created = _split_and_save(found, conflicts, weights, counts)
     if settings.CURATION_AUTO_APPLY == "identifiers":
         # A full run applies, besides those it created, the ones an earlier run
         # left pending (killed between saving and applying, or held by a clash);
         # an incremental run, the ones it created (one query less, for a
         # harvest's many small runs).
-        proven = (
+        _auto_apply(
             selectors.pending_proven()
-            if block_keys is None
-            else [p for p in created if p.identifier_proven]
+            if full
+            else [p for p in created if p.identifier_proven],
+            counts,
         )
-        for proposal in proven:
+    return dict(counts)
+
+
+# --- the matching run fanned out over Celery workers ------------------------
+
+
+@dataclass(frozen=True)
+class MatchingPlan:
+    """A matching run cut into shards of blocks (:func:`matching_plan`).
+
+    Attributes:
+        shards: each shard's block keys, sorted; the costliest shard first.
+            No block is in two shards, and blocks whose matching meets (see
+            :func:`matching_plan`) are in one.
+        made_stale: pending proposals the plan made stale (a full run's
+            :func:`_stale_dead_proposals` and :func:`_stale_below_model`).
+        started: when the plan read the proposals, an aware UTC datetime in
+            ISO 8601: the pending attaches older than this are those the
+            run-wide merges weigh (:func:`matching_finish`).
+    """
+
+    shards: list[list[str]]
+    made_stale: int
+    started: str
+
+
+def matching_plan(*, block_keys: list[str] | None = None) -> MatchingPlan:
+    """The step before a fanned-out matching run: cut it into shards.
+
+    A full run first makes stale what can no longer apply, as
+    :func:`matching_run` does. Blocks whose matching meets go in one shard,
+    so that each shard proposes exactly what :func:`matching_run` proposes
+    for its blocks: a name of one read into a block with researchers (both
+    weigh attaches to those researchers, and one researcher takes one slot of
+    a paper and one person's names in a run), a researcher of one holding
+    papers printed in the other (a visitor: a candidate in both), unassigned
+    authorships of both carrying one ORCID iD (whose clusters are proven only
+    when alone in the run).
+
+    Args:
+        block_keys: the run's blocks; None for every block (those of
+            unassigned authorships and those of live researchers).
+
+    Returns:
+        The plan (:class:`MatchingPlan`).
+    """
+    started = timezone.now().isoformat()
+    stale = 0
+    if block_keys is None:
+        weights = selectors.active_weights()
+        stale = _stale_dead_proposals() + _stale_below_model(weights)
+    wanted = None if block_keys is None else set(block_keys)
+    if wanted is not None and len(wanted) < 2:
+        # Nothing to cut (a harvest's run over the one block it touched).
+        return MatchingPlan([sorted(wanted)] if wanted else [], stale, started)
+    links = selectors.block_links(wanted)
+    keys = set(links.sizes) | set(links.researchers) if wanted is None else wanted
+    return MatchingPlan(
+        blocking.shards(
+            keys,
+            links.pairs,
+            cost=lambda b: (
+                (links.sizes.get(b, 0) + links.researchers.get(b, 0)) ** 2 + 1
+            ),
+            count=max(
+                settings.CURATION_MATCHING_SHARDS,
+                math.ceil(len(keys) / settings.CURATION_MATCHING_SHARD_BLOCKS),
+            ),
+        ),
+        stale,
+        started,
+    )
+
+
+def _lock_key(name: str) -> int:
+    """A signed 64-bit advisory lock key for a block key (SHA-256's first 8
+    bytes), as PostgreSQL's ``bigint`` form takes it."""
+    return int.from_bytes(
+        hashlib.sha256(name.encode()).digest()[:8], "big", signed=True
+    )
+
+
+# The lock name of a full run's run-wide step (matching_finish); no block key
+# is "*" (curation.names.block_key folds to letters and spaces).
+RUN_WIDE = "*"
+
+
+@contextmanager
+def block_locks(block_keys: Iterable[str]) -> Iterator[None]:
+    """Hold the lock of each of these blocks, or raise at once if any is held.
+
+    No global lock: two runs over different blocks proceed at once, and two
+    over one block take turns. On PostgreSQL a session-level advisory lock per
+    block, keyed by :func:`_lock_key` (released on the way out, and when the
+    connection ends: a killed worker leaves none behind; PostgreSQL docs,
+    13.3.5 "Advisory Locks"), all tried in one statement; and the
+    :data:`MATCHING_LOCK_KEY` lock shared, so that a single-process run
+    (:func:`matching_run_exclusive`, which holds it alone) excludes every
+    block. Elsewhere (the SQLite demo, one process) a cache entry per block
+    that expires after ``CURATION_MATCHING_LOCK_SECONDS``.
+
+    Each lock counts against PostgreSQL's shared lock table
+    (``max_locks_per_transaction`` times ``max_connections``, 6,400 by
+    default): a shard holds at most about ``CURATION_MATCHING_SHARD_BLOCKS``.
+
+    Args:
+        block_keys: the blocks (or :data:`RUN_WIDE`).
+
+    Raises:
+        MatchingBusy: another run holds one of them, or the single-process
+            run holds every block (:data:`MATCHING_BUSY`); none is held then.
+    """
+    keys = sorted({_lock_key(k) for k in block_keys})
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_try_advisory_lock_shared(%s)", [MATCHING_LOCK_KEY]
+            )
+            if not cursor.fetchone()[0]:
+                raise MatchingBusy(MATCHING_BUSY)
             try:
-                proposal_apply(proposal=proposal, actor=None)
-                counts["auto_applied"] += 1
-            except CurationError as exc:
-                logger.info(
-                    "auto-apply skipped: %s", exc, extra={"proposal": proposal.pk}
+                # Every row's lock is tried (a filter is evaluated row by row).
+                cursor.execute(
+                    "SELECT k FROM unnest(%s::bigint[]) AS k "
+                    "WHERE NOT pg_try_advisory_lock(k)",
+                    [keys],
                 )
+                refused = {row[0] for row in cursor.fetchall()}
+                if refused:
+                    cursor.execute(
+                        "SELECT pg_advisory_unlock(k) FROM unnest(%s::bigint[]) AS k",
+                        [[k for k in keys if k not in refused]],
+                    )
+                    raise MatchingBusy(MATCHING_BUSY)
+            except BaseException:
+                cursor.execute(
+                    "SELECT pg_advisory_unlock_shared(%s)", [MATCHING_LOCK_KEY]
+                )
+                raise
+        try:
+            yield
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_advisory_unlock(k) FROM unnest(%s::bigint[]) AS k",
+                    [keys],
+                )
+                cursor.execute(
+                    "SELECT pg_advisory_unlock_shared(%s)", [MATCHING_LOCK_KEY]
+                )
+        return
+    if cache.get(_CACHE_LOCK) is not None:
+        raise MatchingBusy(MATCHING_BUSY)
+    timeout = settings.CURATION_MATCHING_LOCK_SECONDS
+    names_held = [f"{_CACHE_LOCK}:{k:x}" for k in keys]
+    taken: list[str] = []
+    for name in names_held:
+        if not cache.add(name, "1", timeout=timeout):
+            cache.delete_many(taken)
+            raise MatchingBusy(MATCHING_BUSY)
+        taken.append(name)
+    try:
+        yield
+    finally:
+        cache.delete_many(taken)
+
+
+def matching_shard(
+    *, block_keys: list[str], full: bool, merges: bool = True, started: str = ""
+) -> dict[str, int | list[int]]:
+    """One shard of a fanned-out matching run: its blocks, under their locks.
+
+    Proposes for its blocks what :func:`matching_run` proposes for them:
+    attaches, ``new``, merges and suspect splits of their researchers, and,
+    in a run over some blocks, ORCID splits. In a full run the ORCID splits
+    and the merges across blocks are :func:`matching_finish`'s, and it reads
+    afresh as a full run does. Applies nothing: the identifier-proven
+    proposals it made are returned for :func:`matching_finish`.
+
+    Args:
+        block_keys: the shard's blocks (:attr:`MatchingPlan.shards`).
+        full: a shard of a run over every block.
+        merges: as for :func:`matching_run`.
+        started: :attr:`MatchingPlan.started`: a full run's shard takes the
+            name rarities this process counted since (those of an earlier
+            shard of the run), or counts them.
+
+    Returns:
+        Counts as :func:`matching_run` gives (``blocks``, ``made_stale``,
+        ``proposed_<kind>``), and ``proven``: the ids of the
+        identifier-proven proposals it created, in order.
+
+    Raises:
+        MatchingBusy: another run holds one of its blocks (:func:`block_locks`);
+            nothing was written.
+    """
+    with block_locks(block_keys):
+        weights = selectors.active_weights(remembered=not full)
+        since = datetime.fromisoformat(started) if full and started else None
+        found = _propose_in_blocks(
+            block_keys,
+            merges=merges,
+            weights=weights,
+            rarities=selectors.corpus_given_rarities(remembered=not full, since=since),
+            remembered=not full,
+            whole=full,
+        )
+        counts: Counter[str] = Counter(blocks=found.blocks, made_stale=0)
+        created = _split_and_save(
+            found,
+            # A full run's ORCID splits are its finishing step's.
+            selectors.orcid_conflicts(block_keys)
+            if full
+            else found.snapshot.orcid_conflicts,
+            weights,
+            counts,
+            orcid_splits=not full,
+        )
+    return {**counts, "proven": [p.pk for p in created if p.identifier_proven]}
+
+
+def matching_finish(
+    *,
+    shard_counts: Sequence[Mapping[str, int | list[int]]],
+    full: bool,
+    merges: bool = True,
+    started: str = "",
+    made_stale: int = 0,
+) -> dict[str, int]:
+    """The step after a fanned-out matching run's shards (the chord callback).
+
+    A full run proposes here what crosses blocks (merges of researchers
+    whose names, read another way, meet: :func:`_propose_variant_merges`,
+    and of researchers of two blocks holding one ORCID iD:
+    :func:`_propose_orcid_merges`,
+    weighing the pending attaches older than ``started`` as
+    :func:`matching_run` weighs those before its own; and the ORCID splits
+    of every live researcher), under the :data:`RUN_WIDE` lock, then applies
+    every pending identifier-proven proposal; a run over some blocks applies
+    those its shards created.
+
+    Args:
+        shard_counts: what each :func:`matching_shard` returned.
+        full: a run over every block.
+        merges: as for :func:`matching_run`.
+        started: :attr:`MatchingPlan.started`.
+        made_stale: :attr:`MatchingPlan.made_stale`.
+
+    Returns:
+        The run's counts, as :func:`matching_run` gives them.
+
+    Raises:
+        MatchingBusy: another full run is in its run-wide step.
+    """
+    counts: Counter[str] = Counter(blocks=0, made_stale=made_stale)
+    proven: list[int] = []
+    for shard in shard_counts:
+        for key, value in shard.items():
+            if key == "proven":
+                proven.extend(value)
+            else:
+                counts[key] += value
+    apply = settings.CURATION_AUTO_APPLY == "identifiers"
+    if not full:
+        if apply:
+            by_id = Proposal.objects.filter(
+                pk__in=proven, status=Proposal.Status.PENDING
+            ).in_bulk()
+            _auto_apply([by_id[pk] for pk in proven if pk in by_id], counts)
+        return dict(counts)
+    with block_locks([RUN_WIDE]):
+        weights = selectors.active_weights()
+        drafts: list[_Draft] = []
+        revisions: dict[int, int] = {}
+        if merges:
+            rarities = selectors.corpus_given_rarities(
+                since=datetime.fromisoformat(started) if started else None
+            )
+            snapshot = selectors.researcher_snapshot(
+                selectors.researcher_block_keys(), rarities
+            )
+            profiles = snapshot.profiles
+            revisions = snapshot.revisions()
+            vetoes = _vetoes({p.id for members in profiles.values() for p in members})
+            pending = selectors.pending_attach_papers(
+                created_before=datetime.fromisoformat(started) if started else None
+            )
+            drafts.extend(_propose_variant_merges(profiles, vetoes, weights, pending))
+            drafts.extend(
+                _propose_orcid_merges(
+                    profiles, selectors.orcids_shared(), vetoes, weights, pending
+                )
+            )
+        drafts.extend(_propose_splits(selectors.orcid_conflicts(), weights))
+        _unproven_where_orcid_taken(drafts)
+        _count_created(_save_drafts(drafts, weights, revisions, counts=counts), counts)
+        if apply:
+            _auto_apply(selectors.pending_proven(), counts)
     return dict(counts)
 
 
@@ -1778,9 +2198,11 @@ def matching_lock() -> Iterator[None]:
     SQLite demo, one process) a cache entry that expires after
     ``CURATION_MATCHING_LOCK_SECONDS``.
 
-    One lock for every run, whatever its blocks: a nightly full run and a
-    harvest's run over a few blocks would otherwise both write those blocks'
-    proposals from stale snapshots.
+    The lock of every block at once, for a run in one process: a fanned-out
+    run's shards hold it shared (:func:`block_locks`), so this one waits for
+    them and they for it; a nightly full run and a harvest's run over a few
+    blocks would otherwise both write those blocks' proposals from stale
+    snapshots.
 
     Raises:
         MatchingBusy: another run holds the lock (:data:`MATCHING_BUSY`).
@@ -1807,7 +2229,8 @@ def matching_lock() -> Iterator[None]:
 def matching_run_exclusive(
     *, block_keys: list[str] | None = None, merges: bool = True
 ) -> dict[str, int]:
-    """:func:`matching_run` under :func:`matching_lock`: never two runs at once.
+    """:func:`matching_run` in this process under :func:`matching_lock`: no
+    other run, single-process or fanned out, touches any block meanwhile.
 
     Args:
         block_keys, merges: as for :func:`matching_run`.

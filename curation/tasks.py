@@ -2,42 +2,118 @@
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import chord, shared_task
+from celery.result import allow_join_result
 from django.conf import settings
 
 from curation import services
 from curation.exceptions import MatchingBusy
 from wovepaper.celery import TRANSIENT
 
+# Every matching task: retried with backoff while the database connection is down
+# (wovepaper.celery.TRANSIENT: 2 s doubling to 300 s, until it answers), without a
+# bound; matching is idempotent.
+_MATCHING = {
+    "bind": True,
+    "acks_late": True,
+    "max_retries": None,
+    "autoretry_for": TRANSIENT,
+    "retry_backoff": 2,
+    "retry_backoff_max": 300,
+}
 
-@shared_task(
-    bind=True,
-    acks_late=True,
-    name="curation.matching_run",
-    max_retries=None,
-    autoretry_for=TRANSIENT,
-    retry_backoff=2,
-    retry_backoff_max=300,
-)
+
+@shared_task(name="curation.matching_run", **_MATCHING)
 def matching_run_task(
     self, block_keys: list[str] | None = None, merges: bool = True
 ) -> dict[str, int]:
-    """Run matching (all blocks, or the given ones), one run at a time.
+    """Run matching (all blocks, or the given ones), fanned out over workers.
+
+    Plans the run (:func:`curation.services.matching_plan`: a full run first
+    makes stale what can no longer apply), then replaces itself with a chord:
+    one :func:`matching_shard_task` per shard of blocks, then
+    :func:`matching_finish_task` with their counts, so this task's result is
+    the run's counts. Eagerly (the embedded setup) the chord runs in this
+    process, one shard after another.
 
     ``merges=False`` (a harvest's incremental run) proposes no merges: see
     :func:`curation.services.matching_run`.
 
-    While another run holds the matching lock this one waits: it is retried after
-    ``CURATION_MATCHING_RETRY_SECONDS`` (without a bound: the lock always ends,
-    with its run or with its connection). A dropped database connection
-    (:data:`wovepaper.celery.TRANSIENT`) retries it with backoff (2 s doubling to
-    300 s, until the database answers); matching is idempotent.
+    Returns:
+        The counts of :func:`curation.services.matching_run` (the chord's).
+    """
+    plan = services.matching_plan(block_keys=block_keys)
+    full = block_keys is None
+    finish = matching_finish_task.s(
+        full=full, merges=merges, started=plan.started, made_stale=plan.made_stale
+    )
+    if not plan.shards:
+        return finish.apply(args=([],)).get()
+    fanned = chord(
+        [
+            matching_shard_task.s(
+                block_keys=keys, full=full, merges=merges, started=plan.started
+            )
+            for keys in plan.shards
+        ],
+        finish,
+    )
+    if not self.request.is_eager:
+        return self.replace(fanned)
+    # Eagerly, Celery applies the chord here and joins its header's results,
+    # which it refuses inside a task unless allowed: nothing is waited on.
+    with allow_join_result():
+        return self.replace(fanned)
+
+
+@shared_task(name="curation.matching_shard", **_MATCHING)
+def matching_shard_task(
+    self, block_keys: list[str], full: bool, merges: bool = True, started: str = ""
+) -> dict[str, int | list[int]]:
+    """Match one shard of a run's blocks under their locks.
+
+    While another run holds one of its blocks this one waits: it is retried
+    after ``CURATION_MATCHING_RETRY_SECONDS`` (without a bound: a lock always
+    ends, with its run or with its connection), having written nothing.
 
     Returns:
-        The counts of :func:`curation.services.matching_run`.
+        The counts of :func:`curation.services.matching_shard`.
     """
     try:
-        return services.matching_run_exclusive(block_keys=block_keys, merges=merges)
+        return services.matching_shard(
+            block_keys=block_keys, full=full, merges=merges, started=started
+        )
+    except MatchingBusy as exc:
+        raise self.retry(
+            exc=exc, countdown=settings.CURATION_MATCHING_RETRY_SECONDS
+        ) from exc
+
+
+@shared_task(name="curation.matching_finish", **_MATCHING)
+def matching_finish_task(
+    self,
+    shard_counts: list[dict],
+    full: bool,
+    merges: bool = True,
+    started: str = "",
+    made_stale: int = 0,
+) -> dict[str, int]:
+    """Finish a fanned-out run: what crosses blocks, and the auto-apply.
+
+    Retried after ``CURATION_MATCHING_RETRY_SECONDS`` while another full run
+    is in this step.
+
+    Returns:
+        The counts of :func:`curation.services.matching_finish`.
+    """
+    try:
+        return services.matching_finish(
+            shard_counts=shard_counts,
+            full=full,
+            merges=merges,
+            started=started,
+            made_stale=made_stale,
+        )
     except MatchingBusy as exc:
         raise self.retry(
             exc=exc, countdown=settings.CURATION_MATCHING_RETRY_SECONDS

@@ -8,6 +8,8 @@ not run eagerly, and the test waits on the database for their effects.
 from __future__ import annotations
 
 import pytest
+import redis
+from django.test import override_settings
 
 from curation.models import Proposal
 from harvest.models import HarvestRun
@@ -56,3 +58,27 @@ def test_worker_runs_harvest_then_matching_over_redis(worker, arxiv_dir):
 
     again = task_result(matching_run_task.delay().id, worker)
     assert again.get("proposed_new", 0) == 0  # nothing new to propose
+
+
+def test_worker_runs_a_full_matching_run_fanned_out_in_shards(worker, arxiv_dir):
+    from curation.services import matching_plan
+    from curation.tasks import matching_run_task
+    from harvest.services import harvest_arxiv_files
+    from tests.integration.workers import BROKER
+
+    harvest_arxiv_files(root=arxiv_dir / "abs_files")
+    with override_settings(CURATION_MATCHING_SHARDS=32):  # the worker's default
+        shards = len(matching_plan().shards)
+    stored = redis.Redis.from_url(BROKER)
+
+    counts = task_result(matching_run_task.delay().id, worker, 300)
+
+    assert shards == 32
+    # The run's result is its finishing step's, after every shard's task: each
+    # stored its counts in Redis (the chord's header), besides the run's own.
+    assert len(stored.keys("celery-task-meta-*")) >= shards + 1
+    assert counts["blocks"] > 6000
+    assert counts["proposed_new"] == Proposal.objects.filter(kind="new").count()
+    assert counts["proposed_new"] > 6000
+    again = task_result(matching_run_task.delay().id, worker, 300)
+    assert again.get("proposed_new", 0) == 0

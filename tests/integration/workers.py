@@ -22,7 +22,9 @@ from kombu import pools as kombu_pools
 
 from wovepaper.celery import app
 
-BROKER = "redis://127.0.0.1:6379/15"
+# Another Redis database with WOVEPAPER_TEST_BROKER, so that two checkouts' runs on
+# one machine do not empty each other's queues.
+BROKER = os.environ.get("WOVEPAPER_TEST_BROKER", "redis://127.0.0.1:6379/15")
 REPO = Path(__file__).resolve().parents[2]
 QUEUES = "harvest,matching,notifications,celery"
 
