@@ -1660,9 +1660,11 @@ def fallback_description() -> str:
     """
     weights = shipped_weights()
     if weights is not scoring.DEFAULT:
-        return (
-            f"the shipped model {weights.version} ({settings.CURATION_SHIPPED_MODEL})"
-        )
+        path = Path(settings.CURATION_SHIPPED_MODEL).resolve()
+        base = Path(settings.BASE_DIR).resolve()
+        # The committed file by its place in the checkout, whatever the machine.
+        shown = path.relative_to(base) if path.is_relative_to(base) else path
+        return f"the shipped model {weights.version} ({shown})"
     where = settings.CURATION_SHIPPED_MODEL or "CURATION_SHIPPED_MODEL is empty"
     return (
         f"the hand-set default weights {weights.version} (no shipped model at "

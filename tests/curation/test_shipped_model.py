@@ -58,8 +58,8 @@ def test_the_committed_model_is_what_matching_uses_without_a_trained_one():
     assert not MatcherModel.objects.exists()
     assert selectors.active_weights() == weights
     assert selectors.joining_threshold() == pytest.approx(0.4)
-    assert selectors.matcher_description().startswith(
-        f"the shipped model {weights.version}"
+    assert selectors.matcher_description() == (
+        f"the shipped model {weights.version} (curation/matching/shipped_model.json)"
     )
 
 
