@@ -96,10 +96,12 @@ DEFAULT_SETS = ("and/beard_inspire_wang", "and/s2and/qian_partial")
 # DEFAULT_SETS: a model trained on them weighs co-authors and fields by MeSH
 # headings and journals, not arXiv categories) and S2AND's set with cluster seeds.
 # The sets the shipped model file is trained on (train_matcher --ship): every
-# labelled set of shared/data/and but S2AND's 9-mention dummy bundle.
+# labelled set of shared/data/and but S2AND's 9-mention dummy bundle, and the
+# ORCID-linked set built from the bundled corpora (ORCID_LINKED).
 SHIPPED_SETS = (
     *DEFAULT_SETS,
     "and/medline_vishnyakova_pairs",
+    ORCID_LINKED,
 )
 EVALUATED_SETS = (
     *DEFAULT_SETS,

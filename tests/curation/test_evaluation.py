@@ -331,7 +331,7 @@ def test_evaluate_matching_scores_the_model_as_train_matcher_trains_it():
     assert [
         one.name
         for one in command._other_sets(qian, "qian_partial", labelled.SHIPPED_SETS)
-    ] == ["beard_inspire_wang", "medline_vishnyakova_pairs"]
+    ] == ["beard_inspire_wang", "medline_vishnyakova_pairs", "orcid-linked"]
 
 
 def test_an_unreadable_default_set_is_left_out_of_the_other_sets(

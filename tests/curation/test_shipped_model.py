@@ -51,6 +51,7 @@ def test_the_committed_model_is_what_matching_uses_without_a_trained_one():
         "beard_inspire_wang",
         "qian_partial",
         "medline_vishnyakova_pairs",
+        "orcid-linked",
     }
     assert training["command"].startswith("manage.py train_matcher --ship")
     # Learned, not the defaults: name agreement weighs what the sets taught.
