@@ -213,6 +213,12 @@ def main() -> None:
         "--timeout", type=float, default=7200, help="seconds a run may take"
     )
     parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep the authorships a run of one size left stored (the same "
+        "prefix): only their proposals are deleted",
+    )
+    parser.add_argument(
         "--json",
         action="store_true",
         help="one JSON object on standard output; commentary on standard error",
@@ -244,8 +250,11 @@ def main() -> None:
     say(f"cores: {os.cpu_count()}; load {load()}")
     out: dict = {}
     for size in sizes:
+        from wovepaper.models import Authorship
+
         started = time.perf_counter()
-        store(people[:size])
+        if not (args.reuse and len(sizes) == 1 and Authorship.objects.count() == size):
+            store(people[:size])
         say(f"{size} authorships stored in {time.perf_counter() - started:.0f} s")
         figures: dict = {"authorships": size}
         if args.in_process:
