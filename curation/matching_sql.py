@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from django.db import connection
+from django.db import connection, transaction
 
 # The columns of curation.selectors._VIEW_FIELDS, in its order.
 _VIEW_COLUMNS = """
@@ -29,13 +29,19 @@ _AFFILIATIONS, _CATEGORIES = 6, 9
 
 # The pending proposal holding each slot, as curation.selectors.matchable_views
 # reads it: its kind, or 'dead' (selectors.DEAD_ATTACH) for an attach whose
-# researcher was merged away or retired since; a live attach first.
+# researcher was merged away or retired since; a live attach first. The slot's
+# proposals are read by its own id first (OFFSET 0 keeps the planner from
+# starting at the pending proposals instead: with statistics taken before a
+# run's shards wrote thousands of them, it expects a few dozen, and read them
+# all for every slot, 5 to 11 s a shard of 100,000 authorships in
+# bench/matching_workers.py).
 _MATCHABLE_SQL = f"""
 SELECT {_VIEW_COLUMNS},
     (SELECT CASE WHEN pr.kind = 'attach'
                   AND (r.merged_into_id IS NOT NULL OR r.retired)
                  THEN 'dead' ELSE pr.kind END AS held_as
-     FROM curation_proposal_authorships pa
+     FROM (SELECT proposal_id, authorship_id FROM curation_proposal_authorships
+           WHERE authorship_id = a.id OFFSET 0) pa
      JOIN curation_proposal pr ON pr.id = pa.proposal_id
      LEFT JOIN wovepaper_researcher r ON r.id = pr.researcher_id
      WHERE pa.authorship_id = a.id AND pr.status = 'pending'
@@ -91,7 +97,13 @@ def matchable_rows(block_keys: Iterable[str]) -> list[tuple]:
         ``[(*view fields, pending proposal kind or None)]`` of the person
         authorships not yet assigned, on visible papers, in these blocks, by id.
     """
-    rows = _rows(_MATCHABLE_SQL, [sorted(set(block_keys))])
+    # Without JIT compilation: on statistics as stale as above the planner
+    # costs the statement past jit_above_cost, and compiling it took 0.5 s of
+    # a 0.7 s read (PostgreSQL docs, 30.2 "When to JIT?").
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL jit = off")
+        cursor.execute(_MATCHABLE_SQL, [sorted(set(block_keys))])
+        rows = cursor.fetchall()
     return [_decoded(row, 0) for row in rows]
 
 

@@ -1943,9 +1943,12 @@ def matching_plan(*, block_keys: list[str] | None = None) -> MatchingPlan:
             cost=lambda b: (
                 (links.sizes.get(b, 0) + links.researchers.get(b, 0)) ** 2 + 1
             ),
+            # A shard holds an advisory lock a block on PostgreSQL only.
             count=max(
                 settings.CURATION_MATCHING_SHARDS,
-                math.ceil(len(keys) / settings.CURATION_MATCHING_SHARD_BLOCKS),
+                math.ceil(len(keys) / settings.CURATION_MATCHING_SHARD_BLOCKS)
+                if connection.vendor == "postgresql"
+                else 1,
             ),
         ),
         stale,
