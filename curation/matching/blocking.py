@@ -81,19 +81,7 @@ def shards(
         The shards' sorted block keys, the costliest shard first (ties by
         the order dealt); none empty, every key in one.
     """
-    parent: dict[str, str] = {}
-
-    def root(node: str) -> str:
-        parent.setdefault(node, node)
-        while parent[node] != node:
-            parent[node] = parent[parent[node]]
-            node = parent[node]
-        return node
-
-    for a, b in pairs:
-        ra, rb = root(a), root(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
+    root = components(pairs)
     groups: dict[str, list[str]] = defaultdict(list)
     for key in sorted(set(keys)):
         groups[root(key)].append(key)
@@ -109,3 +97,31 @@ def shards(
         load, n, held = heapq.heappop(bins)
         heapq.heappush(bins, (load + weight, n, held + members))
     return [sorted(held) for _, _, held in sorted(bins, key=lambda b: (-b[0], b[1]))]
+
+
+def components(pairs: Iterable[tuple[str, str]]) -> Callable[[str], str]:
+    """The connected components of a graph given by its edges (union-find with
+    path halving: Tarjan and van Leeuwen 1984).
+
+    Args:
+        pairs: ``(node, node)`` edges, nodes as strings.
+
+    Returns:
+        A function from a node to its component's root: the smallest node of
+        the component (a node on no edge is its own root), the same on every
+        run whatever the edges' order.
+    """
+    parent: dict[str, str] = {}
+
+    def root(node: str) -> str:
+        parent.setdefault(node, node)
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for a, b in pairs:
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return root

@@ -362,20 +362,10 @@ def block_folds(
     Returns:
         ``{view id: fold in 0..folds-1}``, the same on every run and machine.
     """
-    parent: dict[str, str] = {}
-
-    def root(node: str) -> str:
-        parent.setdefault(node, node)
-        while parent[node] != node:
-            parent[node] = parent[parent[node]]
-            node = parent[node]
-        return node
-
     views = list(views)
-    for v in views:
-        a, b = root(f"b:{v.block_key or v.id}"), root(f"g:{gold[v.id]}")
-        if a != b:
-            parent[max(a, b)] = min(a, b)
+    root = blocking.components(
+        (f"b:{v.block_key or v.id}", f"g:{gold[v.id]}") for v in views
+    )
     members: dict[str, list[int]] = {}
     for v in views:
         members.setdefault(root(f"g:{gold[v.id]}"), []).append(v.id)
