@@ -1665,11 +1665,14 @@ def fallback_description() -> str:
         # The committed file by its place in the checkout, whatever the machine.
         shown = path.relative_to(base) if path.is_relative_to(base) else path
         return f"the shipped model {weights.version} ({shown})"
-    where = settings.CURATION_SHIPPED_MODEL or "CURATION_SHIPPED_MODEL is empty"
-    return (
-        f"the hand-set default weights {weights.version} (no shipped model at "
-        f"{where}; manage.py train_matcher --ship writes it)"
-    )
+    path = settings.CURATION_SHIPPED_MODEL
+    if not path:
+        why = "CURATION_SHIPPED_MODEL is empty"
+    elif Path(path).exists():
+        why = f"the shipped model {path} cannot be read; the error log says why"
+    else:
+        why = f"no shipped model at {path}; manage.py train_matcher --ship writes it"
+    return f"the hand-set default weights {weights.version} ({why})"
 
 
 # Each missing or unreadable shipped-model file is said once a process (every

@@ -15,6 +15,8 @@ Pure: reads and writes one file, no ORM.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -83,6 +85,8 @@ def write(path: Path, weights: scoring.Weights, training: Mapping) -> None:
 
     Raises:
         ValueError: ``weights`` has no threshold.
+        OSError: the file cannot be written there (its folder is missing or
+            not writable, or the path is a folder).
     """
     if weights.threshold is None:
         raise ValueError("a shipped model needs the threshold it joins clusters at")
@@ -99,4 +103,11 @@ def write(path: Path, weights: scoring.Weights, training: Mapping) -> None:
         "threshold": weights.threshold,
         "training": dict(training),
     }
-    path.write_text(json.dumps(content, indent=2, sort_keys=True) + "\n", "utf-8")
+    # Written beside the target and renamed over it (atomic on POSIX): a write
+    # cut short never leaves a broken model where matching reads one.
+    text = json.dumps(content, indent=2, sort_keys=True) + "\n"
+    with tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
+    ) as partial:
+        partial.write(text)
+    os.replace(partial.name, path)

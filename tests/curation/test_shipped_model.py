@@ -135,6 +135,10 @@ def test_a_broken_shipped_model_is_named_and_passed_over(
     with override_settings(CURATION_SHIPPED_MODEL=str(broken)):
         with caplog.at_level(logging.ERROR, logger="curation.selectors"):
             assert selectors.active_weights() is scoring.DEFAULT
+        assert selectors.fallback_description() == (
+            f"the hand-set default weights {scoring.MODEL_VERSION} (the shipped "
+            f"model {broken} cannot be read; the error log says why)"
+        )
     assert problem in caplog.text
 
 
@@ -149,3 +153,11 @@ def test_ship_to_without_ship_is_refused(tmp_path):
     with pytest.raises(CommandError, match="--ship-to goes with --ship"):
         call_command("train_matcher", ship_to=tmp_path / "m.json")
     assert not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.parametrize("where", ["missing/m.json", "."])
+def test_ship_to_a_place_it_cannot_write_is_refused_before_training(tmp_path, where):
+    target = tmp_path / where
+    with pytest.raises(CommandError, match="cannot write the model there"):
+        call_command("train_matcher", ship=True, ship_to=target)
+    assert not (tmp_path / "missing").exists()

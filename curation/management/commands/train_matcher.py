@@ -12,6 +12,7 @@ is not touched.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -169,6 +170,15 @@ class Command(BaseCommand):
     def _ship(self, folders: list[Path], options: dict) -> None:
         """Train on ``folders`` alone and write the shipped model file."""
         target = options["ship_to"] or Path(settings.CURATION_SHIPPED_MODEL)
+        # Said before training (half a minute): the file could not be written.
+        if target.is_dir() or not target.parent.is_dir():
+            raise CommandError(
+                f"{target}: cannot write the model there ("
+                + ("a folder" if target.is_dir() else "its folder does not exist")
+                + ")"
+            )
+        if not os.access(target.parent, os.W_OK):
+            raise CommandError(f"{target}: cannot write the model there (not writable)")
         stamp = timezone.now()
         try:
             loaded = [training.set_pairs(folder) for folder in folders]
@@ -178,17 +188,6 @@ class Command(BaseCommand):
         except (labelled.DatasetError, ValueError) as exc:
             hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
             raise CommandError(f"{exc}{hint}") from exc
-        data_dir = Path(settings.WOVEPAPER_DATA_DIR).resolve()
-
-        def named(folder: Path) -> str:
-            # Relative to the data folder, so the file names no machine's path.
-            path = folder.resolve()
-            return (
-                str(path.relative_to(data_dir))
-                if path.is_relative_to(data_dir)
-                else path.name
-            )
-
         # A feature no labelled pair varies is left out of the file: it
         # weighs its default (scoring.WEIGHTS), and follows the code when the
         # default is changed (shipped.read fills it in).
@@ -197,6 +196,25 @@ class Command(BaseCommand):
             weights={k: v for k, v in weights.weights.items() if k not in kept},
             threshold=options["threshold"],
         )
+        try:
+            self._write(target, weights, folders, loaded, kept, stamp, options)
+        except OSError as exc:
+            raise CommandError(
+                f"{target}: cannot write the model there ({exc})"
+            ) from exc
+        self._said(target, weights, loaded)
+
+    def _write(self, target, weights, folders, loaded, kept, stamp, options) -> None:
+        """Write the shipped file with how it was trained."""
+        data_dir = Path(settings.WOVEPAPER_DATA_DIR).resolve()
+
+        def named(folder: Path) -> str:
+            # Relative to the data folder, so the file names no machine's path.
+            path = folder.resolve()
+            if path.is_relative_to(data_dir):
+                return str(path.relative_to(data_dir))
+            return path.name
+
         shipped.write(
             target,
             weights,
@@ -205,13 +223,15 @@ class Command(BaseCommand):
                 + "".join(f" --dataset {named(f)}" for f in options["dataset"] or [])
                 + f" --threshold {options['threshold']}",
                 "trained_at": stamp.isoformat(timespec="seconds"),
-                "data": "WOVEPAPER_DATA_DIR (shared/data): "
-                + ", ".join(named(f) for f in folders),
+                "data": "WOVEPAPER_DATA_DIR: " + ", ".join(named(f) for f in folders),
                 "datasets": {one.name: one.summary for one in loaded},
                 "pairs": sum(len(one.examples.y) for one in loaded),
                 "defaults_kept": kept,
             },
         )
+
+    def _said(self, target, weights, loaded) -> None:
+        """Say what was written and its weights."""
         self.stdout.write(
             f"wrote {target}: {weights.version}, trained on "
             + ", ".join(f"{one.name} ({one.summary['pairs']} pairs)" for one in loaded)
