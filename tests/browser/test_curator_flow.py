@@ -53,8 +53,13 @@ def curator_login(db):
 
 
 @pytest.fixture
-def queue(arxiv_dir: Path, curator_login, settings) -> Queue:
+def queue(arxiv_dir: Path, curator_login, settings, default_weights) -> Queue:
     """Harvest the real feed, match, apply two ``new`` proposals, match again.
+
+    At the hand-set default weights (``default_weights``), whose joining
+    threshold is the setting's: the strict threshold below parts the person
+    in two clusters for the curator to merge; the shipped model's own
+    threshold would keep the six authorships as one.
 
     Returns:
         The pending merge proposal of the two "Adrian Del Maestro" researchers
