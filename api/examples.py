@@ -67,7 +67,7 @@ PAPER = {
             "is_collaboration": False,
             "orcid": "",
             "affiliations": [],
-            "researcher": YURKIN,
+            "researcher": {**YURKIN, "placement": "checked by a curator"},
         },
         {
             "position": 2,
@@ -78,7 +78,7 @@ PAPER = {
             "is_collaboration": False,
             "orcid": "",
             "affiliations": [],
-            "researcher": HOEKSTRA,
+            "researcher": {**HOEKSTRA, "placement": "checked by a curator"},
         },
     ],
     "authors_truncated": False,
@@ -98,6 +98,8 @@ RESEARCHER = {
     "openalex_author_id": None,
     "locked": False,
     "paper_count": 1,
+    "checked_paper_count": 1,
+    "placement": "checked by a curator",
 }
 
 COAUTHOR = {"researcher": HOEKSTRA, "shared_papers": 1}
@@ -149,6 +151,7 @@ _NEW_EVIDENCE = {
     "orcids": [],
     "members": 1,
     "cohesion": 1.0,
+    "weakest": 1.0,
     "model_version": "default-weights-v3",
 }
 PROPOSAL_PENDING = {

@@ -8,7 +8,7 @@ from rest_framework import serializers
 from curation.models import ClaimRequest, Proposal
 from wovepaper.identifiers import orcid_normalise
 from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
-from wovepaper.selectors import SLOT_FIELDS
+from wovepaper.selectors import AUTOMATIC, CHECKED, SLOT_FIELDS, placement
 
 
 class SparseFieldsMixin:
@@ -39,6 +39,21 @@ class ResearcherRefSerializer(serializers.ModelSerializer):
         fields = ("id", "display_name", "orcid")
 
 
+class PlacedResearcherSerializer(ResearcherRefSerializer):
+    """The researcher applied to a byline slot, and who placed them there."""
+
+    placement = serializers.ChoiceField(
+        choices=[CHECKED, AUTOMATIC],
+        read_only=True,
+        help_text="'checked by a curator': a curator confirmed this slot on "
+        "the researcher; 'automatic': the matcher placed it (the auto-apply "
+        "policy), and no curator has checked it yet.",
+    )
+
+    class Meta(ResearcherRefSerializer.Meta):
+        fields = (*ResearcherRefSerializer.Meta.fields, "placement")
+
+
 class AuthorshipSerializer(serializers.ModelSerializer):
     """One byline slot; ``researcher`` is the applied assignment or null.
 
@@ -48,11 +63,12 @@ class AuthorshipSerializer(serializers.ModelSerializer):
     The declared fields still describe the shape for the OpenAPI schema.
     """
 
-    researcher = ResearcherRefSerializer(
+    researcher = PlacedResearcherSerializer(
         read_only=True,
         allow_null=True,
-        help_text="The researcher a curator (or the identifier policy) applied to "
-        "this slot; null until one is applied.",
+        help_text="The researcher applied to this slot, null until one is: "
+        "`placement` says whether a curator checked it ('checked by a "
+        "curator') or the matcher placed it ('automatic').",
     )
 
     def to_representation(self, instance: Authorship) -> dict:
@@ -60,7 +76,14 @@ class AuthorshipSerializer(serializers.ModelSerializer):
         return {
             **{name: getattr(instance, name) for name in SLOT_FIELDS},
             "researcher": (
-                {"id": r.pk, "display_name": r.display_name, "orcid": r.orcid}
+                {
+                    "id": r.pk,
+                    "display_name": r.display_name,
+                    "orcid": r.orcid,
+                    "placement": CHECKED
+                    if getattr(instance, "checked", False)
+                    else AUTOMATIC,
+                }
                 if r is not None
                 else None
             ),
@@ -162,6 +185,15 @@ class ResearcherSerializer(SparseFieldsMixin, serializers.ModelSerializer):
     """A live researcher with the number of papers applied to them."""
 
     paper_count = serializers.IntegerField(read_only=True)
+    checked_paper_count = serializers.IntegerField(
+        read_only=True,
+        help_text="How many of `paper_count` a curator confirmed on this "
+        "researcher; the others the matcher placed.",
+    )
+    placement = serializers.SerializerMethodField(
+        help_text="'checked by a curator' (every paper), 'partly checked by a "
+        "curator' or 'automatic' (the matcher placed every paper)."
+    )
 
     class Meta:
         model = Researcher
@@ -174,6 +206,14 @@ class ResearcherSerializer(SparseFieldsMixin, serializers.ModelSerializer):
             "openalex_author_id",
             "locked",
             "paper_count",
+            "checked_paper_count",
+            "placement",
+        )
+
+    def get_placement(self, researcher: Researcher) -> str:
+        return placement(
+            getattr(researcher, "checked_paper_count", 0),
+            getattr(researcher, "paper_count", 0),
         )
 
 

@@ -26,7 +26,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Abs, Coalesce
 
-from curation import matching_sql
+from curation import auto_apply, matching_sql
 from curation.history import researcher_history
 from curation.matching import overmerge, scoring, variants
 from curation.matching.features import (
@@ -1713,21 +1713,32 @@ def shipped_weights() -> scoring.Weights:
     return weights
 
 
-def pending_proven() -> list[Proposal]:
-    """Pending identifier-proven proposals, oldest first.
+def pending_auto_apply(policy: auto_apply.Policy) -> list[Proposal]:
+    """Pending proposals the auto-apply policy may apply, oldest first.
 
-    What a matching run's auto-apply policy applies: the ones it created, and
-    the ones an earlier run saved but did not get to apply (a worker killed
-    between saving and applying; their authorships are no longer matchable, so
-    no later run proposes them again). Few are ever pending: each run applies
-    them, and only a locked researcher or a clash keeps one waiting.
+    What a full matching run applies besides those it created: the ones an
+    earlier run saved but did not get to apply (a worker killed between
+    saving and applying; their authorships are no longer matchable, so no
+    later run proposes them again), that a lock or clash held, or that a
+    stricter policy left waiting. A superset: ``new`` and ``attach``
+    proposals identifier-proven or scored at least the policy's threshold (a
+    ``new``'s score, its mean link, is never below its weakest link);
+    :meth:`curation.auto_apply.Policy.clears` decides each.
+
+    Args:
+        policy: the policy in force.
 
     Returns:
-        The proposals, by id. One query.
+        The proposals, by id; none in strict mode. One query.
     """
+    if not policy.applies_any:
+        return []
+    sure = Q(identifier_proven=True)
+    if policy.threshold is not None:
+        sure |= Q(score__gte=policy.threshold)
     return list(
         Proposal.objects.filter(
-            status=Proposal.Status.PENDING, identifier_proven=True
+            sure, status=Proposal.Status.PENDING, kind__in=sorted(auto_apply.KINDS)
         ).order_by("pk")
     )
 

@@ -25,8 +25,8 @@ from django.core.cache import cache
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from curation import edits, names, selectors
-from curation.changes import Change, same_paper_clash
+from curation import auto_apply, edits, names, selectors
+from curation.changes import Change, gathered, same_paper_clash
 from curation.exceptions import (
     CONFLICT,
     IDENTIFIER_TAKEN,
@@ -56,6 +56,7 @@ from curation.matching import (
     variants,
 )
 from curation.matching.features import (
+    COAUTHOR_MAX_BYLINE,
     AuthorshipView,
     NameRarities,
     ProfileView,
@@ -428,6 +429,8 @@ def _propose_blocks(
             proven = evidence["features"]["orcid"] == 1.0 and _names_agree(read, p)
             if evidence["features"]["orcid"] == 1.0 and not proven:
                 evidence = {**evidence, "flag": "ORCID agrees but the names do not"}
+            if _large_collaboration([a]):
+                evidence = {**evidence, LARGE_COLLABORATION: True}
             drafts.append(
                 _Draft(
                     "attach",
@@ -492,6 +495,10 @@ def _propose_new(
         evidence = {
             "model_version": weights.version,
             "cohesion": round(cohesion, 6),
+            # The lowest pair score inside (1.0 alone): what the auto-apply
+            # policy weighs (curation.auto_apply).
+            "weakest": math.floor(found.weakest * 1e6) / 1e6,
+            **({LARGE_COLLABORATION: True} if _large_collaboration(members) else {}),
             "members": len(members),
             "pairs": _recorded_pairs(found),
             "orcids": sorted(orcids),
@@ -524,6 +531,21 @@ def _propose_new(
             )
         )
     return drafts
+
+
+# The evidence key of a proposal holding a slot of a paper of over
+# COAUTHOR_MAX_BYLINE (100) authors: the admin's "large collaborations" lane
+# (curation.admin.proposals.LaneFilter). Such slots print little beyond a
+# name and a collaboration's shared affiliation, and were 51% of the demo's
+# proposals (issue 47): the auto-apply policy places them when their links
+# are sure, and the rest wait in their own lane, after the others.
+LARGE_COLLABORATION = "large_collaboration"
+
+
+def _large_collaboration(views: Iterable[AuthorshipView]) -> bool:
+    """Whether any of these slots is on a byline of over
+    :data:`~curation.matching.features.COAUTHOR_MAX_BYLINE` authors."""
+    return any(v.authors > COAUTHOR_MAX_BYLINE for v in views)
 
 
 def _likeliest_evidence(likeliest: tuple[int, int, int]) -> dict:
@@ -1745,16 +1767,44 @@ def _count_created(created: list[Proposal], counts: Counter) -> None:
         counts[f"proposed_{proposal.kind}"] += 1
 
 
-def _auto_apply(proven: Iterable[Proposal], counts: Counter) -> None:
-    """Apply ``proven`` (identifier-proven proposals) as the matcher, each in
-    its own transaction, counting ``auto_applied``; one that can no longer
-    apply (a locked researcher, a clash) is logged and left pending."""
-    for proposal in proven:
-        try:
-            proposal_apply(proposal=proposal, actor=None)
-            counts["auto_applied"] += 1
-        except CurationError as exc:
-            logger.info("auto-apply skipped: %s", exc, extra={"proposal": proposal.pk})
+def _auto_apply(
+    proposals: Iterable[Proposal], counts: Counter, policy: auto_apply.Policy
+) -> None:
+    """Apply, as the matcher, those of ``proposals`` that ``policy`` clears
+    (:meth:`curation.auto_apply.Policy.clears`), counting ``auto_applied``.
+
+    :data:`AUTO_APPLY_CHUNK` decisions a transaction, each in its own
+    savepoint, their cache bumps and tasks queued once a chunk
+    (:func:`curation.changes.gathered`); one that can no longer apply (a
+    locked researcher, a clash, changed since) is logged and left as it is,
+    and costs the others nothing.
+    """
+    sure = [
+        p
+        for p in proposals
+        if policy.clears(
+            kind=p.kind,
+            score=p.score,
+            evidence=p.evidence,
+            identifier_proven=p.identifier_proven,
+        )
+    ]
+    for start in range(0, len(sure), AUTO_APPLY_CHUNK):
+        with transaction.atomic(), gathered():
+            for proposal in sure[start : start + AUTO_APPLY_CHUNK]:
+                try:
+                    proposal_apply(proposal=proposal, actor=None, policy=policy)
+                    counts["auto_applied"] += 1
+                except CurationError as exc:
+                    logger.info(
+                        "auto-apply skipped: %s", exc, extra={"proposal": proposal.pk}
+                    )
+
+
+# Decisions the auto-apply policy commits in one transaction: 500 new
+# profiles on a collaboration paper queue one bump of its co-authors' caches,
+# not 500, and hold their locks for about a second.
+AUTO_APPLY_CHUNK = 500
 
 
 def _split_and_save(
@@ -1808,9 +1858,11 @@ def matching_run(
     proposals holding a slot whose ORCID iD a source misplaced are flagged
     for a curator (:func:`_flag_misplaced_orcids`). Cannot-link constraints and
     rejected fingerprints are obeyed. Then the auto-apply policy
-    (``CURATION_AUTO_APPLY``) applies the identifier-proven proposals that touch
-    no locked researcher: those the run created, and in a full run also those
-    an earlier run left pending. A full run first marks stale the pending
+    (``CURATION_AUTO_APPLY``, :mod:`curation.auto_apply`) applies the ``new``
+    and ``attach`` proposals it clears (identifier-proven, or scored at least
+    its threshold) that touch no locked researcher: those the run created, and
+    in a full run also those an earlier run left pending. Merges and splits
+    always wait for a curator. A full run first marks stale the pending
     proposals that can no longer apply (:func:`_stale_dead_proposals`) and the
     attaches another model made that the one in use scores below its
     threshold (:func:`_stale_below_model`).
@@ -1868,16 +1920,16 @@ def matching_run(
     # with no block key too); an incremental run takes its snapshot's.
     conflicts = selectors.orcid_conflicts() if full else found.snapshot.orcid_conflicts
     created = _split_and_save(found, conflicts, weights, counts)
-    if settings.CURATION_AUTO_APPLY == "identifiers":
+    policy = auto_apply.policy()
+    if policy.applies_any:
         # A full run applies, besides those it created, the ones an earlier run
-        # left pending (killed between saving and applying, or held by a clash);
-        # an incremental run, the ones it created (one query less, for a
-        # harvest's many small runs).
+        # left pending (killed between saving and applying, held by a clash,
+        # or made under a stricter policy); an incremental run, the ones it
+        # created (one query less, for a harvest's many small runs).
         _auto_apply(
-            selectors.pending_proven()
-            if full
-            else [p for p in created if p.identifier_proven],
+            selectors.pending_auto_apply(policy) if full else created,
             counts,
+            policy,
         )
     return dict(counts)
 
@@ -2058,8 +2110,8 @@ def matching_shard(
     attaches, ``new``, merges and suspect splits of their researchers, and,
     in a run over some blocks, ORCID splits. In a full run the ORCID splits
     and the merges across blocks are :func:`matching_finish`'s, and it reads
-    afresh as a full run does. Applies nothing: the identifier-proven
-    proposals it made are returned for :func:`matching_finish`.
+    afresh as a full run does. Applies nothing: the proposals it made that
+    the auto-apply policy applies are returned for :func:`matching_finish`.
 
     Args:
         block_keys: the shard's blocks (:attr:`MatchingPlan.shards`).
@@ -2071,8 +2123,9 @@ def matching_shard(
 
     Returns:
         Counts as :func:`matching_run` gives (``blocks``, ``made_stale``,
-        ``proposed_<kind>``), and ``proven``: the ids of the
-        identifier-proven proposals it created, in order.
+        ``proposed_<kind>``), and ``proven``: the ids of the proposals it
+        created that the auto-apply policy (:mod:`curation.auto_apply`)
+        applies, in order.
 
     Raises:
         MatchingBusy: another run holds one of its blocks (:func:`block_locks`);
@@ -2100,7 +2153,20 @@ def matching_shard(
             counts,
             orcid_splits=not full,
         )
-    return {**counts, "proven": [p.pk for p in created if p.identifier_proven]}
+    policy = auto_apply.policy()
+    return {
+        **counts,
+        "proven": [
+            p.pk
+            for p in created
+            if policy.clears(
+                kind=p.kind,
+                score=p.score,
+                evidence=p.evidence,
+                identifier_proven=p.identifier_proven,
+            )
+        ],
+    }
 
 
 def matching_finish(
@@ -2120,8 +2186,8 @@ def matching_finish(
     weighing the pending attaches older than ``started`` as
     :func:`matching_run` weighs those before its own; and the ORCID splits
     of every live researcher), under the :data:`RUN_WIDE` lock, then applies
-    every pending identifier-proven proposal; a run over some blocks applies
-    those its shards created.
+    every pending proposal the auto-apply policy clears; a run over some
+    blocks applies those its shards created.
 
     Args:
         shard_counts: what each :func:`matching_shard` returned.
@@ -2144,13 +2210,13 @@ def matching_finish(
                 proven.extend(value)
             else:
                 counts[key] += value
-    apply = settings.CURATION_AUTO_APPLY == "identifiers"
+    policy = auto_apply.policy()
     if not full:
-        if apply:
+        if policy.applies_any:
             by_id = Proposal.objects.filter(
                 pk__in=proven, status=Proposal.Status.PENDING
             ).in_bulk()
-            _auto_apply([by_id[pk] for pk in proven if pk in by_id], counts)
+            _auto_apply([by_id[pk] for pk in proven if pk in by_id], counts, policy)
         return dict(counts)
     with block_locks([RUN_WIDE]):
         weights = selectors.active_weights()
@@ -2178,8 +2244,8 @@ def matching_finish(
         drafts.extend(_propose_splits(selectors.orcid_conflicts(), weights))
         _unproven_where_orcid_taken(drafts)
         _count_created(_save_drafts(drafts, weights, revisions, counts=counts), counts)
-        if apply:
-            _auto_apply(selectors.pending_proven(), counts)
+        if policy.applies_any:
+            _auto_apply(selectors.pending_auto_apply(policy), counts, policy)
     return dict(counts)
 
 
@@ -2581,6 +2647,7 @@ def _apply(
     *,
     batch: CurationEvent | None = None,
     split_ids: list[int] | None = None,
+    policy: auto_apply.Policy | None = None,
 ) -> CurationEvent | str:
     """Apply a locked proposal; return its event, or the reason it is stale."""
     change = Change(actor=actor)
@@ -2667,6 +2734,15 @@ def _apply(
         extra = {"kept": edits.held_by(survivor)}
         moved = edits.merge_into(change, survivor, [researchers[max(ids)]])
         must.append((survivor, moved))
+    if actor is None:
+        # The matcher's placement, not a curator's word: no must-links.
+        must = []
+        extra = {
+            **(extra or {}),
+            "by": "the matcher",
+            "policy": (policy or auto_apply.policy()).describe(),
+            "model_version": proposal.model_version,
+        }
     # (A split writes its own must-links and cannot-links in split_off.)
     for target, moved in must:
         for a in moved:
@@ -2688,8 +2764,15 @@ def proposal_apply(
     actor: AbstractBaseUser | None,
     batch: CurationEvent | None = None,
     split_ids: list[int] | None = None,
+    policy: auto_apply.Policy | None = None,
 ) -> Proposal:
     """Apply a proposal: move the authorships, write the event and the constraints.
+
+    A curator's approval confirms the slots it places (must-links every later
+    run obeys: "checked by a curator"). Automation's (``actor`` None, the
+    auto-apply policy) writes none: its placements stay the matcher's, which
+    a later run may propose to change and a curator may still confirm; its
+    event names the matcher, the policy and the model version.
 
     One transaction; the proposal row and the researchers it touches are locked
     (``select_for_update``) and every assignment changes by compare-and-swap, so two
@@ -2697,10 +2780,12 @@ def proposal_apply(
 
     Args:
         proposal: a pending (or approved) proposal.
-        actor: the curator, or None for automation (the identifier policy).
+        actor: the curator, or None for automation (the auto-apply policy).
         batch: the bulk action's ``batch`` event that this decision belongs to.
         split_ids: for a ``split``, "approve with changes": the authorship ids
             (of the researcher) to move instead of the proposed partition.
+        policy: for automation, the policy that applies it (recorded on the
+            event); None for a curator.
 
     Returns:
         The proposal, now ``applied``.
@@ -2717,7 +2802,7 @@ def proposal_apply(
     """
     with transaction.atomic():
         locked = _lock_proposal(proposal)
-        outcome = _apply(locked, actor, batch=batch, split_ids=split_ids)
+        outcome = _apply(locked, actor, batch=batch, split_ids=split_ids, policy=policy)
         if isinstance(outcome, CurationEvent):
             return locked
         _transition(

@@ -95,6 +95,7 @@ def researcher_papers_page(
     sort: str = "newest",
     number: int = 1,
     keys: list[tuple] | None = None,
+    checked: Iterable[int] | None = None,
 ) -> dict:
     """One page of a researcher's papers with short bylines and why each is here.
 
@@ -105,12 +106,17 @@ def researcher_papers_page(
         number: 1-based page number; out of range shows the last page.
         keys: the researcher's paper sort keys, when the caller has them (the
             summary's ``"papers"``); None reads them (:func:`researcher_paper_keys`).
+        checked: the ids of the papers whose slot a curator checked, when the
+            caller has them (the summary's ``"checked_papers"``); None reads
+            the page's (:func:`wovepaper.selectors.checked_slots`).
 
     Returns:
         ``{"papers": [paper dict], "count": n, "number": k, "num_pages": m}``
         where each paper dict is built by :func:`paper_rows` with the reason the
-        paper is on this profile under ``"why"``. The papers are ordered here
-        from ``keys``; then one statement on PostgreSQL
+        paper is on this profile under ``"why"`` and who placed it under
+        ``"placement"`` (:data:`wovepaper.selectors.CHECKED` or
+        ``AUTOMATIC``). The papers are ordered here from ``keys``; then one
+        statement on PostgreSQL
         (:func:`profile_sql.paper_rows`), three queries elsewhere, read the
         page; whatever the researcher's paper count.
     """
@@ -146,9 +152,17 @@ def researcher_papers_page(
             key=lambda row: position[row["id"]],
         )
         placed = _placements([p["own_authorship"] for p in rows if p["own_authorship"]])
+    if checked is None:
+        slots = selectors.checked_slots(placed)
+        checked = {row["id"] for row in rows if row["own_authorship"] in slots}
+    checked = set(checked)
     for row in rows:
         own = row["own_authorship"]
         row["why"] = _reason(researcher, *placed[own], own) if own else ""
+        if own:
+            row["placement"] = (
+                selectors.CHECKED if row["id"] in checked else selectors.AUTOMATIC
+            )
     return {"papers": rows, "count": count, "number": number, "num_pages": num_pages}
 
 
@@ -339,7 +353,7 @@ def _reason(
     who = (
         "A curator approved the match"
         if by_curator
-        else "Applied automatically because an identifier proves it"
+        else "Placed automatically by the matcher, sure of it"
     )
     when = proposal.decided_at.date().isoformat() if proposal.decided_at else ""
     return (
@@ -675,7 +689,9 @@ def researcher_summary(researcher: Researcher) -> dict:
     """Everything on the researcher page except the list of papers.
 
     Returns:
-        ``{"paper_count", "papers": [(id, published, cited_by_count,
+        ``{"paper_count", "checked_papers": [paper id] (those whose slot a
+        curator confirmed: :func:`wovepaper.selectors.checked_slot`),
+        "papers": [(id, published, cited_by_count,
         categories, title rank)] (the sort keys of
         :func:`researcher_paper_keys`),
         "years": (first, last) | None, "categories": [(cat, n)]
@@ -690,17 +706,18 @@ def researcher_summary(researcher: Researcher) -> dict:
     if connection.vendor == "postgresql":
         parts = profile_sql.summary_parts(researcher.pk, institutions=INSTITUTIONS)
         rows = parts["rows"]
-        histogram = _histogram(row[9:] for row in rows)
+        histogram = _histogram(row[9:12] for row in rows)
         found = parts["institutions"]
         split_events = parts["split_events"]
     else:
         rows = list(
             Authorship.objects.filter(researcher=researcher, paper__hidden=False)
             .annotate(
+                checked=selectors.checked_slot(),
                 title_rank=Window(
                     DenseRank(),
                     order_by=[F("paper__title").asc(), F("paper_id").asc()],
-                )
+                ),
             )
             .values_list(
                 "paper_id",
@@ -712,6 +729,7 @@ def researcher_summary(researcher: Researcher) -> dict:
                 "orcid",
                 "s2_author_id",
                 "openalex_author_id",
+                "checked",
             )
         )
         histogram = position_histogram(researcher)
@@ -775,6 +793,8 @@ def researcher_summary(researcher: Researcher) -> dict:
     ]
     return {
         "paper_count": len(papers),
+        # The papers whose slot a curator checked (the rows end with it).
+        "checked_papers": sorted({row[0] for row in rows if row[-1]}),
         "papers": sorted(papers.values()),
         "years": (min(years), max(years)) if years else None,
         "categories": sorted(categories.items(), key=lambda kv: (-kv[1], kv[0])),

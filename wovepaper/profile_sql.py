@@ -134,7 +134,8 @@ def summary_parts(researcher_id: int, *, institutions: int) -> dict:
         ``{"rows": [(paper id, published date | None, cited_by_count,
         categories, title rank (by title in the database's collation, then
         id), affiliations, orcid, s2, openalex, position, slots on the paper,
-        unmatched person slots)], "institutions":
+        unmatched person slots, whether a curator checked the slot)],
+        "institutions":
         [{"institution_id", "institution__name", "institution__slug",
         "institution__ror_id", "first", "last", "papers"}] (years as ints),
         "split_events": [(created datetime, moves, fields)] newest first}``.
@@ -143,7 +144,7 @@ def summary_parts(researcher_id: int, *, institutions: int) -> dict:
 
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT * FROM wovepaper_researcher_summary_v2(%s, %s, %s)",
+            "SELECT * FROM wovepaper_researcher_summary_v3(%s, %s, %s)",
             [researcher_id, institutions, CurationEvent.Kind.SPLIT.value],
         )
         rows, found, events = cursor.fetchone()

@@ -8,11 +8,89 @@ from datetime import date
 
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Count, Prefetch, Q, QuerySet, Value
+from django.db.models import (
+    Count,
+    Exists,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
 from django.db.models.functions import Coalesce
 
 from wovepaper.identifiers import ROR_ID_RE
 from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
+
+# What a placement is called in the API and on the pages (DESIGN.md, "API":
+# each link marked curator-checked or automatic).
+CHECKED = "checked by a curator"
+AUTOMATIC = "automatic"
+
+
+def _curator_must_links():
+    """Active must-links a curator made (automation makes none; those the
+    identifier policy made before issue 47 name no actor, and are not a
+    curator's word)."""
+    from curation.models import Constraint
+
+    return Constraint.objects.filter(
+        kind=Constraint.Kind.MUST_LINK, active=True, event__actor__isnull=False
+    )
+
+
+def checked_slot() -> Exists:
+    """An expression for an Authorship query: whether a curator confirmed
+    the slot on the researcher it is applied to (an active must-link of
+    theirs; approving, merging, moving and claims write them), as against
+    the matcher placing it (the auto-apply policy writes none)."""
+    return Exists(
+        _curator_must_links().filter(
+            authorship_id=OuterRef("pk"), researcher_id=OuterRef("researcher_id")
+        )
+    )
+
+
+def checked_paper_count() -> Coalesce:
+    """An expression for a Researcher query: how many of the researcher's
+    visible papers a curator confirmed on them (:func:`checked_slot`)."""
+    return Coalesce(
+        Subquery(
+            _curator_must_links()
+            .filter(
+                researcher_id=OuterRef("pk"),
+                authorship__researcher_id=OuterRef("pk"),
+                authorship__paper__hidden=False,
+            )
+            .order_by()
+            .values("researcher_id")
+            .annotate(n=Count("authorship__paper_id", distinct=True))
+            .values("n"),
+            output_field=IntegerField(),
+        ),
+        0,
+    )
+
+
+def checked_slots(authorship_ids: Iterable[int]) -> set[int]:
+    """The ids among these of the slots a curator confirmed on the researcher
+    they are applied to (:func:`checked_slot`). One query."""
+    return set(
+        Authorship.objects.filter(pk__in=list(authorship_ids), researcher__isnull=False)
+        .filter(checked_slot())
+        .values_list("pk", flat=True)
+    )
+
+
+def placement(checked: int, papers: int) -> str:
+    """A researcher's placement in words: :data:`CHECKED` when a curator
+    confirmed every visible paper, ``"partly checked by a curator"`` when
+    some, :data:`AUTOMATIC` when none (the matcher placed them all)."""
+    if papers and checked >= papers:
+        return CHECKED
+    return "partly checked by a curator" if checked else AUTOMATIC
 
 
 def paper_list() -> QuerySet[Paper]:
@@ -27,6 +105,7 @@ def paper_list() -> QuerySet[Paper]:
             "authorships",
             queryset=Authorship.objects.select_related("researcher")
             .only(*BYLINE_FIELDS)
+            .annotate(checked=checked_slot())
             .order_by("position"),
         )
     )
@@ -77,14 +156,16 @@ def list_bylines(
         ``{paper id: (slots, truncated)}``: slots in position order, each
         ``{"position", "raw_name", "given_name", "family_name", "suffix",
         "is_collaboration", "orcid", "affiliations", "researcher": {"id",
-        "display_name", "orcid"} | None}`` (the API's byline shape); ``truncated``
+        "display_name", "orcid", "placement"} | None}`` (the API's byline
+        shape; ``placement`` :data:`CHECKED` or :data:`AUTOMATIC`); ``truncated``
         when the paper has more than ``limit`` slots.
     """
     out: dict[int, tuple[list[dict], bool]] = {}
     rows = (
         Authorship.objects.filter(paper_id__in=list(paper_ids), position__lte=limit + 1)
         .order_by("paper_id", "position")
-        .values(*BYLINE_FIELDS)
+        .annotate(checked=checked_slot())
+        .values(*BYLINE_FIELDS, "checked")
     )
     for row in rows:
         slots, truncated = out.setdefault(row["paper_id"], ([], False))
@@ -100,6 +181,7 @@ def list_bylines(
                         "id": rid,
                         "display_name": row["researcher__display_name"],
                         "orcid": row["researcher__orcid"],
+                        "placement": CHECKED if row["checked"] else AUTOMATIC,
                     }
                     if rid is not None
                     else None
@@ -110,11 +192,13 @@ def list_bylines(
 
 
 def researcher_list() -> QuerySet[Researcher]:
-    """Live researchers (not merged away) with their applied paper count."""
+    """Live researchers (not merged away) with their applied paper count and
+    how many of those a curator checked (``checked_paper_count``)."""
     return Researcher.objects.live().annotate(
         paper_count=Count(
             "authorships", filter=Q(authorships__paper__hidden=False), distinct=True
-        )
+        ),
+        checked_paper_count=checked_paper_count(),
     )
 
 
@@ -360,12 +444,14 @@ def paper_byline(paper: Paper) -> list[Authorship]:
     """Every byline slot of a paper in order, with researcher and institutions.
 
     Returns:
-        Authorships by position; three queries whatever the byline's length.
+        Authorships by position, each annotated ``checked``
+        (:func:`checked_slot`); three queries whatever the byline's length.
     """
     return list(
         Authorship.objects.filter(paper=paper)
         .select_related("researcher")
         .prefetch_related("institutions")
+        .annotate(checked=checked_slot())
         .order_by("position")
     )
 

@@ -167,10 +167,14 @@ class CurationEventAdmin(ReadOnlyAdmin):
     @admin.display(description="actor", ordering="actor")
     def who(self, obj: CurationEvent) -> str:
         """The curator, or who acted without one: the source (a new version
-        of a record) or automation (the identifier policy, matching)."""
+        of a record), the matcher (the auto-apply policy, whose events say
+        so) or automation (events from before the matcher named itself)."""
         if obj.actor_id:
             return str(obj.actor)
-        return "the source" if obj.kind == CurationEvent.Kind.SOURCE else "automation"
+        if obj.kind == CurationEvent.Kind.SOURCE:
+            return "the source"
+        extra = obj.extra if isinstance(obj.extra, dict) else {}
+        return "the matcher" if extra.get("by") == "the matcher" else "automation"
 
     @admin.display(description="extra")
     def extra_shown(self, obj: CurationEvent) -> str:

@@ -104,6 +104,15 @@ class Cluster:
     likeliest: tuple[int, int, int] | None = None
 
     @property
+    def weakest(self) -> float:
+        """The lowest pairwise score in [0, 1] among :attr:`pair_scores` (every
+        pair clustering scored inside the cluster); 1.0 for a single member.
+        What the auto-apply policy weighs: a cluster whose weakest link clears
+        its threshold is one person at every link, where the mean
+        (:attr:`cohesion`) can hide one doubtful member."""
+        return min((s.pairwise_score for s in self.pair_scores), default=1.0)
+
+    @property
     def cohesion(self) -> float:
         """Mean pairwise score of the members in [0, 1]; 1.0 for a single member."""
         if not self.pair_scores:
@@ -659,6 +668,50 @@ def cluster_all(
             for member in cluster.members:
                 labels[member.id] = f"{home}:{m}"
     return labels
+
+
+def sure_clusters(
+    views: list[AuthorshipView],
+    *,
+    threshold: float,
+    sure: float,
+    weights: scoring.Weights = scoring.DEFAULT,
+    constraints: Constraints = NO_CONSTRAINTS,
+) -> list[list[int]]:
+    """The clusters the auto-apply policy would apply, as matching forms them.
+
+    Blocks and clusters as :func:`cluster_all` does (joins across blocks
+    are merges in the product, which always wait for a curator, so none
+    here), then keeps the clusters whose weakest link
+    (:attr:`Cluster.weakest`) is at least ``sure``: the ``new`` proposals
+    :meth:`curation.auto_apply.Policy.clears`. A single authorship is its
+    own weakest link, so every one that clusters alone is kept.
+
+    Args:
+        views: authorships with unique ``id``.
+        threshold: pairwise score in [0, 1] at which clusters join.
+        sure: the policy's threshold in [0, 1].
+        weights: the scoring model.
+        constraints: must-links and cannot-links between the views (by id).
+
+    Returns:
+        The member ids of each kept cluster, in input order.
+    """
+    from curation.matching import blocking
+
+    grouped = blocking.blocks(
+        views,
+        key=lambda v: v.block_key or f"#{v.id}",
+        sub_key=lambda v: names.sub_block_key(v.given, v.family),
+    )
+    return [
+        [m.id for m in cluster.members]
+        for members in grouped.values()
+        for cluster in cluster_authorships(
+            members, threshold=threshold, weights=weights, constraints=constraints
+        )
+        if cluster.weakest >= sure
+    ]
 
 
 def join_across_blocks(

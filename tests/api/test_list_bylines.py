@@ -47,6 +47,8 @@ def test_list_cuts_long_bylines_and_says_so():
             "id": r.pk,
             "display_name": "Second Author",
             "orcid": "0000-0002-1825-0097",
+            # Placed with no curator's must-link.
+            "placement": "automatic",
         },
     }
     # The list's byline has the detail's shape, slot for slot.

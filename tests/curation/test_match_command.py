@@ -27,7 +27,8 @@ def test_match_command_proposes_and_prints_counts():
     assert out.getvalue().strip() == (
         "1 blocks with unassigned authorships; proposed 0 attach, 1 new, 0 merge, "
         "0 split; "
-        "0 applied by the identifier policy\n"
+        "0 applied by the matcher (auto-apply: identifier-proven new and attach "
+        "proposals)\n"
         f"scored with {SHIPPED.version}, joining at {SHIPPED.threshold}"
     )
     assert list(Proposal.objects.values_list("kind", flat=True)) == ["new"]

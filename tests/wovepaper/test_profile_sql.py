@@ -122,7 +122,7 @@ def test_papers_pages_are_the_same_by_both_paths(curated, monkeypatch):
     whys = {re.split(r" on \d|:", row["why"])[0] for p in by_sql for row in p["papers"]}
     assert whys == {
         "A curator approved the match",
-        "Applied automatically because an identifier proves it",
+        "Placed automatically by the matcher, sure of it",
         "A curator placed this paper on the profile directly (a merge, a move or a "
         "confirmed claim).",
     }

@@ -382,9 +382,11 @@ CORS_ALLOW_CREDENTIALS = False
 SPECTACULAR_SETTINGS = {
     "TITLE": "wovepaper API",
     "DESCRIPTION": (
-        "Papers, researchers and institutions. Only the curated, applied state is "
-        "exposed: an authorship's researcher is set only once a curator (or the "
-        "identifier policy) applied it.\n\n"
+        "Papers, researchers and institutions. Only the applied state is "
+        "exposed: an authorship's researcher is set once a curator or the "
+        "matcher's auto-apply policy applied it, and each such link says which "
+        "(`placement`: 'checked by a curator' or 'automatic'; a researcher's "
+        "`checked_paper_count` and `placement` sum it up).\n\n"
         "**Conventions.** Lists are cursor-paged (`next`/`previous` links, "
         "`page_size` up to 200), stable under inserts. `fields=a,b` keeps only "
         "those fields. Details send a strong `ETag`; `If-None-Match` answers 304. "
@@ -476,10 +478,11 @@ HARVEST_POLITENESS = {
         "max_tries": 6,
     },
 }
-# Auto-apply policy: "identifiers" applies only proposals proven by a shared identifier
-# (ORCID, Semantic Scholar or OpenAlex author id) with compatible names; "none" leaves
-# every proposal to a curator.
-CURATION_AUTO_APPLY = os.environ.get("CURATION_AUTO_APPLY", "identifiers")
+# Auto-apply policy (curation.auto_apply): a probability in (0, 1] applies the
+# new and attach proposals scored at least that (a new's weakest link) and the
+# identifier-proven ones; "identifiers" only the identifier-proven ones; "off"
+# leaves every proposal to a curator. Merges and splits always wait.
+CURATION_AUTO_APPLY = os.environ.get("CURATION_AUTO_APPLY", "0.995")
 # Pairwise score in [0, 1] at or above which an authorship is proposed for attachment to
 # an existing researcher (or two researchers for a merge) rather than a new profile.
 CURATION_ATTACH_THRESHOLD = float(os.environ.get("CURATION_ATTACH_THRESHOLD", "0.6"))

@@ -105,7 +105,8 @@ def paper_item(row: dict) -> SafeString:
     Args:
         row: a paper row of :func:`wovepaper.profile.paper_rows` (``url``,
             ``title``, ``published_shown``, ``arxiv_id``, ``primary_category``,
-            ``cited_by_count``, ``why``, ``byline``, ``more``).
+            ``cited_by_count``, ``why``, ``placement`` (on a researcher's
+            page: who placed their slot), ``byline``, ``more``).
 
     Returns:
         Safe HTML, every value from the row escaped. Written here rather than
@@ -119,6 +120,8 @@ def paper_item(row: dict) -> SafeString:
         meta += f" · {escape(row['primary_category'])}"
     if row.get("cited_by_count") is not None:
         meta += f" · cited by {escape(str(row['cited_by_count']))}"
+    if row.get("placement"):
+        meta += f' · <span class="placement">{escape(row["placement"])}</span>'
     why = row.get("why")
     why_html = (
         '<details class="why"><summary>Why is this paper here?</summary>'

@@ -259,6 +259,7 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
             sort=sort,
             number=number,
             keys=summary["papers"],
+            checked=summary.get("checked_papers"),
         ),
         PAPERS_SECONDS,
     )

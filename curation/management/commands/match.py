@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from curation import auto_apply
 from curation.models import Proposal
 from curation.selectors import (
     active_model,
@@ -56,8 +57,8 @@ class Command(BaseCommand):
         )
         self.stdout.write(
             f"{counts.get('blocks', 0)} blocks with unassigned authorships; proposed "
-            f"{proposed}; {counts.get('auto_applied', 0)} applied by the identifier "
-            "policy"
+            f"{proposed}; {counts.get('auto_applied', 0)} applied by the matcher "
+            f"(auto-apply: {auto_apply.policy().describe()})"
         )
         if counts.get("made_stale"):
             self.stdout.write(

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Count
 
-from curation import selectors
+from curation import auto_apply, selectors
 from curation.models import Proposal
 from curation.services import curator_ensure
 from curation.tasks import matching_run_task
@@ -85,7 +85,8 @@ class Command(BaseCommand):
                 f"{matching.get(f'proposed_{kind}', 0)} {kind}"
                 for kind in Proposal.Kind.values
             )
-            + f"; {matching.get('auto_applied', 0)} applied by the identifier policy"
+            + f"; {matching.get('auto_applied', 0)} applied by the matcher "
+            f"(auto-apply: {auto_apply.policy().describe()})"
         )
         w(f"matcher:      {selectors.matcher_description()}")
         w("proposals by kind and status:")
