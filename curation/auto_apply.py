@@ -111,6 +111,16 @@ class Policy:
             weakest = 1.0 if evidence.get("members") == 1 else 0.0
         return weakest >= self.threshold
 
+    def clears_proposal(self, proposal) -> bool:
+        """:meth:`clears` of a :class:`curation.models.Proposal` (its kind,
+        score, evidence and identifier proof)."""
+        return self.clears(
+            kind=proposal.kind,
+            score=proposal.score,
+            evidence=proposal.evidence,
+            identifier_proven=proposal.identifier_proven,
+        )
+
 
 def policy(value: str | None = None) -> Policy:
     """The auto-apply policy a setting value names.

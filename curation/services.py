@@ -1779,16 +1779,7 @@ def _auto_apply(
     locked researcher, a clash, changed since) is logged and left as it is,
     and costs the others nothing.
     """
-    sure = [
-        p
-        for p in proposals
-        if policy.clears(
-            kind=p.kind,
-            score=p.score,
-            evidence=p.evidence,
-            identifier_proven=p.identifier_proven,
-        )
-    ]
+    sure = [p for p in proposals if policy.clears_proposal(p)]
     for start in range(0, len(sure), AUTO_APPLY_CHUNK):
         with transaction.atomic(), gathered():
             for proposal in sure[start : start + AUTO_APPLY_CHUNK]:
@@ -2156,16 +2147,7 @@ def matching_shard(
     policy = auto_apply.policy()
     return {
         **counts,
-        "proven": [
-            p.pk
-            for p in created
-            if policy.clears(
-                kind=p.kind,
-                score=p.score,
-                evidence=p.evidence,
-                identifier_proven=p.identifier_proven,
-            )
-        ],
+        "proven": [p.pk for p in created if policy.clears_proposal(p)],
     }
 
 
