@@ -108,9 +108,9 @@ def forget_proposals() -> None:
     Proposal.objects.all().delete()
 
 
-def start_workers(count: int) -> list[subprocess.Popen]:
-    """Start ``count`` worker processes, one task at a time each; wait until
-    every one answers a ping."""
+def start_workers(count: int, queues: str = "matching") -> list[subprocess.Popen]:
+    """Start ``count`` worker processes on ``queues`` (comma-separated), one
+    task at a time each; wait until every one answers a ping."""
     from wovepaper.celery import app
 
     env = {
@@ -127,7 +127,7 @@ def start_workers(count: int) -> list[subprocess.Popen]:
                 "-A",
                 "wovepaper",
                 "worker",
-                "--queues=matching",
+                f"--queues={queues}",
                 "--concurrency=1",
                 "--pool=solo",
                 f"--hostname=bench{n}@%h",

@@ -443,9 +443,16 @@ def gathered() -> Iterator[None]:
             "researcher_id", flat=True
         )
     )
-    events = [
+    told = [
         pk for pk, touched in gathering.events.items() if followed.intersection(touched)
     ]
+    # An event a savepoint rolled back (a decision that failed after its
+    # commit step) tells no one.
+    events = (
+        sorted(CurationEvent.objects.filter(pk__in=told).values_list("pk", flat=True))
+        if told
+        else []
+    )
     touched = sorted(gathering.touched)
     _after_commit(
         touched, _coauthors(gathering.moved, gathering.renamed, touched), events

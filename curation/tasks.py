@@ -120,6 +120,25 @@ def matching_finish_task(
         ) from exc
 
 
+@shared_task(
+    name="curation.bulk_decide",
+    acks_late=True,
+    max_retries=None,
+    autoretry_for=TRANSIENT,
+    retry_backoff=2,
+    retry_backoff_max=300,
+)
+def bulk_decide_task(batch_id: int) -> dict:
+    """Run a curator's bulk approve or reject (idempotent: a redelivery goes
+    on where the batch stopped; :func:`curation.services.bulk_decide_run`).
+
+    Returns:
+        The batch's progress: ``state``, ``total``, ``done``, ``skipped``,
+        ``failed`` and their counts.
+    """
+    return services.bulk_decide_run(batch_id=batch_id)
+
+
 @shared_task(acks_late=True, name="curation.notify_followers")
 def notify_followers_task(event_id: int) -> int:
     """Tell the followers of the researchers an event changed (idempotent).

@@ -228,8 +228,44 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 self.admin_site.admin_view(self.undo_view),
                 name="curation_curationevent_undo",
             ),
+            path(
+                "<int:pk>/progress/",
+                self.admin_site.admin_view(self.progress_view),
+                name="curation_curationevent_progress",
+            ),
             *super().get_urls(),
         ]
+
+    # Seconds between two reloads of a running bulk action's progress page.
+    PROGRESS_REFRESH = 2
+
+    def progress_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        """A bulk action's progress (its ``batch`` event): done, skipped and
+        failed of how many, with the reasons; it reloads itself every
+        :attr:`PROGRESS_REFRESH` seconds until the worker is done
+        (:func:`curation.services.bulk_decide_run`)."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        batch = get_object_or_404(CurationEvent, pk=pk, kind=CurationEvent.Kind.BATCH)
+        extra = batch.extra if isinstance(batch.extra, dict) else {}
+        state = extra.get("state", "done")
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Bulk action #{batch.pk}",
+            "batch": batch,
+            "state": state,
+            "verb": extra.get("verb", "decided"),
+            "total": extra.get("total", len(extra.get("proposals", []))),
+            "done": extra.get("done", 0),
+            "skipped": extra.get("skipped", []),
+            "failed": extra.get("failed", []),
+            "skipped_count": extra.get("skipped_count", len(extra.get("skipped", []))),
+            "failed_count": extra.get("failed_count", len(extra.get("failed", []))),
+            "refresh": self.PROGRESS_REFRESH if state != "done" else None,
+        }
+        return TemplateResponse(
+            request, "admin/curation/curationevent/progress.html", context
+        )
 
     def undo_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         """Confirmation page, then :func:`curation.history.event_undo` on POST."""

@@ -27,7 +27,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from curation import selectors, services
-from curation.admin.common import SafeActionsMixin, report
+from curation.admin.common import SafeActionsMixin
 from curation.admin.events import event_links
 from curation.exceptions import CurationError
 from curation.matching import scoring
@@ -227,14 +227,19 @@ class FieldFilter(admin.SimpleListFilter):
         return queryset.filter(pk__in=matching)
 
 
-def _decide(modeladmin, request, queryset: QuerySet[Proposal], approve: bool) -> None:
-    """Decide the selected proposals as one bulk action with one ``batch`` event."""
-    batch, done, skipped = services.proposals_decide(
-        proposals=list(queryset.order_by("pk")), approve=approve, actor=request.user
+def _decide(
+    modeladmin, request, queryset: QuerySet[Proposal], approve: bool
+) -> HttpResponseRedirect:
+    """Decide the selected proposals as one bulk action with one ``batch``
+    event, run by a worker (:func:`curation.services.bulk_decide_start`):
+    the request returns at once, to the action's progress page."""
+    batch = services.bulk_decide_start(
+        proposal_ids=list(queryset.order_by("pk").values_list("pk", flat=True)),
+        approve=approve,
+        actor=request.user,
     )
-    verb = "applied" if approve else "rejected"
-    report(
-        modeladmin, request, done, skipped, verb, f". Audit entry: event {batch.pk}."
+    return HttpResponseRedirect(
+        reverse("admin:curation_curationevent_progress", args=[batch.pk])
     )
 
 
@@ -927,12 +932,16 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
     @admin.action(
         description="Approve and apply selected proposals", permissions=["decide"]
     )
-    def approve_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
-        _decide(self, request, queryset, approve=True)
+    def approve_selected(
+        self, request: HttpRequest, queryset: QuerySet
+    ) -> HttpResponseRedirect:
+        return _decide(self, request, queryset, approve=True)
 
     @admin.action(description="Reject selected proposals", permissions=["decide"])
-    def reject_selected(self, request: HttpRequest, queryset: QuerySet) -> None:
-        _decide(self, request, queryset, approve=False)
+    def reject_selected(
+        self, request: HttpRequest, queryset: QuerySet
+    ) -> HttpResponseRedirect:
+        return _decide(self, request, queryset, approve=False)
 
 
 def _rounded(value: object) -> object:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from scipy.sparse import coo_matrix
@@ -135,6 +135,9 @@ class LabelledSet:
             prints) and per part of a record read without (an affiliation
             that is not a string, a paper whose byline cannot be read): one
             broken record costs itself, not the set.
+        affiliations: view id -> the affiliation strings as the dataset
+            prints them (the views keep their content words only); empty
+            for the ORCID-linked set.
     """
 
     name: str
@@ -146,6 +149,7 @@ class LabelledSet:
     cannot_link: frozenset[tuple[int, int]] = frozenset()
     seeds_dropped: tuple[str, ...] = ()
     left_out: tuple[str, ...] = ()
+    affiliations: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 class DatasetError(ValueError):
@@ -551,7 +555,7 @@ def _labelled(
     unread: frozenset[str] = frozenset(),
 ) -> LabelledSet:
     """The LabelledSet of the readable mentions that have a gold cluster."""
-    views, ids, gold, raw = [], [], {}, {}
+    views, ids, gold, raw, affiliations = [], [], {}, {}, {}
     for key, mention in mentions.items():
         if key not in gold_of:
             continue
@@ -569,6 +573,7 @@ def _labelled(
         ids.append(str(mention.signature))
         gold[index] = gold_of[key]
         raw[index] = mention.raw_name
+        affiliations[index] = tuple(mention.affiliations)
     must, cannot, dropped = frozenset(), frozenset(), ()
     if seeds is not None:
         must, cannot, dropped = _seeds(seeds, ids, unread)
@@ -582,6 +587,7 @@ def _labelled(
         cannot,
         dropped,
         tuple(left_out),
+        affiliations,
     )
 
 

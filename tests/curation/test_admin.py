@@ -358,7 +358,12 @@ def test_a_proposal_the_database_refuses_is_skipped_with_its_reason(
         "long for type character varying(300))"
     ]
     batch.refresh_from_db()
-    assert (batch.extra["done"], batch.extra["skipped"]) == (1, skipped)
+    # The batch tells the failed (refused by the database) from the skipped.
+    assert (batch.extra["done"], batch.extra["skipped"], batch.extra["failed"]) == (
+        1,
+        [],
+        skipped,
+    )
     first.refresh_from_db()
     second.refresh_from_db()
     assert (first.status, second.status) == ("pending", "applied")

@@ -82,3 +82,54 @@ def test_worker_runs_a_full_matching_run_fanned_out_in_shards(worker, arxiv_dir)
     assert counts["proposed_new"] > 6000
     again = task_result(matching_run_task.delay().id, worker, 300)
     assert again.get("proposed_new", 0) == 0
+
+
+def test_a_bulk_approval_runs_in_the_worker_and_the_request_returns_at_once(
+    worker, client, curator
+):
+    """Issue 47: the admin's bulk approve answers with the action's progress
+    page; a real worker decides the proposals and writes its progress on the
+    batch event, which the page reads."""
+    from django.urls import reverse
+
+    from curation.models import CurationEvent
+    from tests.factories import AuthorshipFactory, ResearcherFactory
+    from tests.integration.workers import wait_for
+
+    researcher = ResearcherFactory()
+    proposals = []
+    for n in range(60):
+        proposal = Proposal.objects.create(
+            kind="attach",
+            score=0.9,
+            model_version="t",
+            fingerprint=f"bulk-{n}",
+            researcher=researcher,
+        )
+        proposal.authorships.set([AuthorshipFactory()])
+        proposals.append(proposal)
+    proposals[-1].authorships.first().delete()  # stale: skipped with its reason
+    client.force_login(curator)
+
+    response = client.post(
+        reverse("admin:curation_proposal_changelist"),
+        {"action": "approve_selected", "_selected_action": [p.pk for p in proposals]},
+    )
+
+    batch = CurationEvent.objects.get(kind="batch")
+    assert response.status_code == 302
+    assert response["Location"] == reverse(
+        "admin:curation_curationevent_progress", args=[batch.pk]
+    )
+    wait_for(
+        lambda: CurationEvent.objects.get(pk=batch.pk).extra["state"] == "done",
+        worker,
+        120,
+    )
+    page = client.get(response["Location"]).content.decode()
+    assert "59 applied, 1 skipped, 0 failed. Audit entry: event" in page
+    assert 'data-state="done"' in page
+    assert researcher.authorships.count() == 59
+    linked = CurationEvent.objects.filter(batch=batch, kind="proposal_applied")
+    assert linked.count() == 59
+    assert set(linked.values_list("actor", flat=True)) == {curator.pk}

@@ -1,0 +1,349 @@
+"""Curator effort: the decisions a curator makes to reach a correct corpus.
+
+Issue 47's figure that counts. For each labelled set (INSPIRE Wang, S2AND
+Qian-partial by default), and for each flow:
+
+- ``auto``: the auto-apply policy at its default
+  (:data:`curation.auto_apply.DEFAULT_THRESHOLD`): the matcher applies what it
+  is sure of, curators review the rest;
+- ``today``: the flow before issue 47, ``CURATION_AUTO_APPLY=identifiers``
+  (the bundled sets carry no iDs, so every proposal waits): a curator approves
+  or rejects each proposal;
+
+it builds the corpus through the product's own harvest upsert
+(``harvest.services.upsert.paper_upsert``: each mention is a paper with one
+author, its name and affiliations as the set prints them), runs matching
+(``curation.services.matching_run``), then simulates a curator who takes the
+admin's queue in its order (``curation.selectors.proposal_queue``: most
+papers first, then most borderline) and answers each item from the gold
+labels with the product's own services:
+
+- an ``attach``, a ``merge``: approved when the two sides' people (the gold
+  person holding most of each side) agree, else rejected: one decision;
+- a ``new`` researcher: approved when its authorships are one gold person;
+  otherwise approved and then each other person's authorships split off
+  (``curation.edits.researcher_split``): one decision each;
+- a ``split``: approved when the part it moves is another person than the
+  rest, else rejected: one decision.
+
+When the queue is empty, matching runs again (attachments and merges against
+what the curator made), until a run proposes nothing or the target is met.
+B³ F1 of the applied state (an unassigned mention is alone) is read every
+:data:`EVERY` decisions.
+
+Printed per set and flow: the profiles visible before any curator acts; the
+B³ precision of what automation applied (over the mentions it placed with
+another); the decisions per 1,000 mentions to reach B³ F1 of at least 0.98,
+or 0.99 of the set's same-input ceiling when that is lower; and where the
+curator stopped when it was not reached.
+
+Usage::
+
+    .venv/bin/python bench/curator_effort.py [--dataset and/s2and/qian_partial]
+        [--flows auto,today] [--limit N] [--json]
+
+It uses its own SQLite file, ``var/curator_effort.sqlite3`` (emptied each
+run), unless ``DATABASE_URL`` names another database, which it flushes.
+Celery tasks run in this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "wovepaper.settings.base")
+if "DATABASE_URL" not in os.environ:
+    os.environ["DATABASE_URL"] = "sqlite:///" + str(
+        Path(__file__).resolve().parent.parent / "var" / "curator_effort.sqlite3"
+    )
+os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+
+from curation import auto_apply, edits, selectors, services  # noqa: E402
+from curation.exceptions import CurationError  # noqa: E402
+from curation.matching import evaluation, labelled  # noqa: E402
+from curation.models import Proposal  # noqa: E402
+from harvest.records import AuthorRecord, PaperRecord  # noqa: E402
+from harvest.services.upsert import paper_upsert  # noqa: E402
+from wovepaper.models import Authorship, Researcher  # noqa: E402
+
+DATASETS = ("and/beard_inspire_wang", "and/s2and/qian_partial")
+FLOWS = {"auto": str(auto_apply.DEFAULT_THRESHOLD), "today": "identifiers"}
+TARGET = 0.98
+# Decisions between two readings of the corpus's B³ F1.
+EVERY = 25
+# Matching runs after the first, at most (each after the queue emptied).
+ROUNDS = 5
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def ingest(data: labelled.LabelledSet, limit: int | None) -> dict[int, str]:
+    """Each mention as a paper of one author, through the harvest's upsert.
+
+    Returns:
+        ``{authorship id: gold person}``.
+    """
+    call_command("migrate", verbosity=0)
+    call_command("flush", interactive=False, verbosity=0)
+    views = data.views[:limit] if limit else data.views
+    for view in views:
+        mention = data.mention_ids[view.id]
+        key = f"{data.name}:{mention}"
+        paper_upsert(
+            record=PaperRecord(
+                source="labelled",
+                external_id=key,
+                # A work id the upsert requires: 40 hex characters, as S2's.
+                s2_id=hashlib.sha1(key.encode()).hexdigest(),  # noqa: S324
+                title=f"{data.name} mention {mention}",
+                authors=[
+                    AuthorRecord(
+                        raw_name=data.raw_names[view.id],
+                        given_name=view.given,
+                        family_name=view.family,
+                        affiliations=data.affiliations.get(view.id, ()),
+                    )
+                ],
+            )
+        )
+    by_paper = dict(Authorship.objects.values_list("paper__s2_id", "pk"))
+    gold = {}
+    for view in views:
+        key = f"{data.name}:{data.mention_ids[view.id]}"
+        gold[by_paper[hashlib.sha1(key.encode()).hexdigest()]] = data.gold[view.id]  # noqa: S324
+    return gold
+
+
+def applied() -> dict[int, int | None]:
+    """``{authorship id: researcher id or None}``."""
+    return dict(Authorship.objects.values_list("pk", "researcher_id"))
+
+
+def b3(gold: dict[int, str]) -> evaluation.PRF:
+    """B³ of the applied state; an unassigned mention is alone."""
+    state = applied()
+    predicted = {a: (f"r{r}" if r else f"a{a}") for a, r in state.items() if a in gold}
+    return evaluation.b_cubed(predicted, gold)
+
+
+def automation_precision(gold: dict[int, str]) -> tuple[float, int]:
+    """B³ precision over the mentions automation placed with another, and
+    how many those are."""
+    state = {a: r for a, r in applied().items() if r and a in gold}
+    sizes = Counter(state.values())
+    linked = {a: f"r{r}" for a, r in state.items() if sizes[r] > 1}
+    if not linked:
+        return 1.0, 0
+    return evaluation.b_cubed(linked, {a: gold[a] for a in linked}).precision, len(
+        linked
+    )
+
+
+def person_of(ids: list[int], gold: dict[int, str]) -> str:
+    """The gold person holding most of these authorships."""
+    return Counter(gold[a] for a in ids).most_common(1)[0][0]
+
+
+def holds(researcher_id: int) -> list[int]:
+    return list(
+        Authorship.objects.filter(researcher_id=researcher_id).values_list(
+            "pk", flat=True
+        )
+    )
+
+
+class Curator:
+    """Answers review items from the gold labels, counting decisions."""
+
+    def __init__(self, gold: dict[int, str], user) -> None:
+        self.gold, self.user, self.decisions = gold, user, 0
+
+    def decide(self, proposal: Proposal) -> None:
+        """One queue item, with the product's services."""
+        ids = list(proposal.authorships.values_list("pk", flat=True))
+        gold = self.gold
+        try:
+            if proposal.kind == "attach":
+                right = person_of(ids, gold) == person_of(
+                    holds(proposal.researcher_id), gold
+                )
+                self._answer(proposal, right)
+            elif proposal.kind == "merge":
+                right = person_of(holds(proposal.researcher_id), gold) == person_of(
+                    holds(proposal.other_researcher_id), gold
+                )
+                self._answer(proposal, right)
+            elif proposal.kind == "split":
+                rest = set(holds(proposal.researcher_id)) - set(ids)
+                right = bool(rest) and person_of(ids, gold) != person_of(
+                    list(rest), gold
+                )
+                self._answer(proposal, right)
+            else:
+                self._new(proposal, ids)
+        except CurationError:
+            pass  # stale or in conflict since it was queued: nothing decided
+
+    def _answer(self, proposal: Proposal, right: bool) -> None:
+        self.decisions += 1
+        if right:
+            services.proposal_apply(proposal=proposal, actor=self.user)
+        else:
+            services.proposal_reject(proposal=proposal, actor=self.user)
+
+    def _new(self, proposal: Proposal, ids: list[int]) -> None:
+        people = Counter(self.gold[a] for a in ids)
+        self.decisions += 1
+        services.proposal_apply(proposal=proposal, actor=self.user)
+        if len(people) == 1:
+            return
+        researcher = Researcher.objects.get(
+            pk=Proposal.objects.get(pk=proposal.pk).researcher_id
+        )
+        keep = people.most_common(1)[0][0]
+        for person in people:
+            if person == keep:
+                continue
+            self.decisions += 1
+            edits.researcher_split(
+                researcher=Researcher.objects.get(pk=researcher.pk),
+                authorship_ids=[a for a in ids if self.gold[a] == person],
+                actor=self.user,
+            )
+
+
+def run_flow(data: labelled.LabelledSet, flow: str, limit: int | None) -> dict:
+    """Ingest, match, and curate one set in one flow; its figures."""
+    settings.CURATION_AUTO_APPLY = FLOWS[flow]
+    selectors.forget_given_rarities()
+    started = time.perf_counter()
+    gold = ingest(data, limit)
+    target = min(
+        TARGET,
+        0.99
+        * evaluation.b_cubed(
+            evaluation.same_input_ceiling(
+                {
+                    a: (r["given_name"], r["family_name"], tuple(r["affiliations"]))
+                    for a, r in (
+                        (row["pk"], row)
+                        for row in Authorship.objects.values(
+                            "pk", "given_name", "family_name", "affiliations"
+                        )
+                    )
+                },
+                gold,
+            ),
+            gold,
+        ).f1,
+    )
+    counts = services.matching_run()
+    visible = Researcher.objects.live().count()
+    precision, linked = automation_precision(gold)
+    before = b3(gold)
+    user = services.curator_ensure(username="effort", password="effort-pw")
+    curator = Curator(gold, user)
+    reached = before.f1 >= target
+    score = before
+    rounds = 0
+    while not reached:
+        queue = list(
+            selectors.proposal_queue(Proposal.objects.filter(status="pending"))
+        )
+        if not queue:
+            if rounds >= ROUNDS:
+                break
+            rounds += 1
+            services.matching_run()
+            if not Proposal.objects.filter(status="pending").exists():
+                break
+            continue
+        for proposal in queue:
+            if not Proposal.objects.filter(pk=proposal.pk, status="pending").exists():
+                continue
+            curator.decide(proposal)
+            if curator.decisions % EVERY == 0:
+                score = b3(gold)
+                if score.f1 >= target:
+                    reached = True
+                    break
+        else:
+            score = b3(gold)
+            reached = score.f1 >= target
+    mentions = len(gold)
+    return {
+        "dataset": data.name,
+        "flow": flow,
+        "policy": FLOWS[flow],
+        "mentions": mentions,
+        "target_b3_f1": round(target, 4),
+        "profiles_before_curators": visible,
+        "auto_applied": counts.get("auto_applied", 0),
+        "automation_b3_precision": round(precision, 4),
+        "automation_linked_mentions": linked,
+        "b3_f1_before_curators": round(before.f1, 4),
+        "reached": reached,
+        "decisions": curator.decisions,
+        "decisions_per_1000_mentions": round(1000 * curator.decisions / mentions, 1),
+        "b3_f1_at_stop": round(score.f1, 4),
+        "matching_rounds": 1 + rounds,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", action="append", default=None)
+    parser.add_argument("--flows", default="auto,today")
+    parser.add_argument("--limit", type=int, default=None, help="first N mentions")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    for path in args.dataset or DATASETS:
+        data = labelled.load(Path(settings.WOVEPAPER_DATA_DIR) / path)
+        for flow in args.flows.split(","):
+            say(f"{data.name}, {flow}: ingesting, matching, curating...")
+            figures = run_flow(data, flow, args.limit)
+            if args.json:
+                print(json.dumps(figures), flush=True)
+                continue
+            print(
+                f"{data.name} [{flow}: CURATION_AUTO_APPLY={figures['policy']}] "
+                f"{figures['mentions']} mentions: "
+                f"{figures['profiles_before_curators']} profiles before any "
+                f"curator ({figures['auto_applied']} decisions applied by the "
+                f"matcher, B3 precision {figures['automation_b3_precision']} over "
+                f"{figures['automation_linked_mentions']} linked mentions; B3 F1 "
+                f"{figures['b3_f1_before_curators']}); "
+                + (
+                    f"{figures['decisions_per_1000_mentions']} curator decisions per "
+                    f"1,000 mentions to B3 F1 {figures['target_b3_f1']}"
+                    if figures["reached"]
+                    else f"target B3 F1 {figures['target_b3_f1']} not reached: "
+                    f"{figures['b3_f1_at_stop']} after {figures['decisions']} "
+                    f"decisions ({figures['decisions_per_1000_mentions']} per "
+                    "1,000 mentions)"
+                )
+                + f"; {figures['seconds']} s",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
