@@ -156,9 +156,16 @@ def automation_precision(gold: dict[int, str]) -> tuple[float, int]:
     )
 
 
-def person_of(ids: list[int], gold: dict[int, str]) -> str:
-    """The gold person holding most of these authorships."""
-    return Counter(gold[a] for a in ids).most_common(1)[0][0]
+def person_of(ids: list[int], gold: dict[int, str]) -> str | None:
+    """The gold person holding most of these authorships (None for none: a
+    profile emptied since the proposal was made)."""
+    found = Counter(gold[a] for a in ids).most_common(1)
+    return found[0][0] if found else None
+
+
+def same(a: str | None, b: str | None) -> bool:
+    """Two sides are one person: both known and equal."""
+    return a is not None and a == b
 
 
 def holds(researcher_id: int) -> list[int]:
@@ -181,20 +188,20 @@ class Curator:
         gold = self.gold
         try:
             if proposal.kind == "attach":
-                right = person_of(ids, gold) == person_of(
-                    holds(proposal.researcher_id), gold
+                right = same(
+                    person_of(ids, gold), person_of(holds(proposal.researcher_id), gold)
                 )
                 self._answer(proposal, right)
             elif proposal.kind == "merge":
-                right = person_of(holds(proposal.researcher_id), gold) == person_of(
-                    holds(proposal.other_researcher_id), gold
+                right = same(
+                    person_of(holds(proposal.researcher_id), gold),
+                    person_of(holds(proposal.other_researcher_id), gold),
                 )
                 self._answer(proposal, right)
             elif proposal.kind == "split":
                 rest = set(holds(proposal.researcher_id)) - set(ids)
-                right = bool(rest) and person_of(ids, gold) != person_of(
-                    list(rest), gold
-                )
+                moving, staying = person_of(ids, gold), person_of(list(rest), gold)
+                right = None not in (moving, staying) and moving != staying
                 self._answer(proposal, right)
             else:
                 self._new(proposal, ids)

@@ -434,6 +434,7 @@ def researcher_merge(
     researchers: list[Researcher],
     actor: AbstractBaseUser,
     expected_revisions: dict[int, int] | None = None,
+    batch: CurationEvent | None = None,
 ) -> Researcher:
     """Merge two or more researchers into the one with the lowest id.
 
@@ -446,6 +447,7 @@ def researcher_merge(
         actor: the curator.
         expected_revisions: ``{researcher id: revision}`` as the curator saw them
             on the confirmation page; None accepts the current state.
+        batch: the ``batch`` event of the review it is part of, if any.
 
     Returns:
         The survivor.
@@ -469,7 +471,9 @@ def researcher_merge(
     for a in moved:
         change.constrain(MUST, survivor, authorship=a)
     change.commit(
-        kind=CurationEvent.Kind.MERGED, extra={"survivor": survivor.pk, "kept": kept}
+        kind=CurationEvent.Kind.MERGED,
+        batch=batch,
+        extra={"survivor": survivor.pk, "kept": kept},
     )
     return survivor
 
@@ -482,6 +486,7 @@ def researcher_split(
     actor: AbstractBaseUser,
     display_name: str = "",
     expected_revision: int | None = None,
+    batch: CurationEvent | None = None,
 ) -> Researcher:
     """Split the chosen authorships off a researcher into a new researcher.
 
@@ -493,6 +498,7 @@ def researcher_split(
         display_name: the new researcher's name; by default the fullest printed
             name among the moved authorships.
         expected_revision: the researcher's revision as the curator saw it.
+        batch: the ``batch`` event of the review it is part of, if any.
 
     Returns:
         The new researcher.
@@ -516,6 +522,7 @@ def researcher_split(
     target = split_off(change, source, authorships, display_name=display_name)
     change.commit(
         kind=CurationEvent.Kind.SPLIT,
+        batch=batch,
         extra={"source": source.pk, "new": target.pk},
     )
     return target
@@ -528,6 +535,7 @@ def authorship_move(
     to: Researcher,
     actor: AbstractBaseUser,
     expected_researcher: int | None | str = "current",
+    batch: CurationEvent | None = None,
 ) -> CurationEvent:
     """Move one authorship to another researcher ("this paper is that person's").
 
@@ -541,6 +549,7 @@ def authorship_move(
         actor: the curator.
         expected_researcher: the researcher id the curator saw it on (None for
             unassigned); the default accepts whatever it is on now.
+        batch: the ``batch`` event of the review it is part of, if any.
 
     Returns:
         The ``moved`` event.
@@ -570,7 +579,7 @@ def authorship_move(
     if old:
         change.constrain(CANNOT, old, authorship=current)
     return change.commit(
-        kind=CurationEvent.Kind.MOVED, extra={"authorship": current.pk}
+        kind=CurationEvent.Kind.MOVED, batch=batch, extra={"authorship": current.pk}
     )
 
 

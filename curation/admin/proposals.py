@@ -23,10 +23,11 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404
 from django.template.defaultfilters import pluralize
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from curation import selectors, services
+from curation import block_review, selectors, services
 from curation.admin.common import SafeActionsMixin
 from curation.admin.events import event_links
 from curation.exceptions import CurationError
@@ -147,6 +148,58 @@ class BlockFilter(admin.SimpleListFilter):
     def queryset(self, request, queryset):
         value = self.value()
         return queryset.filter(block_key=value[:200]) if value else queryset
+
+
+def _next_pending(after: int) -> int | None:
+    """The id of the first pending proposal in queue order other than
+    ``after`` (the queue's main lane first, as the list opens on it), or
+    None when none waits."""
+    pending = selectors.proposal_queue(
+        Proposal.objects.filter(status=Proposal.Status.PENDING).exclude(pk=after)
+    )
+    main = pending.exclude(evidence__has_key=services.LARGE_COLLABORATION)
+    found = main.values_list("pk", flat=True).first()
+    if found is None:
+        found = pending.values_list("pk", flat=True).first()
+    return found
+
+
+def _block_url(block_key: str) -> str:
+    return reverse("admin:curation_proposal_block", args=[block_key])
+
+
+def _review_of(post) -> block_review.Review | None:
+    """The Review a block page posted: ``decision-<proposal>`` (approve,
+    reject, wait), ``move-<authorship>`` (a researcher id, ``new`` or empty),
+    ``merge-a-<n>`` with ``merge-b-<n>`` (two researcher ids), ``reason``;
+    None when a value is none of those."""
+    review = block_review.Review(reason=post.get("reason", "")[:2000])
+
+    def number(text: str) -> int | None:
+        whole = text.isascii() and text.isdigit() and len(text) <= 18
+        return int(text) if whole else None
+
+    for key, value in post.items():
+        if key.startswith("decision-"):
+            pk = number(key.removeprefix("decision-"))
+            if pk is None or value not in ("approve", "reject", "wait"):
+                return None
+            if value != "wait":
+                review.decisions[pk] = value == "approve"
+        elif key.startswith("move-") and value:
+            pk = number(key.removeprefix("move-"))
+            target = block_review.NEW if value == block_review.NEW else number(value)
+            if pk is None or target is None:
+                return None
+            review.moves[pk] = target
+        elif key.startswith("merge-a-") and value:
+            other = post.get("merge-b-" + key.removeprefix("merge-a-"), "")
+            a, b = number(value), number(other)
+            if a is None or b is None:
+                return None
+            if a != b:
+                review.merges.append((a, b))
+    return review
 
 
 class LaneFilter(admin.SimpleListFilter):
@@ -761,8 +814,86 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
                 self.admin_site.admin_view(self.decide_view),
                 name=f"{info[0]}_{info[1]}_decide",
             ),
+            path(
+                "blocks/",
+                self.admin_site.admin_view(self.blocks_view),
+                name=f"{info[0]}_{info[1]}_blocks",
+            ),
+            path(
+                "blocks/<path:block_key>/",
+                self.admin_site.admin_view(self.block_view),
+                name=f"{info[0]}_{info[1]}_block",
+            ),
             *super().get_urls(),
         ]
+
+    def blocks_view(self, request: HttpRequest) -> HttpResponse:
+        """The queue of name blocks to review, largest expected gain first
+        (:func:`curation.block_review.block_queue`)."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        return TemplateResponse(
+            request,
+            "admin/curation/proposal/blocks.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": "Review by name block",
+                "blocks": block_review.block_queue(),
+            },
+        )
+
+    def block_view(self, request: HttpRequest, block_key: str) -> HttpResponse:
+        """One block's review page; on POST, the review applied in one
+        transaction (:func:`curation.block_review.review_apply`), then this
+        block again or, with ``then=next``, the queue's next block."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        block_key = block_key[:200]
+        if request.method == "POST":
+            if not self.has_decide_permission(request):
+                raise PermissionDenied
+            review = _review_of(request.POST)
+            if review is None:
+                return HttpResponseBadRequest(
+                    "decisions are approve, reject or wait; moves name a "
+                    "researcher id or 'new'; merges two researcher ids"
+                )
+            try:
+                batch = block_review.review_apply(
+                    block_key=block_key, review=review, actor=request.user
+                )
+            except CurationError as exc:
+                self.message_user(request, f"Nothing applied: {exc}", messages.ERROR)
+            else:
+                self.message_user(
+                    request,
+                    f"Review of {block_key} applied: {batch.extra['done']} "
+                    f"change(s), audit entry event {batch.pk}.",
+                    messages.SUCCESS,
+                )
+                if request.POST.get("then") == "next":
+                    following = block_review.next_block(block_key)
+                    if following is not None:
+                        return HttpResponseRedirect(_block_url(following))
+                    return HttpResponseRedirect(
+                        reverse("admin:curation_proposal_blocks")
+                    )
+            return HttpResponseRedirect(_block_url(block_key))
+        block = block_review.block_of(block_key)
+        return TemplateResponse(
+            request,
+            "admin/curation/proposal/block.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": f"Review block {block_key}",
+                # Not "block": inside a template's blocks that name is
+                # Django's own ({{ block.super }}).
+                "name_block": block,
+                "targets": [d.researcher for d in block.profiles],
+                "can_decide": self.has_decide_permission(request),
+                "next_block": block_review.next_block(block_key),
+            },
+        )
 
     def decide_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """POST ``decision=approve|reject`` (and ``reason``) from the review page."""
@@ -800,6 +931,17 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
                 return HttpResponseBadRequest("decision must be approve or reject")
         except CurationError as exc:
             self.message_user(request, str(exc), messages.ERROR)
+        else:
+            if request.POST.get("then") == "next":
+                following = _next_pending(proposal.pk)
+                if following is not None:
+                    return HttpResponseRedirect(
+                        reverse("admin:curation_proposal_change", args=[following])
+                    )
+                self.message_user(request, "The queue is empty.", messages.INFO)
+                return HttpResponseRedirect(
+                    reverse("admin:curation_proposal_changelist")
+                )
         return HttpResponseRedirect(
             reverse("admin:curation_proposal_change", args=[proposal.pk])
         )
@@ -813,6 +955,7 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
         )
         if obj is not None:
             context.update(_review(obj))
+            context["next_pending"] = _next_pending(obj.pk)
         return super().render_change_form(request, context, *args, **kwargs)
 
     def has_decide_permission(self, request: HttpRequest) -> bool:

@@ -1,0 +1,317 @@
+"""Review by name block: one page per block, decided as one change.
+
+Issue 47, part 2. A curator reviews a name block (``"serre j"``: every
+profile and pending proposal of a folded family name and first initial) side
+by side, and applies the whole review in one transaction: the pending
+proposals approved or rejected, papers moved between the block's profiles or
+to a new one, profiles merged. One ``batch`` event links every change it
+made, each of which stays undoable on its own; a step that fails rolls the
+whole review back and names the step, so nothing is half applied.
+
+The queue of blocks (:func:`block_queue`) orders them by expected gain: the
+papers whose placement waits, times how uncertain the matcher is about each
+(the binary entropy of its probability: 1 at 0.5, 0 when sure).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from curation import edits, selectors, services
+from curation.exceptions import CurationError, InvalidChange
+from curation.models import CurationEvent, Proposal
+from wovepaper.models import Authorship, Researcher
+
+# Blocks the queue page lists.
+QUEUE_SHOWN = 50
+# Papers of each profile the block page lists (newest first).
+PAPERS_SHOWN = 25
+# A move's target that makes a new profile of the papers moved there.
+NEW = "new"
+
+
+@dataclass(frozen=True)
+class BlockItem:
+    """One block of the review queue.
+
+    Attributes:
+        block_key: the block (folded family name and first initial).
+        proposals: its pending proposals.
+        papers: the papers they would place (their ``impact`` summed).
+        gain: the papers times how uncertain each placement is, summed
+            (:func:`uncertainty`); the queue's order, largest first.
+    """
+
+    block_key: str
+    proposals: int
+    papers: int
+    gain: float
+
+
+def uncertainty(score: float) -> float:
+    """How uncertain a placement of probability ``score`` is: the binary
+    entropy in bits, 1.0 at 0.5, 0.0 at 0 or 1 (Shannon 1948)."""
+    p = min(max(score, 0.0), 1.0)
+    if p in (0.0, 1.0):
+        return 0.0
+    return -(p * math.log2(p) + (1 - p) * math.log2(1 - p))
+
+
+def block_queue(limit: int = QUEUE_SHOWN) -> list[BlockItem]:
+    """The blocks with pending proposals, largest expected gain first.
+
+    Args:
+        limit: how many blocks.
+
+    Returns:
+        BlockItems; ties by more papers, then by block key. One query.
+    """
+    totals: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0.0])
+    rows = (
+        selectors.proposal_queue(
+            Proposal.objects.filter(status=Proposal.Status.PENDING)
+        )
+        .exclude(block_key="")
+        .values_list("block_key", "impact", "score")
+    )
+    for block, impact, score in rows:
+        item = totals[block]
+        item[0] += 1
+        item[1] += impact
+        item[2] += impact * uncertainty(score)
+    ranked = sorted(totals.items(), key=lambda kv: (-kv[1][2], -kv[1][1], kv[0]))
+    return [
+        BlockItem(block, int(n), int(papers), round(gain, 3))
+        for block, (n, papers, gain) in ranked[:limit]
+    ]
+
+
+def next_block(after: str) -> str | None:
+    """The block the queue lists first other than ``after``, or None."""
+    for item in block_queue(limit=2):
+        if item.block_key != after:
+            return item.block_key
+    return None
+
+
+@dataclass(frozen=True)
+class PendingItem:
+    """A pending proposal of the block as the page shows it.
+
+    Attributes:
+        proposal: the proposal (``impact`` and ``uncertainty`` annotated).
+        incoming: the authorships it places (attach, new) or moves (split),
+            as review rows (:func:`curation.selectors.incoming_papers`).
+    """
+
+    proposal: Proposal
+    incoming: list[selectors.DossierPaper]
+
+
+@dataclass(frozen=True)
+class Block:
+    """Everything of one block a review shows.
+
+    Attributes:
+        block_key: the block.
+        profiles: the live researchers of the block, most papers first, as
+            dossiers (:func:`curation.selectors.researcher_dossier`).
+        pending: its pending proposals in queue order.
+    """
+
+    block_key: str
+    profiles: list[selectors.Dossier]
+    pending: list[PendingItem]
+
+
+def block_of(block_key: str) -> Block:
+    """Read a block for review.
+
+    Args:
+        block_key: a block key as matching writes it (``"serre j"``).
+
+    Returns:
+        The Block; empty lists for a block nothing is in.
+    """
+    researchers = sorted(
+        Researcher.objects.live().filter(block_key=block_key),
+        key=lambda r: (-r.authorships.count(), r.pk),
+    )
+    pending = list(
+        selectors.proposal_queue(
+            Proposal.objects.filter(status=Proposal.Status.PENDING, block_key=block_key)
+        )
+    )
+    return Block(
+        block_key,
+        [selectors.researcher_dossier(r, limit=PAPERS_SHOWN) for r in researchers],
+        [
+            PendingItem(
+                p,
+                selectors.incoming_papers(
+                    p.authorships.select_related("paper").order_by("pk")
+                ),
+            )
+            for p in pending
+        ],
+    )
+
+
+@dataclass
+class Review:
+    """What a curator decided on a block's page.
+
+    Attributes:
+        decisions: ``{proposal id: True to approve, False to reject}``;
+            proposals left out wait.
+        moves: ``{authorship id: researcher id, or NEW}``: the papers to
+            move, and where (every one moved to NEW goes to one new profile).
+        merges: ``[(researcher id, researcher id)]``: pairs that are one
+            person.
+        reason: kept on each rejected proposal.
+    """
+
+    decisions: dict[int, bool] = field(default_factory=dict)
+    moves: dict[int, int | str] = field(default_factory=dict)
+    merges: list[tuple[int, int]] = field(default_factory=list)
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.decisions or self.moves or self.merges)
+
+
+def review_apply(
+    *, block_key: str, review: Review, actor: AbstractBaseUser
+) -> CurationEvent:
+    """Apply a block's review in one transaction, as one audit event.
+
+    In order: the proposals decided (by :func:`curation.services.proposal_apply`
+    and :func:`~curation.services.proposal_reject`, in id order), the papers
+    moved (:func:`curation.edits.authorship_move`; those moved to a new profile
+    are split off the first one's researcher, :func:`curation.edits.researcher_split`,
+    and the rest moved to it), then the merges
+    (:func:`curation.edits.researcher_merge`). Each change is its own event,
+    undoable alone; a ``batch`` event (``extra["review"]``: the block) links
+    them all.
+
+    Args:
+        block_key: the block reviewed (recorded).
+        review: what the curator decided.
+        actor: the curator.
+
+    Returns:
+        The ``batch`` event.
+
+    Raises:
+        InvalidChange: the review decides nothing.
+        CurationError: a step failed (decided already, stale, locked, in
+            conflict, a paper not where the page showed it); its message
+            names the step, and nothing of the review is applied.
+    """
+    if not review:
+        raise InvalidChange(f"the review of block {block_key!r} decides nothing")
+    with transaction.atomic():
+        batch = CurationEvent.objects.create(
+            kind=CurationEvent.Kind.BATCH,
+            actor=actor,
+            extra={
+                "review": block_key,
+                "verb": "reviewed",
+                "proposals": sorted(review.decisions),
+                "moves": len(review.moves),
+                "merges": [list(pair) for pair in review.merges],
+            },
+        )
+        for pk in sorted(review.decisions):
+            _step(f"proposal {pk}", lambda pk=pk: _decide(pk, review, actor, batch))
+        _move(review.moves, actor, batch)
+        for a, b in review.merges:
+            _step(
+                f"merging researchers {a} and {b}",
+                lambda a=a, b=b: edits.researcher_merge(
+                    researchers=list(Researcher.objects.filter(pk__in=[a, b])),
+                    actor=actor,
+                    batch=batch,
+                ),
+            )
+        done = CurationEvent.objects.filter(batch=batch).count()
+        batch.extra["done"] = done
+        batch.save(update_fields=["extra"])
+    return batch
+
+
+def _step(what: str, run) -> None:
+    """Run one step of a review; a failure names the step."""
+    try:
+        run()
+    except CurationError as exc:
+        raise type(exc)(f"{what}: {exc}") from exc
+
+
+def _decide(pk: int, review: Review, actor, batch: CurationEvent) -> None:
+    proposal = Proposal.objects.get(pk=pk)
+    if review.decisions[pk]:
+        services.proposal_apply(proposal=proposal, actor=actor, batch=batch)
+    else:
+        services.proposal_reject(
+            proposal=proposal, actor=actor, reason=review.reason, batch=batch
+        )
+
+
+def _move(moves: dict[int, int | str], actor, batch: CurationEvent) -> None:
+    """The review's moves: to researchers, then to one new profile."""
+    found = Authorship.objects.in_bulk(list(moves))
+    missing = sorted(set(moves) - set(found))
+    if missing:
+        raise InvalidChange(f"authorships {missing} do not exist")
+    for pk, target in sorted(moves.items()):
+        if target == NEW:
+            continue
+        _step(
+            f"moving authorship {pk}",
+            lambda pk=pk, target=target: edits.authorship_move(
+                authorship=found[pk],
+                to=Researcher.objects.get(pk=target),
+                actor=actor,
+                batch=batch,
+            ),
+        )
+    fresh = sorted(pk for pk, target in moves.items() if target == NEW)
+    if not fresh:
+        return
+    first = Authorship.objects.get(pk=fresh[0])
+    if first.researcher_id is None:
+        raise InvalidChange(
+            f"authorship {first.pk} is on no researcher: approve its proposal instead"
+        )
+    source = first.researcher
+    off = [pk for pk in fresh if found[pk].researcher_id == source.pk]
+    new = None
+    _step(
+        f"splitting authorships {off} off researcher {source.pk}",
+        lambda: _split(source, off, actor, batch),
+    )
+    new = Authorship.objects.get(pk=fresh[0]).researcher
+    for pk in fresh:
+        if pk in off:
+            continue
+        _step(
+            f"moving authorship {pk} to the new profile",
+            lambda pk=pk: edits.authorship_move(
+                authorship=Authorship.objects.get(pk=pk),
+                to=new,
+                actor=actor,
+                batch=batch,
+            ),
+        )
+
+
+def _split(source: Researcher, ids: list[int], actor, batch) -> None:
+    edits.researcher_split(
+        researcher=source, authorship_ids=ids, actor=actor, batch=batch
+    )

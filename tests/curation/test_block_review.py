@@ -1,0 +1,246 @@
+"""Review by name block (issue 47, part 2): one page shows a block's profiles
+and pending proposals; the review is applied in one transaction linked by one
+audit event, or not at all; the queue orders blocks by expected gain."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+
+from curation import block_review, services
+from curation.exceptions import CurationError, InvalidChange
+from curation.history import event_undo
+from curation.models import CurationEvent, Proposal
+from harvest.services import harvest_files
+from tests.factories import AuthorshipFactory, ResearcherFactory
+from wovepaper.models import Authorship, Researcher
+
+pytestmark = pytest.mark.django_db
+
+# Real records of "Adrian Del Maestro" / "A. Del Maestro" and their co-authors.
+DEL_MAESTRO = (
+    Path(settings.WOVEPAPER_DATA_DIR)
+    / "arxiv"
+    / "arxivpy_2016_atom"
+    / "search_query-au_del_maestro.xml"
+)
+BLOCK = "maestro a"  # particles are not part of the block key
+
+
+def _del_maestro(curator) -> list[Researcher]:
+    """The real records matched, the block's `new` proposals approved: the
+    profiles of the block."""
+    harvest_files(source="arxiv", root=DEL_MAESTRO)
+    services.matching_run()
+    for proposal in Proposal.objects.filter(block_key=BLOCK, status="pending"):
+        services.proposal_apply(proposal=proposal, actor=curator)
+    return list(Researcher.objects.live().filter(block_key=BLOCK).order_by("pk"))
+
+
+def test_uncertainty_is_the_binary_entropy():
+    assert block_review.uncertainty(0.5) == 1.0
+    assert block_review.uncertainty(0.0) == block_review.uncertainty(1.0) == 0.0
+    assert 0.0 < block_review.uncertainty(0.99) < block_review.uncertainty(0.9) < 1.0
+
+
+def test_the_queue_puts_uncertain_papers_first():
+    sure = ResearcherFactory(display_name="Ana Ruiz", block_key="ruiz a")
+    doubt = ResearcherFactory(display_name="Li Wei", block_key="wei l")
+    for n, (researcher, score) in enumerate([(sure, 0.99), (doubt, 0.55)] * 3):
+        proposal = Proposal.objects.create(
+            kind="attach",
+            score=score,
+            model_version="t",
+            fingerprint=f"q{n}",
+            researcher=researcher,
+            block_key=researcher.block_key,
+        )
+        proposal.authorships.set([AuthorshipFactory()])
+    queue = block_review.block_queue()
+    assert [b.block_key for b in queue] == ["wei l", "ruiz a"]
+    assert (queue[0].proposals, queue[0].papers) == (3, 3)
+    assert queue[0].gain > queue[1].gain > 0
+    assert block_review.next_block("wei l") == "ruiz a"
+
+
+def test_a_review_moves_merges_and_decides_as_one_undoable_event(curator):
+    profiles = _del_maestro(curator)
+    assert len(profiles) >= 2, "the real records give the block two profiles"
+    keep, other = profiles[0], profiles[1]
+    moved = list(other.authorships.order_by("pk")[:1])
+    pending = ResearcherFactory(display_name="A. Del Maestro", block_key=BLOCK)
+    attach = Proposal.objects.create(
+        kind="attach",
+        score=0.7,
+        model_version="t",
+        fingerprint="review-attach",
+        researcher=pending,
+        block_key=BLOCK,
+    )
+    attach.authorships.set(
+        [AuthorshipFactory(given_name="A.", family_name="Del Maestro")]
+    )
+    review = block_review.Review(
+        decisions={attach.pk: False},
+        moves={moved[0].pk: keep.pk},
+        merges=[(keep.pk, pending.pk)],
+        reason="another A. Del Maestro",
+    )
+
+    batch = block_review.review_apply(block_key=BLOCK, review=review, actor=curator)
+
+    linked = CurationEvent.objects.filter(batch=batch).order_by("pk")
+    assert [e.kind for e in linked] == ["proposal_rejected", "moved", "merged"]
+    assert batch.extra["review"] == BLOCK
+    assert batch.extra["done"] == 3
+    assert Authorship.objects.get(pk=moved[0].pk).researcher_id == keep.pk
+    assert Researcher.objects.get(pk=pending.pk).merged_into_id == keep.pk
+    attach.refresh_from_db()
+    assert (attach.status, attach.reason) == ("rejected", "another A. Del Maestro")
+    # Each change stays undoable on its own: the merge, then the move.
+    event_undo(event=linked.get(kind="merged"), actor=curator)
+    assert Researcher.objects.get(pk=pending.pk).merged_into_id is None
+    event_undo(event=linked.get(kind="moved"), actor=curator)
+    assert Authorship.objects.get(pk=moved[0].pk).researcher_id == other.pk
+
+
+def test_a_review_with_a_failing_step_applies_nothing(curator):
+    profiles = _del_maestro(curator)
+    keep, other = profiles[0], profiles[1]
+    paper = other.authorships.order_by("pk").first()
+    events = CurationEvent.objects.count()
+    review = block_review.Review(
+        moves={paper.pk: keep.pk},
+        # A researcher that no longer exists (the page was stale): the merge,
+        # the last step, is refused after the move succeeded.
+        merges=[(keep.pk, keep.pk + 10**9)],
+    )
+    with pytest.raises(CurationError, match=r"merging researchers"):
+        block_review.review_apply(block_key=BLOCK, review=review, actor=curator)
+    # Nothing of it stays: no event, not even the batch, and the paper is
+    # where it was.
+    assert CurationEvent.objects.count() == events
+    assert Authorship.objects.get(pk=paper.pk).researcher_id == other.pk
+
+
+def test_an_empty_review_is_refused(curator):
+    with pytest.raises(InvalidChange, match="decides nothing"):
+        block_review.review_apply(
+            block_key=BLOCK, review=block_review.Review(), actor=curator
+        )
+
+
+def test_papers_moved_to_a_new_profile_become_one(curator):
+    profiles = _del_maestro(curator)
+    source = max(profiles, key=lambda r: r.authorships.count())
+    two = list(source.authorships.order_by("pk")[:2])
+    assert source.authorships.count() > 2
+    block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(moves={a.pk: block_review.NEW for a in two}),
+        actor=curator,
+    )
+    holders = {Authorship.objects.get(pk=a.pk).researcher_id for a in two}
+    assert len(holders) == 1
+    assert holders != {source.pk}
+
+
+def test_the_block_page_shows_the_block_and_applies_a_posted_review(client, curator):
+    profiles = _del_maestro(curator)
+    keep, other = profiles[0], profiles[1]
+    client.force_login(curator)
+    url = reverse("admin:curation_proposal_block", args=[BLOCK])
+    page = client.get(url).content.decode()
+    for researcher in profiles:
+        assert f'data-researcher="{researcher.pk}"' in page
+    assert 'id="apply-next"' in page
+
+    response = client.post(
+        url, {"merge-a-1": str(keep.pk), "merge-b-1": str(other.pk), "then": "stay"}
+    )
+    assert response.status_code == 302
+    assert Researcher.objects.get(pk=other.pk).merged_into_id == keep.pk
+    batch = CurationEvent.objects.get(kind="batch")
+    assert batch.actor == curator
+    assert (
+        f"audit entry event {batch.pk}"
+        in client.get(response["Location"]).content.decode()
+    )
+    bad = client.post(url, {"decision-1": "maybe"})
+    assert bad.status_code == 400
+
+
+def test_the_block_page_needs_the_decide_permission_to_apply(client, curator):
+    from tests.factories import UserFactory
+
+    profiles = _del_maestro(curator)
+    viewer = UserFactory(is_staff=True)
+    client.force_login(viewer)
+    url = reverse("admin:curation_proposal_block", args=[BLOCK])
+    assert client.get(url).status_code == 403
+    response = client.post(
+        url,
+        {"merge-a-1": str(profiles[0].pk), "merge-b-1": str(profiles[1].pk)},
+    )
+    assert response.status_code == 403
+    assert Researcher.objects.get(pk=profiles[1].pk).merged_into_id is None
+
+
+def test_approve_and_next_goes_to_the_next_proposal_in_queue_order(client, curator):
+    researcher = ResearcherFactory()
+    first, second = (
+        Proposal.objects.create(
+            kind="attach",
+            score=score,
+            model_version="t",
+            fingerprint=f"next-{score}",
+            researcher=researcher,
+        )
+        for score in (0.61, 0.9)
+    )
+    for proposal in (first, second):
+        proposal.authorships.set([AuthorshipFactory()])
+    client.force_login(curator)
+    page = client.get(reverse("admin:curation_proposal_change", args=[first.pk]))
+    assert 'id="approve-next"' in page.content.decode()
+
+    response = client.post(
+        reverse("admin:curation_proposal_decide", args=[first.pk]),
+        {"decision": "approve", "then": "next"},
+    )
+    assert response["Location"] == reverse(
+        "admin:curation_proposal_change", args=[second.pk]
+    )
+    response = client.post(
+        reverse("admin:curation_proposal_decide", args=[second.pk]),
+        {"decision": "reject", "then": "next"},
+    )
+    assert response["Location"] == reverse("admin:curation_proposal_changelist")
+    assert set(Proposal.objects.values_list("status", flat=True)) == {
+        "applied",
+        "rejected",
+    }
+
+
+def test_the_queue_page_lists_blocks_and_is_linked_from_the_proposals(client, curator):
+    _del_maestro(curator)
+    researcher = Researcher.objects.live().filter(block_key=BLOCK).first()
+    proposal = Proposal.objects.create(
+        kind="attach",
+        score=0.6,
+        model_version="t",
+        fingerprint="queue-page",
+        researcher=researcher,
+        block_key=BLOCK,
+    )
+    proposal.authorships.set([AuthorshipFactory()])
+    client.force_login(curator)
+    listing = client.get(
+        reverse("admin:curation_proposal_changelist"), {"status__exact": "pending"}
+    ).content.decode()
+    assert reverse("admin:curation_proposal_blocks") in listing
+    page = client.get(reverse("admin:curation_proposal_blocks")).content.decode()
+    assert reverse("admin:curation_proposal_block", args=[BLOCK]) in page
