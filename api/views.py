@@ -621,7 +621,11 @@ def _moved_or_gone(request: Request, pk: int, route: str) -> HttpResponse | None
         url = reverse(route, args=[survivor])
         if request.META.get("QUERY_STRING"):
             url += "?" + request.META["QUERY_STRING"]
-        return HttpResponsePermanentRedirect(url)
+        moved = HttpResponsePermanentRedirect(url)
+        # A curator can undo the merge: clients ask again before reusing it
+        # (RFC 9111 5.2.2.4), as the researcher page's redirect says.
+        moved["Cache-Control"] = "no-cache"
+        return moved
     retired = Researcher.objects.filter(
         pk=pk, retired=True, merged_into__isnull=True
     ).first()

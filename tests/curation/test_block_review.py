@@ -244,3 +244,24 @@ def test_the_queue_page_lists_blocks_and_is_linked_from_the_proposals(client, cu
     assert reverse("admin:curation_proposal_blocks") in listing
     page = client.get(reverse("admin:curation_proposal_blocks")).content.decode()
     assert reverse("admin:curation_proposal_block", args=[BLOCK]) in page
+
+
+def test_a_merged_away_profile_redirects_without_being_cached(client, curator):
+    """An undo can end a merge: the 301 of the merged-away profile tells
+    browsers and clients to ask again (Chromium kept the redirect after an
+    undo before)."""
+    profiles = _del_maestro(curator)
+    block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(merges=[(profiles[0].pk, profiles[1].pk)]),
+        actor=curator,
+    )
+    gone = profiles[1].pk
+    for url in (
+        f"/researchers/{gone}",
+        f"/researchers/{gone}/coauthors.json",
+        f"/api/researchers/{gone}/",
+    ):
+        response = client.get(url)
+        assert response.status_code == 301, url
+        assert response["Cache-Control"] == "no-cache", url

@@ -172,6 +172,16 @@ def _paper_json_ld(request: HttpRequest, paper: Paper, byline: list) -> dict:
     return data
 
 
+def _undoable(response: HttpResponse) -> HttpResponse:
+    """A merged-away researcher's redirect, which a curator's undo can end:
+    still a 301 (the profile moved, as far as anyone knows now), but browsers
+    must ask again before reusing it (``Cache-Control: no-cache``, RFC 9111
+    5.2.2.4). Without it Chromium kept sending a visitor from a profile to its
+    survivor after the merge was undone (browser test of issue 47)."""
+    response["Cache-Control"] = "no-cache"
+    return response
+
+
 def _live_researcher(request: HttpRequest, pk: int) -> Researcher | HttpResponse:
     """The live researcher ``pk``, or the response for a merged-away or retired one."""
     researcher = Researcher.objects.filter(pk=pk).first()
@@ -181,8 +191,8 @@ def _live_researcher(request: HttpRequest, pk: int) -> Researcher | HttpResponse
         survivor = selectors.researcher_survivor(pk)
         if survivor is None:
             raise Http404(f"researcher {pk} was merged into a profile that is gone")
-        return _canonical(
-            request, Researcher.objects.get(pk=survivor).get_absolute_url()
+        return _undoable(
+            _canonical(request, Researcher.objects.get(pk=survivor).get_absolute_url())
         )
     if researcher.retired:
         return _render(
@@ -309,8 +319,10 @@ def researcher_network(request: HttpRequest, pk: int) -> HttpResponse:
     """
     survivor = selectors.researcher_survivor(pk)
     if survivor is not None:
-        return HttpResponsePermanentRedirect(
-            reverse("researcher-network", kwargs={"pk": survivor})
+        return _undoable(
+            HttpResponsePermanentRedirect(
+                reverse("researcher-network", kwargs={"pk": survivor})
+            )
         )
     found = Researcher.objects.live().filter(pk=pk).first()
     if found is None:
