@@ -3,8 +3,9 @@
 On the real arXiv records of "Adrian Del Maestro" / "A. Del Maestro": the
 curator signs in, opens the queue of blocks from the proposals, then the
 block's review page, moves two papers from one profile to the other, merges
-the two profiles, then undoes the merge from its event. After each step the database is checked and so is the public
-researcher page. Screenshots go to ``var/screenshots/``.
+the two profiles, then undoes the merge from its event. After each step the
+database is checked and so is the public researcher page. Screenshots go to
+``var/screenshots/``.
 """
 
 from __future__ import annotations
