@@ -25,6 +25,7 @@ from django.db import transaction
 from curation import edits, selectors, services
 from curation.exceptions import CurationError, InvalidChange
 from curation.models import CurationEvent, Proposal
+from wovepaper import selectors as site_selectors
 from wovepaper.models import Authorship, Researcher
 
 # Blocks the queue page lists.
@@ -195,7 +196,8 @@ def review_apply(
     moved (:func:`curation.edits.authorship_move`; those moved to a new profile
     are split off the first one's researcher, :func:`curation.edits.researcher_split`,
     and the rest moved to it), then the merges
-    (:func:`curation.edits.researcher_merge`). Each change is its own event,
+    (:func:`curation.edits.researcher_merge`; a side an earlier merge of the
+    review took away is its survivor). Each change is its own event,
     undoable alone; a ``batch`` event (``extra["review"]``: the block) links
     them all.
 
@@ -233,11 +235,7 @@ def review_apply(
         for a, b in review.merges:
             _step(
                 f"merging researchers {a} and {b}",
-                lambda a=a, b=b: edits.researcher_merge(
-                    researchers=list(Researcher.objects.filter(pk__in=[a, b])),
-                    actor=actor,
-                    batch=batch,
-                ),
+                lambda a=a, b=b: _merge(a, b, actor, batch),
             )
         done = CurationEvent.objects.filter(batch=batch).count()
         batch.extra["done"] = done
@@ -251,6 +249,23 @@ def _step(what: str, run) -> None:
         run()
     except CurationError as exc:
         raise type(exc)(f"{what}: {exc}") from exc
+
+
+def _live(pk: int) -> int:
+    """``pk``, or the researcher it was merged into (an earlier merge of the
+    same review: "merge A with B" then "B with C" is one person of three)."""
+    return site_selectors.researcher_survivor(pk) or pk
+
+
+def _merge(a: int, b: int, actor, batch: CurationEvent) -> None:
+    a, b = _live(a), _live(b)
+    if a == b:
+        return  # one already, by an earlier merge of this review
+    edits.researcher_merge(
+        researchers=list(Researcher.objects.filter(pk__in=[a, b])),
+        actor=actor,
+        batch=batch,
+    )
 
 
 def _decide(pk: int, review: Review, actor, batch: CurationEvent) -> None:

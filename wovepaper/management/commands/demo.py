@@ -48,9 +48,15 @@ class Command(BaseCommand):
             )
         self.stdout.write(f"harvesting {root} ...")
         # Rejected records are listed in the summary; no need to log each twice.
-        logging.getLogger("harvest").setLevel(logging.ERROR)
-        # Matching runs next, on every block, so its counts can be printed.
-        harvest = harvest_arxiv_files_task.delay(str(root), then_match=False).get()
+        # Only while the demo harvests: the process may go on (tests, a shell).
+        quiet = logging.getLogger("harvest")
+        level = quiet.level
+        quiet.setLevel(logging.ERROR)
+        try:
+            # Matching runs next, on every block, so its counts can be printed.
+            harvest = harvest_arxiv_files_task.delay(str(root), then_match=False).get()
+        finally:
+            quiet.setLevel(level)
         self.stdout.write("matching ...")
         matching = matching_run_task.delay().get()
         last = matching
