@@ -22,6 +22,7 @@ the set, is at least 0.99 on every labelled set (``evaluate_matching``'s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -39,6 +40,9 @@ SCORE = "score"
 # 0.969 / 0.995, the ORCID-linked set 1.000 / 1.000. 0.99 misses 0.99 on
 # Qian, so 0.995.
 DEFAULT_THRESHOLD = 0.995
+
+# A probability as the setting takes it: "0.995", "1", ".99".
+_DECIMAL = re.compile(r"[0-9]*\.?[0-9]+", re.ASCII)
 
 # Proposal kinds automation may apply; merge and split always wait.
 KINDS = frozenset({"new", "attach"})
@@ -143,10 +147,9 @@ def policy(value: str | None = None) -> Policy:
         return Policy(OFF)
     if text == IDENTIFIERS:
         return Policy(IDENTIFIERS)
-    try:
-        threshold = float(text)
-    except ValueError:
-        threshold = float("nan")
+    # Plain decimal digits only: float() also reads "0.9_9", other scripts'
+    # digits and "1e-9" (hostile trial).
+    threshold = float(text) if _DECIMAL.fullmatch(text) else float("nan")
     if not 0.0 < threshold <= 1.0:
         raise ImproperlyConfigured(
             f"CURATION_AUTO_APPLY={raw!r}: expected 'off', 'identifiers' or a "

@@ -25,7 +25,6 @@ from django.db import transaction
 from curation import edits, selectors, services
 from curation.exceptions import CurationError, InvalidChange
 from curation.models import CurationEvent, Proposal
-from wovepaper import selectors as site_selectors
 from wovepaper.models import Authorship, Researcher
 
 # Blocks the queue page lists.
@@ -63,11 +62,11 @@ def uncertainty(score: float) -> float:
     return -(p * math.log2(p) + (1 - p) * math.log2(1 - p))
 
 
-def block_queue(limit: int = QUEUE_SHOWN) -> list[BlockItem]:
+def block_queue(limit: int | None = QUEUE_SHOWN) -> list[BlockItem]:
     """The blocks with pending proposals, largest expected gain first.
 
     Args:
-        limit: how many blocks.
+        limit: how many blocks (None: all).
 
     Returns:
         BlockItems; ties by more papers, then by block key. One query.
@@ -88,7 +87,7 @@ def block_queue(limit: int = QUEUE_SHOWN) -> list[BlockItem]:
     ranked = sorted(totals.items(), key=lambda kv: (-kv[1][2], -kv[1][1], kv[0]))
     return [
         BlockItem(block, int(n), int(papers), round(gain, 3))
-        for block, (n, papers, gain) in ranked[:limit]
+        for block, (n, papers, gain) in (ranked if limit is None else ranked[:limit])
     ]
 
 
@@ -197,7 +196,8 @@ def review_apply(
     are split off the first one's researcher, :func:`curation.edits.researcher_split`,
     and the rest moved to it), then the merges
     (:func:`curation.edits.researcher_merge`; a side an earlier merge of the
-    review took away is its survivor). Each change is its own event,
+    review took away is its survivor). Everything it names must be of the
+    block (:func:`_check_in_block`). Each change is its own event,
     undoable alone; a ``batch`` event (``extra["review"]``: the block) links
     them all.
 
@@ -211,13 +211,16 @@ def review_apply(
 
     Raises:
         InvalidChange: the review decides nothing.
-        CurationError: a step failed (decided already, stale, locked, in
-            conflict, a paper not where the page showed it); its message
-            names the step, and nothing of the review is applied.
+        CurationError: it names what is not of the block or does not exist,
+            or a step failed (decided already, stale, locked, in conflict, a
+            paper not where the page showed it, a researcher merged away);
+            its message names the step, and nothing of the review is
+            applied.
     """
     if not review:
         raise InvalidChange(f"the review of block {block_key!r} decides nothing")
     with transaction.atomic():
+        _check_in_block(block_key, review)
         batch = CurationEvent.objects.create(
             kind=CurationEvent.Kind.BATCH,
             actor=actor,
@@ -232,10 +235,11 @@ def review_apply(
         for pk in sorted(review.decisions):
             _step(f"proposal {pk}", lambda pk=pk: _decide(pk, review, actor, batch))
         _move(review.moves, actor, batch)
+        merged: dict[int, int] = {}
         for a, b in review.merges:
             _step(
                 f"merging researchers {a} and {b}",
-                lambda a=a, b=b: _merge(a, b, actor, batch),
+                lambda a=a, b=b: _merge(a, b, merged, actor, batch),
             )
         done = CurationEvent.objects.filter(batch=batch).count()
         batch.extra["done"] = done
@@ -251,21 +255,79 @@ def _step(what: str, run) -> None:
         raise type(exc)(f"{what}: {exc}") from exc
 
 
-def _live(pk: int) -> int:
-    """``pk``, or the researcher it was merged into (an earlier merge of the
-    same review: "merge A with B" then "B with C" is one person of three)."""
-    return site_selectors.researcher_survivor(pk) or pk
+def _check_in_block(block_key: str, review: Review) -> None:
+    """Refuse a review that names what is not on its block's page: a proposal
+    of another block, a paper on a profile of another block (or on none), a
+    researcher of another block, or ids that do not exist (a hostile trial
+    approved, moved and merged across blocks from one block's page).
+
+    Raises:
+        InvalidChange: naming the first such id and where it is.
+    """
+    found = dict(
+        Proposal.objects.filter(pk__in=list(review.decisions)).values_list(
+            "pk", "block_key"
+        )
+    )
+    for pk in sorted(review.decisions):
+        if pk not in found:
+            raise InvalidChange(f"proposal {pk} does not exist")
+        if found[pk] != block_key:
+            raise InvalidChange(
+                f"proposal {pk} is in block {found[pk]!r}, not {block_key!r}"
+            )
+    slots = {
+        pk: (researcher, block)
+        for pk, researcher, block in Authorship.objects.filter(
+            pk__in=list(review.moves)
+        ).values_list("pk", "researcher_id", "researcher__block_key")
+    }
+    for pk in sorted(review.moves):
+        if pk not in slots:
+            raise InvalidChange(f"authorship {pk} does not exist")
+        researcher, block = slots[pk]
+        if researcher is None:
+            raise InvalidChange(
+                f"authorship {pk} is on no researcher: approve its proposal instead"
+            )
+        if block != block_key:
+            raise InvalidChange(
+                f"authorship {pk} is on researcher {researcher} of block "
+                f"{block!r}, not {block_key!r}"
+            )
+    named = {t for t in review.moves.values() if t != NEW}
+    named |= {pk for pair in review.merges for pk in pair}
+    blocks = dict(
+        Researcher.objects.filter(pk__in=named).values_list("pk", "block_key")
+    )
+    for pk in sorted(named):
+        if pk not in blocks:
+            raise InvalidChange(f"researcher {pk} does not exist")
+        if blocks[pk] != block_key:
+            raise InvalidChange(
+                f"researcher {pk} is in block {blocks[pk]!r}, not {block_key!r}"
+            )
 
 
-def _merge(a: int, b: int, actor, batch: CurationEvent) -> None:
-    a, b = _live(a), _live(b)
+def _merge(a: int, b: int, merged: dict[int, int], actor, batch: CurationEvent) -> None:
+    """Merge researchers ``a`` and ``b``; a side an earlier merge of this
+    review took away acts through its survivor there ("merge A with B" then
+    "B with C" is one person of three), and ``merged`` records this one's.
+    A side merged away before the review is refused by the merge itself."""
+    while a in merged:
+        a = merged[a]
+    while b in merged:
+        b = merged[b]
     if a == b:
         return  # one already, by an earlier merge of this review
-    edits.researcher_merge(
+    survivor = edits.researcher_merge(
         researchers=list(Researcher.objects.filter(pk__in=[a, b])),
         actor=actor,
         batch=batch,
     )
+    for pk in (a, b):
+        if pk != survivor.pk:
+            merged[pk] = survivor.pk
 
 
 def _decide(pk: int, review: Review, actor, batch: CurationEvent) -> None:

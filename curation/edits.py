@@ -231,6 +231,30 @@ MERGE_DEPTH = 20
 _HANDED = (*IDENTIFIER_FIELDS, "claimed_by_id")
 
 
+def confirm_kept(change: Change, survivor: Researcher, kept: list[int]) -> None:
+    """A curator's merge says every paper of the profiles is one person's:
+    the survivor's own slots (``kept``) are confirmed on it too, with
+    must-links like those of the slots it took in, so the whole profile reads
+    "checked by a curator" (the new-user trial found the survivor's own
+    papers still "automatic" after a merge). Slots a curator confirmed there
+    already are left as they are; the merge's undo retires these with the
+    rest of its constraints."""
+    if change.actor is None or not kept:
+        return
+    confirmed = set(
+        Constraint.objects.filter(
+            kind=MUST,
+            active=True,
+            researcher=survivor,
+            authorship_id__in=kept,
+            event__actor__isnull=False,
+        ).values_list("authorship_id", flat=True)
+    )
+    for pk in kept:
+        if pk not in confirmed:
+            change.constrain(MUST, survivor, authorship=pk)
+
+
 def held_by(researcher: Researcher) -> list[int]:
     """The ids of the authorships a researcher holds, ascending: what a merge
     records as its survivor's side (``extra["kept"]``), so that later runs know
@@ -470,6 +494,7 @@ def researcher_merge(
     moved = merge_into(change, survivor, losers)
     for a in moved:
         change.constrain(MUST, survivor, authorship=a)
+    confirm_kept(change, survivor, kept)
     change.commit(
         kind=CurationEvent.Kind.MERGED,
         batch=batch,

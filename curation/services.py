@@ -1876,6 +1876,9 @@ def matching_run(
         ``made_stale`` (pending proposals superseded by this run's, or that
         can no longer apply).
     """
+    # A bad CURATION_AUTO_APPLY fails the run here, before it writes
+    # anything (it failed after saving the proposals: hostile trial).
+    auto_apply.policy()
     full = block_keys is None
     stale = 0
     weights = selectors.active_weights(remembered=not full)
@@ -1969,6 +1972,7 @@ def matching_plan(*, block_keys: list[str] | None = None) -> MatchingPlan:
         The plan (:class:`MatchingPlan`).
     """
     started = timezone.now().isoformat()
+    auto_apply.policy()  # a bad CURATION_AUTO_APPLY fails before any write
     stale = 0
     if block_keys is None:
         weights = selectors.active_weights()
@@ -2716,6 +2720,7 @@ def _apply(
         extra = {"kept": edits.held_by(survivor)}
         moved = edits.merge_into(change, survivor, [researchers[max(ids)]])
         must.append((survivor, moved))
+        edits.confirm_kept(change, survivor, extra["kept"])
     if actor is None:
         # The matcher's placement, not a curator's word: no must-links.
         must = []
@@ -2995,7 +3000,8 @@ def bulk_decide_run(*, batch_id: int) -> dict:
         pk=batch_id, kind=CurationEvent.Kind.BATCH
     )
     extra = dict(batch.extra)
-    if extra.get("state") == "done":
+    if extra.get("state") == "done" or extra.get("verb") not in ("applied", "rejected"):
+        # Finished, or not a bulk action (a block review's batch): untouched.
         return extra
     approve = extra.get("verb") == "applied"
     ids = [int(pk) for pk in extra.get("proposals", [])]

@@ -168,6 +168,21 @@ def _block_url(block_key: str) -> str:
     return reverse("admin:curation_proposal_block", args=[block_key])
 
 
+def _review_permissions(review: block_review.Review) -> list[str]:
+    """What a block review needs of its curator: to decide proposals, to move
+    papers, to split them off into a new profile, to merge profiles: the
+    permissions of the admin's own pages for each (a hostile trial merged
+    with the decide permission alone)."""
+    needed = ["curation.decide_proposal"] if review.decisions else []
+    if any(target != block_review.NEW for target in review.moves.values()):
+        needed.append("wovepaper.move_authorship")
+    if block_review.NEW in review.moves.values():
+        needed += ["wovepaper.split_researcher", "wovepaper.move_authorship"]
+    if review.merges:
+        needed.append("wovepaper.merge_researcher")
+    return needed or ["curation.decide_proposal"]
+
+
 def _review_of(post) -> block_review.Review | None:
     """The Review a block page posted: ``decision-<proposal>`` (approve,
     reject, wait), ``move-<authorship>`` (a researcher id, ``new`` or empty),
@@ -179,6 +194,12 @@ def _review_of(post) -> block_review.Review | None:
         whole = text.isascii() and text.isdigit() and len(text) <= 18
         return int(text) if whole else None
 
+    for key in post:
+        if (
+            key.startswith(("decision-", "move-", "merge-"))
+            and len(post.getlist(key)) > 1
+        ):
+            return None  # one field twice: which one was meant?
     for key, value in post.items():
         if key.startswith("decision-"):
             pk = number(key.removeprefix("decision-"))
@@ -286,10 +307,14 @@ def _decide(
     """Decide the selected proposals as one bulk action with one ``batch``
     event, run by a worker (:func:`curation.services.bulk_decide_start`):
     the request returns at once, to the action's progress page."""
+    ids = list(queryset.order_by("pk").values_list("pk", flat=True))
+    if not ids:
+        modeladmin.message_user(
+            request, "None of the selected proposals is in this list.", messages.WARNING
+        )
+        return HttpResponseRedirect(request.get_full_path())
     batch = services.bulk_decide_start(
-        proposal_ids=list(queryset.order_by("pk").values_list("pk", flat=True)),
-        approve=approve,
-        actor=request.user,
+        proposal_ids=ids, approve=approve, actor=request.user
     )
     return HttpResponseRedirect(
         reverse("admin:curation_curationevent_progress", args=[batch.pk])
@@ -832,13 +857,25 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
         (:func:`curation.block_review.block_queue`)."""
         if not self.has_view_permission(request):
             raise PermissionDenied
+        every = block_review.block_queue(limit=None)
+        size = block_review.QUEUE_SHOWN
+        pages = max(1, -(-len(every) // size))
+        asked = request.GET.get("page", "1")
+        number = int(asked) if asked.isascii() and asked.isdigit() else 1
+        number = min(max(number, 1), pages)
+        start = (number - 1) * size
         return TemplateResponse(
             request,
             "admin/curation/proposal/blocks.html",
             {
                 **self.admin_site.each_context(request),
                 "title": "Review by name block",
-                "blocks": block_review.block_queue(),
+                "blocks": every[start : start + size],
+                "total": len(every),
+                "first": start + 1,
+                "last": min(start + size, len(every)),
+                "number": number,
+                "pages": pages,
             },
         )
 
@@ -850,14 +887,15 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             raise PermissionDenied
         block_key = block_key[:200]
         if request.method == "POST":
-            if not self.has_decide_permission(request):
-                raise PermissionDenied
             review = _review_of(request.POST)
             if review is None:
                 return HttpResponseBadRequest(
                     "decisions are approve, reject or wait; moves name a "
-                    "researcher id or 'new'; merges two researcher ids"
+                    "researcher id or 'new'; merges two researcher ids; each "
+                    "field once"
                 )
+            if not request.user.has_perms(_review_permissions(review)):
+                raise PermissionDenied
             try:
                 batch = block_review.review_apply(
                     block_key=block_key, review=review, actor=request.user
@@ -970,7 +1008,16 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
     def score_meaning(self, obj: Proposal) -> str:
         """The score with what it measures for this kind of proposal."""
         meaning = SCORE_MEANING.get(obj.kind)
-        return f"{obj.score:.3f}: {meaning}" if meaning else f"{obj.score:.3f}"
+        shown = f"{obj.score:.3f}: {meaning}" if meaning else f"{obj.score:.3f}"
+        evidence = obj.evidence if isinstance(obj.evidence, dict) else {}
+        weakest = evidence.get("weakest")
+        if obj.kind == Proposal.Kind.NEW and isinstance(weakest, int | float):
+            # What the auto-apply policy weighs, not the mean (new-user trial:
+            # a 0.996 that was not applied read as a bug).
+            shown += (
+                f"; its weakest link {weakest:.3f}, which the auto-apply policy weighs"
+            )
+        return shown
 
     @admin.display(description="about")
     def subject(self, obj: Proposal) -> str:

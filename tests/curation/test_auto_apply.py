@@ -48,7 +48,10 @@ def test_the_setting_names_a_policy(value, mode, threshold):
     assert (policy.mode, policy.threshold) == (mode, threshold)
 
 
-@pytest.mark.parametrize("value", ["0", "-0.5", "1.5", "nan", "inf", "sure", ""])
+@pytest.mark.parametrize(
+    "value",
+    ["0", "-0.5", "1.5", "nan", "inf", "sure", "", "0.9_9", "1e-9", "٠.٩٩"],
+)
 def test_a_setting_that_names_no_policy_is_a_clear_error(value):
     with pytest.raises(ImproperlyConfigured, match="CURATION_AUTO_APPLY=") as err:
         auto_apply.policy(value)
@@ -346,3 +349,14 @@ def test_after_the_demo_most_people_have_a_public_profile(settings):
     counts = services.matching_run()
     assert counts.get("auto_applied", 0) == 0
     assert (Researcher.objects.live().count(), Proposal.objects.count()) == before
+
+
+@pytest.mark.django_db
+def test_a_bad_setting_fails_the_run_before_it_writes(settings):
+    settings.CURATION_AUTO_APPLY = "bogus"
+    harvest_files(source="arxiv", root=DEL_MAESTRO)
+    with pytest.raises(ImproperlyConfigured, match="'bogus'"):
+        services.matching_run()
+    with pytest.raises(ImproperlyConfigured, match="'bogus'"):
+        services.matching_plan()
+    assert not Proposal.objects.exists()

@@ -111,12 +111,14 @@ def test_a_review_with_a_failing_step_applies_nothing(curator):
     profiles = _del_maestro(curator)
     keep, other = profiles[0], profiles[1]
     paper = other.authorships.order_by("pk").first()
+    # A profile of the block merged away since the page was read: the merge,
+    # the last step, is refused after the move succeeded.
+    gone = ResearcherFactory(display_name="A. Del Maestro", block_key=BLOCK)
+    gone.merged_into = keep
+    gone.save(update_fields=["merged_into"])
     events = CurationEvent.objects.count()
     review = block_review.Review(
-        moves={paper.pk: keep.pk},
-        # A researcher that no longer exists (the page was stale): the merge,
-        # the last step, is refused after the move succeeded.
-        merges=[(keep.pk, keep.pk + 10**9)],
+        moves={paper.pk: keep.pk}, merges=[(other.pk, gone.pk)]
     )
     with pytest.raises(CurationError, match=r"merging researchers"):
         block_review.review_apply(block_key=BLOCK, review=review, actor=curator)
@@ -265,3 +267,115 @@ def test_a_merged_away_profile_redirects_without_being_cached(client, curator):
         response = client.get(url)
         assert response.status_code == 301, url
         assert response["Cache-Control"] == "no-cache", url
+
+
+# --- what a hostile trial tried ---------------------------------------------
+
+
+def test_a_review_naming_another_blocks_things_is_refused(curator):
+    profiles = _del_maestro(curator)
+    other = ResearcherFactory(display_name="Ji-Woo Lee", block_key="lee j")
+    elsewhere = AuthorshipFactory(
+        given_name="Ji-Woo", family_name="Lee", researcher=other
+    )
+    foreign = Proposal.objects.create(
+        kind="attach",
+        score=0.8,
+        model_version="t",
+        fingerprint="foreign",
+        researcher=other,
+        block_key="lee j",
+    )
+    foreign.authorships.set([AuthorshipFactory(given_name="J.", family_name="Lee")])
+    events = CurationEvent.objects.count()
+    for review, message in (
+        (block_review.Review(decisions={foreign.pk: True}), "is in block 'lee j'"),
+        (
+            block_review.Review(moves={elsewhere.pk: profiles[0].pk}),
+            f"authorship {elsewhere.pk} is on researcher {other.pk} of block",
+        ),
+        (
+            block_review.Review(merges=[(profiles[0].pk, other.pk)]),
+            f"researcher {other.pk} is in block 'lee j'",
+        ),
+        (block_review.Review(decisions={10**12: True}), "does not exist"),
+        (
+            block_review.Review(moves={profiles[0].authorships.first().pk: 10**12}),
+            f"researcher {10**12} does not exist",
+        ),
+    ):
+        with pytest.raises(InvalidChange, match=message):
+            block_review.review_apply(block_key=BLOCK, review=review, actor=curator)
+    assert CurationEvent.objects.count() == events
+    foreign.refresh_from_db()
+    assert foreign.status == "pending"
+    assert Researcher.objects.get(pk=other.pk).merged_into_id is None
+
+
+def test_a_side_merged_away_before_the_review_is_refused(curator):
+    profiles = _del_maestro(curator)
+    third = ResearcherFactory(display_name="A. Del Maestro", block_key=BLOCK)
+    from curation import edits
+
+    edits.researcher_merge(researchers=[profiles[0], profiles[1]], actor=curator)
+    with pytest.raises(CurationError, match=r"merging researchers"):
+        block_review.review_apply(
+            block_key=BLOCK,
+            review=block_review.Review(merges=[(profiles[1].pk, third.pk)]),
+            actor=curator,
+        )
+    assert Researcher.objects.get(pk=third.pk).merged_into_id is None
+
+
+def test_merges_in_a_row_within_one_review_are_one_person(curator):
+    profiles = _del_maestro(curator)
+    third = ResearcherFactory(display_name="A. Del Maestro", block_key=BLOCK)
+    a, b = profiles[0].pk, profiles[1].pk
+    block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(merges=[(a, b), (b, third.pk)]),
+        actor=curator,
+    )
+    assert Researcher.objects.live().filter(pk__in=[a, b, third.pk]).count() == 1
+
+
+def test_the_page_asks_for_each_changes_own_permission(client, curator):
+    from django.contrib.auth.models import Permission
+
+    from tests.factories import UserFactory
+
+    profiles = _del_maestro(curator)
+    decider = UserFactory(is_staff=True)
+    decider.user_permissions.set(
+        Permission.objects.filter(
+            codename__in=["view_proposal", "decide_proposal"],
+            content_type__app_label="curation",
+        )
+    )
+    client.force_login(decider)
+    url = reverse("admin:curation_proposal_block", args=[BLOCK])
+    assert client.get(url).status_code == 200
+    merge = {"merge-a-1": str(profiles[0].pk), "merge-b-1": str(profiles[1].pk)}
+    assert client.post(url, merge).status_code == 403
+    paper = profiles[1].authorships.first()
+    assert client.post(url, {f"move-{paper.pk}": "new"}).status_code == 403
+    assert Researcher.objects.get(pk=profiles[1].pk).merged_into_id is None
+    client.force_login(curator)
+    twice = client.post(url, {f"move-{paper.pk}": [str(profiles[0].pk), "new"]})
+    assert twice.status_code == 400
+    response = client.post(url, {"decision-999999999999": "approve", "then": "stay"})
+    assert response.status_code == 302
+    assert "does not exist" in client.get(url).content.decode()
+
+
+def test_a_curators_merge_checks_every_paper_of_the_survivor(client, curator):
+    profiles = _del_maestro(curator)
+    block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(merges=[(profiles[0].pk, profiles[1].pk)]),
+        actor=curator,
+    )
+    survivor = min(profiles[0].pk, profiles[1].pk)
+    api = client.get(f"/api/researchers/{survivor}/").json()
+    assert api["placement"] == "checked by a curator"
+    assert api["checked_paper_count"] == api["paper_count"] > 0

@@ -105,3 +105,43 @@ def test_a_bulk_reject_keeps_its_reason_on_each_proposal(curator):
         ("rejected", "not them")
     }
     assert batch.extra["verb"] == "rejected"
+
+
+def test_an_empty_selection_records_no_batch(client, curator):
+    client.force_login(curator)
+    response = client.post(
+        reverse("admin:curation_proposal_changelist"),
+        {"action": "approve_selected", "_selected_action": ["999999999"]},
+    )
+    assert response.status_code == 302
+    assert not CurationEvent.objects.filter(kind="batch").exists()
+
+
+def test_its_curator_follows_the_progress_without_the_event_log_permission(client):
+    from django.contrib.auth.models import Permission
+
+    from tests.factories import UserFactory
+
+    decider = UserFactory(is_staff=True)
+    decider.user_permissions.set(
+        Permission.objects.filter(
+            codename__in=["view_proposal", "decide_proposal"],
+            content_type__app_label="curation",
+        )
+    )
+    proposals = _attaches(2)
+    client.force_login(decider)
+    response = client.post(
+        reverse("admin:curation_proposal_changelist"),
+        {"action": "approve_selected", "_selected_action": [p.pk for p in proposals]},
+    )
+    assert client.get(response["Location"]).status_code == 200
+
+
+def test_a_block_reviews_batch_is_no_bulk_action_to_run(curator):
+    batch = CurationEvent.objects.create(
+        kind="batch", actor=curator, extra={"review": "maestro a", "verb": "reviewed"}
+    )
+    assert services.bulk_decide_run(batch_id=batch.pk) == batch.extra
+    batch.refresh_from_db()
+    assert batch.extra == {"review": "maestro a", "verb": "reviewed"}

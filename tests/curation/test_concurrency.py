@@ -293,7 +293,11 @@ def test_researcher_merge_racing_overlapping_merge_one_wins(curators, first):
     kept = a_auth if first == "A+B" else b_auth
     assert event.extra == {"survivor": survivor.pk, "kept": _ids(kept)}
     assert sorted(m["authorship"] for m in event.moves) == _ids(moved)
-    assert _constraints() == {(MUST, survivor.pk, x.pk, None, True) for x in moved}
+    # Every paper of the merged profile confirmed: those moved in and the
+    # survivor's own (edits.confirm_kept).
+    assert _constraints() == {
+        (MUST, survivor.pk, x.pk, None, True) for x in [*moved, *kept]
+    }
 
 
 # --- 2. approving a merge proposal while another curator rejects it -------------------
@@ -337,7 +341,10 @@ def test_proposal_apply_racing_reject_one_wins(curators, first):
         assert _held() == {a.pk: _ids(a_auth + b_auth)}
         assert _researchers() == {a.pk: (None, False, 1), b.pk: (a.pk, False, 1)}
         assert _events() == Counter({CurationEvent.Kind.PROPOSAL_APPLIED: 1})
-        assert _constraints() == {(MUST, a.pk, x.pk, None, True) for x in b_auth}
+        # The approved merge confirms both sides' papers on the survivor.
+        assert _constraints() == {
+            (MUST, a.pk, x.pk, None, True) for x in [*a_auth, *b_auth]
+        }
     else:
         assert _held() == {a.pk: _ids(a_auth), b.pk: _ids(b_auth)}
         assert _researchers() == {a.pk: (None, False, 0), b.pk: (None, False, 0)}
@@ -541,9 +548,11 @@ def test_event_undo_racing_same_undo_one_wins(curators):
         {CurationEvent.Kind.MERGED: 1, CurationEvent.Kind.UNDONE: 1}
     )
     # The one undo recorded that the two are not one person, once.
-    assert _constraints() == {(MUST, a.pk, x.pk, None, False) for x in b_auth} | {
-        (CANNOT, a.pk, None, b.pk, True)
-    }
+    # (The merge confirmed both sides' papers on the survivor; the undo
+    # retired all of it.)
+    assert _constraints() == {
+        (MUST, a.pk, x.pk, None, False) for x in [*a_auth, *b_auth]
+    } | {(CANNOT, a.pk, None, b.pk, True)}
     assert (
         CurationEvent.objects.get(kind=CurationEvent.Kind.UNDONE).actor == (curators[0])
     )

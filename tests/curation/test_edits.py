@@ -53,10 +53,13 @@ def test_researcher_merge_survivor_is_lowest_id_and_losers_redirect():
     assert all(m["after"] == a.pk for m in event.moves)
     assert event.fields[str(b.pk)]["merged_into_id"] == [None, a.pk]
     assert event.fields[str(a.pk)]["orcid"] == [None, "0000-0002-1825-0097"]
-    assert (
-        Constraint.objects.filter(kind="must_link", researcher=a, event=event).count()
-        == 4
-    )
+    # The curator's merge confirms every paper of the survivor: the four it
+    # took in and its own two (issue 47: the survivor's own read "automatic").
+    assert set(
+        Constraint.objects.filter(
+            kind="must_link", researcher=a, event=event
+        ).values_list("authorship_id", flat=True)
+    ) == {x.pk for x in aa + ba + ca}
     assert (a.revision, b.revision) == (1, 1)
 
 
