@@ -126,6 +126,14 @@ class Policy:
         )
 
 
+def measured_threshold() -> float:
+    """The probability the policy in force applies at, or, when it applies
+    none by score (``off``, ``identifiers``), the default's: the bar
+    ``evaluate_matching`` measures what automation would link at."""
+    found = policy().threshold
+    return DEFAULT_THRESHOLD if found is None else found
+
+
 def policy(value: str | None = None) -> Policy:
     """The auto-apply policy a setting value names.
 

@@ -1743,6 +1743,29 @@ def pending_auto_apply(policy: auto_apply.Policy) -> list[Proposal]:
     )
 
 
+# The evidence key of a proposal holding a slot of a paper of over
+# COAUTHOR_MAX_BYLINE (100) authors: the admin's "large collaborations" lane
+# (curation.admin.proposals.LaneFilter). Such slots print little beyond a
+# name and a collaboration's shared affiliation, and were 51% of the demo's
+# proposals (issue 47): the auto-apply policy places them when their links
+# are sure, and the rest wait in their own lane, after the others.
+LARGE_COLLABORATION = "large_collaboration"
+
+
+def next_pending(after: int) -> int | None:
+    """The id of the first pending proposal in queue order other than
+    ``after`` (the queue's main lane first, as the list opens on it), or
+    None when none waits."""
+    pending = proposal_queue(
+        Proposal.objects.filter(status=Proposal.Status.PENDING).exclude(pk=after)
+    )
+    main = pending.exclude(evidence__has_key=LARGE_COLLABORATION)
+    found = main.values_list("pk", flat=True).first()
+    if found is None:
+        found = pending.values_list("pk", flat=True).first()
+    return found
+
+
 def known_fingerprints(fingerprints: Iterable[str]) -> dict[str, tuple[int, dict]]:
     """The fingerprints among these that are pending, rejected or reverted.
 

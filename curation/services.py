@@ -430,7 +430,7 @@ def _propose_blocks(
             if evidence["features"]["orcid"] == 1.0 and not proven:
                 evidence = {**evidence, "flag": "ORCID agrees but the names do not"}
             if _large_collaboration([a]):
-                evidence = {**evidence, LARGE_COLLABORATION: True}
+                evidence = {**evidence, selectors.LARGE_COLLABORATION: True}
             drafts.append(
                 _Draft(
                     "attach",
@@ -498,7 +498,11 @@ def _propose_new(
             # The lowest pair score inside (1.0 alone): what the auto-apply
             # policy weighs (curation.auto_apply).
             "weakest": math.floor(found.weakest * 1e6) / 1e6,
-            **({LARGE_COLLABORATION: True} if _large_collaboration(members) else {}),
+            **(
+                {selectors.LARGE_COLLABORATION: True}
+                if _large_collaboration(members)
+                else {}
+            ),
             "members": len(members),
             "pairs": _recorded_pairs(found),
             "orcids": sorted(orcids),
@@ -531,15 +535,6 @@ def _propose_new(
             )
         )
     return drafts
-
-
-# The evidence key of a proposal holding a slot of a paper of over
-# COAUTHOR_MAX_BYLINE (100) authors: the admin's "large collaborations" lane
-# (curation.admin.proposals.LaneFilter). Such slots print little beyond a
-# name and a collaboration's shared affiliation, and were 51% of the demo's
-# proposals (issue 47): the auto-apply policy places them when their links
-# are sure, and the rest wait in their own lane, after the others.
-LARGE_COLLABORATION = "large_collaboration"
 
 
 def _large_collaboration(views: Iterable[AuthorshipView]) -> bool:

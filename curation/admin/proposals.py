@@ -150,20 +150,6 @@ class BlockFilter(admin.SimpleListFilter):
         return queryset.filter(block_key=value[:200]) if value else queryset
 
 
-def _next_pending(after: int) -> int | None:
-    """The id of the first pending proposal in queue order other than
-    ``after`` (the queue's main lane first, as the list opens on it), or
-    None when none waits."""
-    pending = selectors.proposal_queue(
-        Proposal.objects.filter(status=Proposal.Status.PENDING).exclude(pk=after)
-    )
-    main = pending.exclude(evidence__has_key=services.LARGE_COLLABORATION)
-    found = main.values_list("pk", flat=True).first()
-    if found is None:
-        found = pending.values_list("pk", flat=True).first()
-    return found
-
-
 def _block_url(block_key: str) -> str:
     return reverse("admin:curation_proposal_block", args=[block_key])
 
@@ -225,7 +211,7 @@ def _review_of(post) -> block_review.Review | None:
 
 class LaneFilter(admin.SimpleListFilter):
     """The queue's lanes: proposals holding a slot of a large collaboration's
-    paper (over 100 authors: ``services.LARGE_COLLABORATION`` in their
+    paper (over 100 authors: ``selectors.LARGE_COLLABORATION`` in their
     evidence) have a lane of their own, and the queue opens on the other.
 
     Such slots were 51% of the demo's proposals (issue 47), and print little
@@ -262,7 +248,7 @@ class LaneFilter(admin.SimpleListFilter):
     def queryset(self, request, queryset):
         # The key is only ever written as true: has_key excludes the rest
         # on PostgreSQL and SQLite alike (a missing key's NULL would not).
-        large = Q(evidence__has_key=services.LARGE_COLLABORATION)
+        large = Q(evidence__has_key=selectors.LARGE_COLLABORATION)
         if self.value() == self.LARGE:
             return queryset.filter(large)
         if self.value() == self.MAIN:
@@ -971,7 +957,7 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             self.message_user(request, str(exc), messages.ERROR)
         else:
             if request.POST.get("then") == "next":
-                following = _next_pending(proposal.pk)
+                following = selectors.next_pending(proposal.pk)
                 if following is not None:
                     return HttpResponseRedirect(
                         reverse("admin:curation_proposal_change", args=[following])
@@ -993,7 +979,7 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
         )
         if obj is not None:
             context.update(_review(obj))
-            context["next_pending"] = _next_pending(obj.pk)
+            context["next_pending"] = selectors.next_pending(obj.pk)
         return super().render_change_form(request, context, *args, **kwargs)
 
     def has_decide_permission(self, request: HttpRequest) -> bool:

@@ -16,7 +16,7 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from curation import auto_apply, services
+from curation import auto_apply, selectors, services
 from curation.history import event_undo
 from curation.models import Constraint, CurationEvent, Proposal
 from harvest.services import harvest_files
@@ -58,9 +58,18 @@ def test_a_setting_that_names_no_policy_is_a_clear_error(value):
     assert repr(value) in str(err.value)
 
 
-def test_the_default_is_the_measured_threshold():
-    assert auto_apply.DEFAULT_THRESHOLD == 0.995
-    assert math.isclose(float(SHIPPED_DEFAULT), 0.995)
+def test_the_settings_default_is_the_measured_threshold(monkeypatch):
+    """The setting a deployment gets when it sets nothing is the threshold
+    evaluate_matching measured (curation.auto_apply.DEFAULT_THRESHOLD)."""
+    import importlib
+
+    from wovepaper.settings import base
+
+    monkeypatch.delenv("CURATION_AUTO_APPLY", raising=False)
+    fresh = importlib.reload(base)
+    policy = auto_apply.policy(fresh.CURATION_AUTO_APPLY)
+    assert policy.mode == auto_apply.SCORE
+    assert math.isclose(policy.threshold, auto_apply.DEFAULT_THRESHOLD)
 
 
 # --- which proposals clear it ------------------------------------------------
@@ -284,10 +293,10 @@ def test_large_collaboration_proposals_have_a_lane_of_their_own(client, curator)
         )
     small = AuthorshipFactory(given_name="Ana", family_name="Ruiz")
     services.matching_run()
-    large = Proposal.objects.filter(evidence__has_key=services.LARGE_COLLABORATION)
+    large = Proposal.objects.filter(evidence__has_key=selectors.LARGE_COLLABORATION)
     assert large.count() == 120
     own = Proposal.objects.get(authorships=small)
-    assert services.LARGE_COLLABORATION not in own.evidence
+    assert selectors.LARGE_COLLABORATION not in own.evidence
     client.force_login(curator)
     url = "/admin/curation/proposal/"
     pending = {"status__exact": "pending"}

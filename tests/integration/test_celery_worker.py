@@ -93,21 +93,11 @@ def test_a_bulk_approval_runs_in_the_worker_and_the_request_returns_at_once(
     from django.urls import reverse
 
     from curation.models import CurationEvent
-    from tests.factories import AuthorshipFactory, ResearcherFactory
+    from tests.curation.test_bulk_actions import _attaches
     from tests.integration.workers import wait_for
 
-    researcher = ResearcherFactory()
-    proposals = []
-    for n in range(60):
-        proposal = Proposal.objects.create(
-            kind="attach",
-            score=0.9,
-            model_version="t",
-            fingerprint=f"bulk-{n}",
-            researcher=researcher,
-        )
-        proposal.authorships.set([AuthorshipFactory()])
-        proposals.append(proposal)
+    proposals = _attaches(60)
+    researcher = proposals[0].researcher
     proposals[-1].authorships.first().delete()  # stale: skipped with its reason
     client.force_login(curator)
 

@@ -215,12 +215,7 @@ def auto_applied_report(
         leaves waiting alone, ``placed_mentions`` those in an applied profile,
         alone included.
     """
-    policy = auto_apply.policy()
-    sure = (
-        policy.threshold
-        if policy.threshold is not None
-        else auto_apply.DEFAULT_THRESHOLD
-    )
+    sure = auto_apply.measured_threshold()
     kept = pipeline.sure_clusters(
         data.views,
         threshold=weights.threshold,
@@ -374,8 +369,7 @@ def pairs_report(
     if shipped is not None:
         weights, on = shipped
         scores = [training.pair_score(p.a, p.b, weights) for p in test]
-        policy = auto_apply.policy()
-        sure = policy.threshold or auto_apply.DEFAULT_THRESHOLD
+        sure = auto_apply.measured_threshold()
         applied = [
             p.same for p, score in zip(test, scores, strict=True) if score >= sure
         ]
