@@ -7,11 +7,13 @@ import uuid
 from pathlib import Path
 
 from celery import shared_task
+from django.conf import settings
 from django.db import transaction
 
 from harvest import selectors, services
 from harvest.models import HarvestRun
 from wovepaper.celery import TRANSIENT
+from wovepaper.tasks import embeddings_refresh_task
 
 # Redelivered after its worker died, or retried after the database connection
 # dropped (wovepaper.celery.TRANSIENT; backoff 2 s doubling to 300 s, 8 tries).
@@ -28,6 +30,10 @@ _RETRIED = {
 def _counts(run: HarvestRun, then_match: bool) -> dict[str, int | str]:
     """The run's counts, after queueing matching of the blocks it touched.
 
+    Embedding of the papers the run created or changed is queued the same way
+    (``settings.EMBED_AFTER_HARVEST``; :func:`wovepaper.semantic.embeddings_refresh`
+    skips those whose text did not change).
+
     Matching is queued once the run has committed (incremental matching after
     each harvest: attaches and new researchers, no merges), unless
     ``then_match`` is false.
@@ -43,6 +49,15 @@ def _counts(run: HarvestRun, then_match: bool) -> dict[str, int | str]:
                 kwargs={"block_keys": blocks, "merges": False}, task_id=matching_id
             )
         )
+    embedding_id = ""
+    if settings.EMBED_AFTER_HARVEST and (run.papers_created or run.papers_updated):
+        embedding_id = str(uuid.uuid4())
+        since = run.started_at.isoformat()
+        transaction.on_commit(
+            lambda: embeddings_refresh_task.apply_async(
+                kwargs={"changed_since": since}, task_id=embedding_id
+            )
+        )
     return {
         "run": run.pk,
         "status": run.status,
@@ -53,6 +68,7 @@ def _counts(run: HarvestRun, then_match: bool) -> dict[str, int | str]:
         "failed": run.records_failed,
         "blocks_queued": len(blocks),
         "matching_task": matching_id,
+        "embedding_task": embedding_id,
     }
 
 

@@ -1,5 +1,6 @@
 """The scholarly core models, one module per domain."""
 
+from .embedding import PaperEmbedding
 from .institution import Institution
 from .paper import Authorship, Paper
 from .researcher import CategoryFollow, DigestDelivery, Follow, Notification, Researcher
@@ -12,5 +13,6 @@ __all__ = [
     "Institution",
     "Notification",
     "Paper",
+    "PaperEmbedding",
     "Researcher",
 ]

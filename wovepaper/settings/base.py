@@ -417,6 +417,22 @@ SPECTACULAR_SETTINGS = {
 WOVEPAPER_DATA_DIR = Path(
     os.environ.get("WOVEPAPER_DATA_DIR", BASE_DIR.parent / "shared" / "data")
 )
+# The sentence-embedding model (all-MiniLM-L6-v2 as ONNX; shared/models/README.md):
+# semantic search, similar papers and the matching engine's title evidence
+# (wovepaper.embeddings). Read in place, never copied into the repository.
+EMBEDDING_MODEL_DIR = Path(
+    os.environ.get(
+        "EMBEDDING_MODEL_DIR", WOVEPAPER_DATA_DIR.parent / "models" / "all-minilm-l6-v2"
+    )
+)
+# onnxruntime's threads per embedding call; 0: one per core.
+EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0)
+# Queue the embedding of a harvest run's new and changed papers when it ends
+# (wovepaper.tasks.embeddings_refresh_task); `manage.py embed_papers` backfills.
+EMBED_AFTER_HARVEST = env_bool("EMBED_AFTER_HARVEST", True)
+# HNSW candidate list of a semantic search (pgvector's hnsw.ef_search; its default
+# is 40). Larger finds more of the exact nearest papers and costs more.
+SEMANTIC_EF_SEARCH = env_int("SEMANTIC_EF_SEARCH", 100)
 # Worker processes a harvest from files forks to parse batches ahead of the one it
 # writes (harvest.services.prepare); unset: one per CPU; 0: parse in the process.
 HARVEST_PREPARE_WORKERS = env_int("HARVEST_PREPARE_WORKERS", None)

@@ -32,3 +32,8 @@ REST_FRAMEWORK = {
     **REST_FRAMEWORK,
     "DEFAULT_THROTTLE_RATES": {"anon": "100000/minute", "user": "100000/minute"},
 }
+# Harvest tests run hundreds of harvests; embedding each run's papers eagerly
+# (about 30 abstracts/s on two cores) would multiply the suite's time. The
+# semantic tests embed what they need, and tests/wovepaper/test_semantic.py
+# turns this on to check the hook.
+EMBED_AFTER_HARVEST = False

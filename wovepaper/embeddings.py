@@ -1,0 +1,176 @@
+"""Sentence embeddings of paper text with the local all-MiniLM-L6-v2 model.
+
+The model is sentence-transformers' all-MiniLM-L6-v2 exported to ONNX (the folder
+``settings.EMBEDDING_MODEL_DIR``, by default ``shared/models/all-minilm-l6-v2``; its
+README says how it was exported and checked). It runs on onnxruntime's CPU provider
+with the ``tokenizers`` package; no torch, and nothing is downloaded.
+
+An embedding is computed exactly as sentence-transformers computes it (the model
+README, "Computing an embedding"): WordPiece tokens truncated to 256 (``[CLS]`` and
+``[SEP]`` included), the transformer's last hidden state, the mean over the real
+tokens (attention mask), then L2 normalisation, so cosine similarity is a dot
+product. The README's reference vectors are met within 3.4e-07.
+
+Nothing here touches the database: :mod:`wovepaper.semantic` stores and searches
+the vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+# The model's name as recorded beside every stored vector: vectors of two models
+# never meet in one search.
+MODEL_NAME = "all-MiniLM-L6-v2"
+# Width of an embedding (the model's hidden size; model README, "Graph").
+DIMENSIONS = 384
+# Longest input in word pieces, [CLS] and [SEP] included: sentence-transformers'
+# ``max_seq_length`` for this model (sentence_bert_config.json).
+MAX_TOKENS = 256
+# Texts per model call. Batches are sorted by length so padding stays short; on
+# two cores 8 to 16 abstracts a batch were fastest (bench/semantic.py).
+BATCH_SIZE = 16
+
+MODEL_MISSING = (
+    "The embedding model is not at {path}: set EMBEDDING_MODEL_DIR to the folder "
+    "holding model.onnx and tokenizer.json (shared/models/all-minilm-l6-v2)."
+)
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def paper_text(title: str, abstract: str) -> str:
+    """The text of a paper that is embedded: its title, then its abstract.
+
+    Whitespace runs (arXiv abstracts wrap lines) collapse to one space; the
+    tokenizer lowercases and truncates at :data:`MAX_TOKENS` word pieces, so a
+    long abstract's tail is not seen.
+
+    Args:
+        title: the paper's title as stored (may hold LaTeX).
+        abstract: its abstract, "" when none.
+
+    Returns:
+        ``"<title>. <abstract>"``, or the title alone when there is no abstract.
+    """
+    title = _WHITESPACE.sub(" ", title or "").strip()
+    abstract = _WHITESPACE.sub(" ", abstract or "").strip()
+    if not abstract:
+        return title
+    return f"{title.rstrip('.')}. {abstract}"
+
+
+def text_digest(text: str) -> str:
+    """SHA-256 (hex, 64 chars) of a text and the model's name: what a stored
+    vector was computed from, so an unchanged paper is not embedded again."""
+    return hashlib.sha256(f"{MODEL_NAME}\x1f{text}".encode()).hexdigest()
+
+
+@dataclass
+class Encoder:
+    """A loaded model: the tokenizer, the onnxruntime session and a lock.
+
+    onnxruntime sessions may be run from several threads, but the tokenizer's
+    truncation and padding settings are per object; the lock keeps one batch at a
+    time per process, which also keeps two requests from oversubscribing the
+    cores.
+    """
+
+    tokenizer: object
+    session: object
+    lock: threading.Lock
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Embeddings of texts, in their order.
+
+        Args:
+            texts: any strings ("" gives the embedding of ``[CLS] [SEP]``).
+
+        Returns:
+            float32 array of shape ``(len(texts), DIMENSIONS)``, each row of unit
+            L2 norm.
+        """
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        with self.lock:
+            for start in range(0, len(order), BATCH_SIZE):
+                chunk = order[start : start + BATCH_SIZE]
+                out[chunk] = self._batch([texts[i] for i in chunk])
+        return out
+
+    def _batch(self, texts: list[str]) -> np.ndarray:
+        encodings = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        (hidden,) = self.session.run(
+            ["last_hidden_state"],
+            {
+                "input_ids": ids,
+                "attention_mask": mask,
+                "token_type_ids": np.zeros_like(ids),
+            },
+        )
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return pooled / np.maximum(norms, 1e-12)
+
+
+@cache
+def _encoder(folder: str, threads: int) -> Encoder:
+    import onnxruntime
+    import tokenizers
+
+    path = Path(folder)
+    if not (path / "model.onnx").is_file() or not (path / "tokenizer.json").is_file():
+        raise ImproperlyConfigured(MODEL_MISSING.format(path=path))
+    tokenizer = tokenizers.Tokenizer.from_file(str(path / "tokenizer.json"))
+    # The shipped tokenizer.json already truncates at 256 and pads each batch to
+    # its longest member (model README, "Where the bytes came from", 3); set
+    # both again so a stock upstream file behaves the same.
+    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    session = onnxruntime.InferenceSession(
+        str(path / "model.onnx"), options, providers=["CPUExecutionProvider"]
+    )
+    return Encoder(tokenizer=tokenizer, session=session, lock=threading.Lock())
+
+
+def encoder() -> Encoder:
+    """The process's encoder, loaded on first use (about 0.5 s, 100 MB).
+
+    Settings: ``EMBEDDING_MODEL_DIR`` (the model folder) and ``EMBEDDING_THREADS``
+    (onnxruntime's intra-op threads; 0 lets onnxruntime use every core).
+
+    Raises:
+        ImproperlyConfigured: the folder lacks ``model.onnx`` or
+            ``tokenizer.json`` (:data:`MODEL_MISSING`, naming the folder).
+    """
+    return _encoder(str(settings.EMBEDDING_MODEL_DIR), int(settings.EMBEDDING_THREADS))
+
+
+def embed(texts: list[str]) -> np.ndarray:
+    """Embeddings of texts with the process's encoder (see :meth:`Encoder.encode`).
+
+    Returns:
+        float32 ``(len(texts), DIMENSIONS)``, unit rows.
+
+    Raises:
+        ImproperlyConfigured: the model folder is missing (see :func:`encoder`).
+    """
+    if not texts:
+        return np.zeros((0, DIMENSIONS), dtype=np.float32)
+    return encoder().encode(list(texts))

@@ -1,0 +1,295 @@
+"""Semantic search, hybrid search and similar papers, over paper embeddings.
+
+Each paper's title and abstract is embedded with the local MiniLM model
+(:mod:`wovepaper.embeddings`) into ``PaperEmbedding.vector``. On PostgreSQL the
+vectors live in a pgvector ``vector(384)`` column with an HNSW index (cosine),
+searched approximately with ``hnsw.ef_search`` = ``settings.SEMANTIC_EF_SEARCH``
+and, when a filter is applied, pgvector 0.8's iterative index scan, so a filter
+that removes most neighbours still fills the page (pgvector README, "Iterative
+Index Scans"). On SQLite (the embedded demo) every visible paper's vector is
+read and ranked exactly with numpy.
+
+Hybrid search fuses the keyword ranking (:mod:`wovepaper.search`) with the
+semantic one by reciprocal rank fusion (:func:`rank_fusion`).
+
+The same vectors give the matching engine its title and abstract evidence
+(:func:`paper_vectors`, :func:`title_similarity`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection, transaction
+from django.db.models import QuerySet
+from pgvector.django import CosineDistance
+
+from wovepaper.embeddings import MODEL_NAME, embed, paper_text, text_digest
+from wovepaper.models import Paper, PaperEmbedding
+from wovepaper.selectors import in_category
+
+logger = logging.getLogger(__name__)
+
+# Papers a semantic search lists: the nearest this many. Past a hundred, the
+# nearest papers of a short query are seldom about it.
+SEMANTIC_LIMIT = 100
+# Reciprocal rank fusion's constant (Cormack, Clarke and Buettcher, "Reciprocal
+# rank fusion outperforms Condorcet and individual rank learning methods", SIGIR
+# 2009: k = 60, chosen there on TREC runs and used unchanged since).
+RRF_K = 60
+# Papers a refresh reads and embeds per transaction.
+REFRESH_CHUNK = 256
+# How long a query's vector is reused (seconds): embedding a short query takes a
+# few milliseconds of both cores, and readers repeat searches and page through.
+QUERY_VECTOR_SECONDS = 24 * 3600
+
+MODES = ("hybrid", "keyword", "semantic")
+DEFAULT_MODE = "hybrid"
+BAD_MODE = "The search mode must be hybrid, keyword or semantic."
+
+
+def embeddings_refresh(
+    *,
+    papers: QuerySet[Paper] | None = None,
+    chunk: int = REFRESH_CHUNK,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, int]:
+    """Embed the papers whose title or abstract changed since their last embedding.
+
+    Idempotent: a paper whose text (and the model) is what its stored vector was
+    computed from (:func:`wovepaper.embeddings.text_digest`) is not embedded
+    again, so a second run embeds nothing. Each chunk is its own transaction,
+    so an interrupted backfill keeps what it wrote and carries on.
+
+    Args:
+        papers: the papers to consider (any filter; hidden ones included, as
+            search hides them itself); None for every paper.
+        chunk: papers read and embedded per transaction (at least 1).
+        progress: called with the number of papers considered in each chunk.
+
+    Returns:
+        ``{"papers": considered, "embedded": new or changed, "unchanged": n}``.
+
+    Raises:
+        ImproperlyConfigured: the embedding model is missing
+            (:func:`wovepaper.embeddings.encoder`).
+    """
+    papers = Paper.objects.all() if papers is None else papers
+    ids = list(papers.order_by("pk").values_list("pk", flat=True))
+    counts = {"papers": 0, "embedded": 0, "unchanged": 0}
+    for start in range(0, len(ids), max(1, chunk)):
+        batch = ids[start : start + max(1, chunk)]
+        counts = _refresh_chunk(batch, counts)
+        if progress:
+            progress(len(batch))
+    return counts
+
+
+def _refresh_chunk(ids: list[int], counts: dict[str, int]) -> dict[str, int]:
+    """Embed what changed among papers ``ids``; returns the counts updated."""
+    rows = Paper.objects.filter(pk__in=ids).values_list("pk", "title", "abstract")
+    texts = {pk: paper_text(title, abstract) for pk, title, abstract in rows}
+    stored = dict(
+        PaperEmbedding.objects.filter(paper_id__in=ids).values_list(
+            "paper_id", "text_sha256"
+        )
+    )
+    digests = {pk: text_digest(text) for pk, text in texts.items()}
+    stale = [pk for pk in texts if stored.get(pk) != digests[pk]]
+    counts = dict(counts)
+    counts["papers"] += len(texts)
+    counts["unchanged"] += len(texts) - len(stale)
+    if not stale:
+        return counts
+    vectors = embed([texts[pk] for pk in stale])
+    with transaction.atomic():
+        PaperEmbedding.objects.bulk_create(
+            [
+                PaperEmbedding(
+                    paper_id=pk,
+                    vector=vector,
+                    model=MODEL_NAME,
+                    text_sha256=digests[pk],
+                )
+                for pk, vector in zip(stale, vectors, strict=True)
+            ],
+            update_conflicts=True,
+            unique_fields=["paper"],
+            update_fields=["vector", "model", "text_sha256", "embedded_at"],
+        )
+    counts["embedded"] += len(stale)
+    return counts
+
+
+def query_vector(text: str) -> np.ndarray:
+    """The embedding of a search text, cached for :data:`QUERY_VECTOR_SECONDS`.
+
+    Args:
+        text: the cleaned search text.
+
+    Returns:
+        float32 ``(384,)``, unit length.
+    """
+    key = (
+        "query-vector:v1:"
+        + hashlib.sha256(f"{MODEL_NAME}\x1f{text}".encode()).hexdigest()
+    )
+    cached = cache.get(key)
+    if cached is not None:
+        return np.frombuffer(cached, dtype="<f4").copy()
+    vector = embed([text])[0]
+    cache.set(key, vector.astype("<f4").tobytes(), QUERY_VECTOR_SECONDS)
+    return vector
+
+
+def nearest(
+    *,
+    vector: np.ndarray,
+    limit: int = SEMANTIC_LIMIT,
+    category: str | None = None,
+    year: int | None = None,
+    exclude: int | None = None,
+) -> list[tuple[int, float]]:
+    """The visible papers whose embedding is nearest a vector, nearest first.
+
+    Args:
+        vector: a unit float32 ``(384,)`` (a query's or a paper's).
+        limit: most papers returned (at least 1).
+        category: keep papers carrying this arXiv category (primary or
+            cross-list, :func:`wovepaper.selectors.in_category`); None for all.
+        year: keep papers first published this year; None for all.
+        exclude: a paper id left out (the paper whose neighbours are asked).
+
+    Returns:
+        At most ``limit`` ``(paper id, cosine similarity in [-1, 1])``, most
+        similar first, ties by id. Papers not yet embedded are absent. On
+        PostgreSQL the HNSW search is approximate (``bench/semantic.py``
+        reports its recall against the exact order).
+    """
+    papers = Paper.objects.filter(hidden=False, embedding__isnull=False)
+    if category:
+        papers = papers.filter(in_category(category))
+    if year is not None:
+        papers = papers.filter(published__year=year)
+    if exclude is not None:
+        papers = papers.exclude(pk=exclude)
+    limit = max(1, int(limit))
+    if connection.vendor != "postgresql":
+        return _nearest_exact(papers, vector, limit)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SET LOCAL hnsw.ef_search = %s",
+            [max(int(settings.SEMANTIC_EF_SEARCH), limit)],
+        )
+        if category or year is not None:
+            # Keep scanning the index until the filter has let enough through.
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        rows = list(
+            papers.annotate(distance=CosineDistance("embedding__vector", vector))
+            .order_by("distance")
+            .values_list("pk", "distance")[:limit]
+        )
+    # relaxed_order may return neighbours slightly out of order.
+    return sorted(((pk, 1.0 - d) for pk, d in rows), key=lambda r: (-r[1], r[0]))
+
+
+def _nearest_exact(
+    papers: QuerySet[Paper], vector: np.ndarray, limit: int
+) -> list[tuple[int, float]]:
+    """:func:`nearest` by reading every candidate's vector (SQLite, tests)."""
+    rows = list(papers.values_list("pk", "embedding__vector"))
+    if not rows:
+        return []
+    ids = np.array([pk for pk, _ in rows])
+    matrix = np.stack([_as_vector(v) for _, v in rows])
+    scores = matrix @ np.asarray(vector, dtype=np.float32)
+    top = np.argsort(-scores, kind="stable")[:limit]
+    return sorted(
+        ((int(ids[i]), float(scores[i])) for i in top), key=lambda r: (-r[1], r[0])
+    )
+
+
+def paper_similar(*, paper: Paper, limit: int = 10) -> list[tuple[int, float]]:
+    """Visible papers nearest to a paper's own embedding, leaving the paper out.
+
+    Args:
+        paper: any paper.
+        limit: most papers returned.
+
+    Returns:
+        ``(paper id, cosine similarity)``, most similar first; empty when the
+        paper has no embedding yet.
+    """
+    vector = paper_vectors([paper.pk]).get(paper.pk)
+    if vector is None:
+        return []
+    return nearest(vector=vector, limit=limit, exclude=paper.pk)
+
+
+def paper_vectors(paper_ids: Iterable[int]) -> dict[int, np.ndarray]:
+    """The stored embeddings of some papers (for the matching engine and pages).
+
+    Args:
+        paper_ids: paper ids (repeats and unknown ids allowed).
+
+    Returns:
+        ``{paper id: float32 (384,) unit vector}`` for those embedded.
+    """
+    ids = sorted({int(pk) for pk in paper_ids})
+    rows = PaperEmbedding.objects.filter(paper_id__in=ids).values_list(
+        "paper_id", "vector"
+    )
+    return {pk: _as_vector(raw) for pk, raw in rows}
+
+
+def _as_vector(raw) -> np.ndarray:
+    """A stored vector as float32 (the field converts; raw bytes are read too)."""
+    if isinstance(raw, bytes | memoryview):
+        return np.frombuffer(raw, dtype="<f4").copy()
+    return np.asarray(raw, dtype=np.float32)
+
+
+def title_similarity(a: np.ndarray | None, b: np.ndarray | None) -> float | None:
+    """Cosine similarity of two papers' title-and-abstract embeddings.
+
+    The matching engine's ``title_similarity`` evidence: two authorships whose
+    papers are about the same thing are likelier one person.
+
+    Args:
+        a: a unit vector from :func:`paper_vectors`, or None.
+        b: another, or None.
+
+    Returns:
+        The similarity in [-1, 1], or None when either paper is not embedded.
+    """
+    if a is None or b is None:
+        return None
+    return float(np.dot(a, b))
+
+
+def rank_fusion(rankings: Sequence[Sequence[int]], *, k: int = RRF_K) -> list[int]:
+    """Reciprocal rank fusion of rankings: score(d) = sum of 1 / (k + rank of d).
+
+    Source: Cormack, Clarke and Buettcher, SIGIR 2009 (ranks are 1-based).
+
+    Args:
+        rankings: lists of ids, each best first (an id absent from a list adds
+            nothing from it).
+        k: the fusion constant (:data:`RRF_K`).
+
+    Returns:
+        Every id of any ranking, best fused score first; ties keep the earlier
+        ranking's order, then the first appearance.
+    """
+    scores: dict[int, float] = {}
+    first: dict[int, tuple[int, int]] = {}
+    for which, ranking in enumerate(rankings):
+        for rank, pk in enumerate(ranking, start=1):
+            scores[pk] = scores.get(pk, 0.0) + 1.0 / (k + rank)
+            first.setdefault(pk, (which, rank))
+    return sorted(scores, key=lambda pk: (-scores[pk], first[pk]))
