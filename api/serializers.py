@@ -181,6 +181,40 @@ class PaperRefSerializer(SparseFieldsMixin, serializers.ModelSerializer):
         fields = ("id", "arxiv_id", "doi", "title", "published", "primary_category")
 
 
+class SimilarPaperSerializer(PaperRefSerializer):
+    """A paper near another in meaning (``/api/papers/<id>/similar/``)."""
+
+    similarity = serializers.FloatField(
+        read_only=True,
+        help_text="Cosine similarity of the two papers' title-and-abstract "
+        "embeddings (all-MiniLM-L6-v2), in [-1, 1]; higher is nearer.",
+    )
+
+    class Meta(PaperRefSerializer.Meta):
+        fields = (*PaperRefSerializer.Meta.fields, "similarity")
+
+
+class PaperSearchSerializer(serializers.Serializer):
+    """One page of a paper search (``/api/search/papers/``), best first."""
+
+    query = serializers.CharField(help_text="The search text, whitespace collapsed.")
+    mode = serializers.ChoiceField(
+        choices=["hybrid", "keyword", "semantic"],
+        help_text="The mode that answered: the one asked, or `keyword` when a "
+        "hybrid search could not reach the embedding model.",
+    )
+    count = serializers.IntegerField(help_text="Papers found (see `count_is`).")
+    count_is = serializers.ChoiceField(
+        choices=["exact", "about", "more", "nearest"],
+        help_text="`exact`; `about` (PostgreSQL's estimate of a broad keyword "
+        "search); `more` (more than `count`); `nearest` (a semantic search lists "
+        "the `count` papers nearest in meaning).",
+    )
+    page = serializers.IntegerField(help_text="This page's number, from 1.")
+    pages = serializers.IntegerField(help_text="Pages listed (at most 1,000 papers).")
+    results = PaperRefSerializer(many=True)
+
+
 class ResearcherSerializer(SparseFieldsMixin, serializers.ModelSerializer):
     """A live researcher with the number of papers applied to them."""
 

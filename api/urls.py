@@ -8,6 +8,8 @@ from api.views import (
     FeedViewSet,
     FollowViewSet,
     InstitutionViewSet,
+    PaperSearchView,
+    PaperSimilarView,
     PaperViewSet,
     ProposalViewSet,
     ResearcherViewSet,
@@ -25,5 +27,13 @@ router.register("feed", FeedViewSet, basename="feed")
 
 urlpatterns = [
     path("token/", TokenObtainView.as_view(), name="api-token"),
+    # Before the router: a paper's id may hold slashes (a DOI), and the detail
+    # route would take "<id>/similar" for an id.
+    path(
+        "papers/<path:pk>/similar/",
+        PaperSimilarView.as_view(),
+        name="paper-similar",
+    ),
+    path("search/papers/", PaperSearchView.as_view(), name="search-papers"),
     *router.urls,
 ]

@@ -27,6 +27,7 @@ from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
+from rest_framework.views import APIView
 
 from api import examples
 from api.conditional import conditional
@@ -45,10 +46,12 @@ from api.serializers import (
     FollowSerializer,
     InstitutionSerializer,
     PaperRefSerializer,
+    PaperSearchSerializer,
     PaperSerializer,
     ProposalDecisionSerializer,
     ProposalSerializer,
     ResearcherSerializer,
+    SimilarPaperSerializer,
 )
 from curation import selectors as curation_selectors
 from curation import services as curation_services
@@ -58,6 +61,8 @@ from wovepaper import cache as site_cache
 from wovepaper import profile, selectors
 from wovepaper import services as core_services
 from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
+from wovepaper.search import SearchQueryError, search_filters, search_results
+from wovepaper.semantic import DEFAULT_MODE, MODES, similar_papers
 
 # A cached researcher response lives at most this long (seconds) even if no bump
 # arrives (a cache restart loses versions; the timeout bounds what that can show).
@@ -402,6 +407,156 @@ class PaperViewSet(viewsets.ReadOnlyModelViewSet):
         if paper is None:
             raise Http404("no visible paper has that id, arXiv id or DOI")
         return paper
+
+
+# Papers one similar-papers answer lists by default, and at most.
+SIMILAR_DEFAULT = 10
+SIMILAR_MOST = 50
+# Papers a page of an API search.
+SEARCH_PAGE_SIZE = 25
+
+
+def _bounded(raw: str, *, default: int, least: int, most: int) -> int | None:
+    """A whole-number query parameter within bounds; None when it is not one."""
+    raw = raw.strip()
+    if not raw:
+        return default
+    if not (raw.isascii() and raw.isdigit() and len(raw) < 10):
+        return None
+    value = int(raw)
+    return value if least <= value <= most else None
+
+
+class PaperSimilarView(APIView):
+    """``GET /api/papers/<id>/similar/``: the papers nearest a paper in meaning."""
+
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        operation_id="papers_similar",
+        tags=["papers"],
+        parameters=[
+            PAPER_ID,
+            OpenApiParameter(
+                "limit",
+                OpenApiTypes.INT,
+                description=f"How many papers (1 to {SIMILAR_MOST}; default "
+                f"{SIMILAR_DEFAULT}).",
+            ),
+        ],
+        responses={
+            200: SimilarPaperSerializer(many=True),
+            400: _problem(400, "`limit` is not a whole number from 1 to 50."),
+            404: OpenApiResponse(description="No visible paper has that id."),
+        },
+    )
+    def get(self, request: Request, pk: str) -> Response:
+        """Visible papers most similar to this one (title and abstract
+        embeddings, cosine), most similar first, the paper itself left out; an
+        empty list while the paper is not embedded yet."""
+        paper = selectors.paper_by_identifier(pk)
+        if paper is None:
+            raise Http404("no visible paper has that id, arXiv id or DOI")
+        limit = _bounded(
+            request.query_params.get("limit", ""),
+            default=SIMILAR_DEFAULT,
+            least=1,
+            most=SIMILAR_MOST,
+        )
+        if limit is None:
+            raise ValidationError({"limit": f"a whole number from 1 to {SIMILAR_MOST}"})
+        papers = similar_papers(paper=paper, limit=limit)
+        return Response(SimilarPaperSerializer(papers, many=True).data)
+
+
+class PaperSearchView(APIView):
+    """``GET /api/search/papers/``: the site's paper search, by words, by meaning
+    or both."""
+
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(
+        operation_id="search_papers",
+        tags=["search"],
+        parameters=[
+            OpenApiParameter(
+                "q",
+                OpenApiTypes.STR,
+                required=True,
+                description="The search text (at most 200 characters, 10 words; "
+                "keyword search reads quotes for phrases, `or` and `-word`).",
+            ),
+            OpenApiParameter(
+                "mode",
+                OpenApiTypes.STR,
+                enum=list(MODES),
+                description="`hybrid` (default): papers matching the words and "
+                "papers near in meaning, fused by reciprocal rank fusion; "
+                "`keyword`: full-text search; `semantic`: the 100 papers whose "
+                "title-and-abstract embedding is nearest the text's.",
+            ),
+            OpenApiParameter(
+                "category",
+                OpenApiTypes.STR,
+                description="Keep papers carrying this arXiv category (`hep-th`).",
+            ),
+            OpenApiParameter(
+                "year", OpenApiTypes.INT, description="Keep papers of this year."
+            ),
+            OpenApiParameter(
+                "page",
+                OpenApiTypes.INT,
+                description=f"Page number from 1 ({SEARCH_PAGE_SIZE} papers a page).",
+            ),
+        ],
+        responses={
+            200: PaperSearchSerializer,
+            400: _problem(400, "The text, mode, category, year or page is invalid."),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        """One page of papers for a search text, best first."""
+        query = request.query_params.get("q", "")
+        mode = request.query_params.get("mode", "").strip().lower() or DEFAULT_MODE
+        category, year, errors = search_filters(request.query_params)
+        problems = {}
+        if not query.strip():
+            problems["q"] = "a search text is required"
+        if mode not in MODES:
+            problems["mode"] = "one of hybrid, keyword, semantic"
+        if errors:
+            problems["filters"] = " ".join(errors)
+        number = _bounded(
+            request.query_params.get("page", ""), default=1, least=1, most=10**6
+        )
+        if number is None:
+            problems["page"] = "a whole number from 1"
+        if problems:
+            raise ValidationError(problems)
+        try:
+            result = search_results(
+                query=query,
+                category=category,
+                year=year,
+                number=number,
+                size=SEARCH_PAGE_SIZE,
+                mode=mode,
+            )
+        except SearchQueryError as exc:
+            raise ValidationError({"q": str(exc)}) from exc
+        rows = Paper.objects.in_bulk(result["ids"])
+        papers = [rows[pk] for pk in result["ids"] if pk in rows]
+        return Response(
+            {
+                "query": " ".join(query.split()),
+                "mode": result["mode"],
+                "count": result["count"],
+                "count_is": result["count_is"],
+                "page": result["number"],
+                "pages": max(1, -(-result["listed"] // SEARCH_PAGE_SIZE)),
+                "results": PaperRefSerializer(papers, many=True).data,
+            }
+        )
 
 
 RESEARCHER_NOT_FOUND = _problem(

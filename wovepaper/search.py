@@ -27,7 +27,7 @@ import json
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
@@ -40,6 +40,7 @@ from django.contrib.postgres.search import (
     TrigramWordSimilarity,
 )
 from django.core.cache import cache
+from django.core.exceptions import ImproperlyConfigured
 from django.db import (
     DataError,
     InternalError,
@@ -66,12 +67,21 @@ from django.db.models.functions import Cast, Coalesce
 from api.search import MAX_SEARCH_CHARS, MAX_SEARCH_TERMS
 from wovepaper import search_sql
 from wovepaper.cache import researchers_version, searches_version
+from wovepaper.identifiers import ARXIV_CATEGORY
 from wovepaper.models import Authorship, Paper, Researcher
 from wovepaper.selectors import (
+    category_spelled,
     in_category,
     paper_by_identifier,
     paper_list,
     papers_in_category,
+)
+from wovepaper.semantic import (
+    BAD_MODE,
+    MODES,
+    nearest,
+    query_vector,
+    rank_fusion,
 )
 
 logger = logging.getLogger(__name__)
@@ -88,6 +98,10 @@ QUERY_TOO_MANY_WORDS = (
 
 # Most researchers one search returns.
 MAX_RESEARCHERS = 50
+
+
+BAD_CATEGORY = "The category is not an arXiv category name (such as hep-th or cs.LG)."
+BAD_YEAR = "The year must be a number from 1 to 9999."
 
 
 class SearchQueryError(ValueError):
@@ -161,6 +175,38 @@ def search_query_clean(query: str) -> str:
     return _OPERATOR_RUN.sub(
         lambda m: m.group(0)[0] + (" " if m.group(0)[-1].isspace() else ""), text
     ).strip()
+
+
+def search_filters(params: Mapping[str, str]) -> tuple[str, int | None, list[str]]:
+    """The category and year filters of a search's query parameters, and what
+    is wrong with them (the search page and the API read them alike).
+
+    Args:
+        params: the query parameters (``request.GET``).
+
+    Returns:
+        ``(category or "", year or None, error messages)``.
+    """
+    errors = []
+    category = params.get("category", "").strip()
+    if category and not ARXIV_CATEGORY.fullmatch(category):
+        errors.append(BAD_CATEGORY)
+        category = ""
+    elif category:
+        category = category_spelled(category)
+    year_text = params.get("year", "").strip()
+    year = None
+    if year_text:
+        if (
+            len(year_text) <= 4
+            and year_text.isascii()
+            and year_text.isdigit()
+            and 1 <= int(year_text) <= 9999
+        ):
+            year = int(year_text)
+        else:
+            errors.append(BAD_YEAR)
+    return category, year, errors
 
 
 def paper_named_by(query: str) -> Paper | None:
@@ -532,6 +578,9 @@ SEARCH_TIMEOUT_MS = 3000
 SEARCH_TOO_SLOW = (
     "This search took too long. Add words, a category or a year to narrow it."
 )
+SEMANTIC_UNAVAILABLE = (
+    "Search by meaning is not available on this site now; search by keyword."
+)
 SEARCH_UNREADABLE = (
     "This search text could not be read. Use words, quotes for phrases, or and -word."
 )
@@ -781,10 +830,12 @@ def search_results(
     number: int,
     size: int,
     version: int | None = None,
+    mode: str = "keyword",
 ) -> dict:
     """One page of a paper search: ids in rank order, the total and the facets.
 
-    The head (:func:`search_head`) of a (text, category, year) is cached for
+    The head (:func:`search_head`, :func:`semantic_head` or :func:`hybrid_head`,
+    by ``mode``) of a (mode, text, category, year) is cached for
     :data:`SEARCH_CACHE_SECONDS` under the searches' cache version (a
     curator's paper edit bumps it: :func:`wovepaper.cache.searches_changed`);
     every page is sliced from it.
@@ -797,32 +848,47 @@ def search_results(
         size: papers a page.
         version: the searches' cache version when the caller read it already
             (:func:`wovepaper.cache.searches_version`); None reads it.
+        mode: "keyword" (full text), "semantic" (nearest embeddings) or
+            "hybrid" (both, fused); :data:`wovepaper.semantic.MODES`.
 
     Returns:
         ``{"ids": [paper id] (this page, best first), "count": papers found,
-        "count_is": "exact", "about" (PostgreSQL's estimate) or "more" (more
-        than ``count``), "listed": how many papers the pages list (at most
+        "count_is": "exact", "about" (PostgreSQL's estimate), "more" (more
+        than ``count``) or "nearest" (a semantic search lists the nearest
+        ``count`` papers), "listed": how many papers the pages list (at most
         :data:`SEARCH_SAMPLE`), "categories": [(primary category, papers or
-        None)], "number": page shown}``.
+        None)], "number": page shown, "mode": the mode that answered}``. When
+        the embedding model cannot be loaded, a hybrid search answers by
+        keyword alone (``mode`` says so, and a warning is logged). A hybrid
+        answer adds ``by_words``, the keyword matches among ``count`` (else
+        None).
 
     Raises:
-        SearchQueryError: the query is out of bounds (see :func:`search_query_clean`)
-            or took longer than :data:`SEARCH_TIMEOUT_MS`.
+        SearchQueryError: the query is out of bounds (see
+            :func:`search_query_clean`), took longer than
+            :data:`SEARCH_TIMEOUT_MS`, or ``mode`` is unknown.
     """
+    if mode not in MODES:
+        raise SearchQueryError(BAD_MODE)
     text = search_query_clean(query)
     # Text search folds case, so "Model" and "model" share one entry; the
     # database is named so two sites on one Redis never answer for each other.
     scope = f"{connection.settings_dict['NAME']}\x1f{text.lower()}"
-    digest = hashlib.sha256(f"{scope}\x1f{category or ''}\x1f{year or ''}".encode())
+    digest = hashlib.sha256(
+        f"{scope}\x1f{category or ''}\x1f{year or ''}\x1f{mode}".encode()
+    )
     if version is None:
         version = searches_version()
-    key = f"search:v3:{connection.vendor}:{version}:{digest.hexdigest()}"
+    key = f"search:v4:{connection.vendor}:{version}:{digest.hexdigest()}"
     head = cache.get(key)
     if head is None:
         if not text:
             head = {"ids": [], "count": 0, "count_is": "exact", "categories": []}
-        else:
+        elif mode == "keyword":
             head = search_head(query=text, category=category, year=year)
+        else:
+            head = _head_by_meaning(text, category=category, year=year, mode=mode)
+        head.setdefault("mode", mode)
         cache.set(key, head, SEARCH_CACHE_SECONDS)
     listed = len(head["ids"])
     pages = max(1, -(-listed // size))
@@ -835,4 +901,117 @@ def search_results(
         "listed": listed,
         "categories": head["categories"],
         "number": number,
+        "mode": head["mode"],
+        "by_words": head.get("by_words"),
+    }
+
+
+def _head_by_meaning(text: str, *, category: str | None, year: int | None, mode: str):
+    """:func:`semantic_head` or :func:`hybrid_head`; a hybrid search whose model
+    cannot be loaded answers by keyword (logged), a semantic one is refused."""
+    try:
+        if mode == "semantic":
+            return semantic_head(query=text, category=category, year=year)
+        return hybrid_head(query=text, category=category, year=year)
+    except ImproperlyConfigured as exc:
+        logger.warning("semantic search unavailable", extra={"error": str(exc)})
+        if mode == "semantic":
+            raise SearchQueryError(SEMANTIC_UNAVAILABLE) from exc
+        return {
+            **search_head(query=text, category=category, year=year),
+            "mode": "keyword",
+        }
+
+
+def _semantic(
+    text: str, *, category: str | None, year: int | None
+) -> tuple[list[int], dict[int, str]]:
+    """The nearest papers to a text (filtered) and the primary category of each
+    of the nearest papers unfiltered by category (for the facets)."""
+    vector = query_vector(text)
+    everything = [pk for pk, _ in nearest(vector=vector, year=year)]
+    chosen = (
+        [pk for pk, _ in nearest(vector=vector, category=category, year=year)]
+        if category
+        else everything
+    )
+    primaries = dict(
+        Paper.objects.filter(pk__in=set(everything) | set(chosen)).values_list(
+            "pk", "primary_category"
+        )
+    )
+    return chosen, {pk: primaries.get(pk, "") for pk in everything}
+
+
+def _facets(primaries: Iterable[str]) -> list[tuple[str, int]]:
+    counts = Counter(primaries)
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+def semantic_head(*, query: str, category: str | None, year: int | None) -> dict:
+    """The ranked answer of a search by meaning: the nearest papers to the text.
+
+    Args:
+        query: the cleaned search text, not blank.
+        category: keep papers carrying this category; None or "" for all.
+        year: keep papers first published this year; None for all.
+
+    Returns:
+        As :func:`search_head`: at most :data:`wovepaper.semantic.SEMANTIC_LIMIT`
+        ids nearest first, ``count`` their number, ``count_is`` "nearest", and
+        the primary categories of the nearest papers (any category) with counts.
+
+    Raises:
+        ImproperlyConfigured: the embedding model is missing.
+    """
+    chosen, primaries = _semantic(query, category=category, year=year)
+    return {
+        "ids": chosen,
+        "count": len(chosen),
+        "count_is": "nearest",
+        "categories": _facets(primaries.values()),
+    }
+
+
+def hybrid_head(*, query: str, category: str | None, year: int | None) -> dict:
+    """Keyword and semantic rankings fused by reciprocal rank fusion.
+
+    The keyword head (:func:`search_head`, up to :data:`SEARCH_SAMPLE`) and the
+    nearest papers (:func:`semantic_head`) are fused with
+    :func:`wovepaper.semantic.rank_fusion`: a paper both rank high comes first,
+    and a paper only one of them finds still appears (a paraphrase, a synonym,
+    a misspelling keyword search misses).
+
+    Returns:
+        As :func:`search_head`. ``count`` is the keyword matches plus the
+        nearest papers keyword search did not find; ``count_is`` is the
+        keyword head's ("about" and "more" stay so); ``by_words`` is the
+        keyword count alone. Category counts add the
+        nearest papers' primaries to the keyword counts when those are exact.
+
+    Raises:
+        SearchQueryError: as :func:`search_head`.
+        ImproperlyConfigured: the embedding model is missing.
+    """
+    words = search_head(query=query, category=category, year=year)
+    chosen, primaries = _semantic(query, category=category, year=year)
+    found = set(words["ids"])
+    extra = [pk for pk in chosen if pk not in found]
+    ids = rank_fusion([words["ids"], chosen])[:SEARCH_SAMPLE]
+    exact = all(n is not None for _, n in words["categories"])
+    counts = Counter({name: n for name, n in words["categories"] if n is not None})
+    known = {name for name, _ in words["categories"]}
+    if exact:
+        counts.update(primaries[pk] for pk in primaries if pk not in found)
+        categories = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    else:
+        categories = list(words["categories"]) + [
+            (name, None) for name, _ in _facets(primaries.values()) if name not in known
+        ]
+    return {
+        "ids": ids,
+        "count": words["count"] + len(extra),
+        "count_is": words["count_is"],
+        "categories": categories,
+        "by_words": words["count"],
     }

@@ -293,3 +293,29 @@ def rank_fusion(rankings: Sequence[Sequence[int]], *, k: int = RRF_K) -> list[in
             scores[pk] = scores.get(pk, 0.0) + 1.0 / (k + rank)
             first.setdefault(pk, (which, rank))
     return sorted(scores, key=lambda pk: (-scores[pk], first[pk]))
+
+
+# Similar papers a paper page lists.
+SIMILAR_ON_PAGE = 5
+
+
+def similar_papers(*, paper: Paper, limit: int = SIMILAR_ON_PAGE) -> list[Paper]:
+    """The visible papers most similar to a paper, as Paper rows, nearest first.
+
+    Args:
+        paper: any paper.
+        limit: most papers returned.
+
+    Returns:
+        Papers (title, ids, dates and categories loaded; no abstract), each with
+        ``similarity``, the cosine similarity in [-1, 1]; empty when the paper
+        is not embedded yet.
+    """
+    ranked = paper_similar(paper=paper, limit=limit)
+    rows = Paper.objects.in_bulk([pk for pk, _ in ranked])
+    out = []
+    for pk, similarity in ranked:
+        if pk in rows:
+            rows[pk].similarity = similarity
+            out.append(rows[pk])
+    return out

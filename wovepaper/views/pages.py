@@ -30,6 +30,7 @@ from wovepaper import profile, selectors
 from wovepaper.cache import researcher_key, researcher_version
 from wovepaper.identifiers import ARXIV_CATEGORY
 from wovepaper.models import Paper, Researcher
+from wovepaper.semantic import similar_papers
 from wovepaper.text import latex_to_text
 from wovepaper.views import page_cache
 
@@ -103,7 +104,8 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def paper_detail(request: HttpRequest, ref: str) -> HttpResponse:
-    """A paper: title, authors in order with their researchers, abstract, links.
+    """A paper: title, authors in order with their researchers, abstract, links,
+    and the papers most similar in meaning (:func:`wovepaper.semantic.similar_papers`).
 
     ``ref`` is ``<arXiv id>-<slug>`` (new or old style), ``<our id>-<slug>`` for a
     paper without an arXiv id, either without the slug or with a version, or a
@@ -135,6 +137,7 @@ def paper_detail(request: HttpRequest, ref: str) -> HttpResponse:
             "byline": byline,
             "canonical_url": request.build_absolute_uri(canonical),
             "json_ld": _paper_json_ld(request, paper, byline),
+            "similar": similar_papers(paper=paper),
         },
     )
 

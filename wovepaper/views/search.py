@@ -11,30 +11,34 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
 from wovepaper.cache import researchers_version, searches_version
-from wovepaper.identifiers import ARXIV_CATEGORY
 from wovepaper.profile import paper_rows_by_id
 from wovepaper.search import (
     SearchQueryError,
     only_common_words,
     paper_named_by,
     researchers_named,
+    search_filters,
     search_results,
 )
-from wovepaper.selectors import category_spelled
+from wovepaper.semantic import BAD_MODE, DEFAULT_MODE, MODES
 from wovepaper.views import page_cache
 
 PAGE_SIZE = 24
+# The search modes the form offers, with their labels (wovepaper.semantic.MODES).
+MODE_CHOICES = (
+    ("hybrid", "words and meaning"),
+    ("keyword", "words only"),
+    ("semantic", "meaning only"),
+)
 # Researchers shown above the papers (first page only).
 RESEARCHER_COUNT = 10
 # Categories offered by the filter's select (the results' commonest).
 CATEGORY_CHOICES = 20
 # arXiv categories: ``hep-th``, ``cond-mat.str-el``, ``cs.LG`` (at most 40 chars,
 # the length of Paper.primary_category).
-BAD_CATEGORY = "The category is not an arXiv category name (such as hep-th or cs.LG)."
-BAD_YEAR = "The year must be a number from 1 to 9999."
 # The query parameters the page reads: a stateless visitor's page asked with
 # these alone is cached whole (wovepaper.views.page_cache).
-PAGE_PARAMETERS = frozenset({"q", "category", "year", "page"})
+PAGE_PARAMETERS = frozenset({"q", "category", "year", "page", "mode"})
 # How long a rendered search page is reused for stateless visitors (seconds), under
 # every researcher's cache version and the searches' (a curation change or a
 # curator's paper edit shows at once). What a harvest changes in the papers
@@ -50,34 +54,6 @@ def _with_other_variants(researchers: list) -> list:
     for r in researchers:
         r.other_variants = [v for v in r.name_variants if v != r.display_name][:5]
     return researchers
-
-
-def _filters(request: HttpRequest) -> tuple[str, int | None, list[str]]:
-    """The category and year filters of the request, and what is wrong with them.
-
-    Returns:
-        ``(category or "", year or None, error messages)``.
-    """
-    errors = []
-    category = request.GET.get("category", "").strip()
-    if category and not ARXIV_CATEGORY.fullmatch(category):
-        errors.append(BAD_CATEGORY)
-        category = ""
-    elif category:
-        category = category_spelled(category)
-    year_text = request.GET.get("year", "").strip()
-    year = None
-    if year_text:
-        if (
-            len(year_text) <= 4
-            and year_text.isascii()
-            and year_text.isdigit()
-            and 1 <= int(year_text) <= 9999
-        ):
-            year = int(year_text)
-        else:
-            errors.append(BAD_YEAR)
-    return category, year, errors
 
 
 def _category_choices(
@@ -113,7 +89,11 @@ def _page_number(text: str) -> int:
 
 @require_safe
 def search(request: HttpRequest) -> HttpResponse:
-    """GET ``/search/?q=...&category=...&year=...&page=N``.
+    """GET ``/search/?q=...&category=...&year=...&mode=...&page=N``.
+
+    ``mode`` is ``hybrid`` (the default: keyword and semantic rankings fused),
+    ``keyword`` or ``semantic`` (:func:`wovepaper.search.search_results`); an
+    unknown mode is a 400 with the reason.
 
     Researchers whose name is like the text (first page only, at most
     :data:`RESEARCHER_COUNT`), then the matching papers, :data:`PAGE_SIZE` a page,
@@ -139,10 +119,19 @@ def search(request: HttpRequest) -> HttpResponse:
         if cached is not None:
             return cached
     query = request.GET.get("q", "")
-    category, year, errors = _filters(request)
+    category, year, errors = search_filters(request.GET)
+    mode = request.GET.get("mode", "").strip().lower() or DEFAULT_MODE
+    if mode not in MODES:
+        errors.append(BAD_MODE)
+        mode = DEFAULT_MODE
     kept = {
         name: value
-        for name, value in (("q", query), ("category", category), ("year", year))
+        for name, value in (
+            ("q", query),
+            ("category", category),
+            ("year", year),
+            ("mode", "" if mode == DEFAULT_MODE else mode),
+        )
         if value
     }
     context = {
@@ -154,6 +143,8 @@ def search(request: HttpRequest) -> HttpResponse:
             reverse("search") + (f"?{urlencode(kept)}" if kept else "")
         ),
         "errors": errors,
+        "mode": mode,
+        "modes": MODE_CHOICES,
         # Until the results name theirs, the select offers the chosen category.
         "categories": [(category, None)] if category else [],
     }
@@ -170,6 +161,7 @@ def search(request: HttpRequest) -> HttpResponse:
                 number=_page_number(number),
                 size=PAGE_SIZE,
                 version=searches,
+                mode=mode,
             )
             # The page object only carries the numbers; the rows come by id.
             page = Paginator(range(result["listed"]), PAGE_SIZE).get_page(
@@ -181,6 +173,9 @@ def search(request: HttpRequest) -> HttpResponse:
                 page=page,
                 found=f"{result['count']:,}",
                 found_is=result["count_is"],
+                answered_by=result["mode"],
+                by_words=f"{result['by_words'] or 0:,}",
+                near_only=f"{result['count'] - (result['by_words'] or 0):,}",
                 found_all=result["count_is"] == "exact"
                 and result["count"] == result["listed"],
                 listed=f"{result['listed']:,}",
