@@ -277,3 +277,17 @@ PROPOSAL_DECIDED = _problem(
 CLAIM_DUPLICATE = _problem(
     409, "you already have a pending claim on researcher 1", "curation-conflict"
 )
+
+# One paper of /api/papers/<id>/similar/ (a list, most similar first).
+SIMILAR_PAPER = {**PAPER_REF, "similarity": 0.648}
+
+# /api/search/papers/?q=spin+qubits&mode=hybrid
+PAPER_SEARCH = {
+    "query": "spin qubits",
+    "mode": "hybrid",
+    "count": 103,
+    "count_is": "exact",
+    "page": 1,
+    "pages": 5,
+    "results": [PAPER_REF],
+}

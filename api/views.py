@@ -446,9 +446,10 @@ class PaperSimilarView(APIView):
         ],
         responses={
             200: SimilarPaperSerializer(many=True),
-            400: _problem(400, "`limit` is not a whole number from 1 to 50."),
-            404: OpenApiResponse(description="No visible paper has that id."),
+            **_problem(400, "`limit` is not a whole number from 1 to 50."),
+            **_problem(404, "No visible paper has that id."),
         },
+        examples=[_example("Similar to arXiv 0704.0001", examples.SIMILAR_PAPER)],
     )
     def get(self, request: Request, pk: str) -> Response:
         """Visible papers most similar to this one (title and abstract
@@ -511,8 +512,9 @@ class PaperSearchView(APIView):
         ],
         responses={
             200: PaperSearchSerializer,
-            400: _problem(400, "The text, mode, category, year or page is invalid."),
+            **_problem(400, "The text, mode, category, year or page is invalid."),
         },
+        examples=[_example("Hybrid search", examples.PAPER_SEARCH)],
     )
     def get(self, request: Request) -> Response:
         """One page of papers for a search text, best first."""

@@ -182,13 +182,16 @@ def nearest(
     if connection.vendor != "postgresql":
         return _nearest_exact(papers, vector, limit)
     with transaction.atomic(), connection.cursor() as cursor:
+        # Both for this transaction only (SET LOCAL), in one statement. With a
+        # filter, the index scan goes on until enough papers pass it.
         cursor.execute(
-            "SET LOCAL hnsw.ef_search = %s",
-            [max(int(settings.SEMANTIC_EF_SEARCH), limit)],
+            "SELECT set_config('hnsw.ef_search', %s, true), "
+            "set_config('hnsw.iterative_scan', %s, true)",
+            [
+                str(max(int(settings.SEMANTIC_EF_SEARCH), limit)),
+                "relaxed_order" if category or year is not None else "off",
+            ],
         )
-        if category or year is not None:
-            # Keep scanning the index until the filter has let enough through.
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         rows = list(
             papers.annotate(distance=CosineDistance("embedding__vector", vector))
             .order_by("distance")

@@ -23,6 +23,7 @@ from wovepaper import search
 from wovepaper.cache import researchers_changed
 from wovepaper.models import Paper, Researcher
 from wovepaper.selectors import paper_list
+from wovepaper.semantic import embeddings_refresh
 
 pytestmark = pytest.mark.django_db
 
@@ -354,8 +355,9 @@ def test_search_page_query_count_is_flat(client, django_assert_num_queries):
 
     make(5, "Quasar")
     make(50, "Pulsar")
+    embeddings_refresh()
     counts = []
-    for params in ({}, {"category": "hep-th"}):
+    for params in ({"mode": "keyword"}, {"mode": "keyword", "category": "hep-th"}):
         for word in ("quasar", "pulsar"):
             with CaptureQueriesContext(connection) as queries:
                 response = client.get("/search/", {"q": word, **params})
@@ -379,13 +381,24 @@ def test_search_page_query_count_is_flat(client, django_assert_num_queries):
     # ranked head and the researchers come from the cache: the rows with their
     # bylines.
     with CaptureQueriesContext(connection) as queries:
-        again = client.get("/search/", {"q": "pulsar"})
+        again = client.get("/search/", {"q": "pulsar", "mode": "keyword"})
     assert len(queries) == 0
     assert again.context is None  # no template rendered
     assert "Pulsar Person" in again.content.decode()
     with CaptureQueriesContext(connection) as queries:
-        client.get("/search/", {"q": "pulsar", "utm_source": "x"})
+        client.get("/search/", {"q": "pulsar", "mode": "keyword", "utm_source": "x"})
     assert len(queries) == 1
+    # A hybrid search (the default) adds the nearest papers (savepoint, the
+    # HNSW parameters, the read, release) and their primary categories; its
+    # researchers come from the cache the keyword searches filled. As flat,
+    # whatever the matches.
+    hybrid = []
+    for word in ("quasar", "pulsar"):
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get("/search/", {"q": word})
+        assert response.context["answered_by"] == "hybrid"
+        hybrid.append(len(queries))
+    assert hybrid == [counts[0] + 4, counts[1] + 4]
 
 
 def test_cached_search_page_shows_a_curation_change_at_once(client):
