@@ -7,6 +7,7 @@ A parser turns one raw record (one ``.abs`` file, one OAI-PMH ``<record>``) into
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
@@ -262,19 +263,33 @@ _SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 _UNCLEAN_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 
+def _unclean(text: str) -> bool:
+    """Whether :func:`clean_text` would change the text (one scan and the
+    quick NFC check, usually)."""
+    return bool(_UNCLEAN_RE.search(text)) or not unicodedata.is_normalized("NFC", text)
+
+
 def clean_text(text: str) -> str:
-    """Make source text safe to store and show.
+    """Make source text safe to store and show, in one Unicode form.
+
+    Sources send both Unicode forms: OpenAlex's ``raw_author_name`` may hold
+    "Kostic" followed by U+0301 (NFD) where arXiv's LaTeX gives "Kostić" (NFC).
+    Every text field of a record goes through here at the record boundary, so
+    name keys, search and display agree whatever form a source sent.
 
     Args:
         text: any string from a source (title, name, payload, file name).
 
     Returns:
-        The text with control characters removed and lone surrogates replaced by
-        U+FFFD, so it encodes as UTF-8 and PostgreSQL accepts it.
+        The text with control characters removed, lone surrogates replaced by
+        U+FFFD (so it encodes as UTF-8 and PostgreSQL accepts it), in Unicode
+        normalisation form C (Unicode Standard Annex #15; the W3C's
+        "Character Model for the World Wide Web: String Matching" asks for NFC).
     """
-    if not _UNCLEAN_RE.search(text):
-        return text  # the usual case, found by one scan
-    return _SURROGATE_RE.sub("\ufffd", _CONTROL_RE.sub("", text))
+    if not _unclean(text):
+        return text  # the usual case
+    text = _SURROGATE_RE.sub("\ufffd", _CONTROL_RE.sub("", text))
+    return unicodedata.normalize("NFC", text)
 
 
 # The fields of each record class that hold text (str, or tuples and lists of str).
@@ -283,7 +298,8 @@ _TEXT_FIELDS: dict[type, tuple[str, ...]] = {}
 
 def _cleaned_fields(item) -> dict:
     """The text fields of a record whose value :func:`clean_text` changes, with
-    their cleaned values (usually none: one regex scan a string). Lists of
+    their cleaned values (usually none: one regex scan and one NFC quick check
+    a string). Lists of
     records inside (versions, institutions) are cleaned the same way."""
     names = _TEXT_FIELDS.get(type(item))
     if names is None:
@@ -294,11 +310,11 @@ def _cleaned_fields(item) -> dict:
     for name in names:
         value = getattr(item, name)
         if isinstance(value, str):
-            if _UNCLEAN_RE.search(value):
+            if _unclean(value):
                 out[name] = clean_text(value)
         elif isinstance(value, tuple | list) and value:
             if all(isinstance(v, str) for v in value):
-                if any(_UNCLEAN_RE.search(v) for v in value):
+                if any(_unclean(v) for v in value):
                     out[name] = type(value)(clean_text(v) for v in value)
             elif all(is_dataclass(v) for v in value):  # versions, institutions
                 inner = [_cleaned_fields(v) for v in value]
