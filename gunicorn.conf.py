@@ -37,3 +37,7 @@ max_requests_jitter = 500
 # benchmarks do, so writing the log does not count in their figures).
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-") or None
 errorlog = "-"
+# A web worker embeds only short search texts, one request at a time: one
+# onnxruntime thread each (wovepaper.embeddings). With every worker using
+# every core, three workers' threads would fight over two cores.
+os.environ.setdefault("EMBEDDING_THREADS", "1")

@@ -16,8 +16,13 @@ requests a second for ``--seconds`` per scenario:
 - random researcher pages (of 30,000),
 - random paper pages,
 - search (``/search/?q=``, one or two real title words, or a family name):
-  2,000 distinct queries (every one ranked cold), and 500 queries asked with
-  Zipf weights over pages 1 to 3 (as readers repeat and page).
+  2,000 distinct queries (every one ranked cold) in each mode (``hybrid``, the
+  default, ``keyword`` and ``semantic``, each with its own queries), and 500
+  queries asked with Zipf weights over pages 1 to 3 (as readers repeat and
+  page).
+
+Every paper has an embedding (:func:`add_embeddings`: a real record's, with
+noise) in the HNSW index, whose recall@10 against an exact scan is printed.
 
 Prints p50, p99 and max in milliseconds, errors and the p99 ratio to the
 baseline. The load generator shares the 2 cores with the server, so the figures
@@ -109,6 +114,101 @@ def add_prolific_researcher(rng: random.Random) -> int:
     return r.pk
 
 
+# Noise added to a real paper's embedding to make a bench paper's (per
+# dimension, before normalising): its cosine to the real one is about 0.85, so
+# the 100,000 vectors spread around the real records' topics as papers do.
+EMBEDDING_NOISE = 0.03
+
+
+def add_embeddings(rng: random.Random) -> dict:
+    """Give every bench paper an embedding and build the HNSW index; the timings.
+
+    The bench papers' texts are real sentences drawn at random
+    (bench/search.py), which would take an hour to embed on two cores; each
+    instead gets the embedding of a real record (the model run on its title and
+    abstract) plus Gaussian noise (:data:`EMBEDDING_NOISE`), normalised. The
+    HNSW index is dropped while the rows are copied in, then built once
+    (pgvector README: "Index build time": faster than inserting into it).
+    """
+    import numpy as np
+
+    from wovepaper import embeddings
+    from wovepaper.models import Paper
+
+    search_bench = _search_bench()
+    records = search_bench.real_records()
+    t0 = time.perf_counter()
+    real = embeddings.embed(
+        [embeddings.paper_text(r.title, r.abstract) for r in records]
+    )
+    embedded = time.perf_counter() - t0
+    ids = list(Paper.objects.order_by("pk").values_list("pk", flat=True))
+    np_rng = np.random.default_rng(rng.randrange(2**32))
+    index = "wovepaper_paperembedding_vector_hnsw"
+    t0 = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP INDEX IF EXISTS {index}")
+        with cursor.cursor.copy(
+            "COPY wovepaper_paperembedding "
+            "(paper_id, vector, model, text_sha256, embedded_at) FROM STDIN"
+        ) as copy:
+            for start in range(0, len(ids), 5000):
+                chunk = ids[start : start + 5000]
+                picks = np_rng.integers(0, len(real), len(chunk))
+                vectors = real[picks] + np_rng.normal(
+                    0, EMBEDDING_NOISE, (len(chunk), real.shape[1])
+                ).astype(np.float32)
+                vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+                for pk, vector in zip(chunk, vectors, strict=True):
+                    text = "[" + ",".join(f"{x:.6f}" for x in vector) + "]"
+                    copy.write_row(
+                        (pk, text, embeddings.MODEL_NAME, "bench", "2026-01-01")
+                    )
+    copied = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '2GB'")
+        cursor.execute(
+            f"CREATE INDEX {index} ON wovepaper_paperembedding "
+            "USING hnsw (vector vector_cosine_ops)"
+        )
+        cursor.execute("VACUUM ANALYZE wovepaper_paperembedding")
+    built = time.perf_counter() - t0
+    print(
+        f"embeddings: {len(records)} real records embedded in {embedded:.0f} s "
+        f"({len(records) / embedded:.1f} papers/s), {len(ids)} rows copied in "
+        f"{copied:.0f} s, HNSW index built in {built:.0f} s"
+    )
+    return {"real": len(records)}
+
+
+def hnsw_recall(words: dict, queries: int = 200) -> float:
+    """Recall@10 of the HNSW search against an exact scan of every vector, for
+    ``queries`` search texts of the pages bench (at ``SEMANTIC_EF_SEARCH``)."""
+    import numpy as np
+
+    from wovepaper.models import PaperEmbedding
+    from wovepaper.semantic import nearest, query_vector
+
+    rows = PaperEmbedding.objects.filter(paper__hidden=False).values_list(
+        "paper_id", "vector"
+    )
+    ids, vectors = [], []
+    for pk, vector in rows.iterator(chunk_size=10_000):
+        ids.append(pk)
+        vectors.append(np.asarray(vector, dtype=np.float32))
+    ids, matrix = np.array(ids), np.stack(vectors)
+    rng = random.Random(23)
+    found = []
+    for _ in range(queries):
+        text = " ".join(rng.sample(words["title_words"], rng.choice((1, 2, 3))))
+        vector = query_vector(text)
+        exact = set(ids[np.argsort(-(matrix @ vector))[:10]].tolist())
+        approximate = {pk for pk, _ in nearest(vector=vector, limit=10)}
+        found.append(len(exact & approximate) / 10)
+    return statistics.mean(found)
+
+
 def open_corpus(
     *, keep: bool, papers: int = 100_000, researchers: int = 30_000
 ) -> tuple[list, int, dict]:
@@ -136,15 +236,20 @@ def open_corpus(
         # rollbacks (the default) would take many minutes.
         serialized_aliases=set(),
     )
+    from wovepaper.models import PaperEmbedding
+
     words = search_bench.word_pool()
     built = Researcher.objects.filter(display_name="Bench Thousand").first()
     if built is not None:
         print(f"reusing {Paper.objects.count()} papers")
+        if not PaperEmbedding.objects.exists():  # a database kept before issue 51
+            add_embeddings(random.Random(29))
         return old, built.pk, words
     t0 = time.perf_counter()
     rng = random.Random(13)
     search_bench.build(papers, researchers, words, rng)
     prolific = add_prolific_researcher(rng)
+    add_embeddings(rng)
     print(f"built in {time.perf_counter() - t0:.0f} s")
     return old, prolific, words
 
@@ -218,18 +323,37 @@ def main() -> None:
             p.get_absolute_url()
             for p in Paper.objects.order_by("?").only("arxiv_id", "slug")[:3000]
         ]
-        queries = [
-            " ".join(rng.sample(words["title_words"], rng.choice((1, 2))))
-            for _ in range(1500)
-        ] + [rng.choice(words["families"]) for _ in range(500)]
+
+        def distinct() -> list[str]:
+            return [
+                " ".join(rng.sample(words["title_words"], rng.choice((1, 2))))
+                for _ in range(1500)
+            ] + [rng.choice(words["families"]) for _ in range(500)]
+
+        # Each search scenario asks its own queries, so none finds the heads or
+        # the query embeddings another one cached.
+        queries, by_words, by_meaning = distinct(), distinct(), distinct()
+        print(
+            f"HNSW recall@10 against the exact scan of {Paper.objects.count()} "
+            f"vectors: {hnsw_recall(words):.3f}"
+        )
         scenarios = {
             "robots.txt (baseline)": ["/robots.txt"],
             f"researcher, {THOUSAND} papers": [page],
             f"  varied ({len(thousand)} URLs)": thousand,
             "random researcher": others,
             "random paper": papers,
-            "search, 2,000 distinct": [
+            # The default mode is hybrid: the keyword head, the query's
+            # embedding (a few ms of one core) and the HNSW search.
+            "search (hybrid), 2,000 distinct": [
                 f"/search/?{urlencode({'q': q})}" for q in queries
+            ],
+            "search keyword, 2,000 distinct": [
+                f"/search/?{urlencode({'q': q, 'mode': 'keyword'})}" for q in by_words
+            ],
+            "search semantic, 2,000 distinct": [
+                f"/search/?{urlencode({'q': q, 'mode': 'semantic'})}"
+                for q in by_meaning
             ],
             # Readers repeat queries: 500 of them drawn with Zipf weights (the
             # k-th most asked 1/k as often as the first), pages 1 to 3.
