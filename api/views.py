@@ -61,7 +61,12 @@ from wovepaper import cache as site_cache
 from wovepaper import profile, selectors
 from wovepaper import services as core_services
 from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
-from wovepaper.search import SearchQueryError, search_filters, search_results
+from wovepaper.search import (
+    SearchQueryError,
+    paper_named_by,
+    search_filters,
+    search_results,
+)
 from wovepaper.semantic import DEFAULT_MODE, MODES, similar_papers
 
 # A cached researcher response lives at most this long (seconds) even if no bump
@@ -517,7 +522,8 @@ class PaperSearchView(APIView):
         examples=[_example("Hybrid search", examples.PAPER_SEARCH)],
     )
     def get(self, request: Request) -> Response:
-        """One page of papers for a search text, best first."""
+        """One page of papers for a search text, best first; a text that is an
+        arXiv id or a DOI answers its paper alone."""
         query = request.query_params.get("q", "")
         mode = request.query_params.get("mode", "").strip().lower() or DEFAULT_MODE
         category, year, errors = search_filters(request.query_params)
@@ -535,6 +541,20 @@ class PaperSearchView(APIView):
             problems["page"] = "a whole number from 1"
         if problems:
             raise ValidationError(problems)
+        named = paper_named_by(query)
+        if named is not None and not category and not year:
+            # An arXiv id or a DOI names its paper, as on the search page.
+            return Response(
+                {
+                    "query": " ".join(query.split()),
+                    "mode": mode,
+                    "count": 1,
+                    "count_is": "exact",
+                    "page": 1,
+                    "pages": 1,
+                    "results": PaperRefSerializer([named], many=True).data,
+                }
+            )
         try:
             result = search_results(
                 query=query,

@@ -56,8 +56,9 @@ BAD_MODE = "The search mode must be hybrid, keyword or semantic."
 def embeddings_refresh(
     *,
     papers: QuerySet[Paper] | None = None,
-    chunk: int = REFRESH_CHUNK,
+    chunk: int | None = None,
     progress: Callable[[int], None] | None = None,
+    most: int | None = None,
 ) -> dict[str, int]:
     """Embed the papers whose title or abstract changed since their last embedding.
 
@@ -69,11 +70,15 @@ def embeddings_refresh(
     Args:
         papers: the papers to consider (any filter; hidden ones included, as
             search hides them itself); None for every paper.
-        chunk: papers read and embedded per transaction (at least 1).
+        chunk: papers read and embedded per transaction (at least 1; None:
+            :data:`REFRESH_CHUNK`).
         progress: called with the number of papers considered in each chunk.
+        most: stop after the chunk in which this many papers were embedded
+            (a task's share of a large harvest; None: no bound).
 
     Returns:
-        ``{"papers": considered, "embedded": new or changed, "unchanged": n}``.
+        ``{"papers": considered, "embedded": new or changed, "unchanged": n,
+        "more": 1 when it stopped at ``most`` with papers left, else 0}``.
 
     Raises:
         ImproperlyConfigured: the embedding model is missing
@@ -81,9 +86,13 @@ def embeddings_refresh(
     """
     papers = Paper.objects.all() if papers is None else papers
     ids = list(papers.order_by("pk").values_list("pk", flat=True))
-    counts = {"papers": 0, "embedded": 0, "unchanged": 0}
-    for start in range(0, len(ids), max(1, chunk)):
-        batch = ids[start : start + max(1, chunk)]
+    counts = {"papers": 0, "embedded": 0, "unchanged": 0, "more": 0}
+    step = max(1, chunk or REFRESH_CHUNK)
+    for start in range(0, len(ids), step):
+        if most is not None and counts["embedded"] >= most:
+            counts["more"] = 1
+            break
+        batch = ids[start : start + step]
         counts = _refresh_chunk(batch, counts)
         if progress:
             progress(len(batch))
@@ -182,15 +191,13 @@ def nearest(
     if connection.vendor != "postgresql":
         return _nearest_exact(papers, vector, limit)
     with transaction.atomic(), connection.cursor() as cursor:
-        # Both for this transaction only (SET LOCAL), in one statement. With a
-        # filter, the index scan goes on until enough papers pass it.
+        # Both for this transaction only (SET LOCAL), in one statement. Every
+        # search filters (hidden papers at least): the index scan goes on until
+        # enough papers pass the filter.
         cursor.execute(
             "SELECT set_config('hnsw.ef_search', %s, true), "
-            "set_config('hnsw.iterative_scan', %s, true)",
-            [
-                str(max(int(settings.SEMANTIC_EF_SEARCH), limit)),
-                "relaxed_order" if category or year is not None else "off",
-            ],
+            "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+            [str(max(int(settings.SEMANTIC_EF_SEARCH), limit))],
         )
         rows = list(
             papers.annotate(distance=CosineDistance("embedding__vector", vector))

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 
 from celery import shared_task
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
 from wovepaper.celery import TRANSIENT
 from wovepaper.digest import digest_send
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, name="wovepaper.digest_send")
@@ -50,7 +55,10 @@ def embeddings_refresh_task(
 
     Idempotent: unchanged papers are skipped
     (:func:`wovepaper.semantic.embeddings_refresh`), so a redelivered task
-    embeds nothing twice.
+    embeds nothing twice. It embeds at most ``settings.EMBED_TASK_MOST`` papers
+    (about 25 papers/s on two cores) and queues itself again for the rest. A
+    missing model is logged as an error and embeds nothing: the harvest that
+    queued it stands.
 
     Args:
         paper_ids: the papers to consider; None with ``changed_since`` None for
@@ -59,7 +67,8 @@ def embeddings_refresh_task(
             harvest run's start) are considered.
 
     Returns:
-        The service's counts: papers considered, embedded, unchanged.
+        The service's counts: papers considered, embedded, unchanged, more
+        (1 when the rest was queued); ``error`` 1 when the model is missing.
     """
     from wovepaper.models import Paper
     from wovepaper.semantic import embeddings_refresh
@@ -69,4 +78,17 @@ def embeddings_refresh_task(
         papers = papers.filter(pk__in=paper_ids)
     if changed_since:
         papers = papers.filter(modified__gte=dt.datetime.fromisoformat(changed_since))
-    return embeddings_refresh(papers=papers)
+    try:
+        counts = embeddings_refresh(papers=papers, most=settings.EMBED_TASK_MOST)
+    except ImproperlyConfigured as exc:
+        # The harvest stands without its embeddings; embed_papers fills them in
+        # once the model is in place.
+        logger.error("embedding skipped: %s", exc)
+        return {"papers": 0, "embedded": 0, "unchanged": 0, "more": 0, "error": 1}
+    if counts["more"]:
+        # Stay well inside the task time limit: the rest in a task of its own
+        # (what this one embedded is skipped there as unchanged).
+        self.apply_async(
+            kwargs={"paper_ids": paper_ids, "changed_since": changed_since}
+        )
+    return counts

@@ -17,6 +17,7 @@ from harvest import services
 from harvest.tasks import harvest_arxiv_files_task
 from wovepaper import embeddings, semantic
 from wovepaper.models import Paper, PaperEmbedding
+from wovepaper.tasks import embeddings_refresh_task
 
 pytestmark = pytest.mark.django_db
 
@@ -105,7 +106,12 @@ def test_a_missing_model_folder_is_named(tmp_path, settings):
 
 def test_refresh_embeds_each_real_paper_once_and_again_when_its_text_changes(corpus):
     papers, counts = corpus
-    assert counts == {"papers": len(papers), "embedded": len(papers), "unchanged": 0}
+    assert counts == {
+        "papers": len(papers),
+        "embedded": len(papers),
+        "unchanged": 0,
+        "more": 0,
+    }
     assert PaperEmbedding.objects.count() == len(papers) >= 80
     row = PaperEmbedding.objects.get(paper=papers["0704.0285"])
     assert row.model == embeddings.MODEL_NAME
@@ -114,6 +120,7 @@ def test_refresh_embeds_each_real_paper_once_and_again_when_its_text_changes(cor
         "papers": len(papers),
         "embedded": 0,
         "unchanged": len(papers),
+        "more": 0,
     }
     Paper.objects.filter(pk=papers["0704.0285"].pk).update(abstract="Changed.")
     again = semantic.embeddings_refresh()
@@ -225,6 +232,9 @@ def test_search_api_answers_each_mode_and_refuses_bad_ones(client, corpus):
     assert client.get("/api/search/papers/", {"q": PARAPHRASE}).json()["mode"] == (
         "hybrid"
     )
+    named = client.get("/api/search/papers/", {"q": "arXiv:0704.0285v1"}).json()
+    assert [r["arxiv_id"] for r in named["results"]] == ["0704.0285"]
+    assert named["count"] == 1
     bad = client.get("/api/search/papers/", {"q": "", "mode": "fuzzy", "page": "0"})
     assert bad.status_code == 400
     assert set(bad.json()["errors"]) == {"q", "mode", "page"}
@@ -297,6 +307,38 @@ def test_a_harvest_queues_the_embedding_of_its_papers(
         again = harvest_arxiv_files_task.delay(str(tmp_path), then_match=False).get()
     assert again["embedding_task"] == ""  # nothing created or changed
     assert not queued
+
+
+def test_an_embedding_task_queues_the_rest_past_its_share(
+    arxiv_dir, tmp_path, memo, settings, monkeypatch
+):
+    for arxiv_id in CORPUS[:40]:
+        (tmp_path / f"{arxiv_id}.abs").symlink_to(
+            (arxiv_dir / PAPERS / f"{arxiv_id}.abs").resolve()
+        )
+    services.harvest_arxiv_files(root=tmp_path)
+    monkeypatch.setattr(semantic, "REFRESH_CHUNK", 8)
+    settings.EMBED_TASK_MOST = 10
+    # Two chunks of 8 pass the share of 10: the task stops and queues itself
+    # (eagerly here), which embeds the other 24 and skips the first 16.
+    first = embeddings_refresh_task.delay().get()
+    assert (first["embedded"], first["more"]) == (16, 1)
+    assert PaperEmbedding.objects.count() == Paper.objects.count() == 40
+
+
+def test_an_embedding_task_without_the_model_leaves_the_harvest_standing(
+    arxiv_dir, tmp_path, settings
+):
+    for arxiv_id in GRAPHENE:
+        (tmp_path / f"{arxiv_id}.abs").symlink_to(
+            (arxiv_dir / PAPERS / f"{arxiv_id}.abs").resolve()
+        )
+    services.harvest_arxiv_files(root=tmp_path)
+    settings.EMBEDDING_MODEL_DIR = tmp_path / "gone"
+    counts = embeddings_refresh_task.delay().get()
+    assert counts["error"] == 1
+    assert Paper.objects.count() == 2
+    assert not PaperEmbedding.objects.exists()
 
 
 def test_title_similarity_for_the_matching_engine(corpus):

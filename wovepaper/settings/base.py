@@ -280,6 +280,9 @@ CELERY_TASK_ROUTES = {
     "curation.notify_followers": {"queue": "notifications"},
     "curation.researcher_caches": {"queue": "notifications"},
     "wovepaper.digest_send": {"queue": "notifications"},
+    # CPU-bound minutes after a large harvest: the general workers' queue, so
+    # neither the harvester nor matching waits on it.
+    "wovepaper.embeddings_refresh": {"queue": "celery"},
 }
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 1800)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 1900)
@@ -430,6 +433,9 @@ EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0)
 # Queue the embedding of a harvest run's new and changed papers when it ends
 # (wovepaper.tasks.embeddings_refresh_task); `manage.py embed_papers` backfills.
 EMBED_AFTER_HARVEST = env_bool("EMBED_AFTER_HARVEST", True)
+# Most papers one embedding task embeds before queueing the rest as another task:
+# 5,000 take about 200 s on two cores, well inside CELERY_TASK_SOFT_TIME_LIMIT.
+EMBED_TASK_MOST = env_int("EMBED_TASK_MOST", 5000)
 # HNSW candidate list of a semantic search (pgvector's hnsw.ef_search; its default
 # is 40). Larger finds more of the exact nearest papers and costs more.
 SEMANTIC_EF_SEARCH = env_int("SEMANTIC_EF_SEARCH", 100)
