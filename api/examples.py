@@ -82,6 +82,7 @@ PAPER = {
         },
     ],
     "authors_truncated": False,
+    "authors_incomplete": False,
 }
 
 PAPER_REF = {

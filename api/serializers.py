@@ -128,6 +128,7 @@ class PaperSerializer(SparseFieldsMixin, serializers.ModelSerializer):
             "report_no",
             "license",
             "withdrawn",
+            "authors_incomplete",
             "cited_by_count",
             "abs_url",
             "pdf_url",

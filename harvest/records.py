@@ -137,6 +137,12 @@ class PaperRecord:
             ``is-referenced-by-count``, OpenAlex ``cited_by_count``), or None.
         openalex_id: the OpenAlex work id (``W2741809807``) or "".
         s2_id: the Semantic Scholar paperId (40 hex characters) or "".
+        authors_incomplete: the source says its byline lists only some of the
+            authors (arXiv's "et al.", "and others", "additional authors not
+            shown").
+        review_flags: what a curator should look at in this record, e.g.
+            ``"possible repeated author"``
+            (:mod:`harvest.sources.repeated_authors`).
     """
 
     source: str
@@ -162,6 +168,8 @@ class PaperRecord:
     cited_by_count: int | None = None
     openalex_id: str = ""
     s2_id: str = ""
+    authors_incomplete: bool = False
+    review_flags: tuple[str, ...] = ()
 
     @property
     def primary_category(self) -> str:

@@ -14,6 +14,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils.html import format_html
 
+from harvest.sources.repeated_authors import POSSIBLE_REPEATED_AUTHOR
 from wovepaper.cache import papers_changed, searches_changed
 from wovepaper.models import Authorship, Follow, Institution, Notification, Paper
 from wovepaper.search import search_vectors_refresh
@@ -69,6 +70,26 @@ class AuthorshipInline(admin.TabularInline):
         return format_html('<a href="{}">move…</a>', url)
 
 
+class ReviewFlagFilter(admin.SimpleListFilter):
+    """Papers the harvest flagged for a curator (``Paper.review_flags``), by flag."""
+
+    title = "review flag"
+    parameter_name = "review_flag"
+
+    def lookups(self, request, model_admin):
+        return [(POSSIBLE_REPEATED_AUTHOR, POSSIBLE_REPEATED_AUTHOR)]
+
+    def queryset(self, request, queryset):
+        if self.value() == POSSIBLE_REPEATED_AUTHOR:
+            flagged = queryset.exclude(review_flags=[]).values_list(
+                "pk", "review_flags"
+            )
+            return queryset.filter(
+                pk__in=[pk for pk, flags in flagged if self.value() in flags]
+            )
+        return queryset
+
+
 @admin.register(Paper)
 class PaperAdmin(admin.ModelAdmin):
     list_display = (
@@ -81,13 +102,20 @@ class PaperAdmin(admin.ModelAdmin):
         "hidden",
         "hidden_by",
     )
-    list_filter = ("primary_category", "withdrawn", "hidden", "hidden_by")
+    list_filter = (
+        ReviewFlagFilter,
+        "primary_category",
+        "withdrawn",
+        "authors_incomplete",
+        "hidden",
+        "hidden_by",
+    )
     search_fields = ("arxiv_id", "doi", "title")
     inlines = [AuthorshipInline]
     # A licence URL typed without a scheme is read as https, Django 6.0's
     # default (forms.URLField.assume_scheme), not http.
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
-    readonly_fields = ("hidden_by", "created", "modified")
+    readonly_fields = ("hidden_by", "review_flags", "created", "modified")
 
     @admin.display(description="title", ordering="title")
     def title_shown(self, obj: Paper) -> str:

@@ -80,6 +80,7 @@ from wovepaper.semantic import (
     BAD_MODE,
     MODES,
     nearest,
+    nearest_rows,
     query_vector,
     rank_fusion,
 )
@@ -927,20 +928,17 @@ def _semantic(
     text: str, *, category: str | None, year: int | None
 ) -> tuple[list[int], dict[int, str]]:
     """The nearest papers to a text (filtered) and the primary category of each
-    of the nearest papers unfiltered by category (for the facets)."""
+    of the nearest papers unfiltered by category (for the facets): one
+    statement, two with a category."""
     vector = query_vector(text)
-    everything = [pk for pk, _ in nearest(vector=vector, year=year)]
+    rows = nearest_rows(vector=vector, year=year)
+    everything = [pk for pk, _, _ in rows]
     chosen = (
         [pk for pk, _ in nearest(vector=vector, category=category, year=year)]
         if category
         else everything
     )
-    primaries = dict(
-        Paper.objects.filter(pk__in=set(everything) | set(chosen)).values_list(
-            "pk", "primary_category"
-        )
-    )
-    return chosen, {pk: primaries.get(pk, "") for pk in everything}
+    return chosen, {pk: primary for pk, _, primary in rows}
 
 
 def _facets(primaries: Iterable[str]) -> list[tuple[str, int]]:

@@ -4,10 +4,10 @@ Each paper's title and abstract is embedded with the local MiniLM model
 (:mod:`wovepaper.embeddings`) into ``PaperEmbedding.vector``. On PostgreSQL the
 vectors live in a pgvector ``vector(384)`` column with an HNSW index (cosine),
 searched approximately with ``hnsw.ef_search`` = ``settings.SEMANTIC_EF_SEARCH``
-and, when a filter is applied, pgvector 0.8's iterative index scan, so a filter
-that removes most neighbours still fills the page (pgvector README, "Iterative
-Index Scans"). On SQLite (the embedded demo) every visible paper's vector is
-read and ranked exactly with numpy.
+and pgvector 0.8's iterative index scan, so a filter that removes most
+neighbours still fills the page (pgvector README, "Iterative Index Scans"); both
+are set once per connection (``settings.DATABASES``). On SQLite (the embedded
+demo) every visible paper's vector is read and ranked exactly with numpy.
 
 Hybrid search fuses the keyword ranking (:mod:`wovepaper.search`) with the
 semantic one by reciprocal rank fusion (:func:`rank_fusion`).
@@ -19,15 +19,15 @@ The same vectors give the matching engine its title and abstract evidence
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from datetime import date
 
 import numpy as np
-from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import QuerySet
-from pgvector.django import CosineDistance
 
 from wovepaper.embeddings import MODEL_NAME, embed, paper_text, text_digest
 from wovepaper.models import Paper, PaperEmbedding
@@ -158,7 +158,8 @@ def query_vector(text: str) -> np.ndarray:
 
 def nearest(
     *,
-    vector: np.ndarray,
+    vector: np.ndarray | None = None,
+    of_paper: int | None = None,
     limit: int = SEMANTIC_LIMIT,
     category: str | None = None,
     year: int | None = None,
@@ -167,7 +168,9 @@ def nearest(
     """The visible papers whose embedding is nearest a vector, nearest first.
 
     Args:
-        vector: a unit float32 ``(384,)`` (a query's or a paper's).
+        vector: a unit float32 ``(384,)`` (a query's), or None with ``of_paper``.
+        of_paper: search near this paper's stored embedding instead (read by
+            the same statement); nothing is found when it has none.
         limit: most papers returned (at least 1).
         category: keep papers carrying this arXiv category (primary or
             cross-list, :func:`wovepaper.selectors.in_category`); None for all.
@@ -176,36 +179,96 @@ def nearest(
 
     Returns:
         At most ``limit`` ``(paper id, cosine similarity in [-1, 1])``, most
-        similar first, ties by id. Papers not yet embedded are absent. On
-        PostgreSQL the HNSW search is approximate (``bench/semantic.py``
-        reports its recall against the exact order).
+        similar first, ties by id. Papers not yet embedded are absent.
     """
-    papers = Paper.objects.filter(hidden=False, embedding__isnull=False)
-    if category:
-        papers = papers.filter(in_category(category))
-    if year is not None:
-        papers = papers.filter(published__year=year)
-    if exclude is not None:
-        papers = papers.exclude(pk=exclude)
+    return [
+        (pk, similarity)
+        for pk, similarity, _ in nearest_rows(
+            vector=vector,
+            of_paper=of_paper,
+            limit=limit,
+            category=category,
+            year=year,
+            exclude=exclude,
+        )
+    ]
+
+
+def nearest_rows(
+    *,
+    vector: np.ndarray | None,
+    of_paper: int | None = None,
+    limit: int = SEMANTIC_LIMIT,
+    category: str | None = None,
+    year: int | None = None,
+    exclude: int | None = None,
+) -> list[tuple[int, float, str]]:
+    """:func:`nearest` with each paper's primary category (for the facets).
+
+    On PostgreSQL one statement: the HNSW index scan (``hnsw.ef_search`` and the
+    iterative scan are set for the session by the connection's options,
+    ``settings.DATABASES``), joined to the visible papers. It is approximate
+    (``bench/semantic.py`` reports its recall against the exact order). On
+    SQLite an exact scan (:func:`_nearest_exact`).
+    """
     limit = max(1, int(limit))
     if connection.vendor != "postgresql":
-        return _nearest_exact(papers, vector, limit)
-    with transaction.atomic(), connection.cursor() as cursor:
-        # Both for this transaction only (SET LOCAL), in one statement. Every
-        # search filters (hidden papers at least): the index scan goes on until
-        # enough papers pass the filter.
-        cursor.execute(
-            "SELECT set_config('hnsw.ef_search', %s, true), "
-            "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-            [str(max(int(settings.SEMANTIC_EF_SEARCH), limit))],
+        papers = Paper.objects.filter(hidden=False, embedding__isnull=False)
+        if category:
+            papers = papers.filter(in_category(category))
+        if year is not None:
+            papers = papers.filter(published__year=year)
+        if exclude is not None:
+            papers = papers.exclude(pk=exclude)
+        if vector is None:
+            vector = paper_vectors([of_paper]).get(of_paper)
+            if vector is None:
+                return []
+        ranked = _nearest_exact(papers, vector, limit)
+        primaries = dict(
+            Paper.objects.filter(pk__in=[pk for pk, _ in ranked]).values_list(
+                "pk", "primary_category"
+            )
         )
-        rows = list(
-            papers.annotate(distance=CosineDistance("embedding__vector", vector))
-            .order_by("distance")
-            .values_list("pk", "distance")[:limit]
-        )
-    # relaxed_order may return neighbours slightly out of order.
-    return sorted(((pk, 1.0 - d) for pk, d in rows), key=lambda r: (-r[1], r[0]))
+        return [(pk, sim, primaries.get(pk, "")) for pk, sim in ranked]
+    if vector is not None:
+        target, params = "%s::vector", [_vector_text(vector)]
+    else:
+        target = "(SELECT vector FROM wovepaper_paperembedding WHERE paper_id = %s)"
+        params = [int(of_paper)]
+    where, where_params = ["NOT p.hidden"], []
+    if category:
+        where.append("p.categories @> %s::jsonb")
+        where_params.append(json.dumps([category]))
+    if year is not None:
+        where.append("p.published >= %s AND p.published < %s")
+        where_params += [date(year, 1, 1), date(year + 1, 1, 1)]
+    if exclude is not None:
+        where.append("e.paper_id <> %s")
+        where_params.append(int(exclude))
+    sql = (
+        f"SELECT e.paper_id, e.vector <=> {target} AS distance, p.primary_category "  # noqa: S608
+        "FROM wovepaper_paperembedding e "
+        "JOIN wovepaper_paper p ON p.id = e.paper_id "
+        f"WHERE {' AND '.join(where)} ORDER BY distance LIMIT %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, *where_params, limit])
+        rows = cursor.fetchall()
+    # The iterative scan (relaxed_order) may return neighbours slightly out of
+    # order; a paper without a vector gives NULL distances, dropped.
+    return sorted(
+        ((pk, 1.0 - d, primary) for pk, d, primary in rows if d is not None),
+        key=lambda r: (-r[1], r[0]),
+    )
+
+
+def _vector_text(vector: np.ndarray) -> str:
+    """pgvector's text form of a vector: ``[x1,x2,...]`` (repr of each float32,
+    which reads back exactly)."""
+    return (
+        "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
+    )
 
 
 def _nearest_exact(
@@ -233,12 +296,9 @@ def paper_similar(*, paper: Paper, limit: int = 10) -> list[tuple[int, float]]:
 
     Returns:
         ``(paper id, cosine similarity)``, most similar first; empty when the
-        paper has no embedding yet.
+        paper has no embedding yet. One statement on PostgreSQL.
     """
-    vector = paper_vectors([paper.pk]).get(paper.pk)
-    if vector is None:
-        return []
-    return nearest(vector=vector, limit=limit, exclude=paper.pk)
+    return nearest(of_paper=paper.pk, limit=limit, exclude=paper.pk)
 
 
 def paper_vectors(paper_ids: Iterable[int]) -> dict[int, np.ndarray]:
@@ -307,6 +367,18 @@ def rank_fusion(rankings: Sequence[Sequence[int]], *, k: int = RRF_K) -> list[in
 
 # Similar papers a paper page lists.
 SIMILAR_ON_PAGE = 5
+# What a listed similar paper shows (its link, title, date and category): not
+# the abstract, a row's largest part.
+LISTED_FIELDS = (
+    "pk",
+    "arxiv_id",
+    "doi",
+    "slug",
+    "title",
+    "published",
+    "published_precision",
+    "primary_category",
+)
 
 
 def similar_papers(*, paper: Paper, limit: int = SIMILAR_ON_PAGE) -> list[Paper]:
@@ -322,7 +394,7 @@ def similar_papers(*, paper: Paper, limit: int = SIMILAR_ON_PAGE) -> list[Paper]
         is not embedded yet.
     """
     ranked = paper_similar(paper=paper, limit=limit)
-    rows = Paper.objects.in_bulk([pk for pk, _ in ranked])
+    rows = Paper.objects.only(*LISTED_FIELDS).in_bulk([pk for pk, _ in ranked])
     out = []
     for pk, similarity in ranked:
         if pk in rows:

@@ -273,7 +273,7 @@ def harvest_arxiv_oai(
             :data:`settings.HARVEST_FIRST_DAYS` days before ``until_date``.
         until_date: last datestamp day asked; None for today (UTC).
         set_spec: an OAI set (``"cs"``, ``"physics:hep-th"``), "" for all.
-        metadata_prefix: ``"arXiv"`` or ``"oai_dc"``.
+        metadata_prefix: ``"arXiv"``, ``"arXivRaw"`` or ``"oai_dc"``.
         base_url: the OAI-PMH endpoint; "" for ``settings.ARXIV_OAI_URL``.
         run: a run to resume (its own parameters are used; the others are ignored).
         task_id: the Celery task doing this harvest ("" outside Celery); a task

@@ -134,6 +134,8 @@ def _paper_fields(record: PaperRecord) -> dict:
         "license": record.license,
         "withdrawn": record.withdrawn,
         "source_datestamp": record.datestamp,
+        "authors_incomplete": record.authors_incomplete,
+        "review_flags": list(record.review_flags),
     }
 
 

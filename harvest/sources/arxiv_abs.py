@@ -268,6 +268,7 @@ def parse_abs(item: RawItem) -> PaperRecord:
         external_id=f"{arxiv_id}v{latest.version}",
         title=title,
         authors=split_abs_authors(_first(fields, "Authors")),
+        authors_incomplete=byline_incomplete(_first(fields, "Authors")),
         arxiv_id=arxiv_id,
         doi=first_doi(_first(fields, "DOI")),
         version=latest.version,
@@ -301,7 +302,10 @@ def split_abs_authors(
     ``is_collaboration=True``, named without a leading ``for the`` / ``the``. A
     parenthetical naming a collaboration (``D.Peressounko (for the PHENIX
     Collaboration)``) is not an affiliation: it becomes a collaboration slot right
-    after that person. A collaboration named twice keeps only its first slot.
+    after that person; so does a person printed "for" one (``Kalle Virtanen for
+    the ATLAS Collaboration``: the person, then "ATLAS Collaboration"). A
+    collaboration named twice keeps only its first slot. Whether the byline says
+    it is incomplete (``et al.``) is :func:`byline_incomplete`.
 
     Args:
         line: the field value; wrapped continuation lines are allowed.
@@ -359,6 +363,11 @@ def split_abs_authors(
                     slots[-1],
                     affiliations=(*slots[-1].affiliations, *affiliations),
                 )
+        elif (person := _person_for_collaboration(name)) is not None:
+            # "Kalle Virtanen for the ATLAS Collaboration": a person, then the
+            # collaboration they speak for.
+            slots.append(person_author(person[0], tuple(affiliations)))
+            add_collaboration(person[1])
         elif _FOR_THE_RE.match(name) or is_collaboration(latex_to_unicode(name)):
             add_collaboration(name, tuple(affiliations))
         else:
@@ -369,6 +378,28 @@ def split_abs_authors(
     if propagate_affiliations:
         slots = _propagate_affiliations(slots)
     return slots
+
+
+# What says a byline names only some of its authors: "et al." (with or without
+# its dots), "and others", arXiv's "(750 additional authors not shown)".
+_INCOMPLETE_RE = re.compile(
+    r"(?:^|[\s,;(])(?:et(?:\.\s*|\s+)al\b\.?|and\s+others\b|\d+\s+additional\s+authors?"
+    r"\s+not\s+shown)",
+    re.IGNORECASE,
+)
+
+
+def byline_incomplete(line: str) -> bool:
+    """Whether a free-text byline says it lists only some of the authors.
+
+    Args:
+        line: an ``.abs`` ``Authors:`` value or an arXivRaw ``<authors>``.
+
+    Returns:
+        True for ``"M. Rossi, P. Conti, et al."``, ``"A. B and others"`` and
+        ``"R. Aaij, ... (750 additional authors not shown)"``; False otherwise.
+    """
+    return bool(_INCOMPLETE_RE.search(line or ""))
 
 
 # Helpers shared with arxiv_oai.
@@ -484,6 +515,42 @@ def split_for_collaboration(full: str) -> tuple[str, str]:
     if not match or not match.start():
         return "", full
     return full[: match.start()], full[match.end() :]
+
+
+# Most words a person's name printed before "for the X Collaboration" holds.
+_MOST_NAME_WORDS = 5
+# Words of an organisation's name, never of a person's: "The Alliance for
+# Cellular Signaling" is not a person speaking for a collaboration.
+_ORGANISATION_WORDS = frozenset(
+    "the alliance association center centre consortium council federation group "
+    "initiative institute laboratory network project society team union "
+    "university".split()
+)
+
+
+def _person_for_collaboration(piece: str) -> tuple[str, str] | None:
+    """``(person, collaboration)`` of a byline piece "<name> for the <X
+    Collaboration>" (or "on behalf of"), or None when the piece is not one.
+
+    The part before ``for`` must read as a person's name (one to
+    :data:`_MOST_NAME_WORDS` words, no collaboration word in it) and the part
+    after it as a collaboration, so "Alliance for Cellular Signaling" stays
+    what it was.
+    """
+    person, collaboration = split_for_collaboration(piece)
+    if not person.strip() or not collaboration.strip():
+        return None
+    unicode_person = latex_to_unicode(person).strip(" ,;:")
+    words = unicode_person.split()
+    if not 1 <= len(words) <= _MOST_NAME_WORDS:
+        return None
+    if is_collaboration(unicode_person) or _COLLAB_NOTE_RE.search(unicode_person):
+        return None
+    if any(word.casefold() in _ORGANISATION_WORDS for word in words):
+        return None
+    if not is_collaboration(latex_to_unicode(collaboration)):
+        return None
+    return person.strip(" ,;:"), collaboration
 
 
 def clean_affiliation(text: str) -> str:

@@ -59,6 +59,7 @@ from harvest.sources.arxiv_abs import (
     split_for_collaboration,
 )
 from harvest.sources.arxiv_oai_dc import is_oai_dc, parse_oai_dc
+from harvest.sources.arxiv_raw import is_arxiv_raw, parse_arxiv_raw
 from harvest.sources.safe_xml import (
     MalformedXML,
     parse_xml,
@@ -183,11 +184,13 @@ def _fragment_identifier(fragment: str) -> str | None:
 
 
 def parse_oai_record(item: RawItem) -> PaperRecord:
-    """Parse one OAI-PMH ``<record>`` in the ``arXiv`` (or ``oai_dc``) format.
+    """Parse one OAI-PMH ``<record>`` in the ``arXiv``, ``arXivRaw`` or ``oai_dc``
+    format.
 
     A record whose metadata is ``<oai_dc:dc>`` is parsed by
-    :func:`harvest.sources.arxiv_oai_dc.parse_oai_dc` (rules there); the rest of
-    this docstring is about the ``arXiv`` format.
+    :func:`harvest.sources.arxiv_oai_dc.parse_oai_dc`, one whose metadata is
+    ``<arXivRaw>`` by :func:`harvest.sources.arxiv_raw.parse_arxiv_raw` (rules
+    there); the rest of this docstring is about the ``arXiv`` format.
 
     The format has no version history: ``versions`` holds v1 only (its time is
     ``created`` at midnight UTC), and ``version`` stays 1 even when ``updated``
@@ -258,9 +261,14 @@ def parse_oai_record(item: RawItem) -> PaperRecord:
             identifier=_text(_child(header, "identifier")),
             datestamp=datestamp,
         )
+    raw = _child(_child(record, "metadata"), "arXivRaw")
+    if is_arxiv_raw(raw):
+        return parse_arxiv_raw(raw, item=item, datestamp=datestamp)
     metadata = _child(_child(record, "metadata"), "arXiv")
     if metadata is None:
-        raise RecordError(f"{where}: no <metadata>/<arXiv> element")
+        raise RecordError(
+            f"{where}: no <metadata>/<arXiv> element (nor <arXivRaw>, <oai_dc:dc>)"
+        )
     raw_id = _text(_child(metadata, "id"))
     if not raw_id:
         raise RecordError(f"{where}: no <id>")

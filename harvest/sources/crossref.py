@@ -56,6 +56,10 @@ from harvest.sources.polite_http import (
     PoliteClient,
     SourceRefused,
 )
+from harvest.sources.repeated_authors import (
+    POSSIBLE_REPEATED_AUTHOR,
+    collapse_repeated,
+)
 from wovepaper.identifiers import orcid_normalise
 
 SOURCE = "crossref"
@@ -297,7 +301,10 @@ def parse_crossref_work(item: RawItem) -> PaperRecord:
     Returns:
         The record: ``source="crossref"``, ``external_id`` the DOI, ``doi``,
         ``arxiv_id`` for arXiv's own DOIs, title and abstract as plain text,
-        byline in order, ``published`` with its precision, ``datestamp`` the
+        byline in order (a person the publisher deposited more than once is
+        one slot; two same-name entries that could be two people are kept and
+        flagged: :func:`harvest.sources.repeated_authors.collapse_repeated`),
+        ``published`` with its precision, ``datestamp`` the
         last deposit, journal reference, licence and citation count.
 
     Raises:
@@ -324,13 +331,15 @@ def parse_crossref_work(item: RawItem) -> PaperRecord:
         raise RecordError(f"{where}: work without a title")
     published, precision = _date_parts(work.get("issued"), where)
     count = work.get("is-referenced-by-count")
+    authors, repeated = collapse_repeated(
+        [a for a in (_author(a, where) for a in _list(work.get("author"))) if a]
+    )
     return PaperRecord(
         source=SOURCE,
         external_id=doi,
         title=title.replace("\n", " "),
-        authors=[
-            a for a in (_author(a, where) for a in _list(work.get("author"))) if a
-        ],
+        authors=authors,
+        review_flags=(POSSIBLE_REPEATED_AUTHOR,) if repeated else (),
         arxiv_id=arxiv_id_of_doi(doi),
         doi=doi,
         abstract=markup_to_text(

@@ -56,6 +56,10 @@ from harvest.sources.polite_http import (
     PoliteClient,
     SourceRefused,
 )
+from harvest.sources.repeated_authors import (
+    POSSIBLE_REPEATED_AUTHOR,
+    collapse_repeated,
+)
 from harvest.sources.ror import ror_id_of
 from wovepaper.identifiers import orcid_normalise
 
@@ -199,14 +203,18 @@ def parse_openalex_work(item: RawItem) -> PaperRecord:
     authorships = work.get("authorships")
     published, precision = _published(work)
     count = work.get("cited_by_count")
+    authors, repeated = collapse_repeated(
+        [_author(a, wid) for a in authorships if a is not None]
+        if isinstance(authorships, list)
+        else []
+    )
     return PaperRecord(
         source=SOURCE,
         external_id=wid,
         openalex_id=wid,
         title=title,
-        authors=[_author(a, wid) for a in authorships if a is not None]
-        if isinstance(authorships, list)
-        else [],
+        authors=authors,
+        review_flags=(POSSIBLE_REPEATED_AUTHOR,) if repeated else (),
         arxiv_id=arxiv_id_of_doi(doi) or _arxiv_location(work),
         doi=doi,
         abstract=rebuild_abstract(work.get("abstract_inverted_index")),

@@ -65,6 +65,17 @@ class Paper(models.Model):
         CURATOR = "curator", "hidden in the admin (its History says by whom)"
 
     withdrawn = models.BooleanField(default=False)
+    review_flags = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="What a curator should look at, as the harvest found it "
+        "(e.g. 'possible repeated author').",
+    )
+    authors_incomplete = models.BooleanField(
+        default=False,
+        help_text="The source's byline lists only some authors (arXiv's 'et al.', "
+        "'additional authors not shown').",
+    )
     hidden = models.BooleanField(
         default=False,
         help_text="Kept, but not shown on the public pages, the API and "

@@ -162,6 +162,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
     }
+# HNSW candidate list of a semantic search (pgvector's hnsw.ef_search; its default
+# is 40). Larger finds more of the exact nearest papers and costs more.
+SEMANTIC_EF_SEARCH = env_int("SEMANTIC_EF_SEARCH", 100)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # pgvector's search parameters for every session, in the connection's
+    # startup packet (libpq "options"): no statement a search. Every semantic
+    # search filters (hidden papers at least), so the index scan goes on until
+    # enough rows pass the filter (pgvector 0.8 "iterative index scans").
+    # PostgreSQL keeps them as placeholders until the extension loads.
+    DATABASES["default"].setdefault("OPTIONS", {})["options"] = (
+        f"-c hnsw.ef_search={SEMANTIC_EF_SEARCH} -c hnsw.iterative_scan=relaxed_order"
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -436,9 +448,6 @@ EMBED_AFTER_HARVEST = env_bool("EMBED_AFTER_HARVEST", True)
 # Most papers one embedding task embeds before queueing the rest as another task:
 # 5,000 take about 200 s on two cores, well inside CELERY_TASK_SOFT_TIME_LIMIT.
 EMBED_TASK_MOST = env_int("EMBED_TASK_MOST", 5000)
-# HNSW candidate list of a semantic search (pgvector's hnsw.ef_search; its default
-# is 40). Larger finds more of the exact nearest papers and costs more.
-SEMANTIC_EF_SEARCH = env_int("SEMANTIC_EF_SEARCH", 100)
 # Worker processes a harvest from files forks to parse batches ahead of the one it
 # writes (harvest.services.prepare); unset: one per CPU; 0: parse in the process.
 HARVEST_PREPARE_WORKERS = env_int("HARVEST_PREPARE_WORKERS", None)

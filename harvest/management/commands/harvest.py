@@ -221,7 +221,9 @@ class Command(BaseCommand):
             "--format",
             dest="metadata_prefix",
             default="arXiv",
-            choices=("arXiv", "oai_dc"),
+            choices=("arXiv", "arXivRaw", "oai_dc"),
+            help="arxiv OAI-PMH metadata format (default arXiv; arXivRaw adds the "
+            "version history)",
         )
         live.add_argument(
             "--ids",
