@@ -182,10 +182,16 @@ def add_embeddings(rng: random.Random) -> dict:
     return {"real": len(records)}
 
 
-def hnsw_recall(words: dict, queries: int = 200) -> float:
-    """Recall@10 of the HNSW search against an exact scan of every vector, for
-    ``queries`` search texts of the pages bench (at ``SEMANTIC_EF_SEARCH``)."""
+def hnsw_recall(words: dict, queries: int = 200) -> dict[int, tuple[float, float]]:
+    """Recall@10 of the HNSW search against an exact scan of every vector, and
+    the median time of one search, for ``queries`` search texts of the pages
+    bench at several ``hnsw.ef_search`` values (the setting's among them).
+
+    Returns:
+        ``{ef_search: (recall@10 in [0, 1], median milliseconds)}``.
+    """
     import numpy as np
+    from django.conf import settings
 
     from wovepaper.models import PaperEmbedding
     from wovepaper.semantic import nearest, query_vector
@@ -199,14 +205,26 @@ def hnsw_recall(words: dict, queries: int = 200) -> float:
         vectors.append(np.asarray(vector, dtype=np.float32))
     ids, matrix = np.array(ids), np.stack(vectors)
     rng = random.Random(23)
-    found = []
-    for _ in range(queries):
-        text = " ".join(rng.sample(words["title_words"], rng.choice((1, 2, 3))))
-        vector = query_vector(text)
-        exact = set(ids[np.argsort(-(matrix @ vector))[:10]].tolist())
-        approximate = {pk for pk, _ in nearest(vector=vector, limit=10)}
-        found.append(len(exact & approximate) / 10)
-    return statistics.mean(found)
+    texts = [
+        " ".join(rng.sample(words["title_words"], rng.choice((1, 2, 3))))
+        for _ in range(queries)
+    ]
+    asked = [(query_vector(t),) for t in texts]
+    exact = [set(ids[np.argsort(-(matrix @ v))[:10]].tolist()) for (v,) in asked]
+    out = {}
+    for ef in sorted({40, 100, 200, 400, settings.SEMANTIC_EF_SEARCH}):
+        with connection.cursor() as cursor:
+            cursor.execute(f"SET hnsw.ef_search = {int(ef)}")
+        found, spent = [], []
+        for (vector,), truth in zip(asked, exact, strict=True):
+            t = time.perf_counter()
+            approximate = {pk for pk, _ in nearest(vector=vector, limit=10)}
+            spent.append((time.perf_counter() - t) * 1000)
+            found.append(len(truth & approximate) / 10)
+        out[ef] = (statistics.mean(found), statistics.median(spent))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SET hnsw.ef_search = {int(settings.SEMANTIC_EF_SEARCH)}")
+    return out
 
 
 def open_corpus(
@@ -333,10 +351,11 @@ def main() -> None:
         # Each search scenario asks its own queries, so none finds the heads or
         # the query embeddings another one cached.
         queries, by_words, by_meaning = distinct(), distinct(), distinct()
-        print(
-            f"HNSW recall@10 against the exact scan of {Paper.objects.count()} "
-            f"vectors: {hnsw_recall(words):.3f}"
-        )
+        for ef, (recall, ms) in hnsw_recall(words).items():
+            print(
+                f"HNSW recall@10 against the exact scan of {Paper.objects.count()} "
+                f"vectors at ef_search {ef}: {recall:.3f} ({ms:.1f} ms a search)"
+            )
         scenarios = {
             "robots.txt (baseline)": ["/robots.txt"],
             f"researcher, {THOUSAND} papers": [page],

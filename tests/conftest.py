@@ -36,17 +36,21 @@ def curator(db):
 
 @pytest.fixture(autouse=True)
 def _empty_cache():
-    """Every test starts with an empty cache and no remembered name rarities.
+    """Every test starts with an empty cache, no remembered name rarities and
+    no learned pacing of a host.
 
     Cached renderings and search heads are keyed by ids and texts that repeat
-    from test to test while the rows behind them differ (each test rolls back).
+    from test to test while the rows behind them differ (each test rolls back);
+    a local server's port may come back in a later test.
     """
     from django.core.cache import cache
 
     from curation.selectors import forget_given_rarities
+    from harvest.sources.polite_http import intervals_forget
 
     cache.clear()
     forget_given_rarities()
+    intervals_forget()
 
 
 @pytest.fixture

@@ -59,7 +59,7 @@ from harvest.sources.arxiv_abs import (
     split_for_collaboration,
 )
 from harvest.sources.arxiv_oai_dc import is_oai_dc, parse_oai_dc
-from harvest.sources.arxiv_raw import is_arxiv_raw, parse_arxiv_raw
+from harvest.sources.arxiv_raw import id_and_title, is_arxiv_raw, parse_arxiv_raw
 from harvest.sources.safe_xml import (
     MalformedXML,
     parse_xml,
@@ -269,13 +269,7 @@ def parse_oai_record(item: RawItem) -> PaperRecord:
         raise RecordError(
             f"{where}: no <metadata>/<arXiv> element (nor <arXivRaw>, <oai_dc:dc>)"
         )
-    raw_id = _text(_child(metadata, "id"))
-    if not raw_id:
-        raise RecordError(f"{where}: no <id>")
-    arxiv_id, _ = split_arxiv_id(raw_id, where)
-    title = normalise_space(_text(_child(metadata, "title")))
-    if not title:
-        raise RecordError(f"{where}: no <title>")
+    arxiv_id, title = id_and_title(metadata, where)
     created = _date(_text(_child(metadata, "created")), "created", where)
     updated = _date(_text(_child(metadata, "updated")), "updated", where)
     comments = normalise_space(_text(_child(metadata, "comments")))

@@ -52,6 +52,24 @@ def is_arxiv_raw(element: etree._Element | None) -> bool:
     return element is not None and _local(element) == "arXivRaw"
 
 
+def id_and_title(metadata: etree._Element, where: str) -> tuple[str, str]:
+    """The arXiv id (no version) and the title of an ``<arXiv>`` or
+    ``<arXivRaw>`` metadata element (both print ``<id>`` and ``<title>``).
+
+    Raises:
+        RecordError: starting with ``where``: no ``<id>``, an unreadable one, or
+            no ``<title>``.
+    """
+    raw_id = _text(_child(metadata, "id"))
+    if not raw_id:
+        raise RecordError(f"{where}: no <id>")
+    arxiv_id, _ = split_arxiv_id(raw_id, where)
+    title = normalise_space(_text(_child(metadata, "title")))
+    if not title:
+        raise RecordError(f"{where}: no <title>")
+    return arxiv_id, title
+
+
 def parse_arxiv_raw(
     metadata: etree._Element, *, item: RawItem, datestamp: date | None
 ) -> PaperRecord:
@@ -80,13 +98,7 @@ def parse_arxiv_raw(
             or with an unreadable date.
     """
     where = item.locator
-    raw_id = _text(_child(metadata, "id"))
-    if not raw_id:
-        raise RecordError(f"{where}: no <id>")
-    arxiv_id, _ = split_arxiv_id(raw_id, where)
-    title = normalise_space(_text(_child(metadata, "title")))
-    if not title:
-        raise RecordError(f"{where}: no <title>")
+    arxiv_id, title = id_and_title(metadata, where)
     versions = _versions(metadata, where)
     latest = versions[-1]
     authors_line = _text(_child(metadata, "authors"))

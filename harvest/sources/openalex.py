@@ -13,7 +13,10 @@ Rules, from the OpenAlex documentation (docs.openalex.org: "Work object",
   rebuilt word by word.
 * ``is_authors_truncated`` means the list holds only the first 100 authorships: the
   live harvest fetches the single work to get all of them; a saved list with a
-  truncated work refuses that work by name (its byline would be wrong).
+  truncated work refuses that work by name (its byline would be wrong). Older
+  list responses and snapshots cut at 100 *without* the flag: a work with exactly
+  100 authorships and no flag is treated the same (:func:`may_be_cut`); a single
+  work fetched whole is taken as it is.
 * ``publication_date`` gives the day; without it ``publication_year`` the year.
 * An author's name is ``raw_author_name`` (as printed) where given, else
   ``author.display_name``.
@@ -24,6 +27,7 @@ Rules, from the OpenAlex documentation (docs.openalex.org: "Work object",
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -54,6 +58,7 @@ from harvest.sources.json_answers import (
 from harvest.sources.polite_http import (
     ListGuard,
     PoliteClient,
+    SourceError,
     SourceRefused,
 )
 from harvest.sources.repeated_authors import (
@@ -77,6 +82,13 @@ _ARXIV_URL_RE = re.compile(
     r"arxiv\.org/(?:abs|pdf)/((?:\d{4}\.\d{4,5})|(?:[a-z\-]+(?:\.[A-Z]{2})?/\d{7}))",
     re.IGNORECASE,
 )
+
+
+logger = logging.getLogger(__name__)
+
+# Where OpenAlex cuts a listed work's authorships (docs: "Work object",
+# is_authors_truncated: "the first 100 authorships").
+CUT_AT = 100
 
 
 def work_id(value: object) -> str:
@@ -195,6 +207,12 @@ def parse_openalex_work(item: RawItem) -> PaperRecord:
             f"{wid}: authorships truncated by OpenAlex; the single work "
             f"(/works/{wid}) holds them all"
         )
+    if may_be_cut(work):
+        raise RecordError(
+            f"{wid}: exactly {CUT_AT} authorships and no is_authors_truncated "
+            f"flag: older OpenAlex lists cut bylines there; the single work "
+            f"(/works/{wid}) is fetched whole by the live harvest"
+        )
     title = text_of(work.get("display_name")) or text_of(work.get("title"))
     if not title:
         raise RecordError(f"{wid}: work without a title")
@@ -268,7 +286,8 @@ def openalex_pages(
         )
         whole = [
             _whole_work(client, base_url, work, key)
-            if isinstance(work, dict) and work.get("is_authors_truncated")
+            if isinstance(work, dict)
+            and (work.get("is_authors_truncated") or may_be_cut(work))
             else work
             for work in page.items
         ]
@@ -282,20 +301,42 @@ def openalex_pages(
 # Private helpers.
 
 
+def may_be_cut(work: dict) -> bool:
+    """Whether a listed work's byline may have been cut at :data:`CUT_AT`
+    without saying so: exactly that many authorships and no
+    ``is_authors_truncated`` key (a key saying False is believed)."""
+    authorships = work.get("authorships")
+    return (
+        isinstance(authorships, list)
+        and len(authorships) == CUT_AT
+        and "is_authors_truncated" not in work
+    )
+
+
 def _whole_work(
     client: PoliteClient, base_url: str, work: dict, key: dict[str, str]
 ) -> dict:
+    """The single work ``/works/{id}`` in place of a listed one whose byline was
+    or may have been cut; the listed one (refused by name when parsed) when the
+    fetch fails or another work comes back, so the stored byline stays as it
+    was."""
     wid = work_id(work.get("id"))
-    single = client.fetch(
-        f"{base_url.rstrip('/')}/{wid}",
-        key,
-        read=lambda response: works_page_read(response.text, str(response.url)),
-    )
+    try:
+        single = client.fetch(
+            f"{base_url.rstrip('/')}/{wid}",
+            key,
+            read=lambda response: works_page_read(response.text, str(response.url)),
+        )
+    except SourceError as exc:
+        logger.warning("%s: fetching the whole work failed: %s", wid, exc)
+        return work
     whole = single.items[0] if single.items else None
     if not isinstance(whole, dict) or work_id(whole.get("id")) != wid:
         # Another work came back: keep the truncated one, refused by name later.
         return work
-    return whole
+    # The single work holds every authorship (OpenAlex "Work object"); an old
+    # answer without the flag says so no more than a list did.
+    return {"is_authors_truncated": False, **whole}
 
 
 def _day(value: object) -> date | None:

@@ -5,6 +5,16 @@ the source's minimum interval since the previous request has passed (arXiv asks 
 one request every 3 seconds). A request that fails in a way that may pass is tried
 again after a wait:
 
+Pacing learns, as TCP's congestion avoidance does (RFC 5681 section 3.1: the
+rate backs off multiplicatively and recovers additively): a 429 or 503 multiplies
+the host's interval by ``slow_factor`` (at least ``pace_step`` more, at most
+``max_interval``), and each answered request takes ``pace_step`` seconds off it,
+down to ``min_interval``; a retry waits at least the interval; each change is
+logged. Semantic Scholar answers 429
+without ``Retry-After`` even under its documented quota: a fixed interval meets
+the next 429 at once. The intervals are per host and shared by the process's
+clients.
+
 * HTTP 429 and 5xx (500, 502, 503, 504): the wait is the response's ``Retry-After``
   (delay-seconds or an HTTP-date, RFC 9110 section 10.2.3), capped at
   ``max_wait``; without one, exponential backoff with jitter
@@ -30,6 +40,7 @@ section 10.2.3 (Retry-After).
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -91,6 +102,10 @@ class Politeness:
             refused (a runaway or hostile body, a compression bomb).
         max_seconds: the longest one answer may take in all; a server that
             drips bytes, each within ``timeout``, is cut off and asked again.
+        max_interval: the longest a host's learned interval grows to, seconds.
+        slow_factor: a 429 or 503 multiplies the host's interval by this (>= 1).
+        pace_step: seconds an answered request takes off the host's interval
+            (down to ``min_interval``); also the least a 429 or 503 adds.
     """
 
     min_interval: float = 1.0
@@ -102,6 +117,9 @@ class Politeness:
     give_up_after: float = 3600.0
     max_body_bytes: int = 200_000_000
     max_seconds: float = 300.0
+    max_interval: float = 60.0
+    slow_factor: float = 2.0
+    pace_step: float = 0.25
 
     @classmethod
     def of(cls, source: str) -> Politeness:
@@ -116,12 +134,40 @@ class Politeness:
         return cls(**settings.HARVEST_POLITENESS.get(source, {}))
 
 
+def _host_of(url: str) -> str:
+    """``host:port`` of a URL, the key of its learned interval."""
+    parsed = httpx.URL(url)
+    return f"{parsed.host}:{parsed.port or parsed.scheme}"
+
+
 class _Retryable(Exception):
     """One attempt failed in a way that may pass; ``wait``: the server's ask or None."""
 
     def __init__(self, reason: str, wait: float | None = None) -> None:
         super().__init__(reason)
         self.wait = wait
+
+
+# Each host's learned interval between requests (seconds), shared by the clients of
+# one process: a task that starts after another met a 429 starts slow too.
+_HOST_INTERVALS: dict[str, float] = {}
+_INTERVALS_LOCK = threading.Lock()
+# Statuses that say "slower" (RFC 6585 section 4; RFC 9110 section 15.6.4).
+SLOW_DOWN_STATUSES = frozenset({429, 503})
+
+
+def host_interval(host: str, politeness: Politeness) -> float:
+    """The interval (seconds) requests to ``host`` are paced by now: the learned
+    one, never below ``politeness.min_interval``."""
+    with _INTERVALS_LOCK:
+        learned = _HOST_INTERVALS.get(host, politeness.min_interval)
+    return min(max(learned, politeness.min_interval), politeness.max_interval)
+
+
+def intervals_forget() -> None:
+    """Forget every learned interval (a new process starts so; tests use it)."""
+    with _INTERVALS_LOCK:
+        _HOST_INTERVALS.clear()
 
 
 def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
@@ -213,6 +259,8 @@ class PoliteClient:
         self.politeness = politeness or Politeness.of(source)
         self._sleep = sleep
         self._paced_from: float | None = None
+        # Set when a retry has just waited at least the host's interval.
+        self._waited = False
         self.requests = 0
         # Credentials (an API key, a client id) go to the origin asked, never to
         # another one a redirect points at (httpx strips only Authorization).
@@ -285,11 +333,17 @@ class PoliteClient:
             multiplier=p.backoff_base, max=p.backoff_max, jitter=p.backoff_base
         )
 
+        host = _host_of(url)
+
         def wait(state: tenacity.RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome else None
             if isinstance(exc, _Retryable) and exc.wait is not None:
-                return min(exc.wait, p.max_wait)
-            return backoff(state)
+                asked = min(exc.wait, p.max_wait)
+            else:
+                asked = backoff(state)
+            # A retry waits at least the host's interval, and is not paced again.
+            self._waited = True
+            return max(asked, host_interval(host, p))
 
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(p.max_tries),
@@ -354,12 +408,55 @@ class PoliteClient:
             request=streamed.request,
         )
 
-    def _pace(self) -> None:
-        if self._paced_from is not None:
-            gap = self._paced_from + self.politeness.min_interval - time.monotonic()
+    def _pace(self, host: str) -> None:
+        if self._paced_from is not None and not self._waited:
+            interval = host_interval(host, self.politeness)
+            gap = self._paced_from + interval - time.monotonic()
             if gap > 0:
                 self._sleep(gap)
+        self._waited = False
         self._paced_from = time.monotonic()
+
+    def _slower(self, host: str, status: int) -> None:
+        """A 429 or 503 from ``host``: multiply its interval (at least one step
+        more), up to ``max_interval``; logged."""
+        p = self.politeness
+        with _INTERVALS_LOCK:
+            now = max(_HOST_INTERVALS.get(host, p.min_interval), p.min_interval)
+            new = min(p.max_interval, max(now * p.slow_factor, now + p.pace_step))
+            _HOST_INTERVALS[host] = new
+        if new != now:
+            logger.warning(
+                "%s: %s answered %s; pacing it %.2f s -> %.2f s",
+                self.source,
+                host,
+                status,
+                now,
+                new,
+                extra={"source": self.source, "host": host, "interval": new},
+            )
+
+    def _faster(self, host: str) -> None:
+        """An answer from ``host``: take one step off its interval, down to
+        ``min_interval`` (logged when it gets there)."""
+        p = self.politeness
+        with _INTERVALS_LOCK:
+            now = _HOST_INTERVALS.get(host)
+            if now is None or now <= p.min_interval:
+                return
+            new = max(p.min_interval, now - p.pace_step)
+            if new <= p.min_interval:
+                del _HOST_INTERVALS[host]
+            else:
+                _HOST_INTERVALS[host] = new
+        if new <= p.min_interval:
+            logger.info(
+                "%s: %s paced at its minimum %.2f s again",
+                self.source,
+                host,
+                p.min_interval,
+                extra={"source": self.source, "host": host, "interval": new},
+            )
 
     def _attempt(
         self,
@@ -369,7 +466,8 @@ class PoliteClient:
         json_body: object = None,
         accept: frozenset[int] = frozenset(),
     ) -> T:
-        self._pace()
+        host = _host_of(url)
+        self._pace(host)
         self.requests += 1
         try:
             response = self._bounded(url, params, json_body)
@@ -388,6 +486,10 @@ class PoliteClient:
             # complete message body"), bodies that do not decompress.
             raise _Retryable(f"{type(exc).__name__}: {exc}") from exc
         status = response.status_code
+        if status in SLOW_DOWN_STATUSES:
+            self._slower(host, status)
+        elif status < 400:
+            self._faster(host)
         if status in RETRY_STATUSES:
             asked = retry_after_seconds(response.headers.get("Retry-After"))
             if asked is not None and asked > self.politeness.give_up_after:

@@ -32,10 +32,30 @@ def _compatible(a: AuthorRecord, b: AuthorRecord) -> bool:
     return not first_a or not first_b or first_a == first_b
 
 
-def _same_places(a: AuthorRecord, b: AuthorRecord) -> bool:
-    """Whether two entries print the same affiliations (folded, any order; both
-    none counts as the same). One side without any could be another person."""
-    return {fold(x) for x in a.affiliations} == {fold(x) for x in b.affiliations}
+# A name OpenAlex prints for an author it could not name (seen in the real works
+# page: W4206064211 has three): placeholders for unknown people, never repeats.
+_PLACEHOLDER_NAMES = frozenset({"null author id"})
+
+
+def _printed_alike(a: AuthorRecord, b: AuthorRecord) -> bool:
+    """Whether two entries (at most one with an iD) are one entry printed twice:
+    the same name as printed (folded), the same affiliations (folded, any
+    order; both none counts as the same) and no source author id that differs.
+    "Kemal Pasamehmetoglu" and "K. Pasamehmetoglu" are not (OpenAlex
+    W3203448837 prints both, 45 places apart, with two author ids): they could
+    be two people."""
+    if fold(a.raw_name) != fold(b.raw_name) or fold(a.raw_name) in _PLACEHOLDER_NAMES:
+        return False
+    if {fold(x) for x in a.affiliations} != {fold(x) for x in b.affiliations}:
+        return False
+    for name in ("openalex_author_id", "s2_author_id"):
+        if (
+            getattr(a, name)
+            and getattr(b, name)
+            and getattr(a, name) != getattr(b, name)
+        ):
+            return False
+    return True
 
 
 def _fuller(kept: AuthorRecord, other: AuthorRecord) -> AuthorRecord:
@@ -74,11 +94,13 @@ def collapse_repeated(
     - an exact repeat (same name, iD, affiliations) is dropped;
     - entries with the same valid ORCID iD and compatible names (same family
       name, same first initial) are one slot, with the fullest name;
-    - an entry with the same name as a kept slot, at most one of them with an
-      iD, and the same affiliations joins that slot;
-    - same-name entries whose affiliations differ (one side printing none
-      included) could be two people: both are kept, and the byline is flagged
-      (:data:`POSSIBLE_REPEATED_AUTHOR`);
+    - an entry printed as a kept slot was (the same name, the same
+      affiliations, no differing source author id), at most one of the two with
+      an iD, joins that slot;
+    - entries of one name key that differ otherwise (in the affiliations, one
+      side printing none included, in the printed form of the name, in their
+      source author ids) could be two people: both are kept, and the byline is
+      flagged (:data:`POSSIBLE_REPEATED_AUTHOR`);
     - two different iDs are two people; a collaboration named twice is one.
 
     Example: "Chidi Eze" three times, two with iD 0000-0003-1234-5678, and two
@@ -111,7 +133,7 @@ def collapse_repeated(
                 continue
             if not _key(author) or _key(author) != _key(slot):
                 continue
-            if _same_places(author, slot):
+            if _printed_alike(author, slot):
                 match = index
                 break
             flagged = True

@@ -20,6 +20,7 @@ from harvest.sources.polite_http import (
     SourceRefused,
     SourceUnavailable,
     UnusableBody,
+    host_interval,
     retry_after_seconds,
     user_agent,
 )
@@ -289,3 +290,63 @@ def test_credentials_never_follow_a_redirect_to_another_origin(server):
         assert seen == {"same": "SECRET", "other": None}
     finally:
         other.stop()
+
+
+def test_pacing_learns_from_a_server_that_refuses_two_requests_in_three(server, caplog):
+    """Issue 49, part 3: a server answering 429 (no Retry-After) to two requests
+    in three. The host's interval grows on each 429 (times 2, bounded) and
+    shrinks by a step on each answer; every page still comes, and the changes
+    are logged."""
+    arrivals: list[float] = []
+
+    def two_in_three(request):
+        arrivals.append(time.monotonic())
+        return Response("slow", status=429) if len(arrivals) % 3 else Response("ok")
+
+    server.expect_request("/graph").respond_with_handler(two_in_three)
+    politeness = Politeness(
+        min_interval=0.02,
+        max_tries=4,
+        backoff_base=0.01,
+        backoff_max=0.02,
+        max_interval=0.3,
+        pace_step=0.05,
+    )
+    host = f"127.0.0.1:{server.port}"
+    learned = []
+    with (
+        caplog.at_level("INFO", logger="harvest.sources.polite_http"),
+        PoliteClient("semanticscholar", politeness=politeness) as client,
+    ):
+        for _ in range(5):
+            assert client.get(server.url_for("/graph")).text == "ok"
+            learned.append(round(host_interval(host, politeness), 3))
+    # Two 429s (0.02 -> 0.07 -> 0.14: times 2, at least a step), then an
+    # answer (-0.05); from there each round doubles twice and steps down once,
+    # up to the bound.
+    assert learned == [0.09, 0.25, 0.25, 0.25, 0.25]
+    assert max(learned) <= politeness.max_interval
+    # A retry waited at least the interval the 429 had set.
+    gaps = [b - a for a, b in zip(arrivals, arrivals[1:], strict=False)]
+    assert min(gaps[1:3]) >= 0.07
+    assert len(arrivals) == 15
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("answered 429; pacing it 0.02 s -> 0.07 s" in m for m in messages)
+
+
+def test_pacing_steps_back_to_the_minimum_after_answers(server, caplog):
+    server.expect_ordered_request("/x").respond_with_data("slow", status=503)
+    server.expect_request("/x").respond_with_data("ok")
+    politeness = Politeness(
+        min_interval=0.0, max_tries=3, backoff_base=0.01, pace_step=0.02
+    )
+    host = f"127.0.0.1:{server.port}"
+    waits: list[float] = []
+    with (
+        caplog.at_level("INFO", logger="harvest.sources.polite_http"),
+        PoliteClient("crossref", politeness=politeness, sleep=waits.append) as client,
+    ):
+        client.get(server.url_for("/x"))
+        assert host_interval(host, politeness) == pytest.approx(0.0)  # 0.02 - 0.02
+        assert min(waits) >= 0.02  # the retry waited the learned interval
+    assert any("paced at its minimum" in r.getMessage() for r in caplog.records)
