@@ -29,6 +29,12 @@ ifndef NO_SERVE
 	DEBUG=0 $(PY) manage.py runserver $(HOST)
 endif
 
+## Serve what `make demo` built (the embedded SQLite site), without harvesting again.
+serve: install
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	@echo "serving on http://$(HOST)/  (admin: http://$(HOST)/admin/, API: http://$(HOST)/api/)"
+	DEBUG=0 $(PY) manage.py runserver $(HOST)
+
 ## Web (gunicorn), a Celery worker on every queue and beat, against the local
 ## PostgreSQL and Redis (production-like: DEBUG off). Ctrl-C stops all three.
 run: export DATABASE_URL := $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/wovepaper)

@@ -23,7 +23,12 @@ from rest_framework import permissions, serializers, viewsets
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
-from rest_framework.exceptions import Throttled, ValidationError
+from rest_framework.exceptions import (
+    APIException,
+    NotFound,
+    Throttled,
+    ValidationError,
+)
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -62,7 +67,9 @@ from wovepaper import profile, selectors
 from wovepaper import services as core_services
 from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
 from wovepaper.search import (
+    BAD_YEAR,
     SearchQueryError,
+    SemanticUnavailable,
     paper_named_by,
     search_filters,
     search_results,
@@ -417,8 +424,9 @@ class PaperViewSet(viewsets.ReadOnlyModelViewSet):
 # Papers one similar-papers answer lists by default, and at most.
 SIMILAR_DEFAULT = 10
 SIMILAR_MOST = 50
-# Papers a page of an API search.
+# Papers a page of an API search, by default and at most (the API's page_size).
 SEARCH_PAGE_SIZE = 25
+SEARCH_PAGE_MOST = 200
 
 
 def _bounded(raw: str, *, default: int, least: int, most: int) -> int | None:
@@ -430,6 +438,14 @@ def _bounded(raw: str, *, default: int, least: int, most: int) -> int | None:
         return None
     value = int(raw)
     return value if least <= value <= most else None
+
+
+class ServiceUnavailable(APIException):
+    """HTTP 503: a part the answer needs is down (the embedding model)."""
+
+    status_code = 503
+    default_detail = "Service unavailable."
+    default_code = "unavailable"
 
 
 class PaperSimilarView(APIView):
@@ -512,12 +528,22 @@ class PaperSearchView(APIView):
             OpenApiParameter(
                 "page",
                 OpenApiTypes.INT,
-                description=f"Page number from 1 ({SEARCH_PAGE_SIZE} papers a page).",
+                description="Page number from 1; a page past the last is a 404.",
+            ),
+            OpenApiParameter(
+                "page_size",
+                OpenApiTypes.INT,
+                description=f"Papers a page (1 to {SEARCH_PAGE_MOST}; default "
+                f"{SEARCH_PAGE_SIZE}).",
             ),
         ],
         responses={
             200: PaperSearchSerializer,
-            **_problem(400, "The text, mode, category, year or page is invalid."),
+            **_problem(
+                400, "The text, mode, category, year, page or page_size is invalid."
+            ),
+            **_problem(404, "The page is past the last page of the search."),
+            **_problem(503, "Search by meaning is not available now (mode=semantic)."),
         },
         examples=[_example("Hybrid search", examples.PAPER_SEARCH)],
     )
@@ -532,13 +558,21 @@ class PaperSearchView(APIView):
             problems["q"] = "a search text is required"
         if mode not in MODES:
             problems["mode"] = "one of hybrid, keyword, semantic"
-        if errors:
-            problems["filters"] = " ".join(errors)
+        for error in errors:  # the category's or the year's, by their messages
+            problems["year" if error == BAD_YEAR else "category"] = error
         number = _bounded(
             request.query_params.get("page", ""), default=1, least=1, most=10**6
         )
         if number is None:
             problems["page"] = "a whole number from 1"
+        size = _bounded(
+            request.query_params.get("page_size", ""),
+            default=SEARCH_PAGE_SIZE,
+            least=1,
+            most=SEARCH_PAGE_MOST,
+        )
+        if size is None:
+            problems["page_size"] = f"a whole number from 1 to {SEARCH_PAGE_MOST}"
         if problems:
             raise ValidationError(problems)
         named = paper_named_by(query)
@@ -561,12 +595,17 @@ class PaperSearchView(APIView):
                 category=category,
                 year=year,
                 number=number,
-                size=SEARCH_PAGE_SIZE,
+                size=size,
                 mode=mode,
             )
+        except SemanticUnavailable as exc:
+            raise ServiceUnavailable(str(exc)) from exc
         except SearchQueryError as exc:
             raise ValidationError({"q": str(exc)}) from exc
-        rows = Paper.objects.in_bulk(result["ids"])
+        if number > max(1, -(-result["listed"] // size)):
+            raise NotFound(f"page {number} is past the last page of this search")
+        # A paper hidden since the ranked head was cached is left out.
+        rows = Paper.objects.filter(hidden=False).in_bulk(result["ids"])
         papers = [rows[pk] for pk in result["ids"] if pk in rows]
         return Response(
             {
@@ -575,7 +614,7 @@ class PaperSearchView(APIView):
                 "count": result["count"],
                 "count_is": result["count_is"],
                 "page": result["number"],
-                "pages": max(1, -(-result["listed"] // SEARCH_PAGE_SIZE)),
+                "pages": max(1, -(-result["listed"] // size)),
                 "results": PaperRefSerializer(papers, many=True).data,
             }
         )

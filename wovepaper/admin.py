@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.contrib import admin
-from django.db import models
+from django.db import models, transaction
 from django.urls import reverse
 from django.utils.html import format_html
 
@@ -18,6 +18,7 @@ from harvest.sources.repeated_authors import POSSIBLE_REPEATED_AUTHOR
 from wovepaper.cache import papers_changed, searches_changed
 from wovepaper.models import Authorship, Follow, Institution, Notification, Paper
 from wovepaper.search import search_vectors_refresh
+from wovepaper.tasks import embeddings_refresh_task
 from wovepaper.text import latex_to_text
 
 
@@ -137,11 +138,14 @@ class PaperAdmin(admin.ModelAdmin):
         The stored vector (wovepaper.search) holds the title, the names and the
         abstract; an edit here must reach search as a harvest update does, and
         the researcher pages (hidden, date, fields) and cached searches (counts,
-        titles) as well, at once.
+        titles) as well, at once. A changed title or abstract is embedded again
+        once the edit commits (the task skips an unchanged text).
         """
         super().save_related(request, form, formsets, change)
         search_vectors_refresh(paper_ids=[form.instance.pk])
         _papers_edited([form.instance.pk])
+        pk = form.instance.pk
+        transaction.on_commit(lambda: embeddings_refresh_task.delay(paper_ids=[pk]))
 
     def delete_model(self, request, obj: Paper) -> None:
         """Delete the paper; its researchers' cached pages and cached searches

@@ -26,6 +26,7 @@ import hashlib
 import json
 import logging
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -78,6 +79,7 @@ from wovepaper.selectors import (
 )
 from wovepaper.semantic import (
     BAD_MODE,
+    MIN_SIMILARITY,
     MODES,
     nearest,
     nearest_rows,
@@ -107,6 +109,11 @@ BAD_YEAR = "The year must be a number from 1 to 9999."
 
 class SearchQueryError(ValueError):
     """The search text is out of bounds; the message says which bound, for users."""
+
+
+class SemanticUnavailable(SearchQueryError):
+    """A search by meaning was asked and the embedding model cannot be loaded:
+    the site's fault, not the text's (HTTP 503)."""
 
 
 class Fold(Func):
@@ -173,6 +180,9 @@ def search_query_clean(query: str) -> str:
     # The run's first operator is the one meant: "-(quantum)" and "-!quantum"
     # exclude quantum; keeping the last one ("(", "!") would include it.
     # The whitespace that ended the run stays; none is added ("-(x" is "-x").
+    # One Unicode form, as every stored text is (harvest.records.clean_text):
+    # a decomposed "Bala\u0301zs" finds "Balázs".
+    text = unicodedata.normalize("NFC", text)
     return _OPERATOR_RUN.sub(
         lambda m: m.group(0)[0] + (" " if m.group(0)[-1].isspace() else ""), text
     ).strip()
@@ -917,28 +927,89 @@ def _head_by_meaning(text: str, *, category: str | None, year: int | None, mode:
     except ImproperlyConfigured as exc:
         logger.warning("semantic search unavailable", extra={"error": str(exc)})
         if mode == "semantic":
-            raise SearchQueryError(SEMANTIC_UNAVAILABLE) from exc
+            raise SemanticUnavailable(SEMANTIC_UNAVAILABLE) from exc
         return {
             **search_head(query=text, category=category, year=year),
             "mode": "keyword",
         }
 
 
+# A web-search exclusion ("-graphene", "-\"phase transition\""), as the keyword
+# search reads it; the text embedded for meaning leaves these out.
+_EXCLUDED = re.compile(r'(?:^|\s)-\s*(?:"([^"]+)"|([^\s"]+))')
+# Web-search syntax that is no part of a text's meaning: quotes and a lone "or".
+_SYNTAX = re.compile(r'"|(?<!\S)or(?!\S)', re.IGNORECASE)
+
+
+def meaning_of(query: str) -> tuple[str, list[str]]:
+    """The text a search by meaning embeds, and the words it must leave out.
+
+    ``"spin -graphene"`` is ``("spin", ["graphene"])``: an excluded word is
+    excluded from every mode, and embedding "-graphene" would find graphene.
+
+    Args:
+        query: the cleaned search text.
+
+    Returns:
+        ``(text without exclusions and web-search syntax, excluded words and
+        phrases in order)``.
+    """
+    excluded = [a or b for a, b in _EXCLUDED.findall(query)]
+    text = _EXCLUDED.sub(" ", query)
+    return " ".join(_SYNTAX.sub(" ", text).split()), [e for e in excluded if e]
+
+
+def _matching_words(ids: Iterable[int], query: str) -> set[int]:
+    """Which of some papers the keyword search finds for ``query`` (any
+    category or year): one query, whatever the number of matches."""
+    ids = list(ids)
+    if not ids:
+        return set()
+    papers, _ = _paper_matches(query=query, category=None, year=None)
+    return set(papers.filter(pk__in=ids).values_list("pk", flat=True))
+
+
+def _excluded_papers(ids: Iterable[int], words: list[str]) -> set[int]:
+    """Which of some papers hold an excluded word or phrase (as the keyword
+    search would find it)."""
+    ids = list(ids)
+    if not ids or not words:
+        return set()
+    out: set[int] = set()
+    for word in words:
+        quoted = f'"{word}"' if " " in word else word
+        out |= _matching_words(ids, quoted)
+    return out
+
+
 def _semantic(
     text: str, *, category: str | None, year: int | None
 ) -> tuple[list[int], dict[int, str]]:
-    """The nearest papers to a text (filtered) and the primary category of each
-    of the nearest papers unfiltered by category (for the facets): one
-    statement, two with a category."""
-    vector = query_vector(text)
-    rows = nearest_rows(vector=vector, year=year)
+    """The nearest papers to a text (filtered), at least
+    :data:`wovepaper.semantic.MIN_SIMILARITY` similar and holding no excluded
+    word, and the primary category of each of the nearest papers unfiltered by
+    category (for the facets)."""
+    meaning, excluded = meaning_of(text)
+    if not meaning:
+        return [], {}
+    vector = query_vector(meaning)
+    rows = nearest_rows(vector=vector, year=year, floor=MIN_SIMILARITY)
     everything = [pk for pk, _, _ in rows]
     chosen = (
-        [pk for pk, _ in nearest(vector=vector, category=category, year=year)]
+        [
+            pk
+            for pk, _ in nearest(
+                vector=vector, category=category, year=year, floor=MIN_SIMILARITY
+            )
+        ]
         if category
         else everything
     )
-    return chosen, {pk: primary for pk, _, primary in rows}
+    dropped = _excluded_papers(set(everything) | set(chosen), excluded)
+    return (
+        [pk for pk in chosen if pk not in dropped],
+        {pk: primary for pk, _, primary in rows if pk not in dropped},
+    )
 
 
 def _facets(primaries: Iterable[str]) -> list[tuple[str, int]]:
@@ -982,10 +1053,11 @@ def hybrid_head(*, query: str, category: str | None, year: int | None) -> dict:
 
     Returns:
         As :func:`search_head`. ``count`` is the keyword matches plus the
-        nearest papers keyword search did not find; ``count_is`` is the
-        keyword head's ("about" and "more" stay so); ``by_words`` is the
-        keyword count alone. Category counts add the
-        nearest papers' primaries to the keyword counts when those are exact.
+        nearest papers the words do not match (checked against every match,
+        not the head alone); ``count_is`` is the keyword head's ("about" and
+        "more" stay so); ``by_words`` is the keyword count alone. Category
+        counts add those papers' primaries to the keyword counts when these
+        are exact, whatever the category filter.
 
     Raises:
         SearchQueryError: as :func:`search_head`.
@@ -993,14 +1065,15 @@ def hybrid_head(*, query: str, category: str | None, year: int | None) -> dict:
     """
     words = search_head(query=query, category=category, year=year)
     chosen, primaries = _semantic(query, category=category, year=year)
-    found = set(words["ids"])
-    extra = [pk for pk in chosen if pk not in found]
+    by_words = _matching_words(set(chosen) | set(primaries), query)
+    extra_chosen = [pk for pk in chosen if pk not in by_words]
+    extra_any = [pk for pk in primaries if pk not in by_words]
     ids = rank_fusion([words["ids"], chosen])[:SEARCH_SAMPLE]
     exact = all(n is not None for _, n in words["categories"])
     counts = Counter({name: n for name, n in words["categories"] if n is not None})
     known = {name for name, _ in words["categories"]}
     if exact:
-        counts.update(primaries[pk] for pk in primaries if pk not in found)
+        counts.update(primaries[pk] for pk in extra_any)
         categories = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     else:
         categories = list(words["categories"]) + [
@@ -1008,7 +1081,7 @@ def hybrid_head(*, query: str, category: str | None, year: int | None) -> dict:
         ]
     return {
         "ids": ids,
-        "count": words["count"] + len(extra),
+        "count": words["count"] + len(extra_chosen),
         "count_is": words["count_is"],
         "categories": categories,
         "by_words": words["count"],

@@ -48,6 +48,14 @@ REFRESH_CHUNK = 256
 # few milliseconds of both cores, and readers repeat searches and page through.
 QUERY_VECTOR_SECONDS = 24 * 3600
 
+# The least cosine similarity a search by meaning lists: below it a paper is not
+# about the text. Measured on the bundled records (all-MiniLM-L6-v2): the best
+# match of a text about nothing ("asdfqwerzxcv", "the", "???", an unknown arXiv
+# id, German words) scored 0.18 to 0.26, the tenth of a topical query
+# ("graphene", "spin qubits", "expansion of the universe accelerating") 0.32 to
+# 0.57. Similar papers are listed without it (a paper is always about itself).
+MIN_SIMILARITY = 0.3
+
 MODES = ("hybrid", "keyword", "semantic")
 DEFAULT_MODE = "hybrid"
 BAD_MODE = "The search mode must be hybrid, keyword or semantic."
@@ -87,6 +95,8 @@ def embeddings_refresh(
     papers = Paper.objects.all() if papers is None else papers
     ids = list(papers.order_by("pk").values_list("pk", flat=True))
     counts = {"papers": 0, "embedded": 0, "unchanged": 0, "more": 0}
+    if most is not None:
+        most = max(1, int(most))  # a share of nothing would queue itself forever
     step = max(1, chunk or REFRESH_CHUNK)
     for start in range(0, len(ids), step):
         if most is not None and counts["embedded"] >= most:
@@ -115,23 +125,35 @@ def _refresh_chunk(ids: list[int], counts: dict[str, int]) -> dict[str, int]:
     counts["unchanged"] += len(texts) - len(stale)
     if not stale:
         return counts
-    vectors = embed([texts[pk] for pk in stale])
+    vectors = dict(zip(stale, embed([texts[pk] for pk in stale]), strict=True))
     with transaction.atomic():
+        # What the papers hold now, locked until the rows are written: a paper
+        # whose text changed while the model ran (a harvest, a curator's edit)
+        # is left to the task that change queued, and a paper deleted meanwhile
+        # is skipped, rather than an older vector written over a newer one or
+        # the chunk failing on its foreign key.
+        now = {
+            pk: text_digest(paper_text(title, abstract))
+            for pk, title, abstract in Paper.objects.select_for_update()
+            .filter(pk__in=stale)
+            .values_list("pk", "title", "abstract")
+        }
+        current = [pk for pk in stale if now.get(pk) == digests[pk]]
         PaperEmbedding.objects.bulk_create(
             [
                 PaperEmbedding(
                     paper_id=pk,
-                    vector=vector,
+                    vector=vectors[pk],
                     model=MODEL_NAME,
                     text_sha256=digests[pk],
                 )
-                for pk, vector in zip(stale, vectors, strict=True)
+                for pk in current
             ],
             update_conflicts=True,
             unique_fields=["paper"],
             update_fields=["vector", "model", "text_sha256", "embedded_at"],
         )
-    counts["embedded"] += len(stale)
+    counts["embedded"] += len(current)
     return counts
 
 
@@ -164,6 +186,7 @@ def nearest(
     category: str | None = None,
     year: int | None = None,
     exclude: int | None = None,
+    floor: float = -1.0,
 ) -> list[tuple[int, float]]:
     """The visible papers whose embedding is nearest a vector, nearest first.
 
@@ -176,6 +199,8 @@ def nearest(
             cross-list, :func:`wovepaper.selectors.in_category`); None for all.
         year: keep papers first published this year; None for all.
         exclude: a paper id left out (the paper whose neighbours are asked).
+        floor: leave out papers less similar than this (a search's
+            :data:`MIN_SIMILARITY`); -1 keeps every one.
 
     Returns:
         At most ``limit`` ``(paper id, cosine similarity in [-1, 1])``, most
@@ -190,6 +215,7 @@ def nearest(
             category=category,
             year=year,
             exclude=exclude,
+            floor=floor,
         )
     ]
 
@@ -202,6 +228,7 @@ def nearest_rows(
     category: str | None = None,
     year: int | None = None,
     exclude: int | None = None,
+    floor: float = -1.0,
 ) -> list[tuple[int, float, str]]:
     """:func:`nearest` with each paper's primary category (for the facets).
 
@@ -230,7 +257,7 @@ def nearest_rows(
                 "pk", "primary_category"
             )
         )
-        return [(pk, sim, primaries.get(pk, "")) for pk, sim in ranked]
+        return [(pk, sim, primaries.get(pk, "")) for pk, sim in ranked if sim >= floor]
     if vector is not None:
         target, params = "%s::vector", [_vector_text(vector)]
     else:
@@ -241,8 +268,8 @@ def nearest_rows(
         where.append("p.categories @> %s::jsonb")
         where_params.append(json.dumps([category]))
     if year is not None:
-        where.append("p.published >= %s AND p.published < %s")
-        where_params += [date(year, 1, 1), date(year + 1, 1, 1)]
+        where.append("p.published BETWEEN %s AND %s")
+        where_params += [date(year, 1, 1), date(year, 12, 31)]
     if exclude is not None:
         where.append("e.paper_id <> %s")
         where_params.append(int(exclude))
@@ -258,7 +285,11 @@ def nearest_rows(
     # The iterative scan (relaxed_order) may return neighbours slightly out of
     # order; a paper without a vector gives NULL distances, dropped.
     return sorted(
-        ((pk, 1.0 - d, primary) for pk, d, primary in rows if d is not None),
+        (
+            (pk, 1.0 - d, primary)
+            for pk, d, primary in rows
+            if d is not None and 1.0 - d >= floor
+        ),
         key=lambda r: (-r[1], r[0]),
     )
 

@@ -105,7 +105,8 @@ _MARKER_BARE_RE = re.compile(r"(?:^|[;,])\s*(\d+)\s*(?:[-:)]\s*|\s+)(?=[^\d\s,;]
 _ET_AL_RE = re.compile(r"^(?:et\.?\s*al\.?|others)$", re.IGNORECASE)
 # arXiv cuts long lists: "R. Aaij, ..., M. Zhou (750 additional authors not shown)".
 _NOT_SHOWN_RE = re.compile(r"^\d+\s+additional\s+authors?\s+not\s+shown$", re.I)
-_TRAILING_ET_AL_RE = re.compile(r"[\s,]+et\.?\s*al\.?$", re.IGNORECASE)
+# "et al" needs a dot or a space between its words: "Marco Etal" is a surname.
+_TRAILING_ET_AL_RE = re.compile(r"[\s,]+et(?:\.\s*|\s+)al\.?$", re.IGNORECASE)
 _SUFFIX_RE = re.compile(r"^(?:Jr|Sr|II|III|IV)\.?$")
 _FOR_THE_RE = re.compile(r"^(?:for|on\s+behalf\s+of)\s+(?:the\s+)?", re.IGNORECASE)
 _THE_RE = re.compile(r"^the\s+", re.IGNORECASE)
@@ -518,7 +519,7 @@ def split_for_collaboration(full: str) -> tuple[str, str]:
 
 
 # Most words a person's name printed before "for the X Collaboration" holds.
-_MOST_NAME_WORDS = 5
+_MOST_NAME_WORDS = 8
 # Words of an organisation's name, never of a person's: "The Alliance for
 # Cellular Signaling" is not a person speaking for a collaboration.
 _ORGANISATION_WORDS = frozenset(

@@ -51,6 +51,7 @@ from harvest.records import (
 )
 from harvest.sources.arxiv_abs import (
     SOURCE,
+    byline_incomplete,
     clean_abstract,
     first_doi,
     is_withdrawn,
@@ -291,6 +292,7 @@ def parse_kaggle_record(item: RawItem) -> PaperRecord:
         external_id=f"{arxiv_id}v{latest.version}",
         title=title,
         authors=split_abs_authors(_text(record, "authors", where)),
+        authors_incomplete=byline_incomplete(_text(record, "authors", where)),
         arxiv_id=arxiv_id,
         doi=first_doi(_text(record, "doi", where)),
         version=latest.version,

@@ -33,7 +33,7 @@ from harvest.sources.arxiv_abs import (
 )
 from harvest.sources.safe_xml import element_text as _text
 
-_VERSION_RE = re.compile(r"v(\d{1,4})", re.IGNORECASE)
+_VERSION_RE = re.compile(r"v(\d{1,4})", re.IGNORECASE | re.ASCII)
 
 
 def _local(element: etree._Element) -> str:

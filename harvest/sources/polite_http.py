@@ -161,7 +161,10 @@ def host_interval(host: str, politeness: Politeness) -> float:
     one, never below ``politeness.min_interval``."""
     with _INTERVALS_LOCK:
         learned = _HOST_INTERVALS.get(host, politeness.min_interval)
-    return min(max(learned, politeness.min_interval), politeness.max_interval)
+    # A source's own minimum above the learned bound is kept (an operator's
+    # HARVEST_ARXIV_INTERVAL=120 is asked for, not cut to 60).
+    bound = max(politeness.max_interval, politeness.min_interval)
+    return min(max(learned, politeness.min_interval), bound)
 
 
 def intervals_forget() -> None:
@@ -423,7 +426,8 @@ class PoliteClient:
         p = self.politeness
         with _INTERVALS_LOCK:
             now = max(_HOST_INTERVALS.get(host, p.min_interval), p.min_interval)
-            new = min(p.max_interval, max(now * p.slow_factor, now + p.pace_step))
+            bound = max(p.max_interval, p.min_interval)
+            new = min(bound, max(now * p.slow_factor, now + p.pace_step))
             _HOST_INTERVALS[host] = new
         if new != now:
             logger.warning(

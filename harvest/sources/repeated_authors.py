@@ -23,18 +23,30 @@ def _key(author: AuthorRecord) -> str:
 
 
 def _compatible(a: AuthorRecord, b: AuthorRecord) -> bool:
-    """Whether two names can be one person's: the same folded family name and
-    the same first initial (or no given name on one side). An iD on two
-    incompatible names is misplaced (issue 46), not a repeat."""
+    """Whether two names can be one person's: the same folded family name, and
+    first given names that agree (the same initial, and the same word when both
+    are written out: "Jane" and "John" Smith are two people), or no given name
+    on one side. An iD on two incompatible names is misplaced (issue 46), not a
+    repeat."""
     if fold(a.family_name) != fold(b.family_name):
         return False
-    first_a, first_b = fold(a.given_name)[:1], fold(b.given_name)[:1]
-    return not first_a or not first_b or first_a == first_b
+    words_a, words_b = fold(a.given_name).split(), fold(b.given_name).split()
+    if not words_a or not words_b:
+        return True
+    first_a, first_b = words_a[0], words_b[0]
+    if first_a[0] != first_b[0]:
+        return False
+    return len(first_a) == 1 or len(first_b) == 1 or first_a == first_b
 
 
 # A name OpenAlex prints for an author it could not name (seen in the real works
 # page: W4206064211 has three): placeholders for unknown people, never repeats.
 _PLACEHOLDER_NAMES = frozenset({"null author id"})
+
+
+def _places(author: AuthorRecord) -> frozenset[str]:
+    """An entry's affiliations, folded, in no order."""
+    return frozenset(fold(x) for x in author.affiliations)
 
 
 def _printed_alike(a: AuthorRecord, b: AuthorRecord) -> bool:
@@ -46,7 +58,7 @@ def _printed_alike(a: AuthorRecord, b: AuthorRecord) -> bool:
     be two people."""
     if fold(a.raw_name) != fold(b.raw_name) or fold(a.raw_name) in _PLACEHOLDER_NAMES:
         return False
-    if {fold(x) for x in a.affiliations} != {fold(x) for x in b.affiliations}:
+    if _places(a) != _places(b):
         return False
     for name in ("openalex_author_id", "s2_author_id"):
         if (
@@ -115,30 +127,62 @@ def collapse_repeated(
         entry; whether a possible repeat is left for a curator)``.
     """
     kept: list[AuthorRecord] = []
+    # Where to look, so a byline of 3,000 names (one family name among them all,
+    # a collaboration's "Wang"s) costs 3,000 lookups, not 3,000 squared
+    # comparisons: the slots by iD, by how they were printed, and how many of
+    # each name key there are (with an iD, and in all).
+    by_orcid: dict[str, list[int]] = {}
+    by_print: dict[tuple, list[int]] = {}
+    keys_all: dict[str, int] = {}
+    keys_with_id: dict[str, int] = {}
+    collaborations: set[str] = set()
     flagged = False
     for author in authors:
         if author.is_collaboration:
             name = fold(author.raw_name)
-            if not any(k.is_collaboration and fold(k.raw_name) == name for k in kept):
+            if name not in collaborations:
+                collaborations.add(name)
                 kept.append(author)
             continue
+        key = _key(author)
+        printed = (key, fold(author.raw_name), _places(author))
         match = None
-        for index, slot in enumerate(kept):
-            if slot.is_collaboration:
-                continue
-            if author.orcid and slot.orcid:
-                if author.orcid == slot.orcid and _compatible(author, slot):
+        if author.orcid:
+            for index in by_orcid.get(author.orcid, ()):
+                if _compatible(author, kept[index]):
                     match = index
                     break
-                continue
-            if not _key(author) or _key(author) != _key(slot):
-                continue
-            if _printed_alike(author, slot):
-                match = index
-                break
-            flagged = True
+        if match is None and key and printed[1] not in _PLACEHOLDER_NAMES:
+            for index in by_print.get(printed, ()):
+                slot = kept[index]
+                if (not author.orcid or not slot.orcid) and _printed_alike(
+                    author, slot
+                ):
+                    match = index
+                    break
         if match is None:
+            # Same name key, not one entry printed twice: could be two people,
+            # unless both carry (different) iDs.
+            others = keys_all.get(key, 0) - (
+                keys_with_id.get(key, 0) if author.orcid else 0
+            )
+            if key and others and printed[1] not in _PLACEHOLDER_NAMES:
+                flagged = True
             kept.append(author)
+            index = len(kept) - 1
+            keys_all[key] = keys_all.get(key, 0) + 1
+            if author.orcid:
+                keys_with_id[key] = keys_with_id.get(key, 0) + 1
         else:
+            had_id = bool(kept[match].orcid)
             kept[match] = _fuller(kept[match], author)
+            index = match
+            if kept[match].orcid and not had_id:
+                keys_with_id[key] = keys_with_id.get(key, 0) + 1
+        slot = kept[index]
+        if slot.orcid and index not in by_orcid.setdefault(slot.orcid, []):
+            by_orcid[slot.orcid].append(index)
+        for form in {printed, (_key(slot), fold(slot.raw_name), _places(slot))}:
+            if index not in by_print.setdefault(form, []):
+                by_print[form].append(index)
     return kept, flagged

@@ -50,7 +50,7 @@ def test_an_arxivraw_record_reads_like_its_abs_file(arxiv_dir):
     assert (raw.published, raw.updated) == (abs_record.published, abs_record.updated)
     assert _slots(raw) == _slots(abs_record)
     assert [a.raw_name for a in raw.authors][0] == "C. Balázs"
-    for field in ("title", "doi", "journal_ref", "report_no", "categories"):
+    for field in ("title", "abstract", "doi", "journal_ref", "report_no", "categories"):
         assert getattr(raw, field) == getattr(abs_record, field), field
     assert raw.datestamp.isoformat() == "2008-11-13"
     assert not raw.authors_incomplete
@@ -193,3 +193,22 @@ def test_an_arxivraw_record_without_versions_names_the_problem():
     item = RawItem(external_id="oai:arXiv.org:2401.00011", payload=record, locator="x")
     with pytest.raises(Exception, match="x: no <version>"):
         parse_oai_record(item)
+
+
+@pytest.mark.django_db
+def test_the_harvest_command_embeds_what_it_harvested(settings, capsys):
+    settings.EMBED_AFTER_HARVEST = True
+    call_command("harvest", "arxiv", "--file", str(RAW), "--no-progress")
+    out = capsys.readouterr().out
+    assert "embedded 6, 0 unchanged" in out
+    from wovepaper.models import PaperEmbedding
+
+    assert PaperEmbedding.objects.count() == 6
+
+
+@pytest.mark.django_db
+def test_format_is_refused_with_files():
+    from django.core.management import CommandError
+
+    with pytest.raises(CommandError, match="files are read in whatever format"):
+        call_command("harvest", "arxiv", "--file", str(RAW), "--format", "oai_dc")

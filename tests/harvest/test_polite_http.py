@@ -350,3 +350,8 @@ def test_pacing_steps_back_to_the_minimum_after_answers(server, caplog):
         assert host_interval(host, politeness) == pytest.approx(0.0)  # 0.02 - 0.02
         assert min(waits) >= 0.02  # the retry waited the learned interval
     assert any("paced at its minimum" in r.getMessage() for r in caplog.records)
+
+
+def test_a_minimum_above_the_learned_bound_is_kept():
+    slow = Politeness(min_interval=120, max_interval=60)
+    assert host_interval("export.arxiv.org:https", slow) == 120

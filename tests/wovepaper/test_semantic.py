@@ -259,7 +259,7 @@ def test_without_the_model_hybrid_answers_by_keyword_and_semantic_says_why(
     assert "Search by meaning is not available now" in hybrid.content.decode()
     assert hybrid.context["page"].paginator.count >= 2
     refused = client.get("/search/", {"q": "carbon sheets", "mode": "semantic"})
-    assert refused.status_code == 400
+    assert refused.status_code == 503  # the site's fault, not the text's
     assert "Search by meaning is not available" in refused.content.decode()
     # Nothing changed, nothing to embed: the model is not needed.
     call_command("embed_papers", "--no-progress")
@@ -354,3 +354,132 @@ def test_title_similarity_for_the_matching_engine(corpus):
     )
     assert same_topic > other
     assert semantic.title_similarity(None, vectors[papers["0704.0001"].pk]) is None
+
+
+# --- found by the new-user and hostile trials -------------------------------
+
+
+def test_a_text_about_nothing_finds_nothing_by_meaning(client, corpus):
+    for text in ("asdfqwerzxcv", "???", "9999.99999"):
+        semantic_page = client.get("/search/", {"q": text, "mode": "semantic"})
+        assert semantic_page.context["found"] == "0", text
+        assert "No paper is near enough in meaning" in semantic_page.content.decode()
+        hybrid = client.get("/search/", {"q": text})
+        assert hybrid.context["found"] == "0", text
+
+
+def test_an_excluded_word_is_excluded_from_the_meaning_too(corpus):
+    papers, _ = corpus
+    graphene = {papers[a].pk for a in GRAPHENE}
+    assert search_meaning("carbon crystals")["ids"][:3]  # found without the minus
+    for mode in ("semantic", "hybrid"):
+        ids = semantic_search("carbon crystals -graphene", mode=mode)["ids"]
+        assert not graphene & set(ids), mode
+        for pk in ids:
+            text = Paper.objects.get(pk=pk)
+            assert "graphene" not in f"{text.title} {text.abstract}".lower()
+
+
+def search_meaning(text: str) -> dict:
+    return semantic_search(text, mode="semantic")
+
+
+def test_the_year_9999_is_no_server_error(client, corpus):
+    for mode in ("hybrid", "semantic", "keyword"):
+        response = client.get(
+            "/search/", {"q": "graphene", "year": "9999", "mode": mode}
+        )
+        assert response.status_code == 200, mode
+        api = client.get("/api/search/papers/", {"q": "graphene", "year": "9999"})
+        assert api.status_code == 200
+
+
+def test_hybrid_counts_each_paper_once_and_facets_do_not_move_with_the_filter(
+    corpus,
+):
+    from wovepaper.search import _paper_matches
+
+    result = semantic_search("quantum", mode="hybrid")
+    words, _ = _paper_matches(query="quantum", category=None, year=None)
+    meaning = set(semantic_search("quantum", mode="semantic")["ids"])
+    union = set(words.values_list("pk", flat=True)) | meaning
+    assert result["count"] == len(union)
+    assert result["by_words"] == words.count()
+    from wovepaper.search import search_results
+
+    filtered = search_results(
+        query="quantum",
+        category="quant-ph",
+        year=None,
+        number=1,
+        size=10,
+        mode="hybrid",
+    )
+    assert filtered["categories"] == result["categories"]
+
+
+def test_the_search_api_pages_end_hides_hidden_papers_and_names_bad_fields(
+    client, corpus
+):
+    papers, _ = corpus
+    asked = {"q": "quantum", "page_size": 5}
+    first = client.get("/api/search/papers/", asked).json()
+    assert len(first["results"]) == 5
+    last = first["pages"]
+    assert last > 1
+    assert client.get("/api/search/papers/", {**asked, "page": last}).status_code == 200
+    past = client.get("/api/search/papers/", {**asked, "page": last + 1})
+    assert past.status_code == 404
+    top = Paper.objects.get(arxiv_id=first["results"][0]["arxiv_id"])
+    Paper.objects.filter(pk=top.pk).update(hidden=True)  # the head stays cached
+    again = client.get("/api/search/papers/", asked).json()
+    assert top.arxiv_id not in [r["arxiv_id"] for r in again["results"]]
+    bad = client.get("/api/search/papers/", {"q": "x", "year": "0", "page_size": "500"})
+    assert set(bad.json()["errors"]) == {"year", "page_size"}
+
+
+def test_without_the_model_a_search_by_meaning_is_a_503(
+    client, corpus, tmp_path, settings, monkeypatch
+):
+    monkeypatch.setattr(semantic, "embed", embeddings.embed)
+    settings.EMBEDDING_MODEL_DIR = tmp_path / "no-model"
+    assert client.get("/search/", {"q": "spin", "mode": "semantic"}).status_code == 503
+    api = client.get("/api/search/papers/", {"q": "spin", "mode": "semantic"})
+    assert api.status_code == 503
+
+
+def test_a_text_changed_while_the_model_runs_keeps_the_newer_vector(
+    arxiv_dir, tmp_path
+):
+    (tmp_path / "0704.0285.abs").symlink_to(
+        (arxiv_dir / PAPERS / "0704.0285.abs").resolve()
+    )
+    services.harvest_arxiv_files(root=tmp_path)
+    paper = Paper.objects.get()
+
+    def edit_then_embed(texts):
+        # A harvest (or a curator) rewrites the abstract while the model runs.
+        Paper.objects.filter(pk=paper.pk).update(abstract="Rewritten meanwhile.")
+        return _memo_embed(texts)
+
+    semantic.embed, before = edit_then_embed, semantic.embed
+    try:
+        counts = semantic.embeddings_refresh()
+    finally:
+        semantic.embed = before
+    assert counts["embedded"] == 0  # the older text's vector is not written
+    assert not PaperEmbedding.objects.exists()
+    assert semantic.embeddings_refresh(most=0)["embedded"] == 1  # 0 means 1
+
+
+def test_embed_papers_names_unknown_ids_and_bad_values(corpus):
+    with pytest.raises(CommandError, match="no paper has the id 99999999"):
+        call_command("embed_papers", "--paper", "99999999", "--no-progress")
+    with pytest.raises(CommandError, match="is not a whole number from 1"):
+        call_command("embed_papers", "--paper", "99999999999999999999999")
+
+
+def test_a_decomposed_query_is_read_composed():
+    from wovepaper.search import search_query_clean
+
+    assert search_query_clean("Bala\u0301zs") == "Balázs"

@@ -171,8 +171,16 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # search filters (hidden papers at least), so the index scan goes on until
     # enough rows pass the filter (pgvector 0.8 "iterative index scans").
     # PostgreSQL keeps them as placeholders until the extension loads.
-    DATABASES["default"].setdefault("OPTIONS", {})["options"] = (
-        f"-c hnsw.ef_search={SEMANTIC_EF_SEARCH} -c hnsw.iterative_scan=relaxed_order"
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    # Added to what DATABASE_URL's own "?options=" asks, never in its place.
+    _options["options"] = " ".join(
+        part
+        for part in (
+            _options.get("options", ""),
+            f"-c hnsw.ef_search={SEMANTIC_EF_SEARCH}",
+            "-c hnsw.iterative_scan=relaxed_order",
+        )
+        if part
     )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -14,6 +14,7 @@ from wovepaper.cache import researchers_version, searches_version
 from wovepaper.profile import paper_rows_by_id
 from wovepaper.search import (
     SearchQueryError,
+    SemanticUnavailable,
     only_common_words,
     paper_named_by,
     researchers_named,
@@ -148,6 +149,7 @@ def search(request: HttpRequest) -> HttpResponse:
         # Until the results name theirs, the select offers the chosen category.
         "categories": [(category, None)] if category else [],
     }
+    unavailable = False
     if not errors and query.strip():
         found = paper_named_by(query)
         if found is not None and not category and not year:
@@ -195,9 +197,9 @@ def search(request: HttpRequest) -> HttpResponse:
             )
         except SearchQueryError as exc:
             errors.append(str(exc))
-    response = render(
-        request, "pages/search.html", context, status=400 if errors else 200
-    )
+            unavailable = isinstance(exc, SemanticUnavailable)
+    status = 503 if unavailable else 400 if errors else 200
+    response = render(request, "pages/search.html", context, status=status)
     if page_key is not None:
         page_cache.keep_page(page_key, response, PAGE_SECONDS)
     return response

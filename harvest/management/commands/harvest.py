@@ -311,6 +311,14 @@ class Command(BaseCommand):
 
     def _handle(self, options: dict) -> None:
         run = None
+        if options["metadata_prefix"] != "arXiv" and (
+            options["file"] or options["dir"]
+        ):
+            raise CommandError(
+                "--format asks arXiv's OAI-PMH endpoint for a format; files are "
+                "read in whatever format they hold (arXiv, arXivRaw, oai_dc, .abs, "
+                "Atom): leave --format out"
+            )
         if options["ids"] and (options["file"] or options["dir"]):
             raise CommandError(
                 "--ids looks records up live; --file and --dir read saved ones: "
@@ -363,11 +371,42 @@ class Command(BaseCommand):
             and options["source"] != "ror"
             and (run.papers_created or run.papers_updated)
         ):
+            self._embed(run)
             # Scheduled harvests queue matching (harvest.tasks); the command
             # leaves it to the operator.
             self.stdout.write(
                 "  next: manage.py match proposes researchers for the new authorships"
             )
+
+    def _embed(self, run: HarvestRun) -> None:
+        """Queue the embedding of the run's new and changed papers, as the
+        scheduled harvests do (``settings.EMBED_AFTER_HARVEST``); in the
+        embedded setup Celery runs it here, before the command ends."""
+        if not settings.EMBED_AFTER_HARVEST:
+            self.stdout.write(
+                "  next: manage.py embed_papers embeds them for search by meaning"
+            )
+            return
+        from wovepaper.tasks import embeddings_refresh_task
+
+        eager = settings.CELERY_TASK_ALWAYS_EAGER
+        self.stdout.write(
+            "  embedding the new and changed papers for search by meaning ..."
+            if eager
+            else "  queued the embedding of the new and changed papers"
+        )
+        result = embeddings_refresh_task.delay(changed_since=run.started_at.isoformat())
+        if eager:
+            counts = result.get()
+            if counts.get("error"):
+                self.stdout.write(
+                    "  embedding skipped: the model is missing (see the log); "
+                    "manage.py embed_papers fills them in once it is there"
+                )
+            else:
+                self.stdout.write(
+                    f"  embedded {counts['embedded']}, {counts['unchanged']} unchanged"
+                )
 
     def _papers(self, run: HarvestRun | None, live, options) -> HarvestRun:
         lookup = _PAPER_LOOKUPS.get(options["source"])

@@ -93,9 +93,16 @@ class Command(BaseCommand):
             f"({Paper.objects.filter(hidden=True).count()} hidden, "
             f"{Paper.objects.filter(withdrawn=True).count()} withdrawn)"
         )
+        embedded = PaperEmbedding.objects.count()
         w(
-            f"embeddings:   {PaperEmbedding.objects.count()} papers "
+            f"embeddings:   {embedded} papers "
             f"({MODEL_NAME}, for semantic search and similar papers)"
+            + (
+                f"; none: is the model at EMBEDDING_MODEL_DIR "
+                f"({settings.EMBEDDING_MODEL_DIR})? then manage.py embed_papers"
+                if not embedded and Paper.objects.exists()
+                else ""
+            )
         )
         people = Authorship.objects.filter(is_collaboration=False)
         collaborations = Authorship.objects.filter(is_collaboration=True).count()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import time
 
 from django.core.exceptions import ImproperlyConfigured
@@ -11,12 +12,16 @@ from tqdm import tqdm
 from wovepaper.models import Paper
 from wovepaper.semantic import REFRESH_CHUNK, embeddings_refresh
 
+# The largest paper id the database holds (a signed 64-bit key).
+_MOST_ID = 2**63 - 1
+
 
 def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError(text)
-    return value
+    """A whole number from 1 (ASCII digits; argparse names the option)."""
+    text = text.strip()
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= _MOST_ID:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1")
+    return int(text)
 
 
 class Command(BaseCommand):
@@ -55,6 +60,13 @@ class Command(BaseCommand):
         papers = Paper.objects.all()
         if options["paper"]:
             papers = papers.filter(pk__in=options["paper"])
+            unknown = sorted(
+                set(options["paper"]) - set(papers.values_list("pk", flat=True))
+            )
+            if unknown:
+                raise CommandError(
+                    "no paper has the id " + ", ".join(str(pk) for pk in unknown)
+                )
         started = time.monotonic()
         with tqdm(
             total=papers.count(),
