@@ -220,11 +220,14 @@ def test_two_matching_runs_at_once_one_waits_and_nothing_is_doubled(arxiv_dir):
                 stop_worker(w)
 
     proposed = _proposed()
-    made = sorted(r.get("proposed_new", 0) for r in results)
-    # One run proposed everything; the other waited for the lock (retrying),
-    # then found nothing left to propose.
-    assert made[0] == 0
-    assert made[1] == sum(1 for kind, *_ in proposed if kind == "new") > 1000
+    made = [r.get("proposed_new", 0) for r in results]
+    # Together the two runs proposed each new researcher once: a shard whose
+    # blocks the other run held waited for the lock (retrying), then found them
+    # proposed. Which run proposes which shard depends on the order the two
+    # workers take them (shards of different blocks run at once, by design): on
+    # an idle machine one run took every shard first, on a loaded one they
+    # share them, so only the sum is fixed.
+    assert sum(made) == sum(1 for kind, *_ in proposed if kind == "new") > 1000
     assert len({fp for _, fp, *_ in proposed}) == len(proposed)
 
     _matching_wipe()
