@@ -74,7 +74,7 @@ from wovepaper.search import (
     search_filters,
     search_results,
 )
-from wovepaper.semantic import DEFAULT_MODE, MODES, similar_papers
+from wovepaper.semantic import MODES, default_mode, similar_papers
 
 # A cached researcher response lives at most this long (seconds) even if no bump
 # arrives (a cache restart loses versions; the timeout bounds what that can show).
@@ -512,7 +512,8 @@ class PaperSearchView(APIView):
                 "mode",
                 OpenApiTypes.STR,
                 enum=list(MODES),
-                description="`hybrid` (default): papers matching the words and "
+                description="`hybrid` (the default unless the site's "
+                "`SEARCH_DEFAULT_MODE` says otherwise): papers matching the words and "
                 "papers near in meaning, fused by reciprocal rank fusion; "
                 "`keyword`: full-text search; `semantic`: the 100 papers whose "
                 "title-and-abstract embedding is nearest the text's.",
@@ -551,7 +552,7 @@ class PaperSearchView(APIView):
         """One page of papers for a search text, best first; a text that is an
         arXiv id or a DOI answers its paper alone."""
         query = request.query_params.get("q", "")
-        mode = request.query_params.get("mode", "").strip().lower() or DEFAULT_MODE
+        mode = request.query_params.get("mode", "").strip().lower() or default_mode()
         category, year, errors = search_filters(request.query_params)
         problems = {}
         if not query.strip():

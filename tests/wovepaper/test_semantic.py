@@ -483,3 +483,18 @@ def test_a_decomposed_query_is_read_composed():
     from wovepaper.search import search_query_clean
 
     assert search_query_clean("Bala\u0301zs") == "Balázs"
+
+
+def test_an_operator_may_make_keyword_the_default_mode(client, corpus, settings):
+    settings.SEARCH_DEFAULT_MODE = "keyword"
+    page = client.get("/search/", {"q": "graphene"})
+    assert page.context["answered_by"] == "keyword"
+    assert (
+        client.get("/api/search/papers/", {"q": "graphene"}).json()["mode"] == "keyword"
+    )
+    assert (
+        client.get("/search/", {"q": "graphene", "mode": "hybrid"}).context[
+            "answered_by"
+        ]
+        == "hybrid"
+    )

@@ -162,6 +162,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
     }
+# The search mode asked when none is: hybrid (words and meaning), keyword or
+# semantic (wovepaper.semantic.default_mode). A small machine facing many
+# never-seen searches may choose keyword (bench/pages.py).
+SEARCH_DEFAULT_MODE = os.environ.get("SEARCH_DEFAULT_MODE", "hybrid")
 # HNSW candidate list of a semantic search (pgvector's hnsw.ef_search; its default
 # is 40). Larger finds more of the exact nearest papers and costs more.
 SEMANTIC_EF_SEARCH = env_int("SEMANTIC_EF_SEARCH", 100)

@@ -21,7 +21,7 @@ from wovepaper.search import (
     search_filters,
     search_results,
 )
-from wovepaper.semantic import BAD_MODE, DEFAULT_MODE, MODES
+from wovepaper.semantic import BAD_MODE, MODES, default_mode
 from wovepaper.views import page_cache
 
 PAGE_SIZE = 24
@@ -121,17 +121,18 @@ def search(request: HttpRequest) -> HttpResponse:
             return cached
     query = request.GET.get("q", "")
     category, year, errors = search_filters(request.GET)
-    mode = request.GET.get("mode", "").strip().lower() or DEFAULT_MODE
+    default = default_mode()
+    mode = request.GET.get("mode", "").strip().lower() or default
     if mode not in MODES:
         errors.append(BAD_MODE)
-        mode = DEFAULT_MODE
+        mode = default
     kept = {
         name: value
         for name, value in (
             ("q", query),
             ("category", category),
             ("year", year),
-            ("mode", "" if mode == DEFAULT_MODE else mode),
+            ("mode", "" if mode == default else mode),
         )
         if value
     }
