@@ -59,6 +59,7 @@ MIN_SIMILARITY = 0.3
 
 MODES = ("hybrid", "keyword", "semantic")
 DEFAULT_MODE = "hybrid"
+BAD_MODE = "The search mode must be hybrid, keyword or semantic."
 
 
 def default_mode() -> str:
@@ -71,9 +72,6 @@ def default_mode() -> str:
     """
     mode = str(getattr(settings, "SEARCH_DEFAULT_MODE", DEFAULT_MODE)).lower()
     return mode if mode in MODES else DEFAULT_MODE
-
-
-BAD_MODE = "The search mode must be hybrid, keyword or semantic."
 
 
 def embeddings_refresh(

@@ -15,8 +15,10 @@ Rules, from the OpenAlex documentation (docs.openalex.org: "Work object",
   live harvest fetches the single work to get all of them; a saved list with a
   truncated work refuses that work by name (its byline would be wrong). Older
   list responses and snapshots cut at 100 *without* the flag: a work with exactly
-  100 authorships and no flag is treated the same (:func:`may_be_cut`); a single
-  work fetched whole is taken as it is.
+  100 authorships and no flag is treated the same (:func:`may_be_cut`): the live
+  harvest fetches it whole and takes that answer as it is; a saved file of one
+  is refused by name (a file does not say whether it held a list or a single
+  work).
 * ``publication_date`` gives the day; without it ``publication_year`` the year.
 * An author's name is ``raw_author_name`` (as printed) where given, else
   ``author.display_name``.

@@ -105,7 +105,8 @@ def collapse_repeated(
 
     - an exact repeat (same name, iD, affiliations) is dropped;
     - entries with the same valid ORCID iD and compatible names (same family
-      name, same first initial) are one slot, with the fullest name;
+      name, agreeing first given name: "C." and "Chidi", not "Jane" and
+      "John") are one slot, with the fullest name;
     - an entry printed as a kept slot was (the same name, the same
       affiliations, no differing source author id), at most one of the two with
       an iD, joins that slot;
@@ -115,9 +116,9 @@ def collapse_repeated(
       flagged (:data:`POSSIBLE_REPEATED_AUTHOR`);
     - two different iDs are two people; a collaboration named twice is one.
 
-    Example: "Chidi Eze" three times, two with iD 0000-0003-1234-5678, and two
-    "Anna Berg" at different universities give one Chidi Eze and two Anna
-    Bergs, flagged.
+    Example (issue 49): "Chidi Eze" three times at one university, two with
+    one iD, and two "Anna Berg" at different universities give one Chidi Eze
+    and two Anna Bergs, flagged.
 
     Args:
         authors: the byline as the record printed it.
