@@ -112,7 +112,7 @@ def test_search_page_says_how_many_are_listed(client, corpus, monkeypatch):
     matches = search.paper_search(query="Maestro").count()
     monkeypatch.setattr(search, "SEARCH_SAMPLE", 5)
 
-    response = client.get("/search/", {"q": "Maestro"})
+    response = client.get("/search/", {"q": "Maestro", "mode": "keyword"})
 
     body = response.content.decode()
     assert response.status_code == 200
@@ -124,6 +124,10 @@ def test_search_page_says_how_many_are_listed(client, corpus, monkeypatch):
         "matches first" in body
     )
     assert matches > 5
+    # The default (hybrid) list is in the order of both rankings.
+    hybrid = client.get("/search/", {"q": "Maestro"}).content.decode()
+    assert "5 of them are listed, best first by both rankings" in hybrid
+    assert "title matches first" not in hybrid
 
 
 def test_sqlite_search_page_says_its_broad_list_is_the_newest(
@@ -139,7 +143,7 @@ def test_sqlite_search_page_says_its_broad_list_is_the_newest(
     monkeypatch.setattr(search_view, "connection", sqlite)
     monkeypatch.setattr(search, "SEARCH_SAMPLE", 5)
 
-    body = client.get("/search/", {"q": "Maestro"}).content.decode()
+    body = client.get("/search/", {"q": "Maestro", "mode": "keyword"}).content.decode()
 
     assert "5 of them are listed, the newest (add words" in body
     assert "title matches first" not in body
