@@ -47,19 +47,21 @@ from harvest.records import (
 from harvest.sources.arxiv_abs import (
     OAI_ID_PREFIX,
     SOURCE,
-    clean_abstract,
     clean_affiliation,
     collaboration_author,
-    first_doi,
     is_collaboration_note,
-    is_withdrawn,
     normalise_space,
     person_author,
     split_arxiv_id,
     split_for_collaboration,
 )
 from harvest.sources.arxiv_oai_dc import is_oai_dc, parse_oai_dc
-from harvest.sources.arxiv_raw import id_and_title, is_arxiv_raw, parse_arxiv_raw
+from harvest.sources.arxiv_raw import (
+    id_and_title,
+    is_arxiv_raw,
+    parse_arxiv_raw,
+    text_fields,
+)
 from harvest.sources.safe_xml import (
     MalformedXML,
     parse_xml,
@@ -272,8 +274,6 @@ def parse_oai_record(item: RawItem) -> PaperRecord:
     arxiv_id, title = id_and_title(metadata, where)
     created = _date(_text(_child(metadata, "created")), "created", where)
     updated = _date(_text(_child(metadata, "updated")), "updated", where)
-    comments = normalise_space(_text(_child(metadata, "comments")))
-    abstract = clean_abstract(_text(_child(metadata, "abstract")))
     versions = (
         [VersionRecord(1, datetime.combine(created, time(0), tzinfo=UTC))]
         if created
@@ -285,19 +285,12 @@ def parse_oai_record(item: RawItem) -> PaperRecord:
         title=title,
         authors=_authors(_child(metadata, "authors")),
         arxiv_id=arxiv_id,
-        doi=first_doi(_text(_child(metadata, "doi"))),
         version=1,
         versions=versions,
-        abstract=abstract,
         published=created,
         updated=updated or created,
         datestamp=datestamp,
-        categories=_text(_child(metadata, "categories")).split(),
-        journal_ref=normalise_space(_text(_child(metadata, "journal-ref"))),
-        comments=comments,
-        report_no=normalise_space(_text(_child(metadata, "report-no"))),
-        license=normalise_space(_text(_child(metadata, "license"))),
-        withdrawn=is_withdrawn(comments, abstract),
+        **text_fields(metadata),
     )
 
 

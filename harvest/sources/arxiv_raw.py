@@ -102,8 +102,6 @@ def parse_arxiv_raw(
     versions = _versions(metadata, where)
     latest = versions[-1]
     authors_line = _text(_child(metadata, "authors"))
-    comments = normalise_space(_text(_child(metadata, "comments")))
-    abstract = clean_abstract(_text(_child(metadata, "abstract")))
     return PaperRecord(
         source=SOURCE,
         external_id=f"{arxiv_id}v{latest.version}",
@@ -111,20 +109,31 @@ def parse_arxiv_raw(
         authors=split_abs_authors(authors_line),
         authors_incomplete=byline_incomplete(authors_line),
         arxiv_id=arxiv_id,
-        doi=first_doi(_text(_child(metadata, "doi"))),
         version=latest.version,
         versions=versions,
-        abstract=abstract,
         published=versions[0].submitted.date() if versions[0].submitted else None,
         updated=latest.submitted.date() if latest.submitted else None,
         datestamp=datestamp,
-        categories=_text(_child(metadata, "categories")).split(),
-        journal_ref=normalise_space(_text(_child(metadata, "journal-ref"))),
-        comments=comments,
-        report_no=normalise_space(_text(_child(metadata, "report-no"))),
-        license=normalise_space(_text(_child(metadata, "license"))),
-        withdrawn=is_withdrawn(comments, abstract),
+        **text_fields(metadata),
     )
+
+
+def text_fields(metadata: etree._Element) -> dict:
+    """The fields the ``<arXiv>`` and ``<arXivRaw>`` formats print alike: DOI,
+    abstract, categories, journal reference, comments, report number, licence,
+    and whether the comments or abstract withdraw the paper."""
+    comments = normalise_space(_text(_child(metadata, "comments")))
+    abstract = clean_abstract(_text(_child(metadata, "abstract")))
+    return {
+        "doi": first_doi(_text(_child(metadata, "doi"))),
+        "abstract": abstract,
+        "categories": _text(_child(metadata, "categories")).split(),
+        "journal_ref": normalise_space(_text(_child(metadata, "journal-ref"))),
+        "comments": comments,
+        "report_no": normalise_space(_text(_child(metadata, "report-no"))),
+        "license": normalise_space(_text(_child(metadata, "license"))),
+        "withdrawn": is_withdrawn(comments, abstract),
+    }
 
 
 def _versions(metadata: etree._Element, where: str) -> list[VersionRecord]:
