@@ -366,8 +366,16 @@ def split_abs_authors(
                 )
         elif (person := _person_for_collaboration(name)) is not None:
             # "Kalle Virtanen for the ATLAS Collaboration": a person, then the
-            # collaboration they speak for.
-            slots.append(person_author(person[0], tuple(affiliations)))
+            # collaboration they speak for. "Jane Doe (CERN) for the ATLAS
+            # Collaboration": the parenthetical is the person's affiliation.
+            who, own = _split_notes(person[0])
+            own = [
+                cleaned
+                for note in own
+                if not is_collaboration_note(note)
+                and (cleaned := clean_affiliation(note))
+            ]
+            slots.append(person_author(who, (*own, *affiliations)))
             add_collaboration(person[1])
         elif _FOR_THE_RE.match(name) or is_collaboration(latex_to_unicode(name)):
             add_collaboration(name, tuple(affiliations))

@@ -116,6 +116,17 @@ def test_the_abs_reader_splits_a_person_for_a_collaboration(line, expected):
     )
 
 
+def test_an_affiliation_before_for_the_is_the_persons():
+    [person, collaboration] = split_abs_authors(
+        "Jane Doe (CERN) for the ATLAS Collaboration"
+    )
+    assert (person.raw_name, person.affiliations) == ("Jane Doe", ("CERN",))
+    assert (collaboration.raw_name, collaboration.is_collaboration) == (
+        "ATLAS Collaboration",
+        True,
+    )
+
+
 @pytest.mark.parametrize(
     ("line", "incomplete"),
     [
