@@ -50,6 +50,7 @@ from curation.models import Constraint, CurationEvent, MatcherModel, Proposal
 from curation.names import block_key_readings, family_core, fold
 from harvest.models import SourceAuthor
 from wovepaper.models import Authorship, Researcher
+from wovepaper.semantic import paper_vectors
 from wovepaper.text import strings_in
 
 T = TypeVar("T")
@@ -239,9 +240,18 @@ def _views(rows: list[tuple], rarities: NameRarities) -> list[AuthorshipView]:
     proposal the identifier policy applies. The slot's own iD is among them so
     that a profile's iD can meet it (two own iDs that agree count twice: as
     ``orcid`` and as ``source_id``).
+
+    A view's ``text_vector`` is its paper's stored embedding
+    (:func:`wovepaper.semantic.paper_vectors`), when
+    ``settings.MATCHING_TEXT_EVIDENCE`` is on and the paper is embedded.
     """
     keys = _bylines(row[1] for row in rows)
     profile_orcids = _profile_orcids(rows)
+    vectors = (
+        paper_vectors(row[1] for row in rows)
+        if settings.MATCHING_TEXT_EVIDENCE and rows
+        else {}
+    )
     return [
         AuthorshipView(
             id=aid,
@@ -268,6 +278,7 @@ def _views(rows: list[tuple], rarities: NameRarities) -> list[AuthorshipView]:
                 if found
             },
             authors=len(keys[pid]),
+            text_vector=vectors.get(pid),
         )
         for (
             aid,

@@ -67,6 +67,7 @@ from curation.matching.features import (
     profile_profile_features,
 )
 from curation.models import Constraint, CurationEvent, MatcherModel, Proposal
+from wovepaper import embeddings
 from wovepaper.models import Authorship, Researcher
 
 logger = logging.getLogger(__name__)
@@ -3158,8 +3159,9 @@ def matcher_train(
     if twice:
         raise ValueError(f"{twice[0]}: named twice; name each set once")
     loaded: list[training.SetPairs] = []
+    embed = embeddings.text_embedder()
     for folder in datasets:
-        one = training.set_pairs(folder)
+        one = training.set_pairs(folder, embed=embed)
         if one.name in {other.name for other in loaded}:
             raise ValueError(
                 f"{folder}: another set named {one.name!r} is trained on too; "

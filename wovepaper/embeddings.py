@@ -18,8 +18,12 @@ the vectors.
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import re
+import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -27,6 +31,8 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+
+logger = logging.getLogger(__name__)
 
 # The model's name as recorded beside every stored vector: vectors of two models
 # never meet in one search.
@@ -126,13 +132,17 @@ class Encoder:
         return pooled / np.maximum(norms, 1e-12)
 
 
+def _model_present(folder: Path) -> bool:
+    return (folder / "model.onnx").is_file() and (folder / "tokenizer.json").is_file()
+
+
 @cache
 def _encoder(folder: str, threads: int) -> Encoder:
     import onnxruntime
     import tokenizers
 
     path = Path(folder)
-    if not (path / "model.onnx").is_file() or not (path / "tokenizer.json").is_file():
+    if not _model_present(path):
         raise ImproperlyConfigured(MODEL_MISSING.format(path=path))
     tokenizer = tokenizers.Tokenizer.from_file(str(path / "tokenizer.json"))
     # The shipped tokenizer.json already truncates at 256 and pads each batch to
@@ -175,3 +185,72 @@ def embed(texts: list[str]) -> np.ndarray:
     if not texts:
         return np.zeros((0, DIMENSIONS), dtype=np.float32)
     return encoder().encode(list(texts))
+
+
+def text_embedder() -> Callable[[list[str]], np.ndarray] | None:
+    """What the matching engine's loaders embed labelled sets' texts with.
+
+    Returns:
+        :func:`embed_cached` when ``settings.MATCHING_TEXT_EVIDENCE`` is on and
+        the model folder holds the model; None when the setting is off, or
+        (logged as a warning naming the folder) when the model is missing:
+        the ``title_similarity`` feature is then 0.0, as for papers that were
+        never embedded.
+    """
+    if not settings.MATCHING_TEXT_EVIDENCE:
+        return None
+    folder = Path(settings.EMBEDDING_MODEL_DIR)
+    if not _model_present(folder):
+        logger.warning(
+            "title and abstract evidence off: %s", MODEL_MISSING.format(path=folder)
+        )
+        return None
+    return embed_cached
+
+
+def embed_cached(texts: list[str]) -> np.ndarray:
+    """:func:`embed`, kept on disk under ``settings.EMBEDDING_CACHE_DIR``.
+
+    For fixed inputs embedded again and again: the papers of a labelled set,
+    which ``evaluate_matching`` and ``train_matcher`` read on every run (the
+    MEDLINE pair set's 3,755 articles take about 130 s on two cores). The
+    file is named by the SHA-256 of the model name and every text in order,
+    so a change to any text (or a new model) misses and is embedded anew. A
+    file that cannot be read, or holds the wrong shape or a value that is not
+    finite, is embedded again and replaced; a cache folder that cannot be
+    written costs only the cache (logged).
+
+    Args:
+        texts: the strings, in order.
+
+    Returns:
+        float32 ``(len(texts), DIMENSIONS)``, unit rows, as :func:`embed`.
+
+    Raises:
+        ImproperlyConfigured: the model folder is missing (see :func:`encoder`).
+    """
+    key = hashlib.sha256(MODEL_NAME.encode())
+    for text in texts:
+        key.update(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+    path = Path(settings.EMBEDDING_CACHE_DIR) / f"{key.hexdigest()}.npy"
+    try:
+        kept = np.load(path, allow_pickle=False)
+    except (OSError, ValueError):
+        kept = None
+    if (
+        kept is not None
+        and kept.shape == (len(texts), DIMENSIONS)
+        and kept.dtype == np.float32
+        and np.isfinite(kept).all()
+    ):
+        return kept
+    vectors = embed(texts)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".npy")
+        with os.fdopen(handle, "wb") as out:
+            np.save(out, vectors, allow_pickle=False)
+        os.replace(temporary, path)
+    except OSError as exc:
+        logger.warning("embedding cache %s not written: %s", path.parent, exc)
+    return vectors

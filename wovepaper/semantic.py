@@ -13,7 +13,8 @@ Hybrid search fuses the keyword ranking (:mod:`wovepaper.search`) with the
 semantic one by reciprocal rank fusion (:func:`rank_fusion`).
 
 The same vectors give the matching engine its title and abstract evidence
-(:func:`paper_vectors`, :func:`title_similarity`).
+(:func:`paper_vectors`; the feature is
+``curation.matching.features.title_similarity``).
 """
 
 from __future__ import annotations
@@ -345,6 +346,10 @@ def paper_similar(*, paper: Paper, limit: int = 10) -> list[tuple[int, float]]:
     return nearest(of_paper=paper.pk, limit=limit, exclude=paper.pk)
 
 
+# Papers a query of paper_vectors asks for at most.
+VECTORS_CHUNK = 5000
+
+
 def paper_vectors(paper_ids: Iterable[int]) -> dict[int, np.ndarray]:
     """The stored embeddings of some papers (for the matching engine and pages).
 
@@ -355,10 +360,15 @@ def paper_vectors(paper_ids: Iterable[int]) -> dict[int, np.ndarray]:
         ``{paper id: float32 (384,) unit vector}`` for those embedded.
     """
     ids = sorted({int(pk) for pk in paper_ids})
-    rows = PaperEmbedding.objects.filter(paper_id__in=ids).values_list(
-        "paper_id", "vector"
-    )
-    return {pk: _as_vector(raw) for pk, raw in rows}
+    out: dict[int, np.ndarray] = {}
+    # In chunks: a matching run asks for a whole corpus's papers, past
+    # SQLite's bound on the parameters of one statement.
+    for start in range(0, len(ids), VECTORS_CHUNK):
+        rows = PaperEmbedding.objects.filter(
+            paper_id__in=ids[start : start + VECTORS_CHUNK]
+        ).values_list("paper_id", "vector")
+        out.update((pk, _as_vector(raw)) for pk, raw in rows)
+    return out
 
 
 def _as_vector(raw) -> np.ndarray:
@@ -366,24 +376,6 @@ def _as_vector(raw) -> np.ndarray:
     if isinstance(raw, bytes | memoryview):
         return np.frombuffer(raw, dtype="<f4").copy()
     return np.asarray(raw, dtype=np.float32)
-
-
-def title_similarity(a: np.ndarray | None, b: np.ndarray | None) -> float | None:
-    """Cosine similarity of two papers' title-and-abstract embeddings.
-
-    The matching engine's ``title_similarity`` evidence: two authorships whose
-    papers are about the same thing are likelier one person.
-
-    Args:
-        a: a unit vector from :func:`paper_vectors`, or None.
-        b: another, or None.
-
-    Returns:
-        The similarity in [-1, 1], or None when either paper is not embedded.
-    """
-    if a is None or b is None:
-        return None
-    return float(np.dot(a, b))
 
 
 def rank_fusion(rankings: Sequence[Sequence[int]], *, k: int = RRF_K) -> list[int]:

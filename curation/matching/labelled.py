@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
@@ -156,7 +158,9 @@ class DatasetError(ValueError):
     """The folder holds no labelled set this module reads; the message says why."""
 
 
-def load(folder: Path) -> LabelledSet:
+def load(
+    folder: Path, *, embed: Callable[[list[str]], np.ndarray] | None = None
+) -> LabelledSet:
     """Read a labelled set from its folder.
 
     Args:
@@ -164,6 +168,8 @@ def load(folder: Path) -> LabelledSet:
             (beard format) or ``signatures.json`` and ``clusters.json`` (S2AND),
             or the pseudo-path of the ORCID-linked set (:data:`ORCID_LINKED`,
             :func:`curation.matching.orcid_linked.load`).
+        embed: texts to unit vectors, for the sets that print titles and
+            abstracts (the ORCID-linked set; Wang and Qian print none).
 
     Returns:
         The LabelledSet; mentions without a gold cluster are left out, and so
@@ -181,7 +187,7 @@ def load(folder: Path) -> LabelledSet:
     if corpora is not None:
         from curation.matching import orcid_linked
 
-        return orcid_linked.load(corpora)
+        return orcid_linked.load(corpora, embed=embed)
     beard = (folder / "wang_signatures.json").is_file()
     s2and = (folder / "signatures.json").is_file()
     if beard and s2and:

@@ -31,9 +31,11 @@ from __future__ import annotations
 import codecs
 import re
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from rapidfuzz import fuzz
 
 from curation import names
@@ -44,10 +46,12 @@ from curation.matching.features import (
     affiliation_tokens,
     coauthor_keys_of,
     full_given_key,
+    with_text_vectors,
 )
 from curation.matching.labelled import DatasetError
 from harvest.records import RecordError
 from harvest.sources.safe_xml import element_text, parse_xml
+from wovepaper.embeddings import paper_text
 from wovepaper.identifiers import orcid_normalise
 
 ARTICLES = "pubmed_articles.tar.xz"
@@ -116,6 +120,7 @@ class _Article:
     authors: tuple[_Author, ...]
     fields: frozenset[str]
     year: int | None
+    text: str = ""
 
 
 def is_pair_set(folder: Path) -> bool:
@@ -142,12 +147,18 @@ def _pairs_file(folder: Path, kind: str) -> Path:
     return found[0]
 
 
-def load_pairs(folder: Path) -> PairSet:
+def load_pairs(
+    folder: Path, *, embed: Callable[[list[str]], np.ndarray] | None = None
+) -> PairSet:
     """Read a MEDLINE pair set.
 
     Args:
         folder: a folder holding ``*_pairs_train.csv``, ``*_pairs_test.csv`` and
             ``pubmed_articles.tar.xz``.
+        embed: texts to unit vectors (``wovepaper.embeddings.embed_cached``):
+            each mention then carries the embedding of its article's title and
+            abstract (``AuthorshipView.text_vector``, the ``title_similarity``
+            feature); None leaves them without.
 
     Returns:
         The PairSet (rows that cannot be used are in ``skipped``).
@@ -184,6 +195,8 @@ def load_pairs(folder: Path) -> PairSet:
                 split[kind].append(LabelledPair(*pair, where))
         if kind == "train":
             train_left_out = len(skipped)
+    if embed is not None:
+        split = _with_texts(split, articles, views, embed)
     if not split["train"] and not split["test"]:
         why = (
             f"{len(skipped)} rows left out, first: {'; '.join(skipped[:3])}"
@@ -201,6 +214,24 @@ def load_pairs(folder: Path) -> PairSet:
         len(train_pmids & test_pmids),
         train_left_out,
     )
+
+
+def _with_texts(
+    split: dict[str, list[LabelledPair]],
+    articles: dict[str, _Article],
+    views: dict[tuple[str, int], AuthorshipView],
+    embed: Callable[[list[str]], np.ndarray],
+) -> dict[str, list[LabelledPair]]:
+    """The pairs again, each mention given its article's text vector."""
+    texts = {view.paper_id: articles[pmid].text for (pmid, _), view in views.items()}
+    embedded = {v.id: v for v in with_text_vectors(list(views.values()), texts, embed)}
+    return {
+        kind: [
+            LabelledPair(embedded[p.a.id], embedded[p.b.id], p.same, p.where)
+            for p in pairs
+        ]
+        for kind, pairs in split.items()
+    }
 
 
 def _read_rows(path: Path) -> list[tuple[str, list[str]]]:
@@ -278,6 +309,12 @@ def _article(element) -> _Article:
     citation = element.find("MedlineCitation")
     if citation is None:
         return _Article("", (), frozenset(), None)
+    abstract = " ".join(
+        text
+        for part in citation.iterfind("Article/Abstract/AbstractText")
+        if (text := element_text(part))
+    )
+    title = element_text(citation.find("Article/ArticleTitle"))
     authors = []
     for author in citation.iterfind("Article/AuthorList/Author"):
         family = element_text(author.find("LastName"))
@@ -320,6 +357,7 @@ def _article(element) -> _Article:
         tuple(authors),
         frozenset(fields),
         int(year_text) if _DIGITS.fullmatch(year_text) else None,
+        paper_text(title, abstract) if title or abstract else "",
     )
 
 

@@ -56,6 +56,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from curation import names
 from curation.matching.features import (
     BLOCK_REPEAT_UNKNOWN,
@@ -65,6 +67,7 @@ from curation.matching.features import (
     block_repeats,
     coauthor_keys_of,
     full_given_key,
+    with_text_vectors,
 )
 from curation.matching.labelled import ORCID_LINKED, DatasetError, LabelledSet
 from harvest.records import (
@@ -145,12 +148,20 @@ class _Work:
         )
 
 
-def load(data_dir: Path | None = None) -> LabelledSet:
+def load(
+    data_dir: Path | None = None,
+    *,
+    embed: Callable[[list[str]], np.ndarray] | None = None,
+) -> LabelledSet:
     """Build the ORCID-linked labelled set from a data folder's corpora.
 
     Args:
         data_dir: the folder holding ``crossref/`` and ``openalex/`` as in
             ``shared/data``; None: ``settings.WOVEPAPER_DATA_DIR``.
+        embed: texts to unit vectors (``wovepaper.embeddings.embed_cached``):
+            each mention then carries the embedding of its work's title and
+            abstract (the ``title_similarity`` feature); None leaves them
+            without.
 
     Returns:
         The LabelledSet named :data:`NAME`: one view per labelled mention (in
@@ -173,6 +184,15 @@ def load(data_dir: Path | None = None) -> LabelledSet:
     left_out: list[str] = []
     works = _works(data_dir, left_out)
     views, ids, gold, raw = _mentions(works, left_out)
+    if embed is not None:
+        from wovepaper.embeddings import paper_text
+
+        texts = {
+            paper: paper_text(w.record.title, w.record.abstract)
+            for paper, w in enumerate(works)
+            if w.record.title or w.record.abstract
+        }
+        views = with_text_vectors(views, texts, embed)
     if not views:
         raise DatasetError(
             f"{data_dir}: no Crossref or OpenAlex work there has a byline slot "

@@ -145,8 +145,8 @@ def decision_pairs(
 
 def _feature_value(name: str, value: object) -> float | None:
     """A stored feature value as a model input, or None when it is none:
-    ``orcid`` in [-1, 1], ``coauthors`` 0 or more (capped at
-    :data:`scoring.COAUTHOR_CAP`), every other feature in [0, 1]."""
+    ``orcid`` and ``title_similarity`` in [-1, 1], ``coauthors`` 0 or more
+    (capped at :data:`scoring.COAUTHOR_CAP`), every other feature in [0, 1]."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     try:
@@ -157,7 +157,7 @@ def _feature_value(name: str, value: object) -> float | None:
         return None
     if name == "coauthors":
         return min(number, scoring.COAUTHOR_CAP) if number >= 0 else None
-    low = -1.0 if name == "orcid" else 0.0
+    low = -1.0 if name in {"orcid", "title_similarity"} else 0.0
     return number if low <= number <= 1.0 else None
 
 
@@ -449,7 +449,7 @@ class SetPairs:
     summary: dict
 
 
-def set_pairs(folder) -> SetPairs:
+def set_pairs(folder, *, embed=None) -> SetPairs:
     """The training pairs of one labelled set folder.
 
     Args:
@@ -458,6 +458,10 @@ def set_pairs(folder) -> SetPairs:
             :data:`curation.matching.labelled.ORCID_LINKED`) or a pair set
             (:func:`curation.matching.labelled_pairs.load_pairs`: its train
             pairs; its test pairs are what evaluate_matching scores).
+        embed: texts to unit vectors (``wovepaper.embeddings.embed_cached``),
+            for the sets that print titles and abstracts (the MEDLINE pairs,
+            the ORCID-linked set): their pairs then carry ``title_similarity``;
+            None leaves it 0.0.
 
     Returns:
         The SetPairs.
@@ -470,7 +474,7 @@ def set_pairs(folder) -> SetPairs:
     from curation.matching import labelled_pairs as pair_sets
 
     if pair_sets.is_pair_set(folder):
-        pair_set = pair_sets.load_pairs(folder)
+        pair_set = pair_sets.load_pairs(folder, embed=embed)
         examples = pair_examples((p.a, p.b, p.same) for p in pair_set.train)
         name, mentions = pair_set.name, 2 * len(pair_set.train)
         left_out = (
@@ -479,7 +483,7 @@ def set_pairs(folder) -> SetPairs:
             else {}
         )
     else:
-        data = labelled.load(folder)
+        data = labelled.load(folder, embed=embed)
         examples = labelled_pairs(data.views, data.gold)
         name, mentions = data.name, len(data.views)
         left_out = {"records_left_out": len(data.left_out)} if data.left_out else {}

@@ -577,7 +577,7 @@ def test_a_pending_attach_goes_stale_when_what_matched_it_is_split_off(
     reason = services.proposal_no_longer_fits(attach)
     assert reason.startswith(
         f"authorships were moved off researcher {r.pk} since it was proposed, and "
-        "the model in use (default-weights-v7) scores it "
+        "the model in use (default-weights-v8) scores it "
     )
     assert reason.endswith(f"(proposed at {attach.score:.2f})")
 

@@ -158,7 +158,7 @@ BROKEN_ROWS = [
     # Past a float's range: math.isfinite of it would overflow.
     ({"weights": {"orcid": 10**400}}, "the weight of 'orcid' is 1000000000"),
     ({"threshold": 2.0}, "threshold is 2.0, not a number strictly between 0 and 1"),
-    ({"version": "default-weights-v7"}, "version is 'default-weights-v7', which"),
+    ({"version": "default-weights-v8"}, "version is 'default-weights-v8', which"),
     ({"bias": float("nan")}, "bias is nan, not a finite number"),
 ]
 

@@ -454,6 +454,18 @@ EMBEDDING_MODEL_DIR = Path(
 )
 # onnxruntime's threads per embedding call; 0: one per core.
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0)
+# Whether matching weighs how alike two papers' titles and abstracts are (the
+# title_similarity feature, from the stored embeddings; curation.matching.features):
+# the matching run reads the papers' vectors, and evaluate_matching and
+# train_matcher embed the labelled sets that print titles (the MEDLINE pairs, the
+# ORCID-linked set). Off: the feature is 0.0 everywhere, as for a paper not embedded.
+MATCHING_TEXT_EVIDENCE = env_bool("MATCHING_TEXT_EVIDENCE", True)
+# Where the embeddings of the labelled sets' papers are kept between runs of
+# evaluate_matching and train_matcher (wovepaper.embeddings.embed_cached): the MEDLINE
+# pair set's 3,755 articles take about 130 s to embed on two cores.
+EMBEDDING_CACHE_DIR = Path(
+    os.environ.get("EMBEDDING_CACHE_DIR", VAR_DIR / "embedding-cache")
+)
 # Queue the embedding of a harvest run's new and changed papers when it ends
 # (wovepaper.tasks.embeddings_refresh_task); `manage.py embed_papers` backfills.
 EMBED_AFTER_HARVEST = env_bool("EMBED_AFTER_HARVEST", True)

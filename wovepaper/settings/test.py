@@ -37,3 +37,8 @@ REST_FRAMEWORK = {
 # semantic tests embed what they need, and tests/wovepaper/test_semantic.py
 # turns this on to check the hook.
 EMBED_AFTER_HARVEST = False
+# Training and evaluation tests load the MEDLINE pairs and the ORCID-linked set again
+# and again; embedding their 5,000 texts costs about 3 minutes on a clean clone
+# (then the cache, var/embedding-cache, holds them). Tests of the title evidence
+# (tests/curation/test_title_similarity.py) turn it on.
+MATCHING_TEXT_EVIDENCE = False

@@ -28,6 +28,7 @@ from curation.matching import (
     scoring,
     training,
 )
+from wovepaper import embeddings
 
 # The pairwise score above which a link counts as sure: the auto-apply
 # policy's bar (issue: B³ precision of such links at least 0.99).
@@ -458,13 +459,16 @@ class Command(BaseCommand):
                 "--folds must be 0 (no learned model) or at least 2 (train on "
                 "the other folds)"
             )
+        # Titles and abstracts, for the sets that print them (the MEDLINE
+        # pairs, the ORCID-linked set): as matching reads stored embeddings.
+        self._embed = embeddings.text_embedder()
         for folder in folders:
             if problem := labelled.not_a_folder(folder):
                 hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
                 raise CommandError(f"{folder}: {problem}{hint}")
             if labelled_pairs.is_pair_set(folder):
                 try:
-                    pairs = labelled_pairs.load_pairs(folder)
+                    pairs = labelled_pairs.load_pairs(folder, embed=self._embed)
                     report = pairs_report(
                         pairs,
                         learned_threshold if options["folds"] else None,
@@ -478,7 +482,7 @@ class Command(BaseCommand):
                     self._print_pairs(report)
                 continue
             try:
-                data = labelled.load(folder)
+                data = labelled.load(folder, embed=self._embed)
             except labelled.DatasetError as exc:
                 raise CommandError(str(exc)) from exc
             started = time.perf_counter()
@@ -585,6 +589,7 @@ class Command(BaseCommand):
     # train_matcher's default sets as (resolved folder, name, pairs), read by
     # _training_sets once a run.
     _sets: list[tuple[Path, training.SetPairs]] | None = None
+    _embed = None
 
     def _other_sets(
         self, folder: Path, name: str, among: Sequence[str]
@@ -601,7 +606,7 @@ class Command(BaseCommand):
                 if labelled.not_a_folder(default):
                     continue
                 try:
-                    one = training.set_pairs(default)
+                    one = training.set_pairs(default, embed=self._embed)
                 except labelled.DatasetError as exc:
                     self.stderr.write(f"  not trained on with the other sets: {exc}")
                     continue

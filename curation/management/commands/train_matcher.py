@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from curation.matching import labelled, shipped, training
 from curation.services import matcher_train
+from wovepaper import embeddings
 
 # Chosen by ``evaluate_matching --learned-threshold T`` (5 folds of whole blocks
 # and whole gold clusters, training.block_folds) on the Wang and Qian-partial
@@ -181,7 +182,8 @@ class Command(BaseCommand):
             raise CommandError(f"{target}: cannot write the model there (not writable)")
         stamp = timezone.now()
         try:
-            loaded = [training.set_pairs(folder) for folder in folders]
+            embed = embeddings.text_embedder()
+            loaded = [training.set_pairs(folder, embed=embed) for folder in folders]
             weights, kept = training.fit_sets(
                 loaded, version=f"shipped-logreg-{stamp:%Y%m%d%H%M%S}"
             )
