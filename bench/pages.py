@@ -162,7 +162,7 @@ def add_embeddings(rng: random.Random) -> dict:
                 for pk, vector in zip(chunk, vectors, strict=True):
                     text = "[" + ",".join(f"{x:.6f}" for x in vector) + "]"
                     copy.write_row(
-                        (pk, text, embeddings.MODEL_NAME, "bench", "2026-01-01")
+                        (pk, text, embeddings.model_name(), "bench", "2026-01-01")
                     )
     copied = time.perf_counter() - t0
     t0 = time.perf_counter()

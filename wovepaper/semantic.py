@@ -31,7 +31,7 @@ from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import QuerySet
 
-from wovepaper.embeddings import MODEL_NAME, embed, paper_text, text_digest
+from wovepaper.embeddings import embed, model_name, paper_text, text_digest
 from wovepaper.models import Paper, PaperEmbedding
 from wovepaper.selectors import in_category
 
@@ -158,7 +158,7 @@ def _refresh_chunk(ids: list[int], counts: dict[str, int]) -> dict[str, int]:
                 PaperEmbedding(
                     paper_id=pk,
                     vector=vectors[pk],
-                    model=MODEL_NAME,
+                    model=model_name(),
                     text_sha256=digests[pk],
                 )
                 for pk in current
@@ -182,7 +182,7 @@ def query_vector(text: str) -> np.ndarray:
     """
     key = (
         "query-vector:v1:"
-        + hashlib.sha256(f"{MODEL_NAME}\x1f{text}".encode()).hexdigest()
+        + hashlib.sha256(f"{model_name()}\x1f{text}".encode()).hexdigest()
     )
     cached = cache.get(key)
     if cached is not None:

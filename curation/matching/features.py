@@ -617,18 +617,19 @@ def _beyond_name(coauthors: float, categories: float, affiliation: float) -> boo
 
 
 # The cosine of two title-and-abstract embeddings that says nothing either way.
-# Two measurements (all-MiniLM-L6-v2, title and abstract):
-# - the MEDLINE pair set's 1,477 train pairs (labelled_pairs; each pair shares a
-#   family name and first initial): a one-feature logistic fit, corrected for the
-#   pairs' 66% of one person, crosses a log likelihood ratio of 0 at 0.196. One
-#   person: median cosine 0.35 (quartiles 0.21 to 0.52); two: 0.06 (0.00 to
-#   0.15). Those namesakes are drawn from all of biomedicine;
+# Two measurements, with the embeddings the product stores (all-MiniLM-L6-v2 as
+# wovepaper.embeddings.model_name runs it: int8, 128 word pieces):
+# - the MEDLINE pair set's 1,476 train pairs with texts (labelled_pairs; each pair
+#   shares a family name and first initial): a one-feature logistic fit, corrected
+#   for the pairs' 66% of one person, crosses a log likelihood ratio of 0 at 0.17.
+#   One person: median cosine 0.31 (quartiles 0.19 to 0.49); two: 0.04 (-0.01 to
+#   0.13). Those namesakes are drawn from all of biomedicine;
 # - the demo corpus (make demo, 1,273 papers): two random papers of one primary
-#   arXiv category lie at median 0.29 (quartiles 0.19 to 0.38); of any two, 0.08.
+#   arXiv category lie at median 0.26 (quartiles 0.17 to 0.36); any two at 0.07.
 # Namesakes in one field, the usual case in an arXiv block, would read as one
-# person at 0.2; the neutral point is the field's median, so a shared subject
+# person at 0.17; the neutral point is the field's median, so a shared subject
 # counts only when it is nearer than the field makes likely.
-TITLE_NEUTRAL = 0.3
+TITLE_NEUTRAL = 0.26
 
 
 def title_similarity(a: np.ndarray | None, b: np.ndarray | None) -> float:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
@@ -81,13 +82,51 @@ def corpus(arxiv_dir, tmp_path, memo):
     return {p.arxiv_id: p for p in Paper.objects.all()}, counts
 
 
-def test_embedding_matches_the_model_readmes_reference_vectors():
+def test_embedding_matches_the_model_readmes_reference_vectors(settings):
+    # Run as the model README runs it: fp32 weights, 256 word pieces.
+    settings.EMBEDDING_QUANTIZED = False
+    settings.EMBEDDING_MAX_TOKENS = 256
+    assert embeddings.model_name() == "all-MiniLM-L6-v2"
     vectors = embeddings.embed(list(REFERENCE))
     for vector, expected in zip(vectors, REFERENCE.values(), strict=True):
         assert np.abs(vector[:8] - np.array(expected)).max() < 1e-4
         assert vector.shape == (embeddings.DIMENSIONS,)
         assert abs(np.linalg.norm(vector) - 1.0) < 1e-5
     assert abs(float(vectors[0] @ vectors[1]) - 0.08396) < 1e-4
+
+
+def test_the_int8_model_stays_near_the_readmes_vectors(settings):
+    texts = [*REFERENCE, PARAPHRASE, "Ab initio study of graphene on SiC."]
+    settings.EMBEDDING_QUANTIZED = False
+    settings.EMBEDDING_MAX_TOKENS = 256
+    exact = embeddings.embed(texts)
+    settings.EMBEDDING_QUANTIZED = True
+    settings.EMBEDDING_MAX_TOKENS = 128
+    quick = embeddings.embed(texts)
+    # Short texts: truncation plays no part, quantization only.
+    assert ((exact * quick).sum(axis=1) > 0.98).all()
+    assert abs(float(quick[0] @ quick[1]) - 0.08396) < 0.03
+    assert (np.abs(np.linalg.norm(quick, axis=1) - 1.0) < 1e-5).all()
+
+
+def test_the_int8_copy_is_made_once_and_a_place_it_cannot_go_is_named(
+    settings, tmp_path
+):
+    settings.EMBEDDING_CACHE_DIR = tmp_path / "cache"
+    folder = settings.EMBEDDING_MODEL_DIR
+    made = embeddings.quantized_model(folder)
+    assert made.parent == tmp_path / "cache" / "models"
+    assert made.stat().st_size < (folder / "model.onnx").stat().st_size / 3
+    stamp = made.stat().st_mtime_ns
+    assert embeddings.quantized_model(folder) == made
+    assert made.stat().st_mtime_ns == stamp
+    blocked = tmp_path / "file"
+    blocked.write_text("a file, not a folder")
+    settings.EMBEDDING_CACHE_DIR = blocked
+    with pytest.raises(ImproperlyConfigured, match=str(blocked)) as caught:
+        embeddings.quantized_model(folder)
+    assert "EMBEDDING_QUANTIZED=0" in str(caught.value)
+    assert not list(tmp_path.glob(".*.onnx"))
 
 
 def test_an_empty_text_and_a_long_one_embed_alike_in_any_batch():
@@ -115,7 +154,7 @@ def test_refresh_embeds_each_real_paper_once_and_again_when_its_text_changes(cor
     }
     assert PaperEmbedding.objects.count() == len(papers) >= 80
     row = PaperEmbedding.objects.get(paper=papers["0704.0285"])
-    assert row.model == embeddings.MODEL_NAME
+    assert row.model == embeddings.model_name() == "all-MiniLM-L6-v2-int8-128"
     assert row.vector.shape == (384,)
     assert semantic.embeddings_refresh() == {
         "papers": len(papers),
@@ -128,6 +167,17 @@ def test_refresh_embeds_each_real_paper_once_and_again_when_its_text_changes(cor
     assert (again["embedded"], again["unchanged"]) == (1, len(papers) - 1)
     changed = PaperEmbedding.objects.get(paper=papers["0704.0285"])
     assert not np.allclose(changed.vector, row.vector)
+
+
+def test_another_way_of_running_the_model_embeds_every_paper_again(corpus, settings):
+    papers, _ = corpus
+    settings.EMBEDDING_MAX_TOKENS = 256
+    assert embeddings.model_name() == "all-MiniLM-L6-v2-int8"
+    again = semantic.embeddings_refresh()
+    assert (again["embedded"], again["unchanged"]) == (len(papers), 0)
+    assert set(PaperEmbedding.objects.values_list("model", flat=True)) == {
+        "all-MiniLM-L6-v2-int8"
+    }
 
 
 def test_search_by_meaning_finds_what_keyword_search_misses(client, corpus):

@@ -454,6 +454,12 @@ EMBEDDING_MODEL_DIR = Path(
 )
 # onnxruntime's threads per embedding call; 0: one per core.
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0)
+# Run the model with int8 weights (a copy made once under EMBEDDING_CACHE_DIR) and
+# embed at most this many word pieces: 3.4x the fp32, 256-piece throughput on two
+# cores at the same search quality (wovepaper.embeddings.model_name; bench/semantic.py).
+# EMBEDDING_QUANTIZED=0 and EMBEDDING_MAX_TOKENS=256 embed exactly as the model README.
+EMBEDDING_QUANTIZED = env_bool("EMBEDDING_QUANTIZED", True)
+EMBEDDING_MAX_TOKENS = env_int("EMBEDDING_MAX_TOKENS", 128)
 # Whether matching weighs how alike two papers' titles and abstracts are (the
 # title_similarity feature, from the stored embeddings; curation.matching.features):
 # the matching run reads the papers' vectors, and evaluate_matching and

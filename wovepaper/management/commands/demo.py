@@ -16,7 +16,7 @@ from curation.services import curator_ensure
 from curation.tasks import matching_run_task
 from harvest.models import HarvestRun, RawRecord
 from harvest.tasks import harvest_arxiv_files_task
-from wovepaper.embeddings import MODEL_NAME
+from wovepaper.embeddings import model_name
 from wovepaper.models import Authorship, Paper, PaperEmbedding, Researcher
 
 DEMO_CURATOR = ("curator", "curator-demo")
@@ -49,7 +49,7 @@ class Command(BaseCommand):
             )
         self.stdout.write(
             f"harvesting {root} ... (then embedding titles and abstracts for "
-            "semantic search, about 25 papers/s on two cores)"
+            "semantic search, about 90 papers/s on two cores)"
         )
         # Rejected records are listed in the summary; no need to log each twice.
         # Only while the demo harvests: the process may go on (tests, a shell).
@@ -96,7 +96,7 @@ class Command(BaseCommand):
         embedded = PaperEmbedding.objects.count()
         w(
             f"embeddings:   {embedded} papers "
-            f"({MODEL_NAME}, for semantic search and similar papers)"
+            f"({model_name()}, for semantic search and similar papers)"
             + (
                 f"; none: is the model at EMBEDDING_MODEL_DIR "
                 f"({settings.EMBEDDING_MODEL_DIR})? then manage.py embed_papers"
