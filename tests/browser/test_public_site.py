@@ -138,3 +138,15 @@ def test_reader_finds_filters_and_follows_a_researcher(
     _fits_phone(page)
     page.screenshot(path=shots / "public-05-following.png", full_page=True)
     assert js_errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_paper_numbers_its_authors_once(site: Researcher, page: Page, shots: Path):
+    paper = Paper.objects.filter(authorships__researcher=site).order_by("id").first()
+    page.goto(paper.get_absolute_url())
+    first = page.locator("ol.byline li").first
+    expect(first).to_contain_text(re.compile(r"^1\. \S"))
+    # The position is printed; the list draws no number of its own beside it
+    # ("1. 1. Maxim A. Yurkin" before).
+    assert first.evaluate("li => getComputedStyle(li).listStyleType") == "none"
+    page.screenshot(path=shots / "public-paper-byline.png", full_page=True)

@@ -452,11 +452,11 @@ EMBEDDING_MODEL_DIR = Path(
         "EMBEDDING_MODEL_DIR", WOVEPAPER_DATA_DIR.parent / "models" / "all-minilm-l6-v2"
     )
 )
-# onnxruntime's threads per embedding call; 0: one per core.
+# onnxruntime's threads per embedding call; 0: one per CPU the process may use.
 EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0)
 # Run the model with int8 weights (a copy made once under EMBEDDING_CACHE_DIR) and
-# embed at most this many word pieces: 3.4x the fp32, 256-piece throughput on two
-# cores at the same search quality (wovepaper.embeddings.model_name; bench/semantic.py).
+# embed at most this many word pieces: 4x the fp32, 256-piece throughput on two
+# cores, and better search by meaning (embeddings.model_name; bench/semantic.py).
 # EMBEDDING_QUANTIZED=0 and EMBEDDING_MAX_TOKENS=256 embed exactly as the model README.
 EMBEDDING_QUANTIZED = env_bool("EMBEDDING_QUANTIZED", True)
 EMBEDDING_MAX_TOKENS = env_int("EMBEDDING_MAX_TOKENS", 128)

@@ -49,7 +49,7 @@ class Command(BaseCommand):
             )
         self.stdout.write(
             f"harvesting {root} ... (then embedding titles and abstracts for "
-            "semantic search, about 90 papers/s on two cores)"
+            "semantic search, about 100 papers/s on two cores)"
         )
         # Rejected records are listed in the summary; no need to log each twice.
         # Only while the demo harvests: the process may go on (tests, a shell).
