@@ -210,8 +210,6 @@ def test_train_matcher_ship_learns_a_title_weight_from_the_texts(
     assert "title_similarity" not in written["training"]["defaults_kept"]
     # Without the texts, nothing varies it: it keeps its default.
     text_evidence.MATCHING_TEXT_EVIDENCE = False
-    call_command(
-        "train_matcher", ship=True, ship_to=target, dataset=[small_medline]
-    )
+    call_command("train_matcher", ship=True, ship_to=target, dataset=[small_medline])
     written = json.loads(target.read_text())
     assert "title_similarity" in written["training"]["defaults_kept"]
