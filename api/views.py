@@ -455,7 +455,6 @@ class PaperSimilarView(APIView):
 
     @extend_schema(
         operation_id="papers_similar",
-        tags=["papers"],
         parameters=[
             PAPER_ID,
             OpenApiParameter(
@@ -499,7 +498,6 @@ class PaperSearchView(APIView):
 
     @extend_schema(
         operation_id="search_papers",
-        tags=["search"],
         parameters=[
             OpenApiParameter(
                 "q",

@@ -97,6 +97,18 @@ def test_openapi_schema_lists_the_endpoints(api):
     paths = response.json()["paths"]
     assert "/api/papers/" in paths
     assert "/api/researchers/{id}/papers/" in paths
+    # The docs page groups operations by tag: the search and similar-papers
+    # endpoints sit with the rest of the API, not apart.
+    tags = {
+        operation["tags"][0]
+        for path, item in paths.items()
+        if path.startswith("/api/")
+        for operation in item.values()
+        if isinstance(operation, dict) and "tags" in operation
+    }
+    assert tags == {"api"}
+    assert "/api/search/papers/" in paths
+    assert "/api/papers/{id}/similar/" in paths
 
 
 def test_api_docs_page_uses_local_swagger_assets(client):
