@@ -277,6 +277,7 @@ _FEATURE_WORDS = {
     "rare_name": "a rare given name printed the same way",
     "rare_family": "a family name few others carry",
     "source_id": "the same OpenAlex or Semantic Scholar author",
+    "title_similarity": "titles and abstracts on close subjects",
 }
 
 
@@ -486,6 +487,7 @@ _AGAINST_WORDS = {
     "affiliation_conflict": "affiliations with no word in common",
     "years_apart": "papers 20 or more years apart",
     "source_id_conflict": "different OpenAlex or Semantic Scholar authors",
+    "title_similarity": "titles and abstracts on distant subjects",
 }
 # The smallest logit contribution, either way, worth saying: it moves the odds
 # by a factor of e**0.5, about 1.65. Smaller ones ("Liu" as a rare family

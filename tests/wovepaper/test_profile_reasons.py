@@ -84,3 +84,21 @@ def test_fields_partly_shared_say_how_much():
     assert "fields in common (33% overlap)" in feature_words(features, contributions)
     features, contributions = _evidence(name=1.0, same_given=1.0, categories=1.0)
     assert "the same fields" in feature_words(features, contributions)
+
+
+def test_titles_near_or_far_in_meaning_are_said_either_way():
+    # title_similarity is the cosine less its neutral point: +0.3 reads as
+    # close subjects, -0.2 as distant ones (the default weight is 5).
+    features, contributions = _evidence(
+        name=1.0, same_given=1.0, coauthors=1.0, title_similarity=0.3
+    )
+    assert "titles and abstracts on close subjects" in feature_words(
+        features, contributions
+    )
+    features, contributions = _evidence(name=1.0, same_given=1.0, title_similarity=-0.2)
+    assert feature_words(features, contributions).endswith(
+        "against it: titles and abstracts on distant subjects"
+    )
+    # Near the neutral point it is no reason either way.
+    features, contributions = _evidence(name=1.0, same_given=1.0, title_similarity=0.05)
+    assert "subjects" not in feature_words(features, contributions)
