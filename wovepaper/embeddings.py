@@ -103,9 +103,49 @@ def model_name() -> str:
     name = MODEL_NAME
     if settings.EMBEDDING_QUANTIZED:
         name += "-int8"
-    if int(settings.EMBEDDING_MAX_TOKENS) != MAX_TOKENS:
-        name += f"-{int(settings.EMBEDDING_MAX_TOKENS)}"
+    if (tokens := max_tokens()) != MAX_TOKENS:
+        name += f"-{tokens}"
     return name
+
+
+# The model's position embeddings (config.json, max_position_embeddings).
+POSITIONS = 512
+
+
+def max_tokens() -> int:
+    """``settings.EMBEDDING_MAX_TOKENS``, checked.
+
+    Raises:
+        ImproperlyConfigured: it is not a whole number from 2 (``[CLS]`` and
+            ``[SEP]``) to :data:`POSITIONS`, the longest input the model has
+            positions for.
+    """
+    value = settings.EMBEDDING_MAX_TOKENS
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not 2 <= value <= POSITIONS
+    ):
+        raise ImproperlyConfigured(
+            f"EMBEDDING_MAX_TOKENS is {value!r}: give a whole number of word pieces "
+            f"from 2 to {POSITIONS} (128 by default)"
+        )
+    return value
+
+
+def _threads() -> int:
+    """``settings.EMBEDDING_THREADS``, 0 read as the CPUs this process may use.
+
+    Raises:
+        ImproperlyConfigured: it is not a whole number of 0 or more.
+    """
+    value = settings.EMBEDDING_THREADS
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ImproperlyConfigured(
+            f"EMBEDDING_THREADS is {value!r}: give a number of threads, or 0 for "
+            "one per CPU"
+        )
+    return value or len(os.sched_getaffinity(0))
 
 
 def text_digest(text: str) -> str:
@@ -211,6 +251,40 @@ def quantized_model(folder: Path) -> Path:
     return target
 
 
+def _session(model: Path, options):
+    import onnxruntime
+
+    return onnxruntime.InferenceSession(
+        str(model), options, providers=["CPUExecutionProvider"]
+    )
+
+
+def _quantized_session(folder: Path, options):
+    """A session of the int8 copy (:func:`quantized_model`). A damaged copy (a
+    half-written file, a disk error) is made again once from the model.
+
+    Raises:
+        ImproperlyConfigured: the copy made again cannot be read either.
+    """
+    model = quantized_model(folder)
+    try:
+        return _session(model, options)
+    except Exception as exc:  # noqa: BLE001 - onnxruntime's own error types
+        logger.warning(
+            "the int8 model copy %s is unreadable (%s): made again", model, exc
+        )
+    with contextlib.suppress(OSError):
+        model.unlink(missing_ok=True)
+    model = quantized_model(folder)
+    try:
+        return _session(model, options)
+    except Exception as exc:  # noqa: BLE001
+        raise ImproperlyConfigured(
+            f"The int8 copy of the embedding model {model} cannot be read ({exc}): "
+            "remove it, or set EMBEDDING_QUANTIZED=0."
+        ) from exc
+
+
 @cache
 def _encoder(folder: str, threads: int, quantized: bool, max_tokens: int) -> Encoder:
     import onnxruntime
@@ -229,10 +303,10 @@ def _encoder(folder: str, threads: int, quantized: bool, max_tokens: int) -> Enc
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-    model = quantized_model(path) if quantized else path / "model.onnx"
-    session = onnxruntime.InferenceSession(
-        str(model), options, providers=["CPUExecutionProvider"]
-    )
+    if quantized:
+        session = _quantized_session(path, options)
+    else:
+        session = _session(path / "model.onnx", options)
     return Encoder(
         tokenizer=tokenizer,
         session=session,
@@ -259,9 +333,9 @@ def encoder() -> Encoder:
     """
     return _encoder(
         str(settings.EMBEDDING_MODEL_DIR),
-        int(settings.EMBEDDING_THREADS) or len(os.sched_getaffinity(0)),
+        _threads(),
         bool(settings.EMBEDDING_QUANTIZED),
-        int(settings.EMBEDDING_MAX_TOKENS),
+        max_tokens(),
     )
 
 
@@ -305,7 +379,7 @@ def embed_cached(texts: list[str]) -> np.ndarray:
 
     For fixed inputs embedded again and again: the papers of a labelled set,
     which ``evaluate_matching`` and ``train_matcher`` read on every run (the
-    MEDLINE pair set's 3,755 articles take about 130 s on two cores). The
+    MEDLINE pair set's 3,755 articles take about 40 s on two cores). The
     file is named by the SHA-256 of the model name and every text in order,
     so a change to any text (or a new model) misses and is embedded anew. A
     file that cannot be read, or holds the wrong shape or a value that is not

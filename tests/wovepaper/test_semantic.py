@@ -549,3 +549,32 @@ def test_an_operator_may_make_keyword_the_default_mode(client, corpus, settings)
         ]
         == "hybrid"
     )
+
+
+def test_a_damaged_int8_copy_is_made_again(settings, tmp_path, caplog):
+    settings.EMBEDDING_CACHE_DIR = tmp_path / "cache"
+    folder = settings.EMBEDDING_MODEL_DIR
+    made = embeddings.quantized_model(folder)
+    made.write_bytes(made.read_bytes()[:1000])  # cut short, as by a full disk
+    embeddings._encoder.cache_clear()
+    try:
+        vector = embeddings.embed(["Ab initio study of graphene on SiC."])[0]
+    finally:
+        embeddings._encoder.cache_clear()
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+    assert "is unreadable" in caplog.text
+    assert made.stat().st_size > 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said"),
+    [
+        ("EMBEDDING_MAX_TOKENS", 0, "EMBEDDING_MAX_TOKENS is 0"),
+        ("EMBEDDING_MAX_TOKENS", 100000, "from 2 to 512"),
+        ("EMBEDDING_THREADS", -1, "EMBEDDING_THREADS is -1"),
+    ],
+)
+def test_a_bad_embedding_setting_is_named(settings, name, value, said):
+    setattr(settings, name, value)
+    with pytest.raises(ImproperlyConfigured, match=said):
+        embeddings.embed(["Ping Li"])

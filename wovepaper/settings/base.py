@@ -468,7 +468,8 @@ EMBEDDING_MAX_TOKENS = env_int("EMBEDDING_MAX_TOKENS", 128)
 MATCHING_TEXT_EVIDENCE = env_bool("MATCHING_TEXT_EVIDENCE", True)
 # Where the embeddings of the labelled sets' papers are kept between runs of
 # evaluate_matching and train_matcher (wovepaper.embeddings.embed_cached): the MEDLINE
-# pair set's 3,755 articles take about 130 s to embed on two cores.
+# pair set's 3,755 articles take about 40 s to embed on two cores. The int8 copy of
+# the model is kept here too (embeddings.quantized_model).
 EMBEDDING_CACHE_DIR = Path(
     os.environ.get("EMBEDDING_CACHE_DIR", VAR_DIR / "embedding-cache")
 )
