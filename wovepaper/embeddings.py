@@ -5,11 +5,14 @@ The model is sentence-transformers' all-MiniLM-L6-v2 exported to ONNX (the folde
 README says how it was exported and checked). It runs on onnxruntime's CPU provider
 with the ``tokenizers`` package; no torch, and nothing is downloaded.
 
-An embedding is computed exactly as sentence-transformers computes it (the model
-README, "Computing an embedding"): WordPiece tokens truncated to 256 (``[CLS]`` and
-``[SEP]`` included), the transformer's last hidden state, the mean over the real
-tokens (attention mask), then L2 normalisation, so cosine similarity is a dot
-product. The README's reference vectors are met within 3.4e-07.
+An embedding is computed as sentence-transformers computes it (the model README,
+"Computing an embedding"): WordPiece tokens truncated (``[CLS]`` and ``[SEP]``
+included), the transformer's last hidden state, the mean over the real tokens
+(attention mask), then L2 normalisation, so cosine similarity is a dot product.
+By default the weights are int8 and the text is cut at 128 word pieces
+(:func:`model_name` says why); with ``EMBEDDING_QUANTIZED=0`` and
+``EMBEDDING_MAX_TOKENS=256`` the README's reference vectors are met within
+3.4e-07.
 
 Nothing here touches the database: :mod:`wovepaper.semantic` stores and searches
 the vectors.
@@ -67,8 +70,8 @@ def paper_text(title: str, abstract: str) -> str:
     """The text of a paper that is embedded: its title, then its abstract.
 
     Whitespace runs (arXiv abstracts wrap lines) collapse to one space; the
-    tokenizer lowercases and truncates at :data:`MAX_TOKENS` word pieces, so a
-    long abstract's tail is not seen.
+    tokenizer lowercases and truncates at ``settings.EMBEDDING_MAX_TOKENS`` word
+    pieces (:func:`max_tokens`), so a long abstract's tail is not seen.
 
     Args:
         title: the paper's title as stored (may hold LaTeX).
@@ -116,9 +119,9 @@ def max_tokens() -> int:
     """``settings.EMBEDDING_MAX_TOKENS``, checked.
 
     Raises:
-        ImproperlyConfigured: it is not a whole number from 2 (``[CLS]`` and
-            ``[SEP]``) to :data:`POSITIONS`, the longest input the model has
-            positions for.
+        ImproperlyConfigured: it is not a whole number from 3 (``[CLS]``, one
+            word piece and ``[SEP]``: at 2 every text is the same vector) to
+            :data:`POSITIONS`, the longest input the model has positions for.
     """
     value = settings.EMBEDDING_MAX_TOKENS
     if (
@@ -128,7 +131,7 @@ def max_tokens() -> int:
     ):
         raise ImproperlyConfigured(
             f"EMBEDDING_MAX_TOKENS is {value!r}: give a whole number of word pieces "
-            f"from 2 to {POSITIONS} (128 by default)"
+            f"from 3 to {POSITIONS} (128 by default)"
         )
     return value
 
@@ -209,6 +212,26 @@ def _model_present(folder: Path) -> bool:
     return (folder / "model.onnx").is_file() and (folder / "tokenizer.json").is_file()
 
 
+# onnxruntime.quantization logs this on the root logger for every model: advice
+# for models of convolutions, not for a transformer's matrix products.
+_PREPROCESS_HINT = "Please consider to run pre-processing before quantization"
+
+
+@contextlib.contextmanager
+def _quiet(message: str):
+    """Drop root-logger records that start with ``message`` while inside."""
+
+    def keep(record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(message)
+
+    root = logging.getLogger()
+    root.addFilter(keep)
+    try:
+        yield
+    finally:
+        root.removeFilter(keep)
+
+
 def quantized_model(folder: Path) -> Path:
     """The model's weights quantized to int8, made once from ``folder``.
 
@@ -231,14 +254,23 @@ def quantized_model(folder: Path) -> Path:
     )
     if target.is_file():
         return target
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     temporary = target.with_name(f".{target.stem}.{os.getpid()}.onnx")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        quantize_dynamic(
-            source, temporary, weight_type=QuantType.QInt8, per_channel=True
-        )
+        # Given the model read in memory, onnxruntime does its shape inference
+        # in a temporary folder; given the path, it writes a 90 MB
+        # "model-inferred.onnx" beside the model (a folder read in place,
+        # perhaps read-only, and shared by processes starting at once).
+        with _quiet(_PREPROCESS_HINT):
+            quantize_dynamic(
+                onnx.load(source),
+                temporary,
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+            )
         os.replace(temporary, target)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -358,18 +390,18 @@ def text_embedder() -> Callable[[list[str]], np.ndarray] | None:
 
     Returns:
         :func:`embed_cached` when ``settings.MATCHING_TEXT_EVIDENCE`` is on and
-        the model folder holds the model; None when the setting is off, or
-        (logged as a warning naming the folder) when the model is missing:
+        the model loads; None when the setting is off, or (logged as a
+        warning naming the folder or setting) when the model cannot be loaded
+        (missing, its int8 copy unwritable, a bad embedding setting):
         the ``title_similarity`` feature is then 0.0, as for papers that were
         never embedded.
     """
     if not settings.MATCHING_TEXT_EVIDENCE:
         return None
-    folder = Path(settings.EMBEDDING_MODEL_DIR)
-    if not _model_present(folder):
-        logger.warning(
-            "title and abstract evidence off: %s", MODEL_MISSING.format(path=folder)
-        )
+    try:
+        encoder()
+    except ImproperlyConfigured as exc:
+        logger.warning("title and abstract evidence off: %s", exc)
         return None
     return embed_cached
 
@@ -382,9 +414,10 @@ def embed_cached(texts: list[str]) -> np.ndarray:
     MEDLINE pair set's 3,755 articles take about 40 s on two cores). The
     file is named by the SHA-256 of the model name and every text in order,
     so a change to any text (or a new model) misses and is embedded anew. A
-    file that cannot be read, or holds the wrong shape or a value that is not
-    finite, is embedded again and replaced; a cache folder that cannot be
-    written costs only the cache (logged).
+    file that cannot be read, or holds the wrong shape, a value that is not
+    finite or a row that is not of unit length, is embedded again and
+    replaced; a cache folder that cannot be written costs only the cache
+    (logged).
 
     Args:
         texts: the strings, in order.
@@ -401,13 +434,14 @@ def embed_cached(texts: list[str]) -> np.ndarray:
     path = Path(settings.EMBEDDING_CACHE_DIR) / f"{key.hexdigest()}.npy"
     try:
         kept = np.load(path, allow_pickle=False)
-    except (OSError, ValueError):
+    except (OSError, ValueError, EOFError):  # EOFError: an empty file
         kept = None
     if (
-        kept is not None
+        isinstance(kept, np.ndarray)
         and kept.shape == (len(texts), DIMENSIONS)
         and kept.dtype == np.float32
         and np.isfinite(kept).all()
+        and (np.abs(np.linalg.norm(kept, axis=1) - 1.0) < 1e-3).all()
     ):
         return kept
     vectors = embed(texts)
@@ -417,6 +451,7 @@ def embed_cached(texts: list[str]) -> np.ndarray:
         try:
             with os.fdopen(handle, "wb") as out:
                 np.save(out, vectors, allow_pickle=False)
+            os.chmod(temporary, 0o644)  # mkstemp's 0600 would keep it from others
             os.replace(temporary, path)
         finally:
             with contextlib.suppress(OSError):

@@ -31,7 +31,7 @@ from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import QuerySet
 
-from wovepaper.embeddings import embed, model_name, paper_text, text_digest
+from wovepaper.embeddings import DIMENSIONS, embed, model_name, paper_text, text_digest
 from wovepaper.models import Paper, PaperEmbedding
 from wovepaper.selectors import in_category
 
@@ -254,7 +254,7 @@ def nearest_rows(
     """
     limit = max(1, int(limit))
     if connection.vendor != "postgresql":
-        papers = Paper.objects.filter(hidden=False, embedding__isnull=False)
+        papers = Paper.objects.filter(hidden=False, embedding__model=model_name())
         if category:
             papers = papers.filter(in_category(category))
         if year is not None:
@@ -275,9 +275,12 @@ def nearest_rows(
     if vector is not None:
         target, params = "%s::vector", [_vector_text(vector)]
     else:
-        target = "(SELECT vector FROM wovepaper_paperembedding WHERE paper_id = %s)"
-        params = [int(of_paper)]
-    where, where_params = ["NOT p.hidden"], []
+        target = (
+            "(SELECT vector FROM wovepaper_paperembedding "
+            "WHERE paper_id = %s AND model = %s)"
+        )
+        params = [int(of_paper), model_name()]
+    where, where_params = ["NOT p.hidden", "e.model = %s"], [model_name()]
     if category:
         where.append("p.categories @> %s::jsonb")
         where_params.append(json.dumps([category]))
@@ -357,17 +360,30 @@ def paper_vectors(paper_ids: Iterable[int]) -> dict[int, np.ndarray]:
         paper_ids: paper ids (repeats and unknown ids allowed).
 
     Returns:
-        ``{paper id: float32 (384,) unit vector}`` for those embedded.
+        ``{paper id: float32 (384,) unit vector}`` for those embedded by the
+        model as it now runs (:func:`wovepaper.embeddings.model_name`); a
+        vector of another name (made before a change of settings, until
+        ``embed_papers`` has run) or of the wrong shape is left out.
     """
     ids = sorted({int(pk) for pk in paper_ids})
     out: dict[int, np.ndarray] = {}
+    name = model_name()
     # In chunks: a matching run asks for a whole corpus's papers, past
     # SQLite's bound on the parameters of one statement.
     for start in range(0, len(ids), VECTORS_CHUNK):
         rows = PaperEmbedding.objects.filter(
-            paper_id__in=ids[start : start + VECTORS_CHUNK]
+            paper_id__in=ids[start : start + VECTORS_CHUNK], model=name
         ).values_list("paper_id", "vector")
-        out.update((pk, _as_vector(raw)) for pk, raw in rows)
+        for pk, raw in rows:
+            vector = _as_vector(raw)
+            if vector.shape == (DIMENSIONS,) and np.isfinite(vector).all():
+                out[pk] = vector
+            else:  # a row damaged by hand: no evidence, and said
+                logger.warning(
+                    "paper %s: stored embedding of shape %s passed over",
+                    pk,
+                    vector.shape,
+                )
     return out
 
 

@@ -4,6 +4,7 @@ runs and training."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
@@ -213,3 +214,58 @@ def test_train_matcher_ship_learns_a_title_weight_from_the_texts(
     call_command("train_matcher", ship=True, ship_to=target, dataset=[small_medline])
     written = json.loads(target.read_text())
     assert "title_similarity" in written["training"]["defaults_kept"]
+
+
+def test_the_figures_and_the_shipped_file_say_which_embeddings_were_read(
+    text_evidence, small_medline, tmp_path
+):
+    def evaluated() -> dict:
+        out = io.StringIO()
+        call_command(
+            "evaluate_matching",
+            dataset=[small_medline],
+            json=True,
+            folds=0,
+            stdout=out,
+            stderr=io.StringIO(),
+        )
+        return json.loads(out.getvalue())
+
+    assert evaluated()["text_evidence"] == embeddings.model_name()
+    target = tmp_path / "model.json"
+    call_command(
+        "train_matcher",
+        ship=True,
+        ship_to=target,
+        dataset=[small_medline],
+        stdout=io.StringIO(),
+    )
+    written = json.loads(target.read_text())
+    assert written["training"]["text_evidence"] == "all-MiniLM-L6-v2-int8-128"
+    text_evidence.MATCHING_TEXT_EVIDENCE = False
+    assert evaluated()["text_evidence"] is None
+
+
+def test_a_damaged_cache_file_is_embedded_again(text_evidence):
+    texts = ["Graphene on SiC.", "Muon g-2 at Fermilab."]
+    first = embeddings.embed_cached(texts)
+    (path,) = text_evidence.EMBEDDING_CACHE_DIR.glob("*.npy")
+    assert path.stat().st_mode & 0o777 == 0o644
+    for damage in (b"", None):
+        if damage is None:  # rows that are not of unit length: zeros
+            np.save(path, np.zeros_like(first))
+        else:
+            path.write_bytes(damage)
+        np.testing.assert_array_equal(embeddings.embed_cached(texts), first)
+        np.testing.assert_array_equal(np.load(path), first)
+
+
+def test_making_the_int8_copy_writes_nothing_beside_the_model(settings, tmp_path):
+    settings.EMBEDDING_CACHE_DIR = tmp_path / "cache"
+    folder = settings.EMBEDDING_MODEL_DIR
+    before = sorted(p.name for p in folder.iterdir()), folder.stat().st_mtime_ns
+    embeddings.quantized_model(folder)
+    assert (
+        sorted(p.name for p in folder.iterdir()),
+        folder.stat().st_mtime_ns,
+    ) == before

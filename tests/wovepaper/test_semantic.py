@@ -570,7 +570,7 @@ def test_a_damaged_int8_copy_is_made_again(settings, tmp_path, caplog):
     ("name", "value", "said"),
     [
         ("EMBEDDING_MAX_TOKENS", 0, "EMBEDDING_MAX_TOKENS is 0"),
-        ("EMBEDDING_MAX_TOKENS", 100000, "from 2 to 512"),
+        ("EMBEDDING_MAX_TOKENS", 100000, "from 3 to 512"),
         ("EMBEDDING_THREADS", -1, "EMBEDDING_THREADS is -1"),
     ],
 )
@@ -578,3 +578,12 @@ def test_a_bad_embedding_setting_is_named(settings, name, value, said):
     setattr(settings, name, value)
     with pytest.raises(ImproperlyConfigured, match=said):
         embeddings.embed(["Ping Li"])
+
+
+def test_vectors_of_another_model_are_not_read_until_embedded_again(corpus, settings):
+    papers, _ = corpus
+    pk = papers["0704.0285"].pk
+    assert pk in semantic.paper_vectors([pk])
+    settings.EMBEDDING_MAX_TOKENS = 256  # another name: the stored rows are stale
+    assert semantic.paper_vectors([pk]) == {}
+    assert semantic.nearest(of_paper=pk, limit=5) == []

@@ -26,12 +26,22 @@ def env_bool(name: str, default: bool) -> bool:
         default: value when the variable is unset or empty.
 
     Returns:
-        True for ``1/true/yes/on`` (any case), False for anything else that is set.
+        True for ``1/true/yes/on``, False for ``0/false/no/off`` (any case).
+
+    Raises:
+        ImproperlyConfigured: any other value (naming the variable): a typo
+            ("ture", "enabled") would otherwise turn a feature off in silence.
     """
-    value = os.environ.get(name, "")
+    value = os.environ.get(name, "").strip().lower()
     if not value:
         return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(
+        f"{name} must be 1, true, yes or on, or 0, false, no or off, not {value!r}"
+    )
 
 
 def env_int(name: str, default: int | None) -> int | None:

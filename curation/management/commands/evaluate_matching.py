@@ -462,6 +462,11 @@ class Command(BaseCommand):
         # Titles and abstracts, for the sets that print them (the MEDLINE
         # pairs, the ORCID-linked set): as matching reads stored embeddings.
         self._embed = embeddings.text_embedder()
+        text_evidence = embeddings.model_name() if self._embed else None
+        self._progress(
+            f"title and abstract evidence: {text_evidence or 'off'} "
+            "(MATCHING_TEXT_EVIDENCE)"
+        )
         for folder in folders:
             if problem := labelled.not_a_folder(folder):
                 hint = "" if options["dataset"] else labelled.DATA_DIR_HINT
@@ -476,6 +481,7 @@ class Command(BaseCommand):
                     )
                 except (labelled.DatasetError, ValueError) as exc:
                     raise CommandError(str(exc)) from exc
+                report["text_evidence"] = text_evidence
                 if options["json"]:
                     self.stdout.write(json.dumps(report))
                 else:
@@ -576,6 +582,7 @@ class Command(BaseCommand):
                     "learned" if learned is not None else "default weights",
                 )
             report["seconds_total"] = round(time.perf_counter() - started, 2)
+            report["text_evidence"] = text_evidence
             if options["json"]:
                 self.stdout.write(json.dumps(report))
             else:

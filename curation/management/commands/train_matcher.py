@@ -46,6 +46,9 @@ DEFAULT_THRESHOLD = 0.4
 class Command(BaseCommand):
     """Train the pairwise model on labelled sets and curator decisions."""
 
+    # The embeddings --ship read the labelled texts with (None: none).
+    _text_evidence: str | None = None
+
     help = "Train the matcher (logistic regression) and make it the active model."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -183,6 +186,7 @@ class Command(BaseCommand):
         stamp = timezone.now()
         try:
             embed = embeddings.text_embedder()
+            self._text_evidence = embeddings.model_name() if embed else None
             loaded = [training.set_pairs(folder, embed=embed) for folder in folders]
             weights, kept = training.fit_sets(
                 loaded, version=f"shipped-logreg-{stamp:%Y%m%d%H%M%S}"
@@ -229,6 +233,9 @@ class Command(BaseCommand):
                 "datasets": {one.name: one.summary for one in loaded},
                 "pairs": sum(len(one.examples.y) for one in loaded),
                 "defaults_kept": kept,
+                # The embeddings the MEDLINE and ORCID-linked texts were read
+                # with (title_similarity), or None: trained without texts.
+                "text_evidence": self._text_evidence,
             },
         )
 

@@ -93,7 +93,9 @@ class Command(BaseCommand):
             f"({Paper.objects.filter(hidden=True).count()} hidden, "
             f"{Paper.objects.filter(withdrawn=True).count()} withdrawn)"
         )
-        embedded = PaperEmbedding.objects.count()
+        # Vectors of this model as it now runs: others (made under other
+        # settings) are not searched until embed_papers has run.
+        embedded = PaperEmbedding.objects.filter(model=model_name()).count()
         w(
             f"embeddings:   {embedded} papers "
             f"({model_name()}, for semantic search and similar papers)"
