@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
 
+from wovepaper.xmlchars import NONCHARACTERS
+
 
 class RecordError(ValueError):
     """One raw record cannot be parsed; the message names the record and the problem."""
@@ -263,12 +265,15 @@ def file_locator(path: Path, root: Path | None) -> str:
 
 
 # C0 control characters other than tab, newline and carriage return, and DEL: never
-# part of metadata text, refused by PostgreSQL (NUL) or harmful on a terminal (ESC).
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# part of metadata text, refused by PostgreSQL (NUL) or harmful on a terminal (ESC);
+# and Unicode's noncharacters, which XML cannot carry (wovepaper.xmlchars).
+_CONTROL_RE = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f{NONCHARACTERS}]")
 # Lone UTF-16 surrogates: valid in a Python str (from JSON "\ud800" or a file name
 # decoded with surrogateescape), not encodable as UTF-8.
 _SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
-_UNCLEAN_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+_UNCLEAN_RE = re.compile(
+    f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff{NONCHARACTERS}]"
+)
 
 
 def _unclean(text: str) -> bool:
@@ -289,7 +294,9 @@ def clean_text(text: str) -> str:
         text: any string from a source (title, name, payload, file name).
 
     Returns:
-        The text with control characters removed, lone surrogates replaced by
+        The text with control characters and Unicode's noncharacters (U+FFFE,
+        U+FFFF and the rest: :data:`wovepaper.xmlchars.NONCHARACTERS`, which
+        XML cannot carry) removed, lone surrogates replaced by
         U+FFFD (so it encodes as UTF-8 and PostgreSQL accepts it), in Unicode
         normalisation form C (Unicode Standard Annex #15; the W3C's
         "Character Model for the World Wide Web: String Matching" asks for NFC).

@@ -16,7 +16,6 @@ XML-escapes them again: a reader shows ``a < b`` as printed, never as markup.
 from __future__ import annotations
 
 import datetime as dt
-import re
 
 from django.contrib.syndication.views import Feed
 from django.db.models import F, Prefetch, QuerySet
@@ -32,6 +31,7 @@ from django.utils.html import escape
 from wovepaper import selectors
 from wovepaper.models import Authorship, Paper, Researcher
 from wovepaper.text import latex_to_text
+from wovepaper.xmlchars import xml_safe
 
 # Items per feed, newest first.
 FEED_ITEMS = 50
@@ -48,15 +48,6 @@ FEED_PAPER_FIELDS = (
     "published",
     "categories",
 )
-# Characters XML 1.0 cannot carry (https://www.w3.org/TR/xml/#charsets); Django's
-# feed writer refuses them, so one stray form feed in a harvested abstract would
-# fail the whole feed.
-_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
-
-
-def _xml_safe(text: str) -> str:
-    """``text`` without the control characters XML 1.0 cannot carry (as spaces)."""
-    return _NOT_XML.sub(" ", text)
 
 
 def _plain(text: str) -> str:
@@ -65,7 +56,7 @@ def _plain(text: str) -> str:
     LaTeX markup becomes text as on the public pages
     (:func:`wovepaper.text.latex_to_text`).
     """
-    return escape(_xml_safe(latex_to_text(text)))
+    return escape(xml_safe(latex_to_text(text)))
 
 
 def _with_byline(papers: QuerySet[Paper]) -> QuerySet[Paper]:
@@ -116,7 +107,7 @@ class PaperFeed(Feed):
 
         Written as ``dc:creator``: RSS 2.0 ``author`` must be an e-mail address.
         """
-        names = [_xml_safe(a.raw_name) for a in item.authorships.all()]
+        names = [xml_safe(a.raw_name) for a in item.authorships.all()]
         if not names:
             return None
         shown = ", ".join(names[:FEED_AUTHOR_NAMES])
@@ -124,7 +115,7 @@ class PaperFeed(Feed):
 
     def item_categories(self, item: Paper) -> list[str]:
         """The paper's arXiv categories, primary first."""
-        return [_xml_safe(c) for c in item.category_list]
+        return [xml_safe(c) for c in item.category_list]
 
 
 class LatestPapersFeed(PaperFeed):
@@ -180,11 +171,11 @@ class ResearcherPapersFeed(PaperFeed):
 
     def title(self, obj: Researcher) -> str:
         """``wovepaper: papers of <name>``."""
-        return _xml_safe(f"wovepaper: papers of {obj.display_name}")
+        return xml_safe(f"wovepaper: papers of {obj.display_name}")
 
     def description(self, obj: Researcher) -> str:
         """What the feed holds."""
-        return _xml_safe(
+        return xml_safe(
             f"Papers of {obj.display_name}, newest first: only authorships a "
             "curator applied to this profile."
         )

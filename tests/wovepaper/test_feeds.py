@@ -233,3 +233,27 @@ def test_researcher_feed_queries_do_not_grow_with_papers(client):
         queries.append(len(ctx.captured_queries))
     assert queries[0] == queries[1] <= 3
     assert Authorship.objects.count() == 110
+
+
+def test_a_noncharacter_never_reaches_a_feed(client, arxiv_dir, tmp_path):
+    from harvest.services import harvest_arxiv_files
+
+    # A real record whose title a source garbled with U+FFFF: dropped once, at
+    # the record boundary (harvest.records.clean_text).
+    text = (arxiv_dir / "abs_files/ftp/arxiv/papers/0704/0704.0046.abs").read_text()
+    (tmp_path / "0704.0046.abs").write_text(
+        text.replace("Title: A limit relation", "Title: A limit\uffff relation")
+    )
+    harvest_arxiv_files(root=tmp_path)
+    paper = Paper.objects.get(arxiv_id="0704.0046")
+    assert paper.title.startswith("A limit relation for entropy")
+    # Text that came another way (an edit) is made XML-safe when written.
+    Paper.objects.filter(pk=paper.pk).update(
+        title="Entropy\ufffe of \ufdd0channels\U0010ffff", abstract="Cost\x0bper unit"
+    )
+    AuthorshipFactory(paper=paper, raw_name="I. Csisz\uffffar", position=9)
+    response = client.get("/feeds/latest.rss")
+    (item,) = rss_items(response)  # a strict XML parser reads it
+    assert item["title"] == "Entropy  of  channels "
+    assert item["description"] == "Cost per unit"
+    assert "I. Csisz ar" in item["creator"]
