@@ -489,7 +489,9 @@ def test_evaluate_matching_says_what_it_is_doing_and_how_long_the_run_took(setti
         stdout=out,
         stderr=err,
     )
+    # The test settings turn the title evidence off; the run says so first.
     assert err.getvalue() == (
+        "title and abstract evidence: off (MATCHING_TEXT_EVIDENCE)...\n"
         "dummy: 5 mentions; clustering with the default weights...\n"
     )
     header = out.getvalue().splitlines()[0]
