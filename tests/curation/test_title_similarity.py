@@ -195,24 +195,27 @@ def test_a_matching_run_reads_the_stored_embeddings(text_evidence, arxiv_dir, tm
     assert weight == pytest.approx(in_use, abs=1e-3)
 
 
-def test_train_matcher_ship_learns_a_title_weight_from_the_texts(
-    text_evidence, small_medline, tmp_path
-):
-    target = tmp_path / "model.json"
+def _ship(target, dataset) -> dict:
+    """``train_matcher --ship`` on one set; the file it wrote, parsed."""
     call_command(
         "train_matcher",
         ship=True,
         ship_to=target,
-        dataset=[small_medline],
-        stdout=None,
+        dataset=[dataset],
+        stdout=io.StringIO(),
     )
-    written = json.loads(target.read_text())
+    return json.loads(target.read_text())
+
+
+def test_train_matcher_ship_learns_a_title_weight_from_the_texts(
+    text_evidence, small_medline, tmp_path
+):
+    written = _ship(tmp_path / "model.json", small_medline)
     assert "title_similarity" in written["weights"]
     assert "title_similarity" not in written["training"]["defaults_kept"]
     # Without the texts, nothing varies it: it keeps its default.
     text_evidence.MATCHING_TEXT_EVIDENCE = False
-    call_command("train_matcher", ship=True, ship_to=target, dataset=[small_medline])
-    written = json.loads(target.read_text())
+    written = _ship(tmp_path / "model.json", small_medline)
     assert "title_similarity" in written["training"]["defaults_kept"]
 
 
@@ -232,15 +235,7 @@ def test_the_figures_and_the_shipped_file_say_which_embeddings_were_read(
         return json.loads(out.getvalue())
 
     assert evaluated()["text_evidence"] == embeddings.model_name()
-    target = tmp_path / "model.json"
-    call_command(
-        "train_matcher",
-        ship=True,
-        ship_to=target,
-        dataset=[small_medline],
-        stdout=io.StringIO(),
-    )
-    written = json.loads(target.read_text())
+    written = _ship(tmp_path / "model.json", small_medline)
     assert written["training"]["text_evidence"] == "all-MiniLM-L6-v2-int8-128"
     text_evidence.MATCHING_TEXT_EVIDENCE = False
     assert evaluated()["text_evidence"] is None
