@@ -36,6 +36,7 @@ from curation.exceptions import (
 from curation.models import Constraint, CurationEvent, Proposal
 from wovepaper import cache as site_cache
 from wovepaper.models import Authorship, Researcher
+from wovepaper.outbox import outbox_send
 
 # Events whose followers hear about them: what changes a profile's paper list.
 NOTIFY_KINDS = frozenset(
@@ -393,19 +394,15 @@ def _after_commit(touched: list[int], coauthors: list[int], events: list[int]) -
     collaboration papers names thousands: 0.5 ms each on Redis), and tell
     the followers of each of ``events``."""
     transaction.on_commit(lambda: site_cache.researchers_changed(touched))
+    # Through the outbox, written in the change's own transaction: a broker
+    # that is down loses none of them and answers no committed change with
+    # an error (wovepaper.outbox).
     if coauthors:
-        from curation.tasks import researcher_caches_task
-
-        transaction.on_commit(
-            lambda: researcher_caches_task.delay(coauthors), robust=True
+        outbox_send(
+            task="curation.researcher_caches", kwargs={"researcher_ids": coauthors}
         )
-    if events:
-        from curation.tasks import notify_followers_task
-
-        for pk in events:
-            transaction.on_commit(
-                lambda pk=pk: notify_followers_task.delay(pk), robust=True
-            )
+    for pk in events:
+        outbox_send(task="curation.notify_followers", kwargs={"event_id": pk})
 
 
 @contextmanager

@@ -69,6 +69,7 @@ from curation.matching.features import (
 from curation.models import Constraint, CurationEvent, MatcherModel, Proposal
 from wovepaper import embeddings
 from wovepaper.models import Authorship, Researcher
+from wovepaper.outbox import outbox_send
 
 logger = logging.getLogger(__name__)
 
@@ -2960,8 +2961,9 @@ def bulk_decide_start(
         bulk_decide_task.delay(batch.pk)
         batch.refresh_from_db()
     else:
-        # A worker reads the batch once the request has committed it.
-        transaction.on_commit(lambda: bulk_decide_task.delay(batch.pk), robust=True)
+        # A worker reads the batch once the request has committed it; through
+        # the outbox, so a broker that is down delays the batch, never loses it.
+        outbox_send(task="curation.bulk_decide", kwargs={"batch_id": batch.pk})
     return batch
 
 

@@ -82,3 +82,28 @@ def default_weights(settings):
 
     settings.CURATION_SHIPPED_MODEL = ""
     forget_given_rarities()
+
+
+@pytest.fixture
+def redis_cache(tmp_path, settings, monkeypatch):
+    """The cache on a Redis server of the test's own (127.0.0.1:6392), as
+    production configures it (:class:`wovepaper.failsafe_cache.FailOpenRedisCache`),
+    which the test may kill and restart (:class:`tests.redis_server.OwnRedis`);
+    after a failed call the cache is bypassed for 0.2 s (5 s in production),
+    so a restart shows at once."""
+    from tests.redis_server import OwnRedis
+    from wovepaper import failsafe_cache
+
+    server = OwnRedis(tmp_path, port=6392)
+    server.start()
+    monkeypatch.setattr(failsafe_cache, "RETRY_SECONDS", 0.2)
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "wovepaper.failsafe_cache.FailOpenRedisCache",
+            "LOCATION": server.url,
+            "KEY_PREFIX": "test",
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+    }
+    yield server
+    server.crash()

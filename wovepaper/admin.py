@@ -16,7 +16,14 @@ from django.utils.html import format_html
 
 from harvest.sources.repeated_authors import POSSIBLE_REPEATED_AUTHOR
 from wovepaper.cache import papers_changed, searches_changed
-from wovepaper.models import Authorship, Follow, Institution, Notification, Paper
+from wovepaper.models import (
+    Authorship,
+    Follow,
+    Institution,
+    Notification,
+    OutboxMessage,
+    Paper,
+)
 from wovepaper.search import search_vectors_refresh
 from wovepaper.tasks import embeddings_refresh_task
 from wovepaper.text import latex_to_text
@@ -184,3 +191,13 @@ class NotificationAdmin(admin.ModelAdmin):
     list_display = ("user", "researcher", "subject", "emailed", "created")
     raw_id_fields = ("user", "researcher")
     readonly_fields = ("event_id",)
+
+
+@admin.register(OutboxMessage)
+class OutboxMessageAdmin(ReadOnlyAdmin):
+    """Tasks the broker refused, waiting for the next flush (wovepaper.outbox):
+    an operator sees what an outage left to send, and why each send failed."""
+
+    list_display = ("task", "created_at", "attempts", "last_error")
+    list_filter = ("task",)
+    readonly_fields = ("task", "kwargs", "created_at", "attempts", "last_error")

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from django.core.cache import cache
 from django.db import transaction
 
+from wovepaper.failsafe_cache import CacheUnavailable
+
 VERSION_KEY = "researcher-version:{pk}"
 # Bumped with any researcher's: the version of views that list researchers found
 # by name (the search page's researchers).
@@ -31,21 +33,48 @@ def researcher_version(pk: int) -> int:
 def researchers_changed(pks: Iterable[int]) -> None:
     """Invalidate every cached view of these researchers (bump their versions).
 
+    Never raises for the cache: the versions a down Redis refused are bumped
+    later by a worker (:func:`versions_bump` through the outbox), so a
+    curation step that committed still answers success and no page stays
+    stale once Redis is back.
+
     Args:
         pks: researcher ids touched by a committed curation change.
     """
     keys = [VERSION_KEY.format(pk=pk) for pk in set(pks)]
-    for key in [*keys, ANY_VERSION_KEY] if keys else []:
-        _bump(key)
+    if keys:
+        _bump_or_queue([*keys, ANY_VERSION_KEY])
 
 
-def _bump(key: str) -> None:
-    """Increment a version key (set to 2 when absent: 1 is its unbumped value)."""
-    cache.add(key, 1, timeout=None)
+def _bump_or_queue(keys: list[str]) -> None:
+    """Bump these version keys; hand the ones the cache refused to the outbox."""
     try:
-        cache.incr(key)
-    except ValueError:  # evicted between add and incr
-        cache.set(key, 2, timeout=None)
+        versions_bump(keys)
+    except CacheUnavailable:
+        from wovepaper.outbox import outbox_send
+
+        outbox_send(task="wovepaper.cache_versions_bump", kwargs={"keys": keys})
+
+
+def versions_bump(keys: list[str]) -> None:
+    """Bump each version key (set to 2 when absent: 1 is its unbumped value).
+
+    Bumping twice is harmless (a cached rendering is made once more), so a
+    redelivered bump may repeat the keys already bumped.
+
+    Args:
+        keys: cache keys of versions (:data:`VERSION_KEY`, ...).
+
+    Raises:
+        CacheUnavailable: the cache could not be reached
+            (:class:`wovepaper.failsafe_cache.FailOpenRedisCache`).
+    """
+    for key in keys:
+        cache.add(key, 1, timeout=None)
+        try:
+            cache.incr(key)
+        except ValueError:  # evicted between add and incr, or add refused
+            cache.set(key, 2, timeout=None)
 
 
 def papers_changed(paper_ids: Iterable[int]) -> None:
@@ -101,4 +130,4 @@ def searches_changed() -> None:
     deleting it) shows in searches at once. A harvest does not call it; the
     papers it brings appear when a cached search expires
     (:data:`wovepaper.search.SEARCH_CACHE_SECONDS`)."""
-    transaction.on_commit(lambda: _bump(SEARCH_VERSION_KEY))
+    transaction.on_commit(lambda: _bump_or_queue([SEARCH_VERSION_KEY]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 
 from django.contrib import messages
 from django.contrib.admin.views.main import ERROR_FLAG
@@ -13,8 +14,10 @@ from django.http import (
     HttpResponseBadRequest,
     HttpResponseRedirect,
 )
+from django.shortcuts import render
 
 from api.errors import is_api_path, problem_json
+from wovepaper.throttle import page_rate, window_hit
 
 logger = logging.getLogger(__name__)
 
@@ -135,3 +138,32 @@ class AdminFilterRefusedMiddleware:
             + (f" (the database or the lookup said: {detail[:200]})" if detail else "")
             + f". The list is shown without it.{stopped}",
         )
+
+
+class PageThrottleMiddleware:
+    """Answer 429 with ``Retry-After`` to a client past its rate of public pages.
+
+    The API has DRF's throttles; the HTML pages had none, ``/search/``
+    included (issue 48). The limits are :func:`wovepaper.throttle.page_rate`'s,
+    counted atomically, and let everything through while the cache is down.
+    """
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        limit = page_rate(request)
+        if limit is not None:
+            scope, rate = limit
+            allowed, wait = window_hit(key=scope, rate=rate)
+            if not allowed:
+                seconds = max(1, math.ceil(wait))
+                response = render(
+                    request,
+                    "pages/too_many_requests.html",
+                    {"seconds": seconds},
+                    status=429,
+                )
+                response["Retry-After"] = str(seconds)
+                return response
+        return self.get_response(request)

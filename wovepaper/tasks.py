@@ -10,8 +10,10 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
+from wovepaper.cache import versions_bump
 from wovepaper.celery import TRANSIENT
 from wovepaper.digest import digest_send
+from wovepaper.failsafe_cache import CacheUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -92,3 +94,40 @@ def embeddings_refresh_task(
             kwargs={"paper_ids": paper_ids, "changed_since": changed_since}
         )
     return counts
+
+
+@shared_task(
+    acks_late=True,
+    name="wovepaper.cache_versions_bump",
+    autoretry_for=(CacheUnavailable,),
+    retry_backoff=2,
+    retry_backoff_max=300,
+    max_retries=20,
+)
+def cache_versions_bump_task(keys: list[str]) -> int:
+    """Bump cache versions a curation step could not bump while the cache was
+    down (:func:`wovepaper.cache.versions_bump`), retrying with backoff until
+    it is back (about 90 min in all). Idempotent enough: a second bump costs
+    one more rendering of each view.
+
+    Args:
+        keys: the version keys.
+
+    Returns:
+        How many keys were bumped.
+    """
+    listed = [k for k in keys if isinstance(k, str)] if isinstance(keys, list) else []
+    versions_bump(listed)
+    return len(listed)
+
+
+@shared_task(acks_late=True, name="wovepaper.outbox_flush")
+def outbox_flush_task() -> dict[str, int]:
+    """Send the outbox messages the broker refused (beat, every minute).
+
+    Returns:
+        :func:`wovepaper.outbox.outbox_flush`'s counts.
+    """
+    from wovepaper.outbox import outbox_flush
+
+    return outbox_flush()

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import time
 
 import pytest
-import redis
 from django.db import connection
 
 from curation.models import Constraint, CurationEvent, Proposal
@@ -32,6 +30,7 @@ from tests.integration.workers import (
     task_result,
     wait_for,
 )
+from tests.redis_server import OwnRedis
 from wovepaper.models import Authorship, Paper, Researcher
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -235,63 +234,9 @@ def test_two_matching_runs_at_once_one_waits_and_nothing_is_doubled(arxiv_dir):
     assert _proposed() == proposed
 
 
-class OwnRedis:
-    """A Redis server of the test's own on 127.0.0.1:6391, crashed and restarted.
-
-    With the append-only file on and fsynced on every write, as a production
-    broker must be: a Redis that keeps nothing on disk (the machine's own here)
-    loses every queued task when it restarts (Redis docs, "Redis persistence").
-    """
-
-    port = 6391
-
-    def __init__(self, folder) -> None:
-        self.folder = folder
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(  # noqa: S603 - fixed argv
-            [
-                "redis-server",
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                str(self.folder),
-                "--appendonly",
-                "yes",
-                "--appendfsync",
-                "always",
-                "--save",
-                "",
-            ],
-            stdout=subprocess.DEVNULL,
-        )
-        client = redis.Redis.from_url(self.url)
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if client.ping():
-                    return
-            except redis.ConnectionError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-
-    def crash(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            _kill(self.proc)
-
-    def restart(self) -> None:
-        self.crash()
-        self.start()
-
-
 @pytest.fixture
 def own_redis(tmp_path):
-    server = OwnRedis(tmp_path)
+    server = OwnRedis(tmp_path, port=6391)
     server.start()
     yield server
     server.crash()

@@ -2,6 +2,7 @@
 
 from .embedding import PaperEmbedding
 from .institution import Institution
+from .outbox import OutboxMessage
 from .paper import Authorship, Paper
 from .researcher import CategoryFollow, DigestDelivery, Follow, Notification, Researcher
 
@@ -12,6 +13,7 @@ __all__ = [
     "Follow",
     "Institution",
     "Notification",
+    "OutboxMessage",
     "Paper",
     "PaperEmbedding",
     "Researcher",

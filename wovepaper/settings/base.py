@@ -7,6 +7,7 @@ eagerly in-process, so the demo needs no servers. Production and tests set
 
 from __future__ import annotations
 
+import math
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -70,6 +71,34 @@ def env_int(name: str, default: int | None) -> int | None:
         ) from None
 
 
+def env_seconds(name: str, default: float) -> float:
+    """Read a duration in seconds (a positive, finite number) from the environment.
+
+    Args:
+        name: variable name.
+        default: seconds when the variable is unset or empty.
+
+    Returns:
+        The seconds.
+
+    Raises:
+        ImproperlyConfigured: the value is not a positive finite number
+            (naming the variable and the value).
+    """
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ImproperlyConfigured(
+            f"{name} must be a positive number of seconds, not {value!r}"
+        )
+    return seconds
+
+
 DEBUG = env_bool("DEBUG", default=True)
 SECRET_KEY = os.environ.get(
     "SECRET_KEY",
@@ -115,6 +144,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # After authentication: signed-in users count by account (PAGE_*_RATE below).
+    "wovepaper.middleware.PageThrottleMiddleware",
     "wovepaper.middleware.AdminFilterRefusedMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: it answers a locked-out login (see AXES_* below).
@@ -138,7 +169,15 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "wovepaper.views.accounts.locked_out"
-AXES_IPWARE_PROXY_COUNT = env_int("LOGIN_PROXY_COUNT", 0) or None
+# Proxies in front of the web processes (a load balancer, nginx): the client is
+# then the address the nearest one saw, read from X-Forwarded-For; with none,
+# the socket's address, and a client's own X-Forwarded-For is never believed
+# (the login lockout, the API's and the pages' rate limits all read it so).
+# LOGIN_PROXY_COUNT is its older name.
+PROXY_COUNT = env_int("PROXY_COUNT", env_int("LOGIN_PROXY_COUNT", 0))
+if PROXY_COUNT < 0:
+    raise ImproperlyConfigured(f"PROXY_COUNT must be 0 or more, not {PROXY_COUNT}")
+AXES_IPWARE_PROXY_COUNT = PROXY_COUNT or None
 
 ROOT_URLCONF = "wovepaper.urls"
 WSGI_APPLICATION = "wovepaper.wsgi.application"
@@ -202,8 +241,15 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Reads miss and writes are skipped while Redis is down: pages and
+            # the API answer from the database (wovepaper.failsafe_cache).
+            "BACKEND": "wovepaper.failsafe_cache.FailOpenRedisCache",
             "LOCATION": REDIS_URL,
+            # Seconds a cache call waits on a Redis that stopped answering.
+            "OPTIONS": {
+                "socket_connect_timeout": env_seconds("CACHE_SOCKET_TIMEOUT", 0.5),
+                "socket_timeout": env_seconds("CACHE_SOCKET_TIMEOUT", 0.5),
+            },
             # Every key is the database's: two sites sharing one Redis (staging
             # beside production) never answer with each other's researchers,
             # cached pages or cache versions.
@@ -314,6 +360,8 @@ CELERY_TASK_ROUTES = {
     "curation.notify_followers": {"queue": "notifications"},
     "curation.researcher_caches": {"queue": "notifications"},
     "wovepaper.digest_send": {"queue": "notifications"},
+    "wovepaper.cache_versions_bump": {"queue": "notifications"},
+    "wovepaper.outbox_flush": {"queue": "notifications"},
     # CPU-bound minutes after a large harvest: the general workers' queue, so
     # neither the harvester nor matching waits on it.
     "wovepaper.embeddings_refresh": {"queue": "celery"},
@@ -379,12 +427,25 @@ PERIODIC_TASKS = {
         "task": "curation.matching_run",
         "schedule": crontab(hour=3, minute=15),
     },
+    # Follow-up tasks (notifications, cache-version bumps) the broker or the
+    # cache refused while Redis was down, sent again (wovepaper.outbox).
+    "outbox-flush": {
+        "task": "wovepaper.outbox_flush",
+        "schedule": crontab(minute="*"),
+    },
     # Yesterday's new papers to their followers.
     "digest-daily": {
         "task": "wovepaper.digest_send",
         "schedule": crontab(hour=6, minute=0),
     },
 }
+
+# --- Rate limits of the public pages (wovepaper.throttle) ---------------------------
+# Per anonymous address, per address on /search/ (its costliest page), and per
+# signed-in user; "N/second|minute|hour|day". Past it: 429 with Retry-After.
+PAGE_ANON_RATE = os.environ.get("PAGE_ANON_RATE", "300/minute")
+PAGE_SEARCH_RATE = os.environ.get("PAGE_SEARCH_RATE", "60/minute")
+PAGE_USER_RATE = os.environ.get("PAGE_USER_RATE", "1200/minute")
 
 # --- REST framework -------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -400,10 +461,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
+    # Atomic counters that let requests through while Redis is down
+    # (api.throttling); the client as PROXY_COUNT says.
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "api.throttling.AnonRateThrottle",
+        "api.throttling.UserRateThrottle",
     ],
+    "NUM_PROXIES": PROXY_COUNT,
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("API_ANON_RATE", "600/minute"),
         "user": os.environ.get("API_USER_RATE", "3000/minute"),

@@ -32,6 +32,8 @@ REST_FRAMEWORK = {
     **REST_FRAMEWORK,
     "DEFAULT_THROTTLE_RATES": {"anon": "100000/minute", "user": "100000/minute"},
 }
+# Test clients all come from one address; the rate-limit tests set their own.
+PAGE_ANON_RATE = PAGE_SEARCH_RATE = PAGE_USER_RATE = "100000/minute"
 # Harvest tests run hundreds of harvests; embedding each run's papers eagerly
 # (about 30 abstracts/s on two cores) would multiply the suite's time. The
 # semantic tests embed what they need, and tests/wovepaper/test_semantic.py
