@@ -6,13 +6,17 @@ A parser turns one raw record (one ``.abs`` file, one OAI-PMH ``<record>``) into
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
 
+from wovepaper import identifiers
 from wovepaper.xmlchars import NONCHARACTERS
+
+logger = logging.getLogger(__name__)
 
 
 class RecordError(ValueError):
@@ -342,17 +346,103 @@ def _cleaned_fields(item) -> dict:
 
 
 def clean_record(record: PaperRecord) -> PaperRecord:
-    """Apply :func:`clean_text` to every string of a record and of its authors.
+    """Apply :func:`clean_text` to every string of a record and of its authors,
+    then :func:`identifiers_checked`.
 
     Args:
         record: a parsed record.
 
     Returns:
-        A copy whose strings (and tuples and lists of strings) are cleaned.
+        A copy whose strings (and tuples and lists of strings) are cleaned and
+        whose identifiers are each a valid one of its kind, or "".
     """
     authors = []
     for author in record.authors:
         changes = _cleaned_fields(author)
         authors.append(replace(author, **changes) if changes else author)
     changes = _cleaned_fields(record)
-    return replace(record, authors=authors, **changes)
+    return identifiers_checked(replace(record, authors=authors, **changes))
+
+
+# The flag (PaperRecord.review_flags, Paper.review_flags) of a record that came
+# with an identifier no validator accepts.
+REFUSED_IDENTIFIER = "refused identifier"
+# What checks each identifier of a paper record, by field.
+_PAPER_IDENTIFIERS = {
+    "arxiv_id": identifiers.arxiv_id_normalise,
+    "doi": identifiers.doi_check,
+    "openalex_id": identifiers.openalex_work_normalise,
+    "s2_id": identifiers.s2_paper_normalise,
+}
+_AUTHOR_IDENTIFIERS = {
+    "orcid": identifiers.orcid_normalise,
+    "openalex_author_id": identifiers.openalex_author_normalise,
+    "s2_author_id": identifiers.s2_author_normalise,
+}
+
+
+def identifiers_checked(record: PaperRecord) -> PaperRecord:
+    """Every identifier of a record through the one validator of its kind.
+
+    Whichever source brought it: an arXiv id from Semantic Scholar's
+    ``externalIds.ArXiv`` or from a Crossref ``10.48550/arXiv.…`` DOI is checked
+    as an arXiv record's own is (a hostile trial stored ``../../admin/auth/user``,
+    and the paper's URL then climbed out of ``/papers/``; issue 48). A value
+    that passes is stored in its canonical form (an ORCID URL becomes the bare
+    iD); one that does not is dropped, logged as a warning naming the record,
+    the field and the value, and the record is flagged
+    :data:`REFUSED_IDENTIFIER` for a curator. The rest of the record stands.
+
+    Args:
+        record: a parsed record (text already cleaned).
+
+    Returns:
+        The record, or a copy with the identifiers put right.
+    """
+    problems: list[str] = []
+    changes = _checked(record, _PAPER_IDENTIFIERS, problems)
+    authors = []
+    for author in record.authors:
+        fixed = _checked(author, _AUTHOR_IDENTIFIERS, problems)
+        kept = tuple(i for i in author.institutions if _ror_ok(i.ror_id, problems))
+        if kept != author.institutions:
+            fixed["institutions"] = kept
+        authors.append(replace(author, **fixed) if fixed else author)
+    if not problems:
+        if changes or any(a is not b for a, b in zip(authors, record.authors)):
+            return replace(record, authors=authors, **changes)
+        return record
+    for problem in problems:
+        logger.warning("%s:%s: %s", record.source, record.external_id, problem)
+    flags = record.review_flags
+    if REFUSED_IDENTIFIER not in flags:
+        flags = (*flags, REFUSED_IDENTIFIER)
+    return replace(record, authors=authors, review_flags=flags, **changes)
+
+
+def _checked(item, validators: dict, problems: list[str]) -> dict[str, str]:
+    """The fields of ``item`` whose value a validator changes or refuses, with
+    the value to store ("" for a refused one); each refusal added to
+    ``problems``."""
+    out = {}
+    for name, validate in validators.items():
+        value = getattr(item, name)
+        if not value:
+            continue
+        try:
+            checked = validate(value)
+        except ValueError as exc:
+            problems.append(f"{name} refused: {exc}")
+            checked = ""
+        if checked != value:
+            out[name] = checked
+    return out
+
+
+def _ror_ok(ror_id: str, problems: list[str]) -> bool:
+    try:
+        identifiers.ror_normalise(ror_id)
+    except ValueError as exc:
+        problems.append(f"institution ror_id refused: {exc}")
+        return False
+    return True

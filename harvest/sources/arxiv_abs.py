@@ -49,6 +49,7 @@ from harvest.records import (
     file_locator,
     unreadable_item,
 )
+from wovepaper.identifiers import ARXIV_ID_RE, arxiv_id_split
 
 SOURCE = "arxiv"
 # arXiv's OAI-PMH identifiers: "oai:arXiv.org:<id>" (no version).
@@ -59,16 +60,6 @@ ABS_URL_RE = re.compile(r"^https?://(?:export\.)?arxiv\.org/abs/(?P<id>\S+)$", r
 # Collaboration": a person writing for a collaboration.
 _FOR_RE = re.compile(r"\s+(?:for|on\s+behalf\s+of)\s+(?:the\s+)?", re.IGNORECASE)
 
-# Source: arXiv identifier scheme (https://info.arxiv.org/help/arxiv_identifier.html):
-# YYMM.NNNN(N) since 2007, archive[.SC]/YYMMNNN before; archive names are short
-# ("hep-th", "q-alg", "cond-mat"), so their length is bounded, as is the version.
-# ASCII digits only ("٠٧٠٤.٠٠٠٧" is no arXiv id); the number has 4 digits to
-# 1412 and 5 from 1501 (split_arxiv_id).
-_ID_RE = re.compile(
-    r"(?P<id>\d{4}\.\d{4,5}|[a-z]{1,10}(?:-[a-z]{1,10})?(?:\.[A-Za-z]{2})?/\d{7})"
-    r"(?:v(?P<version>[1-9]\d{0,3}))?",
-    re.ASCII,
-)
 _ID_LINE_RE = re.compile(r"^(?:arXiv|Paper):\s*(\S+)", re.MULTILINE)
 _REVISED_RE = re.compile(r"^Date \(revised v(\d+)\):", re.MULTILINE)
 _FIELD_RE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*(?: \(revised v\d+\))?):\s?(.*)$")
@@ -147,7 +138,7 @@ def read_abs_file(path: Path, root: Path | None = None) -> RawItem:
     text, problem = decode_utf8(data)
     external_id = f"file:{locator}"
     match = _ID_LINE_RE.search(text)
-    id_match = _ID_RE.fullmatch(match.group(1)) if match else None
+    id_match = ARXIV_ID_RE.fullmatch(match.group(1)) if match else None
     if id_match:
         revisions = [int(n) for n in _REVISED_RE.findall(text)]
         version = max(revisions, default=1)
@@ -486,7 +477,8 @@ def is_collaboration_note(text: str) -> bool:
 
 
 def split_arxiv_id(text: str, where: str) -> tuple[str, int | None]:
-    """Split ``"hep-th/9709111v3"`` into ``("hep-th/9709111", 3)``.
+    """Split ``"hep-th/9709111v3"`` into ``("hep-th/9709111", 3)``
+    (:func:`wovepaper.identifiers.arxiv_id_split`, with the record named).
 
     Args:
         text: an arXiv id, new style (``0704.0001``) or old (``hep-th/9901001``),
@@ -497,20 +489,13 @@ def split_arxiv_id(text: str, where: str) -> tuple[str, int | None]:
         The id without version, and the version or None when there is none.
 
     Raises:
-        RecordError: the text is not an arXiv id: ASCII digits, and 4 after
-            the dot to 1412, 5 from 1501 (the identifier scheme above).
+        RecordError: the text is not an arXiv id.
     """
-    match = _ID_RE.fullmatch(text.strip())
-    if not match:
-        raise RecordError(f"{where}: unreadable arXiv id {text!r}")
-    new_style = re.fullmatch(r"(\d{4})\.(\d+)", match.group("id"), re.ASCII)
-    if new_style and (len(new_style.group(2)) == 5) != (new_style.group(1) >= "1501"):
-        raise RecordError(
-            f"{where}: unreadable arXiv id {text!r} (4 digits after the dot to "
-            "1412, 5 from 1501)"
-        )
-    version = match.group("version")
-    return match.group("id"), int(version) if version else None
+    try:
+        return arxiv_id_split(text)
+    except ValueError as exc:
+        why = str(exc).partition(" is not an arXiv id")[2]
+        raise RecordError(f"{where}: unreadable arXiv id {text!r}{why}") from None
 
 
 def split_for_collaboration(full: str) -> tuple[str, str]:

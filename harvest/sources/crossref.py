@@ -60,13 +60,17 @@ from harvest.sources.repeated_authors import (
     POSSIBLE_REPEATED_AUTHOR,
     collapse_repeated,
 )
-from wovepaper.identifiers import orcid_normalise
+from wovepaper.identifiers import (
+    arxiv_id_normalise,
+    doi_normalise,
+    doi_valid,
+    orcid_normalise,
+)
 
 SOURCE = "crossref"
 # arXiv's DOIs (DataCite prefix 10.48550, since 2022). Source: arXiv blog, "new
 # arXiv articles are now automatically assigned DOIs".
 _ARXIV_DOI_RE = re.compile(r"^10\.48550/arxiv\.(.+?)(?:v\d+)?$", re.IGNORECASE)
-_DOI_PREFIX_RE = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:)", re.IGNORECASE)
 # Inline JATS / HTML / MathML elements: no word boundary at their edges.
 _INLINE = frozenset(
     {
@@ -161,42 +165,16 @@ def _is_heading(element: etree._Element) -> bool:
     return local == "title" and text in _ABSTRACT_HEADINGS
 
 
-def doi_normalise(value: str) -> str:
-    """A DOI as stored: no resolver prefix, lower case (DOIs are case-insensitive).
-
-    Source: DOI Handbook 2.4 ("case-insensitive"); Crossref ``message.DOI``.
-    """
-    return _DOI_PREFIX_RE.sub("", value.strip()).lower()
-
-
-# A DOI: "10.", a registrant code of digits (dots allowed), "/", a suffix without
-# whitespace. Source: DOI Handbook 2.2 (syntax); Crossref's advice that nearly all
-# DOIs match 10.\d{4,9}/\S+. A ".." path segment is refused: no DOI holds one,
-# and a resolver link must not climb out of its path.
-_DOI_RE = re.compile(r"^10\.[0-9]{4,9}(?:\.[0-9]+)*/\S+$")
-# The longest DOI stored (Paper.doi); no registered DOI comes near it.
-DOI_MAX_CHARS = 255
-
-
-def doi_valid(doi: str) -> bool:
-    """Whether a normalised DOI (:func:`doi_normalise`) has a DOI's shape.
-
-    ASCII digits in the prefix (a full-width "１２３４" is a look-alike), at most
-    :data:`DOI_MAX_CHARS` characters, and no ``.`` or ``..`` path segment: no
-    DOI holds one, and a URL resolver would fold it away and ask for another
-    DOI.
-    """
-    return (
-        len(doi) <= DOI_MAX_CHARS
-        and bool(_DOI_RE.match(doi))
-        and not {".", ".."} & set(doi.split("/"))
-    )
-
-
 def arxiv_id_of_doi(doi: str) -> str:
-    """The arXiv id in one of arXiv's DOIs (``10.48550/arXiv.2401.14040``), or ""."""
+    """The arXiv id in one of arXiv's DOIs (``10.48550/arXiv.2401.14040``), or ""
+    (another DOI, or one whose id is no arXiv id, as ``10.48550/arXiv.../x``)."""
     match = _ARXIV_DOI_RE.match(doi)
-    return match.group(1) if match else ""
+    if not match:
+        return ""
+    try:
+        return arxiv_id_normalise(match.group(1))
+    except ValueError:
+        return ""
 
 
 @dataclass(frozen=True)

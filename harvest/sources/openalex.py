@@ -47,7 +47,7 @@ from harvest.records import (
     RecordError,
     file_locator,
 )
-from harvest.sources.crossref import arxiv_id_of_doi, doi_normalise, doi_valid
+from harvest.sources.crossref import arxiv_id_of_doi
 from harvest.sources.json_answers import (
     count_of,
     json_answer,
@@ -68,7 +68,7 @@ from harvest.sources.repeated_authors import (
     collapse_repeated,
 )
 from harvest.sources.ror import ror_id_of
-from wovepaper.identifiers import orcid_normalise
+from wovepaper.identifiers import doi_normalise, doi_valid, orcid_normalise
 
 SOURCE = "openalex"
 # OpenAlex ids: a letter and ASCII digits (the author ids' length as

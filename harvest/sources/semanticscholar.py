@@ -33,7 +33,6 @@ from harvest.records import (
     RawItem,
     RecordError,
 )
-from harvest.sources.crossref import doi_normalise, doi_valid
 from harvest.sources.json_answers import (
     count_of,
     json_answer,
@@ -43,7 +42,7 @@ from harvest.sources.json_answers import (
     texts_of,
 )
 from harvest.sources.polite_http import PoliteClient, SourceRefused
-from wovepaper.identifiers import orcid_normalise
+from wovepaper.identifiers import doi_normalise, doi_valid, orcid_normalise
 
 SOURCE = "semanticscholar"
 # The fields a harvest asks for (Graph API "fields" parameter).

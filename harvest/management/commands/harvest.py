@@ -38,7 +38,7 @@ def _doi_typed(text: str) -> str:
     Raises:
         ValueError: not a DOI's shape (named).
     """
-    from harvest.sources.crossref import doi_normalise, doi_valid
+    from wovepaper.identifiers import doi_normalise, doi_valid
 
     doi = doi_normalise(text)
     if not doi_valid(doi):
