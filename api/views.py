@@ -19,7 +19,7 @@ from drf_spectacular.utils import (
     extend_schema_view,
     inline_serializer,
 )
-from rest_framework import permissions, serializers, viewsets
+from rest_framework import parsers, permissions, serializers, viewsets
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
@@ -44,6 +44,7 @@ from api.filters import (
     ResearcherFilter,
 )
 from api.pagination import AliasOrderingFilter
+from api.parsers import JSONParser
 from api.serializers import (
     AuthorshipDetailSerializer,
     ClaimSerializer,
@@ -286,6 +287,10 @@ class TokenObtainView(ObtainAuthToken):
         Throttled: the username+address is locked out (HTTP 429,
             :data:`LOGIN_LOCKED`, ``Retry-After`` the cool-off in seconds).
     """
+
+    # ObtainAuthToken names DRF's own parsers; ours answers a body nested too
+    # deep with 400 (api.parsers).
+    parser_classes = (parsers.FormParser, parsers.MultiPartParser, JSONParser)
 
     def post(self, request: Request, *args, **kwargs) -> Response:
         """The token, or 400 for wrong credentials, or 429 when locked out."""

@@ -473,6 +473,12 @@ REST_FRAMEWORK = {
         "user": os.environ.get("API_USER_RATE", "3000/minute"),
     },
     "EXCEPTION_HANDLER": "api.errors.problem_details_handler",
+    # DRF's three, JSON's answering a body nested too deep with 400.
+    "DEFAULT_PARSER_CLASSES": [
+        "api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
 # CORS: any origin may read the public API; nothing else crosses origins.
 CORS_URLS_REGEX = r"^/(api/|openapi\.json).*$"
