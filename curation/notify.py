@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 
 from curation.models import CurationEvent, Proposal
+from wovepaper.accounts import may_email
 from wovepaper.models import Follow, Notification, Researcher
 
 logger = logging.getLogger(__name__)
@@ -119,7 +120,7 @@ def followers_notify(*, event_id: int) -> int:
             except IntegrityError:
                 continue  # sent by an earlier delivery of this task
             written += 1
-            if follow.user.email:
+            if may_email(follow.user):
                 send_mail(
                     subject,
                     body,

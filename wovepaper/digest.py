@@ -30,6 +30,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils.html import format_html, format_html_join
 
+from wovepaper.accounts import emailable
 from wovepaper.models import (
     Authorship,
     CategoryFollow,
@@ -233,8 +234,9 @@ def digest_send(*, day: dt.date) -> dict[str, int]:
     A user gets the visible papers harvested that day (see the module docstring)
     that carry an applied authorship of a researcher they follow (through merges)
     or a category they follow. Users with nothing new get no e-mail and no row;
-    inactive users are left out; users without an e-mail address are skipped and
-    counted. A :class:`DigestDelivery` row is committed before each send, so
+    inactive users are left out; users without an e-mail address, or whose
+    address is not confirmed (:func:`wovepaper.accounts.emailable`), are
+    skipped and counted. A :class:`DigestDelivery` row is committed before each send, so
     running this twice for a day sends nothing twice (at most once, see the
     module docstring).
 
@@ -244,11 +246,21 @@ def digest_send(*, day: dt.date) -> dict[str, int]:
     Returns:
         ``{"users": users with something new, "sent": e-mails sent now,
         "papers": papers in those e-mails (counted per e-mail), "skipped_no_email":
-        users without an address, "already_sent": users whose digest for the day
-        went out before, "failed": sends the mail server refused (row removed)}``.
+        users without an address, "skipped_unconfirmed": users whose address
+        is not confirmed, "already_sent": users whose digest for the day went
+        out before, "failed": sends the mail server refused (row removed)}``.
     """
     counts = dict.fromkeys(
-        ("users", "sent", "papers", "skipped_no_email", "already_sent", "failed"), 0
+        (
+            "users",
+            "sent",
+            "papers",
+            "skipped_no_email",
+            "skipped_unconfirmed",
+            "already_sent",
+            "failed",
+        ),
+        0,
     )
     fresh = _fresh_papers(day)
     if not fresh.papers:
@@ -261,11 +273,15 @@ def digest_send(*, day: dt.date) -> dict[str, int]:
         ).values_list("pk", "display_name")
     )
     users = get_user_model().objects.filter(pk__in=list(wanted), is_active=True)
+    confirmed = set(emailable(users).values_list("pk", flat=True))
     with get_connection() as connection:
         for user in users.order_by("pk"):
             counts["users"] += 1
             if not user.email:
                 counts["skipped_no_email"] += 1
+                continue
+            if user.pk not in confirmed:
+                counts["skipped_unconfirmed"] += 1
                 continue
             picked = wanted[user.pk]
             papers = [p for p in fresh.papers if p.pk in picked]

@@ -13,6 +13,19 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", health.healthz, name="healthz"),
     path("accounts/signup/", accounts.signup, name="signup"),
+    path(
+        "accounts/password_reset/",
+        accounts.PasswordResetView.as_view(),
+        name="password_reset",
+    ),
+    path(
+        "accounts/confirm/", accounts.email_confirm_resend, name="email-confirm-resend"
+    ),
+    path(
+        "accounts/confirm/<str:token>/",
+        accounts.email_confirm_view,
+        name="email-confirm",
+    ),
     path("accounts/", include("django.contrib.auth.urls")),
     # --- public pages (wovepaper/views/pages.py) ---
     path(

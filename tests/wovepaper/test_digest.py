@@ -118,6 +118,7 @@ def test_followers_get_one_email_with_their_curated_new_papers(
         "sent": 3,
         "papers": len(curated) + len(str_el) + len(union),
         "skipped_no_email": 0,
+        "skipped_unconfirmed": 0,
         "already_sent": 0,
         "failed": 0,
     }

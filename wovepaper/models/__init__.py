@@ -1,5 +1,6 @@
 """The scholarly core models, one module per domain."""
 
+from .account import EmailConfirmation
 from .embedding import PaperEmbedding
 from .institution import Institution
 from .outbox import OutboxMessage
@@ -10,6 +11,7 @@ __all__ = [
     "Authorship",
     "CategoryFollow",
     "DigestDelivery",
+    "EmailConfirmation",
     "Follow",
     "Institution",
     "Notification",

@@ -447,6 +447,12 @@ PAGE_ANON_RATE = os.environ.get("PAGE_ANON_RATE", "300/minute")
 PAGE_SEARCH_RATE = os.environ.get("PAGE_SEARCH_RATE", "60/minute")
 PAGE_USER_RATE = os.environ.get("PAGE_USER_RATE", "1200/minute")
 
+# Confirmation links one reader may ask for again, and password-reset e-mails
+# to one address and requests from one client (wovepaper.views.accounts).
+EMAIL_CONFIRM_RATE = os.environ.get("EMAIL_CONFIRM_RATE", "3/hour")
+PASSWORD_RESET_ADDRESS_RATE = os.environ.get("PASSWORD_RESET_ADDRESS_RATE", "3/hour")
+PASSWORD_RESET_CLIENT_RATE = os.environ.get("PASSWORD_RESET_CLIENT_RATE", "10/hour")
+
 # --- REST framework -------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -1,15 +1,38 @@
-"""Reader accounts: sign up (sign in and out are django.contrib.auth's views)."""
+"""Reader accounts: sign up, confirm the address, reset a password (within
+limits); sign in and out are django.contrib.auth's views."""
 
 from __future__ import annotations
 
+import hashlib
+
 from django import forms
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import get_user_model, login
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.http import require_POST
+
+from wovepaper.accounts import (
+    ConfirmationRefused,
+    email_confirm,
+    email_confirmation_start,
+    may_email,
+)
+from wovepaper.throttle import Rate, client_of, window_hit
+
+CONFIRM_SENT = (
+    "We sent a link to {email}: follow it to confirm the address, and your "
+    "daily digest and alerts start."
+)
+CONFIRM_DONE = "Your address {email} is confirmed: digests and alerts go to it."
+CONFIRM_ALREADY = "Your address is confirmed already."
+CONFIRM_WAIT = "A link went out a moment ago; please try again in {minutes} minutes."
 
 
 class SignupForm(UserCreationForm):
@@ -56,6 +79,8 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        email_confirmation_start(user=user)
+        messages.info(request, CONFIRM_SENT.format(email=user.email))
         return redirect(target)
     status = 400 if request.method == "POST" else 200
     return render(
@@ -91,3 +116,83 @@ def locked_out(
     )
     response["Retry-After"] = str(seconds)
     return response
+
+
+def email_confirm_view(request: HttpRequest, token: str) -> HttpResponse:
+    """``GET /accounts/confirm/<token>/``: the link in the confirmation e-mail.
+
+    Answers 200 with the address confirmed, or 400 saying why the link
+    confirms nothing (:class:`wovepaper.accounts.ConfirmationRefused`).
+    """
+    try:
+        user = email_confirm(token=token)
+    except ConfirmationRefused as exc:
+        return render(
+            request,
+            "registration/email_confirmed.html",
+            {"problem": str(exc)},
+            status=400,
+        )
+    return render(
+        request,
+        "registration/email_confirmed.html",
+        {"done": CONFIRM_DONE.format(email=user.email)},
+    )
+
+
+@login_required
+@require_POST
+def email_confirm_resend(request: HttpRequest) -> HttpResponse:
+    """``POST /accounts/confirm/``: send the signed-in reader a new link, at
+    most ``EMAIL_CONFIRM_RATE`` times (a form that mails on demand must not
+    mail without end), then back to their Following page."""
+    user = request.user
+    if may_email(user):
+        messages.info(request, CONFIRM_ALREADY)
+        return redirect("following")
+    allowed, wait = window_hit(
+        key=f"confirm:{user.pk}", rate=Rate.parse(settings.EMAIL_CONFIRM_RATE)
+    )
+    if allowed:
+        email_confirmation_start(user=user)
+        messages.info(request, CONFIRM_SENT.format(email=user.email))
+    else:
+        messages.warning(request, CONFIRM_WAIT.format(minutes=max(1, round(wait / 60))))
+    return redirect("following")
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    """django.contrib.auth's password reset, sending at most
+    ``PASSWORD_RESET_ADDRESS_RATE`` e-mails to one address and taking at most
+    ``PASSWORD_RESET_CLIENT_RATE`` requests from one client (a hostile trial
+    had 22 requests send 22 e-mails; issue 48).
+
+    Past the address's limit nothing is sent and the usual "check your inbox"
+    page is shown, as for an unknown address, so the form tells no one which
+    addresses have accounts; past the client's, 429 with ``Retry-After``.
+    """
+
+    def form_valid(self, form):
+        """Send the e-mail within the limits (Django's contract)."""
+        allowed, wait = window_hit(
+            key=f"reset-client:{client_of(self.request)}",
+            rate=Rate.parse(settings.PASSWORD_RESET_CLIENT_RATE),
+        )
+        if not allowed:
+            seconds = max(1, int(wait) + 1)
+            response = render(
+                self.request,
+                "pages/too_many_requests.html",
+                {"seconds": seconds},
+                status=429,
+            )
+            response["Retry-After"] = str(seconds)
+            return response
+        address = form.cleaned_data["email"].strip().lower()
+        allowed, _ = window_hit(
+            key=f"reset-address:{hashlib.sha256(address.encode()).hexdigest()}",
+            rate=Rate.parse(settings.PASSWORD_RESET_ADDRESS_RATE),
+        )
+        if not allowed:
+            return redirect(self.get_success_url())
+        return super().form_valid(form)

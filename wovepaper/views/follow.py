@@ -11,6 +11,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from wovepaper import profile, selectors, services
+from wovepaper.accounts import may_email
 from wovepaper.models import CategoryFollow, Researcher
 
 PAGE_SIZE = 24
@@ -107,5 +108,6 @@ def following(request: HttpRequest) -> HttpResponse:
             "researchers": selectors.followed_researchers(request.user),
             "categories": categories,
             "page": page,
+            "emailable": may_email(request.user),
         },
     )
