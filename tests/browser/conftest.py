@@ -46,10 +46,33 @@ def js_errors() -> list[str]:
 
 
 @pytest.fixture
+def csp_violations() -> list[str]:
+    """What the Content-Security-Policy blocked on any page the test opens,
+    as ``"<directive> <blocked URI>"``; read with :func:`blocked`."""
+    return []
+
+
+# Runs in every document before its own scripts (Playwright injects it, so the
+# policy does not apply to it): it records each violation the page reports.
+CSP_LISTENER = """
+window.__cspViolations = [];
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__cspViolations.push(e.violatedDirective + " " + (e.blockedURI || "inline"));
+});
+"""
+
+
+def blocked(page: Page) -> list[str]:
+    """The policy violations the page's current document reported so far."""
+    return page.evaluate("window.__cspViolations || []")
+
+
+@pytest.fixture
 def page(
     live_server, monkeypatch, js_errors: list[str], viewport: dict
 ) -> Iterator[Page]:
-    """A headless Chromium page whose relative URLs go to the live server."""
+    """A headless Chromium page whose relative URLs go to the live server; every
+    document records what the Content-Security-Policy blocks (:func:`blocked`)."""
     if not CHROMIUM.exists():
         pytest.fail(MISSING_CHROMIUM, pytrace=False)
     # Playwright's sync API keeps an asyncio loop running in this thread, so
@@ -63,6 +86,7 @@ def page(
             executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
         )
         context = browser.new_context(base_url=live_server.url, viewport=viewport)
+        context.add_init_script(CSP_LISTENER)
         tab = context.new_page()
         tab.set_default_timeout(10_000)
         tab.on("pageerror", lambda exc: js_errors.append(str(exc)))

@@ -128,6 +128,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",
+    "csp",
     "wovepaper",
     "harvest",
     "curation",
@@ -148,9 +149,37 @@ MIDDLEWARE = [
     "wovepaper.middleware.PageThrottleMiddleware",
     "wovepaper.middleware.AdminFilterRefusedMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     # Last, as django-axes asks: it answers a locked-out login (see AXES_* below).
     "axes.middleware.AxesMiddleware",
 ]
+
+# --- Content-Security-Policy (django-csp) --------------------------------------------
+# Scripts, styles, images and fonts from this site only; no plugins, no framing,
+# forms post here. Inline style attributes stay allowed (the admin's, Swagger
+# UI's and the profile histogram's bars); inline scripts do not: the site has
+# none (JSON-LD is data, which CSP does not govern), the curators' review keys
+# are a file, and /api/docs/ is drf-spectacular's split view. Checked in the
+# browser by tests/browser/test_content_security_policy.py. CSP_REPORT_ONLY=1
+# sends it as Content-Security-Policy-Report-Only instead, to try a change.
+_CSP = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+if env_bool("CSP_REPORT_ONLY", default=False):
+    CONTENT_SECURITY_POLICY_REPORT_ONLY = _CSP
+else:
+    CONTENT_SECURITY_POLICY = _CSP
 
 # --- Login throttling (django-axes) -------------------------------------------------
 # Every login (the site's, the admin's, the API's token endpoint) goes through
