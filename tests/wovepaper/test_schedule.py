@@ -19,7 +19,7 @@ def schedule_of(name: str) -> tuple[str, str, str, bool]:
 
 def test_schedule_ensure_installs_harvests_matching_and_digest(capsys):
     call_command("schedule_ensure")
-    assert "9 created, 0 reset, 0 kept" in capsys.readouterr().out
+    assert "10 created, 0 reset, 0 kept" in capsys.readouterr().out
     assert schedule_of("harvest-arxiv-daily") == ("harvest.arxiv_oai", "2", "0", True)
     assert schedule_of("matching-all-blocks") == (
         "curation.matching_run",
@@ -28,6 +28,8 @@ def test_schedule_ensure_installs_harvests_matching_and_digest(capsys):
         True,
     )
     assert schedule_of("digest-daily") == ("wovepaper.digest_send", "6", "0", True)
+    # What the broker refused during a Redis outage is sent again every minute.
+    assert schedule_of("outbox-flush") == ("wovepaper.outbox_flush", "*", "*", True)
     # Whole-source harvests wait for an operator's filter.
     assert schedule_of("harvest-crossref-daily") == (
         "harvest.crossref",
@@ -52,11 +54,11 @@ def test_an_operators_change_survives_and_reset_restores_the_default(capsys):
     task.enabled = False
     task.save()
     call_command("schedule_ensure")
-    assert "0 created, 0 reset, 9 kept" in capsys.readouterr().out
+    assert "0 created, 0 reset, 10 kept" in capsys.readouterr().out
     assert schedule_of("harvest-arxiv-daily")[3] is False
     call_command("schedule_ensure", "--reset")
     assert schedule_of("harvest-arxiv-daily")[3] is True
-    assert PeriodicTask.objects.count() == 9
+    assert PeriodicTask.objects.count() == 10
 
 
 def test_beat_reads_the_tables_not_a_file():
