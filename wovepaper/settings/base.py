@@ -261,6 +261,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             _options.get("options", ""),
             f"-c hnsw.ef_search={SEMANTIC_EF_SEARCH}",
             "-c hnsw.iterative_scan=relaxed_order",
+            # PostgreSQL's JIT compiles a plan whose estimated cost passes
+            # jit_above_cost, and a web query's estimate can (a correlated
+            # subquery a row): the curators' proposal search spent 487 of its
+            # 542 ms compiling (bench/admin_search.py). DATABASE_JIT=on gives
+            # it back, for a server that runs analytics over these tables.
+            f"-c jit={'on' if env_bool('DATABASE_JIT', default=False) else 'off'}",
         )
         if part
     )
