@@ -13,6 +13,7 @@ import statistics
 import subprocess
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,7 +53,11 @@ def gunicorn(database_url: str, *, workers: int = 2, **env: str) -> Iterator[str
             "DJANGO_SETTINGS_MODULE": "wovepaper.settings.base",
             "DEBUG": "0",
             "ALLOWED_HOSTS": "127.0.0.1",
+            # The load comes from one address: no rate limit of the API or
+            # the pages may answer it with 429.
             "API_ANON_RATE": "1000000/minute",
+            "PAGE_ANON_RATE": "1000000/minute",
+            "PAGE_SEARCH_RATE": "1000000/minute",
             # Persistent connections, as production runs them (a new PostgreSQL
             # connection per request costs more than the request).
             "DB_CONN_MAX_AGE": "60",
@@ -84,6 +89,7 @@ def load(
     seconds: float,
     threads: int = 24,
     record: list | None = None,
+    statuses: Counter | None = None,
 ) -> tuple[list[float], int]:
     """Open-loop load: request i is due at ``i / rate`` s, whatever came before.
 
@@ -98,6 +104,7 @@ def load(
         seconds: how long.
         threads: concurrent connections at most.
         record: if given, ``(path, ms, ok)`` is appended for each request.
+        statuses: if given, counts each answer's HTTP status (0: no answer).
 
     Returns:
         (latencies in ms, one per request; number of errors: status >= 400 or
@@ -124,15 +131,16 @@ def load(
             wait = t_start + due[i] - time.perf_counter()
             if wait > 0:
                 time.sleep(wait)
-            ok = True
+            ok, status = True, 0
             try:
                 conn = http.client.HTTPConnection(host, int(port), timeout=30)
                 conn.request("GET", chosen[i])
                 response = conn.getresponse()
                 response.read()
-                ok = response.status < 400
+                status = response.status
+                ok = status < 400
                 conn.close()
-            except OSError:
+            except (OSError, http.client.HTTPException):
                 ok = False
             elapsed = (time.perf_counter() - (t_start + due[i])) * 1000
             with lock:
@@ -140,6 +148,8 @@ def load(
                 errors += not ok
                 if record is not None:
                     record.append((chosen[i], elapsed, ok))
+                if statuses is not None:
+                    statuses[status] += 1
 
     pool = [threading.Thread(target=worker) for _ in range(threads)]
     for t in pool:
