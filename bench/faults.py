@@ -57,7 +57,9 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test.utils import setup_databases, teardown_databases  # noqa: E402
-from loadgen import database_url, gunicorn, load  # noqa: E402
+from loadgen import celery_worker_argv, database_url, gunicorn, load  # noqa: E402
+
+from tests.redis_server import OwnRedis  # noqa: E402
 
 # Seconds Redis waits before handing a dead worker's task to another
 # (production keeps 3,600; CELERY_VISIBILITY_TIMEOUT).
@@ -76,48 +78,6 @@ PATHS = (
 )
 
 
-class Redis:
-    """A Redis server of the script's own, killed and started at will."""
-
-    def __init__(self, port: int, folder: str) -> None:
-        self.port, self.folder = port, folder
-        self.url = f"redis://127.0.0.1:{port}/0"
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        import redis
-
-        self.proc = subprocess.Popen(  # noqa: S603 - fixed argv
-            [
-                "redis-server",
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                self.folder,
-                "--appendonly",
-                "yes",
-                "--save",
-                "",
-            ],
-            stdout=subprocess.DEVNULL,
-        )
-        client = redis.Redis.from_url(self.url)
-        for _ in range(200):
-            try:
-                if client.ping():
-                    return
-            except redis.ConnectionError:
-                time.sleep(0.1)
-        raise RuntimeError(f"redis-server on port {self.port} did not start")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-
-
 def _env(redis_url: str) -> dict[str, str]:
     return {
         **os.environ,
@@ -133,17 +93,7 @@ def _env(redis_url: str) -> dict[str, str]:
 
 def _worker(redis_url: str) -> subprocess.Popen:
     return subprocess.Popen(  # noqa: S603 - fixed argv, our own worker
-        [
-            str(ROOT / ".venv/bin/celery"),
-            "-A",
-            "wovepaper",
-            "worker",
-            "--queues=harvest,matching,notifications,celery",
-            "--pool=solo",
-            "--without-gossip",
-            "--without-mingle",
-            "--loglevel=ERROR",
-        ],
+        celery_worker_argv(),
         cwd=ROOT,
         env=_env(redis_url),
         stdout=subprocess.DEVNULL,
@@ -291,7 +241,7 @@ def fault_web_worker(base: str, rate: float, server_pid: int) -> dict:
     return traffic.figures()
 
 
-def fault_celery_worker(base: str, rate: float, redis: Redis, root: Path) -> dict:
+def fault_celery_worker(base: str, rate: float, redis: OwnRedis, root: Path) -> dict:
     """SIGKILL the worker running a harvest; a new worker finishes the run."""
     expected = _expected(root)
     _wipe()
@@ -309,7 +259,7 @@ def fault_celery_worker(base: str, rate: float, redis: Redis, root: Path) -> dic
     return {**traffic.figures(), **_records(expected)}
 
 
-def fault_harvest_command(base: str, rate: float, redis: Redis, root: Path) -> dict:
+def fault_harvest_command(base: str, rate: float, redis: OwnRedis, root: Path) -> dict:
     """SIGKILL ``manage.py harvest`` mid-run; ``--resume`` its run."""
     from harvest.models import HarvestRun
 
@@ -331,11 +281,11 @@ def fault_harvest_command(base: str, rate: float, redis: Redis, root: Path) -> d
     return {**traffic.figures(), **_records(expected)}
 
 
-def fault_redis(base: str, rate: float, redis: Redis, outage: float) -> dict:
+def fault_redis(base: str, rate: float, redis: OwnRedis, outage: float) -> dict:
     """Redis (broker and cache) down for ``outage`` seconds under load."""
     with Load(base, rate) as traffic:
         time.sleep(4)
-        redis.stop()
+        redis.crash()
         time.sleep(outage)
         redis.start()
         time.sleep(6)
@@ -351,7 +301,7 @@ def _terminate_backends() -> int:
         return cursor.fetchone()[0]
 
 
-def fault_postgres(base: str, rate: float, redis: Redis, root: Path) -> dict:
+def fault_postgres(base: str, rate: float, redis: OwnRedis, root: Path) -> dict:
     """Every connection of the database terminated under load, mid-harvest."""
     expected = _expected(root)
     _wipe()
@@ -381,7 +331,7 @@ def main() -> None:
         sys.exit("bench/faults.py needs DATABASE_URL to name a PostgreSQL server")
     root = Path(settings.WOVEPAPER_DATA_DIR) / "arxiv" / "abs_files"
     folder = tempfile.mkdtemp(prefix="wovepaper-faults-")
-    redis = Redis(options.redis_port, folder)
+    redis = OwnRedis(folder, port=options.redis_port)
     old = setup_databases(verbosity=0, interactive=False, keepdb=False)
     report: dict[str, dict] = {}
     try:
@@ -410,7 +360,7 @@ def main() -> None:
                 base, rate, redis, root
             )
     finally:
-        redis.stop()
+        redis.crash()
         teardown_databases(old, verbosity=0)
     if options.json:
         print(json.dumps(report))

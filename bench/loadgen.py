@@ -159,6 +159,22 @@ def load(
     return latencies, errors
 
 
+def celery_worker_argv() -> list[str]:
+    """One Celery worker process on every queue (solo pool), errors logged only:
+    the benchmarks' worker."""
+    return [
+        str(ROOT / ".venv/bin/celery"),
+        "-A",
+        "wovepaper",
+        "worker",
+        "--queues=harvest,matching,notifications,celery",
+        "--pool=solo",
+        "--without-gossip",
+        "--without-mingle",
+        "--loglevel=ERROR",
+    ]
+
+
 def pct(values: list[float], q: float) -> float:
     """The ``q`` quantile (0..1) of ``values`` (nearest rank)."""
     ordered = sorted(values)

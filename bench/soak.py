@@ -42,7 +42,14 @@ django.setup()
 from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test.utils import teardown_databases  # noqa: E402
-from loadgen import REDIS_CACHE, database_url, gunicorn, load, pct  # noqa: E402
+from loadgen import (  # noqa: E402
+    REDIS_CACHE,
+    celery_worker_argv,
+    database_url,
+    gunicorn,
+    load,
+    pct,
+)
 
 BROKER = "redis://127.0.0.1:6379/14"
 
@@ -85,6 +92,27 @@ def _urls(rng: random.Random, words: dict) -> dict[str, list[str]]:
     }
 
 
+def _forget_harvests() -> None:
+    """Remove what an earlier run's harvests added to the corpus, so that each
+    run's first harvest creates the 1,130 papers again (then matching and
+    embedding follow it), as the first run's did."""
+    from curation.models import Proposal
+    from harvest.models import HarvestRun, RawRecord
+    from harvest.sources.arxiv_abs import read_abs_file
+    from wovepaper.models import Paper, Researcher
+
+    root = Path(settings.WOVEPAPER_DATA_DIR) / "arxiv" / "abs_files"
+    ids = {
+        read_abs_file(path, root).external_id.rpartition("v")[0]
+        for path in root.rglob("*.abs")
+    }
+    Proposal.objects.filter(authorships__paper__arxiv_id__in=ids).delete()
+    Paper.objects.filter(arxiv_id__in=ids).delete()
+    Researcher.objects.filter(authorships__isnull=True).delete()
+    RawRecord.objects.all().delete()
+    HarvestRun.objects.all().delete()
+
+
 def _harvest_loop(stop: threading.Event, results: list) -> None:
     """Send a harvest of the real .abs files, wait for it, again until ``stop``."""
     from celery.result import AsyncResult
@@ -113,6 +141,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=300.0)
     parser.add_argument("--workers", type=int, default=5)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument(
+        "--niceness",
+        type=int,
+        default=10,
+        help="nice value of the Celery worker (the Procfile's 10; 0: none)",
+    )
     args = parser.parse_args()
     if connection.vendor != "postgresql":
         sys.exit("bench/soak.py needs DATABASE_URL to name a PostgreSQL database")
@@ -132,6 +166,7 @@ def main() -> None:
         print(
             f"{Paper.objects.count()} papers, {Researcher.objects.count()} researchers"
         )
+        _forget_harvests()
         urls = _urls(rng, words)
         kinds = {path: kind for kind, paths in urls.items() for path in paths}
         mixed = [path for paths in urls.values() for path in paths]
@@ -142,15 +177,9 @@ def main() -> None:
         redis.Redis.from_url(REDIS_CACHE).flushdb()
         worker = subprocess.Popen(  # noqa: S603 - fixed argv, our own worker
             [
-                str(ROOT / ".venv/bin/celery"),
-                "-A",
-                "wovepaper",
-                "worker",
-                "--queues=harvest,matching,notifications,celery",
-                "--pool=solo",
-                "--loglevel=ERROR",
-                "--without-gossip",
-                "--without-mingle",
+                # As the Procfile runs the workers: below the web's priority.
+                *(["nice", "-n", str(args.niceness)] if args.niceness else []),
+                *celery_worker_argv(),
             ],
             cwd=ROOT,
             env={

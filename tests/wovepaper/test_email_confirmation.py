@@ -13,18 +13,12 @@ from curation.edits import researcher_merge
 from curation.models import CurationEvent
 from curation.notify import followers_notify
 from tests.factories import AuthorshipFactory, ResearcherFactory, UserFactory
+from tests.wovepaper.test_accounts import GOOD as SIGNUP
 from wovepaper import accounts
 from wovepaper.accounts import emailable
 from wovepaper.models import EmailConfirmation, Follow, Notification
 
 pytestmark = pytest.mark.django_db
-
-SIGNUP = {
-    "username": "reader",
-    "email": "reader@example.org",
-    "password1": "a-long enough passphrase 7",
-    "password2": "a-long enough passphrase 7",
-}
 
 
 def _link(message) -> str:
