@@ -27,6 +27,16 @@ Usage (about 4 minutes)::
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/wovepaper \\
         .venv/bin/python bench/faults.py [--rate 20] [--outage 15] [--json]
+        [--only web,celery,command,redis,postgres]
+
+Measured 2026-12-07 (20 requests a second, 3 gunicorn workers): web worker killed,
+320 requests, 0 5xx, 0 unanswered; Celery worker killed mid-harvest, 2,120
+requests, 0, 0, 0 records lost, 0 duplicated; harvest command killed and
+resumed, 160, 0, 0, 0, 0; Redis stopped 15 s, 520, 0, 0; PostgreSQL backends
+terminated mid-harvest, 200 requests, 3 answers 500 (connections the server had
+dropped, reused), 0 lost, 0 duplicated; with connection health checks turned on
+since (settings: ``conn_health_checks``), 120 requests, 0 5xx, 0 unanswered, 0
+lost, 0 duplicated.
 """
 
 from __future__ import annotations
@@ -326,7 +336,13 @@ def main() -> None:
     parser.add_argument("--outage", type=float, default=15.0, help="Redis down, s")
     parser.add_argument("--redis-port", type=int, default=6395)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--only",
+        default="web,celery,command,redis,postgres",
+        help="the faults to run, of web,celery,command,redis,postgres (default all)",
+    )
     options = parser.parse_args()
+    only = set(options.only.split(","))
     if connection.vendor != "postgresql":
         sys.exit("bench/faults.py needs DATABASE_URL to name a PostgreSQL server")
     root = Path(settings.WOVEPAPER_DATA_DIR) / "arxiv" / "abs_files"
@@ -346,19 +362,24 @@ def main() -> None:
             ).stdout.split()
             master = min(int(pid) for pid in server)
             rate = options.rate
-            report["web worker killed"] = fault_web_worker(base, rate, master)
-            report["Celery worker killed mid-harvest"] = fault_celery_worker(
-                base, rate, redis, root
-            )
-            report["harvest command killed"] = fault_harvest_command(
-                base, rate, redis, root
-            )
-            report[f"Redis stopped {options.outage:.0f} s"] = fault_redis(
-                base, rate, redis, options.outage
-            )
-            report["PostgreSQL backends terminated"] = fault_postgres(
-                base, rate, redis, root
-            )
+            if "web" in only:
+                report["web worker killed"] = fault_web_worker(base, rate, master)
+            if "celery" in only:
+                report["Celery worker killed mid-harvest"] = fault_celery_worker(
+                    base, rate, redis, root
+                )
+            if "command" in only:
+                report["harvest command killed"] = fault_harvest_command(
+                    base, rate, redis, root
+                )
+            if "redis" in only:
+                report[f"Redis stopped {options.outage:.0f} s"] = fault_redis(
+                    base, rate, redis, options.outage
+                )
+            if "postgres" in only:
+                report["PostgreSQL backends terminated"] = fault_postgres(
+                    base, rate, redis, root
+                )
     finally:
         redis.crash()
         teardown_databases(old, verbosity=0)

@@ -231,6 +231,10 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'wovepaper.sqlite3'}"),
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
+        # A kept connection is checked before a request reuses it: one the
+        # server dropped (a restart, pg_terminate_backend) is opened again
+        # instead of failing that request (bench/faults.py: 3 answers 500).
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
