@@ -99,6 +99,11 @@ def test_a_link_asked_again_is_sent_within_its_rate(client, settings):
     assert "try again in" in client.get("/following/").content.decode()
 
 
+def test_the_sign_in_page_leads_to_the_password_reset(client):
+    page = client.get("/accounts/login/").content.decode()
+    assert 'href="/accounts/password_reset/">Forgot your password?' in page
+
+
 def test_password_reset_mails_an_address_at_most_its_rate(client, settings):
     settings.PASSWORD_RESET_ADDRESS_RATE = "3/hour"
     settings.PASSWORD_RESET_CLIENT_RATE = "100/hour"
