@@ -25,7 +25,7 @@ paper or a byline slot twice). ``--json`` prints the same as one object.
 
 Usage (about 4 minutes)::
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/wovepaper \\
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/wovepaper_faults \\
         .venv/bin/python bench/faults.py [--rate 20] [--outage 15] [--json]
         [--only web,celery,command,redis,postgres]
 

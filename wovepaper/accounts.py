@@ -35,18 +35,23 @@ class ConfirmationRefused(Exception):
     """A confirmation link that confirms nothing; the message says why."""
 
 
-def email_confirmation_start(*, user) -> EmailConfirmation:
+def email_confirmation_start(*, user, site: str = "") -> EmailConfirmation:
     """Send ``user`` a link that confirms their address, and hold their mail
     until they follow it.
 
     Args:
         user: an account with an e-mail address.
+        site: the site's address the link starts with (``https://host:port``,
+            the request's own); "" for ``settings.SITE_URL``.
 
     Returns:
-        Its confirmation row (``confirmed_at`` None).
+        Its confirmation row (``confirmed_at`` None), written even when the
+        e-mail could not be sent.
 
     Raises:
         ValueError: the account has no address.
+        OSError, smtplib.SMTPException: the mail server refused the e-mail
+            (the reader may ask for the link again).
     """
     if not user.email:
         raise ValueError(f"user {user.pk} has no e-mail address to confirm")
@@ -60,7 +65,9 @@ def email_confirmation_start(*, user) -> EmailConfirmation:
             },
         )
     token = signing.dumps({"user": user.pk, "email": user.email}, salt=SALT)
-    link = settings.SITE_URL.rstrip("/") + reverse("email-confirm", args=[token])
+    link = (site or settings.SITE_URL).rstrip("/") + reverse(
+        "email-confirm", args=[token]
+    )
     send_mail(
         "Confirm your e-mail address for wovepaper",
         f"Hello {user.get_username()},\n\n"
@@ -96,9 +103,13 @@ def email_confirm(*, token: str):
         raise ConfirmationRefused(OLD_LINK) from None
     except signing.BadSignature:
         raise ConfirmationRefused(BAD_LINK) from None
-    if not isinstance(claim, dict):
+    if not (
+        isinstance(claim, dict)
+        and type(claim.get("user")) is int
+        and isinstance(claim.get("email"), str)
+    ):
         raise ConfirmationRefused(BAD_LINK)
-    user = get_user_model().objects.filter(pk=claim.get("user")).first()
+    user = get_user_model().objects.filter(pk=claim["user"]).first()
     if user is None or user.email.lower() != str(claim.get("email", "")).lower():
         raise ConfirmationRefused(OTHER_ADDRESS)
     EmailConfirmation.objects.update_or_create(

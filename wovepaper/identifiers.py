@@ -113,13 +113,16 @@ def doi_valid(doi: str) -> bool:
     """Whether a normalised DOI (:func:`doi_normalise`) has a DOI's shape.
 
     ASCII digits in the prefix (a full-width "１２３４" is a look-alike), at most
-    :data:`DOI_MAX_CHARS` characters, and no ``.`` or ``..`` path segment: no
-    DOI holds one, and a URL resolver would fold it away and ask for another
-    DOI.
+    :data:`DOI_MAX_CHARS` characters, only printable characters (a zero-width
+    space is none), and no ``.`` or ``..`` path segment: no DOI holds one, and
+    a URL resolver would fold it away and ask for another DOI. Characters a
+    URL gives meaning to (``%``, ``\\``, ``?``, ``#``) are kept: a link
+    percent-encodes them.
     """
     return (
         len(doi) <= DOI_MAX_CHARS
         and bool(_DOI_RE.match(doi))
+        and doi.isprintable()  # no zero-width or other format characters
         and not {".", ".."} & set(doi.split("/"))
     )
 

@@ -30,6 +30,7 @@ from wovepaper.failsafe_cache import CacheUnavailable
 EXPIRY_SLACK_SECONDS = 5
 # The units a rate may be written in, as DRF reads them ("600/minute").
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_SPELLINGS = {"s", "sec", "second", "m", "min", "minute", "h", "hour", "d", "day"}
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ class Rate:
         try:
             requests = int(count)
             seconds = _PERIODS[period.strip()[:1].lower()]
+            if period.strip().lower() not in _SPELLINGS:
+                raise KeyError(period)
         except (ValueError, KeyError):
             raise ValueError(
                 f"{text!r} is not a rate like '600/minute' "
@@ -102,10 +105,11 @@ def page_rate(request: HttpRequest) -> tuple[str, Rate] | None:
     clients against ``PAGE_ANON_RATE`` by address, and their searches (the
     costliest page: a cold search reads the full-text index) against
     ``PAGE_SEARCH_RATE`` instead. The API (DRF's throttles), the admin, static
-    files and the health check are not counted here.
+    files, the health check and ``robots.txt`` (a crawler must always read it)
+    are not counted here.
     """
     path = request.path
-    if path.startswith(("/api/", "/admin/", "/static/", "/healthz")):
+    if path.startswith(("/api/", "/admin/", "/static/", "/healthz", "/robots.txt")):
         return None
     if request.user.is_authenticated:
         return f"user:{request.user.pk}", Rate.parse(settings.PAGE_USER_RATE)

@@ -93,4 +93,5 @@ urlpatterns = [
     ),
 ]
 
+handler400 = "wovepaper.views.pages.bad_request"
 handler404 = "wovepaper.views.pages.page_not_found"

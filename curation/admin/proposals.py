@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from django.contrib import admin, messages
-from django.contrib.admin.views.main import ERROR_FLAG, ChangeList
+from django.contrib.admin.views.main import ERROR_FLAG, SEARCH_VAR, ChangeList
 from django.contrib.humanize.templatetags.humanize import ordinal
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, F, Q, QuerySet
@@ -232,7 +232,16 @@ class LaneFilter(admin.SimpleListFilter):
         ]
 
     def value(self):
+        # "main" by default, but a search (?q=) covers every lane unless one
+        # was chosen: an arXiv id or a name of a large collaboration's slot
+        # found nothing in "main" (new-user trial).
+        if super().value() is None and self.request.GET.get(SEARCH_VAR, "").strip():
+            return self.ALL
         return super().value() or self.MAIN
+
+    def __init__(self, request, params, model, model_admin):
+        self.request = request
+        super().__init__(request, params, model, model_admin)
 
     def choices(self, changelist):
         # As SimpleListFilter's, less its "All" entry: "main" is the default,

@@ -37,3 +37,15 @@ def test_nested_bodies_are_refused_with_400_problem_json(curator):
         assert answer.json()["detail"] == NESTED_TOO_DEEP
     proposal.refresh_from_db()
     assert proposal.status == "pending"
+
+
+def test_a_body_past_the_upload_limit_is_a_problem_too(settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    answer = APIClient().post(
+        "/api/token/",
+        '{"username": "' + "x" * 2000 + '"}',
+        content_type="application/json",
+    )
+
+    assert answer.status_code == 400
+    assert answer["Content-Type"] == "application/problem+json"

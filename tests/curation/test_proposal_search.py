@@ -10,6 +10,7 @@ from django.urls import reverse
 from curation import services
 from curation.models import Proposal
 from curation.proposal_search import proposals_matching
+from curation.selectors import LARGE_COLLABORATION
 from harvest.services import harvest_arxiv_files
 from tests.factories import ResearcherFactory
 
@@ -89,3 +90,19 @@ def test_a_paper_an_orcid_or_a_number_finds_its_proposals(client, curator, queue
 def test_blank_and_nameless_terms():
     assert str(proposals_matching("   ")) == str(proposals_matching(""))
     assert not Proposal.objects.filter(proposals_matching("!!!")).exists()
+
+
+def test_a_search_covers_the_large_collaboration_lane(client, curator):
+    client.force_login(curator)
+    large = Proposal.objects.create(
+        kind="new",
+        score=0.9,
+        model_version="v-test",
+        fingerprint="fp-large",
+        block_key="schmidt b",
+        evidence={LARGE_COLLABORATION: True},
+    )
+
+    assert _found(client, "schmidt b") == {large.pk}
+    page = client.get(QUEUE, {"q": "schmidt b", "lane": "main"})
+    assert list(page.context["cl"].result_list) == []  # a lane chosen holds

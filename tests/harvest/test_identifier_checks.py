@@ -130,3 +130,15 @@ def test_byline_identifiers_are_checked_too(tmp_path):
 def test_each_kind_refuses_what_it_is_not_naming_the_value(check, value, message):
     with pytest.raises(ValueError, match=message):
         check(value)
+
+
+@pytest.mark.django_db
+def test_a_doi_link_never_leaves_the_dois_own_path(client):
+    from tests.factories import PaperFactory
+
+    paper = PaperFactory(doi="10.1234/%2e%2e/%2e%2e/evil\\x")
+    page = client.get(paper.get_absolute_url(), follow=True).content.decode()
+
+    assert 'href="https://doi.org/10.1234/%252e%252e/%252e%252e/evil%5Cx"' in page
+    assert "https://doi.org/10.1234/%252e%252e" in page  # the JSON-LD's too
+    assert not identifiers.doi_valid("10.1234/\u200b")  # a zero-width space

@@ -82,3 +82,24 @@ def test_bad_values_are_refused_naming_the_variable(env, message):
     answer = _setting("1", **env)
     assert answer.returncode != 0
     assert message in answer.stderr
+
+
+@pytest.mark.parametrize("rate", ["300/monthly", "300/fortnight", "abc", "0/minute"])
+def test_a_rate_that_is_not_one_stops_the_settings(rate):
+    answer = _setting("1", PAGE_ANON_RATE=rate)
+    assert answer.returncode != 0
+    assert "PAGE_ANON_RATE must be a rate like 300/minute" in answer.stderr
+
+
+def test_the_lockout_and_the_rate_limits_read_the_client_alike(rf, settings):
+    from axes.helpers import get_client_ip_address
+
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    request = rf.post(
+        "/accounts/login/",
+        HTTP_X_FORWARDED_FOR="7.7.7.1, 5.5.5.5",
+        REMOTE_ADDR="10.0.0.9",
+    )
+    assert get_client_ip_address(request) == "5.5.5.5"
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 0}
+    assert get_client_ip_address(request) == "10.0.0.9"

@@ -8,6 +8,7 @@ import re
 import pytest
 from django.contrib.auth import get_user_model
 from django.core import mail, signing
+from django.core.mail.backends.base import BaseEmailBackend
 
 from curation.edits import researcher_merge
 from curation.models import CurationEvent
@@ -15,7 +16,7 @@ from curation.notify import followers_notify
 from tests.factories import AuthorshipFactory, ResearcherFactory, UserFactory
 from tests.wovepaper.test_accounts import GOOD as SIGNUP
 from wovepaper import accounts
-from wovepaper.accounts import emailable
+from wovepaper.accounts import SALT, emailable
 from wovepaper.models import EmailConfirmation, Follow, Notification
 
 pytestmark = pytest.mark.django_db
@@ -129,3 +130,49 @@ def test_password_reset_takes_a_client_at_most_its_rate(client, settings):
 
     assert [a.status_code for a in answers] == [302] * 4 + [429]
     assert int(answers[-1]["Retry-After"]) > 0
+
+
+class RefusingBackend(BaseEmailBackend):
+    """A mail server that refuses every connection."""
+
+    def send_messages(self, email_messages):
+        raise ConnectionRefusedError(111, "Connection refused")
+
+
+def test_a_refused_confirmation_mail_keeps_the_account_and_says_so(client, settings):
+    settings.EMAIL_BACKEND = f"{__name__}.RefusingBackend"
+
+    answer = client.post("/accounts/signup/", SIGNUP, follow=True)
+
+    assert answer.status_code == 200
+    assert "could not be sent just now" in answer.content.decode()
+    reader = get_user_model().objects.get(username="reader")
+    assert EmailConfirmation.objects.get(user=reader).confirmed_at is None
+
+
+def test_the_link_names_the_site_the_reader_signed_up_on(client):
+    client.post("/accounts/signup/", SIGNUP, HTTP_HOST="127.0.0.1:8098")
+    [sent] = mail.outbox
+    assert "http://127.0.0.1:8098/accounts/confirm/" in sent.body
+
+
+def test_a_signed_token_naming_no_account_id_confirms_nothing(client):
+    token = signing.dumps({"user": {"pk": 1}, "email": "x@example.org"}, salt=SALT)
+    answer = client.get(f"/accounts/confirm/{token}/")
+    assert answer.status_code == 400
+    assert accounts.BAD_LINK in answer.content.decode()
+
+
+def test_look_alike_spellings_of_an_address_share_its_reset_limit(client, settings):
+    settings.PASSWORD_RESET_ADDRESS_RATE = "3/hour"
+    settings.PASSWORD_RESET_CLIENT_RATE = "100/hour"
+    UserFactory(email="kiss@example.org")
+    # PostgreSQL folds the long s (U+017F) to "S": Django's form finds the
+    # account under every spelling.
+    for typed in ["kiss@example.org"] * 3 + [
+        "ki\u017fs@example.org",
+        "KISS@example.org",
+    ]:
+        client.post("/accounts/password_reset/", {"email": typed})
+
+    assert len(mail.outbox) == 3

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -97,6 +98,27 @@ def env_seconds(name: str, default: float) -> float:
             f"{name} must be a positive number of seconds, not {value!r}"
         )
     return seconds
+
+
+_RATE_RE = re.compile(r"^[1-9][0-9]{0,8}/(s|sec|second|m|min|minute|h|hour|d|day)$")
+
+
+def env_rate(name: str, default: str) -> str:
+    """Read a rate limit, ``"<requests>/<second|minute|hour|day>"``, from the
+    environment (DRF's spelling; ``s``, ``m``, ``h``, ``d`` too).
+
+    Raises:
+        ImproperlyConfigured: any other value, naming the variable: read per
+            request, a bad one answered every page with 500, and DRF reads only
+            the first letter of the period ("300/monthly" was 300 a minute).
+    """
+    value = os.environ.get(name, "").strip() or default
+    if not _RATE_RE.match(value):
+        raise ImproperlyConfigured(
+            f"{name} must be a rate like 300/minute (second, minute, hour or day), "
+            f"not {value!r}"
+        )
+    return value
 
 
 DEBUG = env_bool("DEBUG", default=True)
@@ -206,7 +228,11 @@ AXES_LOCKOUT_CALLABLE = "wovepaper.views.accounts.locked_out"
 PROXY_COUNT = env_int("PROXY_COUNT", env_int("LOGIN_PROXY_COUNT", 0))
 if PROXY_COUNT < 0:
     raise ImproperlyConfigured(f"PROXY_COUNT must be 0 or more, not {PROXY_COUNT}")
-AXES_IPWARE_PROXY_COUNT = PROXY_COUNT or None
+# One reading of the client for the lockout and the rate limits: DRF's, with
+# NUM_PROXIES = PROXY_COUNT below (django-axes's own ipware reading ignored the
+# proxies: behind one, a lockout was per username only, so anyone could lock a
+# curator out).
+AXES_CLIENT_IP_CALLABLE = "wovepaper.throttle.client_of"
 
 ROOT_URLCONF = "wovepaper.urls"
 WSGI_APPLICATION = "wovepaper.wsgi.application"
@@ -482,15 +508,15 @@ PERIODIC_TASKS = {
 # --- Rate limits of the public pages (wovepaper.throttle) ---------------------------
 # Per anonymous address, per address on /search/ (its costliest page), and per
 # signed-in user; "N/second|minute|hour|day". Past it: 429 with Retry-After.
-PAGE_ANON_RATE = os.environ.get("PAGE_ANON_RATE", "300/minute")
-PAGE_SEARCH_RATE = os.environ.get("PAGE_SEARCH_RATE", "60/minute")
-PAGE_USER_RATE = os.environ.get("PAGE_USER_RATE", "1200/minute")
+PAGE_ANON_RATE = env_rate("PAGE_ANON_RATE", "300/minute")
+PAGE_SEARCH_RATE = env_rate("PAGE_SEARCH_RATE", "60/minute")
+PAGE_USER_RATE = env_rate("PAGE_USER_RATE", "1200/minute")
 
 # Confirmation links one reader may ask for again, and password-reset e-mails
 # to one address and requests from one client (wovepaper.views.accounts).
-EMAIL_CONFIRM_RATE = os.environ.get("EMAIL_CONFIRM_RATE", "3/hour")
-PASSWORD_RESET_ADDRESS_RATE = os.environ.get("PASSWORD_RESET_ADDRESS_RATE", "3/hour")
-PASSWORD_RESET_CLIENT_RATE = os.environ.get("PASSWORD_RESET_CLIENT_RATE", "10/hour")
+EMAIL_CONFIRM_RATE = env_rate("EMAIL_CONFIRM_RATE", "3/hour")
+PASSWORD_RESET_ADDRESS_RATE = env_rate("PASSWORD_RESET_ADDRESS_RATE", "3/hour")
+PASSWORD_RESET_CLIENT_RATE = env_rate("PASSWORD_RESET_CLIENT_RATE", "10/hour")
 
 # --- REST framework -------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -514,8 +540,8 @@ REST_FRAMEWORK = {
     ],
     "NUM_PROXIES": PROXY_COUNT,
     "DEFAULT_THROTTLE_RATES": {
-        "anon": os.environ.get("API_ANON_RATE", "600/minute"),
-        "user": os.environ.get("API_USER_RATE", "3000/minute"),
+        "anon": env_rate("API_ANON_RATE", "600/minute"),
+        "user": env_rate("API_USER_RATE", "3000/minute"),
     },
     "EXCEPTION_HANDLER": "api.errors.problem_details_handler",
     # DRF's three, JSON's answering a body nested too deep with 400.

@@ -3,7 +3,8 @@ limits); sign in and out are django.contrib.auth's views."""
 
 from __future__ import annotations
 
-import hashlib
+import logging
+import smtplib
 
 from django import forms
 from django.conf import settings
@@ -26,9 +27,15 @@ from wovepaper.accounts import (
 )
 from wovepaper.throttle import Rate, client_of, window_hit
 
+logger = logging.getLogger(__name__)
+
 CONFIRM_SENT = (
     "We sent a link to {email}: follow it to confirm the address, and your "
     "daily digest and alerts start."
+)
+CONFIRM_NOT_SENT = (
+    "Your account is made, but the confirmation e-mail could not be sent just "
+    "now; ask for it again from your Following page."
 )
 CONFIRM_DONE = "Your address {email} is confirmed: digests and alerts go to it."
 CONFIRM_ALREADY = "Your address is confirmed already."
@@ -79,8 +86,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        email_confirmation_start(user=user)
-        messages.info(request, CONFIRM_SENT.format(email=user.email))
+        _send_link(request, user)
         return redirect(target)
     status = 400 if request.method == "POST" else 200
     return render(
@@ -116,6 +122,19 @@ def locked_out(
     )
     response["Retry-After"] = str(seconds)
     return response
+
+
+def _send_link(request: HttpRequest, user) -> None:
+    """E-mail ``user`` a confirmation link on this request's own site address
+    and say so; a mail server that refuses it is said too, and the account
+    stands (the reader asks again from the Following page)."""
+    try:
+        email_confirmation_start(user=user, site=request.build_absolute_uri("/"))
+    except (OSError, smtplib.SMTPException):
+        logger.exception("confirmation e-mail to user %s not sent", user.pk)
+        messages.warning(request, CONFIRM_NOT_SENT)
+        return
+    messages.info(request, CONFIRM_SENT.format(email=user.email))
 
 
 def email_confirm_view(request: HttpRequest, token: str) -> HttpResponse:
@@ -154,11 +173,15 @@ def email_confirm_resend(request: HttpRequest) -> HttpResponse:
         key=f"confirm:{user.pk}", rate=Rate.parse(settings.EMAIL_CONFIRM_RATE)
     )
     if allowed:
-        email_confirmation_start(user=user)
-        messages.info(request, CONFIRM_SENT.format(email=user.email))
+        _send_link(request, user)
     else:
         messages.warning(request, CONFIRM_WAIT.format(minutes=max(1, round(wait / 60))))
     return redirect("following")
+
+
+RESET_TOO_MANY = (
+    "Your network address has asked for more password resets than we send an hour."
+)
 
 
 class PasswordResetView(auth_views.PasswordResetView):
@@ -183,16 +206,20 @@ class PasswordResetView(auth_views.PasswordResetView):
             response = render(
                 self.request,
                 "pages/too_many_requests.html",
-                {"seconds": seconds},
+                {"seconds": seconds, "what": RESET_TOO_MANY},
                 status=429,
             )
             response["Retry-After"] = str(seconds)
             return response
-        address = form.cleaned_data["email"].strip().lower()
-        allowed, _ = window_hit(
-            key=f"reset-address:{hashlib.sha256(address.encode()).hexdigest()}",
-            rate=Rate.parse(settings.PASSWORD_RESET_ADDRESS_RATE),
-        )
-        if not allowed:
-            return redirect(self.get_success_url())
+        # Counted by the account the address reaches, as Django's form finds
+        # it (case-insensitively, so "kiſs@" reaches "kiss@"): counted by the
+        # address typed, each spelling had a limit of its own.
+        accounts = sorted(u.pk for u in form.get_users(form.cleaned_data["email"]))
+        for pk in accounts:
+            allowed, _ = window_hit(
+                key=f"reset-account:{pk}",
+                rate=Rate.parse(settings.PASSWORD_RESET_ADDRESS_RATE),
+            )
+            if not allowed:
+                return redirect(self.get_success_url())
         return super().form_valid(form)

@@ -12,6 +12,7 @@ prefer ``text/markdown`` (``Accept``).
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 
 from django.core.cache import cache
 from django.http import (
@@ -23,6 +24,7 @@ from django.http import (
 )
 from django.shortcuts import render
 from django.urls import reverse
+from django.views import defaults
 from django.views.decorators.http import require_safe
 
 from api.errors import is_api_path, problem_json
@@ -169,7 +171,9 @@ def _paper_json_ld(request: HttpRequest, paper: Paper, byline: list) -> dict:
     if paper.arxiv_id:
         identifiers.append(f"arXiv:{paper.arxiv_id}")
     if paper.doi:
-        identifiers.append(f"https://doi.org/{paper.doi}")
+        # Percent-encoded as a path (RFC 3986), as the DOI Handbook's URL
+        # form asks: "%2e%2e" or "\\" in a DOI must not climb out of it.
+        identifiers.append(f"https://doi.org/{quote(paper.doi, safe='/')}")
     if identifiers:
         data["identifier"] = identifiers
     return data
@@ -373,6 +377,17 @@ def institution_detail(request: HttpRequest, ref: str) -> HttpResponse:
             },
         },
     )
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's 400 (a body past ``DATA_UPLOAD_MAX_MEMORY_SIZE``, too many
+    fields, a bad Host), as a problem on API paths: the API answered a 3 MB
+    body with an HTML page while every other API error is problem+json
+    (hostile trial). The site keeps Django's own page.
+    """
+    if is_api_path(request.path):
+        return problem_json(400, "the request was refused: too large or malformed")
+    return defaults.bad_request(request, exception)
 
 
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
