@@ -176,3 +176,11 @@ def test_look_alike_spellings_of_an_address_share_its_reset_limit(client, settin
         client.post("/accounts/password_reset/", {"email": typed})
 
     assert len(mail.outbox) == 3
+
+
+def test_an_account_without_an_address_is_told_so(client):
+    client.force_login(UserFactory(email=""))
+    answer = client.post("/accounts/confirm/", follow=True)
+    assert answer.status_code == 200
+    assert "no e-mail address to confirm" in answer.content.decode()
+    assert mail.outbox == []

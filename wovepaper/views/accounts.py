@@ -39,6 +39,7 @@ CONFIRM_NOT_SENT = (
 )
 CONFIRM_DONE = "Your address {email} is confirmed: digests and alerts go to it."
 CONFIRM_ALREADY = "Your address is confirmed already."
+CONFIRM_NO_ADDRESS = "Your account has no e-mail address to confirm."
 CONFIRM_WAIT = "A link went out a moment ago; please try again in {minutes} minutes."
 
 
@@ -166,6 +167,9 @@ def email_confirm_resend(request: HttpRequest) -> HttpResponse:
     most ``EMAIL_CONFIRM_RATE`` times (a form that mails on demand must not
     mail without end), then back to their Following page."""
     user = request.user
+    if not user.email:
+        messages.warning(request, CONFIRM_NO_ADDRESS)
+        return redirect("following")
     if may_email(user):
         messages.info(request, CONFIRM_ALREADY)
         return redirect("following")
