@@ -16,17 +16,15 @@ second. The worker runs as the Procfile runs it, ``nice -n 10`` (``--niceness``;
 earlier run harvested, so its first harvest creates 1,130 papers, which queues
 their matching and embedding.
 
-Measured 2026-12-07 (100 req/s, 300 s, gunicorn 3 workers): worker not niced,
-p50 26 ms, p99 6,309 ms; ``nice -n 10``, p50 12.7 to 14.2 ms, p99 654 to 807 ms;
-SCHED_IDLE, p99 about 640 ms; no errors; about 140 harvests of the 1,192 files
-each run. The slow requests are in the first 30 s (p99 713 to 956 ms there, 33 to
-125 ms in every later 30 s), while the first harvest's 1,130 new papers are
-written, matched and embedded: the PostgreSQL backends doing that work are not
-niced, the worker is. The load generator, the
-server and the worker share the 2 cores. Usage (the database is bench/pages.py's;
-``--keep`` reuses it):
-``DATABASE_URL=postgres://postgres@127.0.0.1:5432/wovepaper_bp .venv/bin/python
-bench/soak.py --keep [--rate R] [--seconds S]``.
+Measured 2026-12-07 (100 req/s, 300 s, gunicorn 3 workers), five runs: worker
+not niced, p50 26 ms, p99 6,309 ms; ``nice -n 10``, p50 12.7 and 14.2 ms, p99 654
+and 807 ms; SCHED_IDLE, p99 about 640 ms; ``nice -n 10`` with
+``EMBED_AFTER_HARVEST=0``, p50 about 20 ms, p99 6,776 ms. No errors; about 140
+harvests of the 1,192 files each run. In every run the slow requests are in
+the first 30 to 90 s, after the first harvest has created its 1,130 papers (the
+p99 of each later 30 s is 33 to 125 ms, once 448 and once 1,187 ms). What stalls
+them is not isolated: the embedding task is not it (without it those seconds
+were worse), and the stalls hit every kind of request at once.
 """
 
 from __future__ import annotations
