@@ -209,8 +209,8 @@ else:
 # from one address locks that pair, which is then refused with 429 and Retry-After
 # for LOGIN_COOLOFF_MINUTES (django-axes docs, "Configuration");
 # ``manage.py axes_reset_username NAME`` lifts it early. Behind a proxy, set
-# LOGIN_PROXY_COUNT to the number of proxies in front so the client's address is
-# read from X-Forwarded-For.
+# PROXY_COUNT (below) to the number of proxies in front so the client's address
+# is read from X-Forwarded-For.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
