@@ -31,8 +31,28 @@ workers = int(os.environ.get("WEB_CONCURRENCY", str(default_workers())))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 30
 # Recycle workers now and then so a slow leak in any library cannot grow forever.
-max_requests = 5000
-max_requests_jitter = 500
+# Not often: a new worker starts cold (imports, its first search loads the
+# embedding model), and at 100 req/s on 3 workers 5,000 requests came every
+# 150 s, each replacement stalling pages up to 1.8 s (bench/soak.py's p99 of
+# each 30 s).
+max_requests = 20000
+max_requests_jitter = 2000
+
+
+def post_worker_init(worker) -> None:
+    """Load the embedding model before the worker takes its first request,
+    so no search waits for it (about 0.5 s); a missing model is left to the
+    search, which says so."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    from wovepaper.embeddings import encoder
+
+    try:
+        encoder()
+    except ImproperlyConfigured as exc:
+        worker.log.warning("embedding model not loaded: %s", exc)
+
+
 # One line a request to stdout; GUNICORN_ACCESS_LOG="" turns it off (the
 # benchmarks do, so writing the log does not count in their figures).
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-") or None

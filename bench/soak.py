@@ -22,9 +22,15 @@ and 807 ms; SCHED_IDLE, p99 about 640 ms; ``nice -n 10`` with
 ``EMBED_AFTER_HARVEST=0``, p50 about 20 ms, p99 6,776 ms. No errors; about 140
 harvests of the 1,192 files each run. In every run the slow requests are in
 the first 30 to 90 s, after the first harvest has created its 1,130 papers (the
-p99 of each later 30 s is 33 to 125 ms, once 448 and once 1,187 ms). What stalls
-them is not isolated: the embedding task is not it (without it those seconds
-were worse), and the stalls hit every kind of request at once.
+p99 of each later 30 s is 33 to 125 ms, but 448, 1,187 and 1,775 ms in the
+sixth: gunicorn replacing each worker after 5,000 requests, 150 s in; with
+``max_requests`` 20,000 and the embedding model loaded before a new worker
+serves (gunicorn.conf.py), that window is 49 ms, the run's p99 still 6,301 ms
+from its first 90 s). What stalls the first seconds is not isolated: not the
+embedding task (without it they were worse), not a long query (none ran over
+0.3 s in pg_stat_activity sampled every 0.5 s), and every kind of request
+waits at once; the run deletes the previous run's 1,130 papers and their
+vectors first, so autovacuum may be repairing the HNSW index then.
 """
 
 from __future__ import annotations

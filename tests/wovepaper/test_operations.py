@@ -78,3 +78,34 @@ def test_a_number_setting_that_is_not_a_number_names_the_variable():
         "not '2.5'" in out.stderr
     )
     assert env_int("WOVEPAPER_TEST_UNSET_NUMBER", 7) == 7
+
+
+class _Worker:
+    """What gunicorn's post_worker_init hook is given: a worker with a log."""
+
+    def __init__(self) -> None:
+        self.log = logging.getLogger("gunicorn.error")
+
+
+def _post_worker_init():
+    from pathlib import Path
+    from runpy import run_path
+
+    return run_path(str(Path(settings.BASE_DIR) / "gunicorn.conf.py"))[
+        "post_worker_init"
+    ]
+
+
+def test_a_new_web_worker_loads_the_embedding_model_before_serving():
+    from wovepaper import embeddings
+
+    embeddings._encoder.cache_clear()
+    _post_worker_init()(_Worker())
+    assert embeddings._encoder.cache_info().currsize == 1
+
+
+def test_a_web_worker_without_the_model_starts_and_says_so(settings, tmp_path, caplog):
+    settings.EMBEDDING_MODEL_DIR = tmp_path
+    with caplog.at_level(logging.WARNING, logger="gunicorn.error"):
+        _post_worker_init()(_Worker())
+    assert "embedding model not loaded" in caplog.text
