@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 
 from curation.models import CurationEvent, Proposal
-from wovepaper.accounts import may_email
+from wovepaper.accounts import emailable
 from wovepaper.models import Follow, Notification, Researcher
 
 logger = logging.getLogger(__name__)
@@ -100,6 +101,12 @@ def followers_notify(*, event_id: int) -> int:
     touched = [found[pk] for pk in event.researchers if pk in found]
     written = 0
     seen: set[int] = set()
+    # One query for whose address may be mailed, not one a follower.
+    mailable = set(
+        emailable(
+            get_user_model().objects.filter(follows__researcher__in=touched)
+        ).values_list("pk", flat=True)
+    )
     for researcher in touched:
         follows = Follow.objects.filter(researcher=researcher).select_related("user")
         for follow in follows:
@@ -120,7 +127,7 @@ def followers_notify(*, event_id: int) -> int:
             except IntegrityError:
                 continue  # sent by an earlier delivery of this task
             written += 1
-            if may_email(follow.user):
+            if follow.user.email and follow.user_id in mailable:
                 send_mail(
                     subject,
                     body,

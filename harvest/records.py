@@ -401,21 +401,20 @@ def identifiers_checked(record: PaperRecord) -> PaperRecord:
     """
     problems: list[str] = []
     changes = _checked(record, _PAPER_IDENTIFIERS, problems)
-    authors = []
+    authors, touched = [], False
     for author in record.authors:
         fixed = _checked(author, _AUTHOR_IDENTIFIERS, problems)
         kept = tuple(i for i in author.institutions if _ror_ok(i.ror_id, problems))
         if kept != author.institutions:
             fixed["institutions"] = kept
+        touched = touched or bool(fixed)
         authors.append(replace(author, **fixed) if fixed else author)
-    if not problems:
-        if changes or any(a is not b for a, b in zip(authors, record.authors)):
-            return replace(record, authors=authors, **changes)
+    if not (problems or changes or touched):
         return record
     for problem in problems:
         logger.warning("%s:%s: %s", record.source, record.external_id, problem)
     flags = record.review_flags
-    if REFUSED_IDENTIFIER not in flags:
+    if problems and REFUSED_IDENTIFIER not in flags:
         flags = (*flags, REFUSED_IDENTIFIER)
     return replace(record, authors=authors, review_flags=flags, **changes)
 

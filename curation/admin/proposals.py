@@ -239,10 +239,6 @@ class LaneFilter(admin.SimpleListFilter):
             return self.ALL
         return super().value() or self.MAIN
 
-    def __init__(self, request, params, model, model_admin):
-        self.request = request
-        super().__init__(request, params, model, model_admin)
-
     def choices(self, changelist):
         # As SimpleListFilter's, less its "All" entry: "main" is the default,
         # and "all" a lane of its own.
