@@ -14,7 +14,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# KaTeX from npm (package-lock.json), served with the static files.
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch node_modules/.installed
+
+install: $(STAMP) node_modules/.installed
 
 ## Harvest the bundled real arXiv records into SQLite, match, summarise, then serve.
 ## NO_SERVE=1 skips serving; DATA=PATH harvests another folder or file.

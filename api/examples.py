@@ -101,6 +101,14 @@ RESEARCHER = {
     "paper_count": 1,
     "checked_paper_count": 1,
     "placement": "checked by a curator",
+    "figures": {
+        "citation_count": 0,
+        "h_index": 0,
+        "first_year": 2007,
+        "last_year": 2007,
+        "main_category": "physics.optics",
+        "latest_affiliation": "",
+    },
 }
 
 COAUTHOR = {"researcher": HOEKSTRA, "shared_papers": 1}

@@ -7,7 +7,14 @@ from rest_framework import serializers
 
 from curation.models import ClaimRequest, Proposal
 from wovepaper.identifiers import orcid_normalise
-from wovepaper.models import Authorship, Follow, Institution, Paper, Researcher
+from wovepaper.models import (
+    Authorship,
+    Follow,
+    Institution,
+    Paper,
+    Researcher,
+    ResearcherStats,
+)
 from wovepaper.selectors import AUTOMATIC, CHECKED, SLOT_FIELDS, placement
 
 
@@ -216,6 +223,21 @@ class PaperSearchSerializer(serializers.Serializer):
     results = PaperRefSerializer(many=True)
 
 
+class ResearcherFiguresSerializer(serializers.ModelSerializer):
+    """A researcher's figures (:class:`wovepaper.models.ResearcherStats`)."""
+
+    class Meta:
+        model = ResearcherStats
+        fields = (
+            "citation_count",
+            "h_index",
+            "first_year",
+            "last_year",
+            "main_category",
+            "latest_affiliation",
+        )
+
+
 class ResearcherSerializer(SparseFieldsMixin, serializers.ModelSerializer):
     """A live researcher with the number of papers applied to them."""
 
@@ -228,6 +250,12 @@ class ResearcherSerializer(SparseFieldsMixin, serializers.ModelSerializer):
     placement = serializers.SerializerMethodField(
         help_text="'checked by a curator' (every paper), 'partly checked by a "
         "curator' or 'automatic' (the matcher placed every paper)."
+    )
+    figures = serializers.SerializerMethodField(
+        help_text="What the profile page shows of the record: citations (sum "
+        "of the papers' cited_by_count), h-index (Hirsch 2005), first and last "
+        "year with a paper, main field (commonest primary arXiv category) and "
+        "latest affiliation; null until computed for a new profile."
     )
 
     class Meta:
@@ -243,6 +271,7 @@ class ResearcherSerializer(SparseFieldsMixin, serializers.ModelSerializer):
             "paper_count",
             "checked_paper_count",
             "placement",
+            "figures",
         )
 
     def get_placement(self, researcher: Researcher) -> str:
@@ -250,6 +279,11 @@ class ResearcherSerializer(SparseFieldsMixin, serializers.ModelSerializer):
             getattr(researcher, "checked_paper_count", 0),
             getattr(researcher, "paper_count", 0),
         )
+
+    @extend_schema_field(ResearcherFiguresSerializer(allow_null=True))
+    def get_figures(self, researcher: Researcher) -> dict | None:
+        stats = getattr(researcher, "stats", None)
+        return ResearcherFiguresSerializer(stats).data if stats else None
 
 
 class ProposalSerializer(SparseFieldsMixin, serializers.ModelSerializer):

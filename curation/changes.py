@@ -37,6 +37,7 @@ from curation.models import Constraint, CurationEvent, Proposal
 from wovepaper import cache as site_cache
 from wovepaper.models import Authorship, Researcher
 from wovepaper.outbox import outbox_send
+from wovepaper.stats import researcher_stats_queue
 
 # Events whose followers hear about them: what changes a profile's paper list.
 NOTIFY_KINDS = frozenset(
@@ -394,6 +395,7 @@ def _after_commit(touched: list[int], coauthors: list[int], events: list[int]) -
     collaboration papers names thousands: 0.5 ms each on Redis), and tell
     the followers of each of ``events``."""
     transaction.on_commit(lambda: site_cache.researchers_changed(touched))
+    researcher_stats_queue(touched)
     # Through the outbox, written in the change's own transaction: a broker
     # that is down loses none of them and answers no committed change with
     # an error (wovepaper.outbox).

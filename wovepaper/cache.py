@@ -98,7 +98,10 @@ def papers_changed(paper_ids: Iterable[int]) -> None:
         .distinct()
     )
     if ids:
+        from wovepaper.stats import researcher_stats_queue
+
         transaction.on_commit(lambda: researchers_changed(ids))
+        researcher_stats_queue(ids)
 
 
 def researchers_version() -> int:

@@ -27,7 +27,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce, DenseRank
 
-from wovepaper import profile_sql, selectors
+from wovepaper import profile_sql, selectors, stats
 from wovepaper.models import Authorship, Institution, Paper, Researcher
 from wovepaper.models.paper import date_shown
 from wovepaper.selectors import UNDATED, researcher_coauthors
@@ -58,6 +58,10 @@ SORTS: dict[str, Callable[[tuple], tuple]] = {
 INSTITUTIONS = 20
 # Co-authors drawn in the network (the centre plus this many).
 NETWORK_SIZE = 15
+# Papers with more authors than this are left out of the co-author network by
+# default (the page has a switch): one 2,831-author byline made everyone on it
+# a co-author and the graph a hairball.
+NETWORK_MAX_BYLINE = 100
 
 
 def researcher_paper_ids(researcher: Researcher) -> QuerySet:
@@ -137,7 +141,9 @@ def researcher_papers_page(
                 ids, keep=researcher.pk, shown=BYLINE_SHOWN, new_pairs=NEW_PAIRS_READ
             )
         }
-        rows = [_paper_row(fetched[pk], researcher.pk) for pk in ids if pk in fetched]
+        rows = with_abstracts(
+            [_paper_row(fetched[pk], researcher.pk) for pk in ids if pk in fetched]
+        )
         placed = {
             row["own_authorship"]: _placed_by(fetched[row["id"]]["placed_by"])
             for row in rows
@@ -179,7 +185,7 @@ def paper_rows(papers: QuerySet[Paper], *, keep: int | None = None) -> list[dict
         "published_shown", "primary_category", "categories",
         "cited_by_count", "arxiv_id", "doi", "author_count", "byline":
         [{"position", "name", "researcher_id", "researcher_url"}], "more": n,
-        "own_authorship": id | None}]``. Two queries.
+        "own_authorship": id | None, "abstract"}]``. Three queries.
     """
     author_count = Subquery(
         Authorship.objects.filter(paper=OuterRef("pk"))
@@ -211,7 +217,29 @@ def paper_rows(papers: QuerySet[Paper], *, keep: int | None = None) -> list[dict
         )
     ):
         slots[slot["paper_id"]].append(slot)
-    return [_paper_row({**row, "slots": slots[row["id"]]}, keep) for row in rows]
+    return with_abstracts(
+        [_paper_row({**row, "slots": slots[row["id"]]}, keep) for row in rows]
+    )
+
+
+def with_abstracts(rows: list[dict]) -> list[dict]:
+    """Set each paper row's ``abstract`` (the list folds it away), in one query.
+
+    Args:
+        rows: paper rows (``id``), changed in place.
+
+    Returns:
+        ``rows``; a paper gone since has "".
+    """
+    if rows:
+        found = dict(
+            Paper.objects.filter(pk__in=[r["id"] for r in rows]).values_list(
+                "id", "abstract"
+            )
+        )
+        for row in rows:
+            row["abstract"] = found.get(row["id"], "")
+    return rows
 
 
 def _paper_row(row: dict, keep: int | None) -> dict:
@@ -259,12 +287,14 @@ def paper_rows_by_id(ids: list[int]) -> list[dict]:
     """
     order = {pk: i for i, pk in enumerate(ids)}
     if connection.vendor == "postgresql":
-        rows = [
-            _paper_row(row, None)
-            for row in profile_sql.paper_rows(
-                ids, keep=None, shown=BYLINE_SHOWN, new_pairs=0
-            )
-        ]
+        rows = with_abstracts(
+            [
+                _paper_row(row, None)
+                for row in profile_sql.paper_rows(
+                    ids, keep=None, shown=BYLINE_SHOWN, new_pairs=0
+                )
+            ]
+        )
     else:
         rows = paper_rows(Paper.objects.filter(pk__in=ids, hidden=False))
     return sorted(rows, key=lambda row: order[row["id"]])
@@ -691,7 +721,10 @@ def researcher_summary(researcher: Researcher) -> dict:
     """Everything on the researcher page except the list of papers.
 
     Returns:
-        ``{"paper_count", "checked_papers": [paper id] (those whose slot a
+        ``{"paper_count", "citations" (sum of the papers' cited_by_count),
+        "h_index", "per_year": [YearFigures]
+        (:func:`wovepaper.stats.publication_figures`),
+        "checked_papers": [paper id] (those whose slot a
         curator confirmed: :func:`wovepaper.selectors.checked_slot`),
         "papers": [(id, published, cited_by_count,
         categories, title rank)] (the sort keys of
@@ -795,6 +828,9 @@ def researcher_summary(researcher: Researcher) -> dict:
     ]
     return {
         "paper_count": len(papers),
+        "citations": sum(p[2] or 0 for p in papers.values()),
+        "h_index": stats.h_index(p[2] for p in papers.values()),
+        "per_year": stats.publication_figures(list(papers.values())),
         # The papers whose slot a curator checked (the rows end with it).
         "checked_papers": sorted({row[0] for row in rows if row[-1]}),
         "papers": sorted(papers.values()),
@@ -895,18 +931,30 @@ def _split_into(researcher: Researcher, events: list[tuple]) -> list[dict]:
     ]
 
 
-def coauthor_network(researcher: Researcher) -> dict:
+def coauthor_network(
+    researcher: Researcher, *, max_byline: int | None = NETWORK_MAX_BYLINE
+) -> dict:
     """The closest co-authors as a small graph, for drawing client-side.
+
+    Args:
+        max_byline: leave out papers with more authors than this (a large
+            collaboration's byline makes thousands co-authors and the graph
+            a hairball); None counts every paper.
 
     Returns:
         ``{"nodes": [{"id", "name", "url", "papers", "centre": bool}], "links":
-        [{"source": id, "target": id, "papers": n}]}``: the researcher and its
-        :data:`NETWORK_SIZE` co-authors with the most shared visible papers; a
-        co-author's ``papers`` is how many it shares, the centre's how many
-        visible papers it has; links join every pair of them with the number of
-        the centre's papers they share. Three queries.
+        [{"source": id, "target": id, "papers": n}], "max_byline": the bound
+        or None, "left_out": visible papers over the bound}``: the researcher
+        and its :data:`NETWORK_SIZE` co-authors with the most shared papers
+        within the bound; a co-author's ``papers`` is how many it shares, the
+        centre's how many papers within the bound it has; links join every
+        pair of them with the number of the centre's papers they share. Four
+        queries.
     """
-    closest = researcher_coauthors(researcher=researcher, limit=NETWORK_SIZE)
+    within = selectors.researcher_paper_ids_within(researcher, max_byline=max_byline)
+    closest = researcher_coauthors(
+        researcher=researcher, limit=NETWORK_SIZE, max_byline=max_byline
+    )
     nodes = [
         {
             "id": researcher.pk,
@@ -928,7 +976,7 @@ def coauthor_network(researcher: Researcher) -> dict:
     ids = [n["id"] for n in nodes]
     by_paper = defaultdict(set)
     for paper_id, pk in Authorship.objects.filter(
-        paper_id__in=researcher_paper_ids(researcher), researcher_id__in=ids
+        paper_id__in=within, researcher_id__in=ids
     ).values_list("paper_id", "researcher_id"):
         by_paper[paper_id].add(pk)
     nodes[0]["papers"] = sum(researcher.pk in members for members in by_paper.values())
@@ -938,12 +986,22 @@ def coauthor_network(researcher: Researcher) -> dict:
         for i, a in enumerate(ordered):
             for b in ordered[i + 1 :]:
                 pairs[(a, b)] += 1
+    left_out = (
+        0
+        if max_byline is None
+        else researcher_paper_ids(researcher)
+        .exclude(paper_id__in=within)
+        .distinct()
+        .count()
+    )
     return {
         "nodes": nodes,
         "links": [
             {"source": a, "target": b, "papers": n}
             for (a, b), n in sorted(pairs.items())
         ],
+        "max_byline": max_byline,
+        "left_out": left_out,
     }
 
 

@@ -15,9 +15,10 @@ A search reads at most :data:`SEARCH_SAMPLE` matching papers
 ranked sample above it, so a broad word costs a bounded amount whatever the
 corpus size.
 
-On SQLite (the embedded demo) there is neither ``tsvector`` nor ``pg_trgm``: every
-word must occur, case-insensitively, in the title, the abstract or an author's name
-(papers, newest first) or in the name or a variant (researchers).
+On SQLite (the embedded demo) there is neither ``tsvector`` nor ``pg_trgm``:
+papers are found through SQLite's FTS5 index of the same three fields
+(:mod:`wovepaper.paper_fts`: stemmed, accent-folded, ranked by bm25), and
+researchers when every word occurs in their name or a variant.
 """
 
 from __future__ import annotations
@@ -51,7 +52,6 @@ from django.db import (
 )
 from django.db.models import (
     Count,
-    Exists,
     F,
     FloatField,
     Func,
@@ -63,13 +63,15 @@ from django.db.models import (
     TextField,
     Value,
 )
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast, Coalesce
 
 from api.search import MAX_SEARCH_CHARS, MAX_SEARCH_TERMS
-from wovepaper import search_sql
-from wovepaper.cache import researchers_version, searches_version
+from wovepaper import paper_fts, search_sql
+from wovepaper.cache import searches_version
 from wovepaper.identifiers import ARXIV_CATEGORY
 from wovepaper.models import Authorship, Paper, Researcher
+from wovepaper.paper_fts import fts_query, fts_refresh
 from wovepaper.selectors import (
     category_spelled,
     in_category,
@@ -100,7 +102,8 @@ QUERY_TOO_MANY_WORDS = (
 )
 
 # Most researchers one search returns.
-MAX_RESEARCHERS = 50
+# A name search ranks up to this many candidates (wovepaper.name_search).
+MAX_RESEARCHERS = 200
 
 
 BAD_CATEGORY = "The category is not an arXiv category name (such as hep-th or cs.LG)."
@@ -248,7 +251,8 @@ def paper_search(
     Returns:
         On PostgreSQL, papers annotated with ``rank`` (``ts_rank``, title matches
         weigh most, then authors, then the abstract) ordered by ``-rank``, newest
-        first among equals; on SQLite, matching papers newest first. Empty for a
+        first among equals; on SQLite, annotated ``fts_rank`` (FTS5's bm25)
+        and ordered by it, newest first among equals. Empty for a
         blank query. The stored vector itself is not loaded.
 
     Raises:
@@ -269,8 +273,8 @@ def _paper_matches(
 
     Returns:
         ``(papers, search)``: ``search`` is the PostgreSQL query to rank with, or
-        None when there is nothing to rank (blank text, or SQLite, whose papers
-        come ordered newest first).
+        None when there is none (blank text, or SQLite, whose papers come
+        annotated with their FTS5 rank and ordered by it).
     """
     text = search_query_clean(query)
     papers = papers_in_category(category) if category else paper_list()
@@ -291,7 +295,7 @@ def only_common_words(query: str) -> bool:
 
     The ``english`` configuration drops stop words; a text of nothing else
     matches no paper (PostgreSQL docs, 12.6.6 "Simple Dictionary" and
-    ``numnode``). False on SQLite, whose substring search keeps every word.
+    ``numnode``). False on SQLite, whose FTS5 index keeps every word.
 
     Args:
         query: the user's text.
@@ -314,28 +318,30 @@ def only_common_words(query: str) -> bool:
 
 
 def paper_search_fallback(papers: QuerySet[Paper], *, text: str) -> QuerySet[Paper]:
-    """Papers where every word occurs in the title, the abstract or an author's name.
-
-    The portable search (SQLite has no ``tsvector``): case-insensitive substrings,
-    web-search quotes dropped; a ``-word`` excludes the papers holding it.
+    """The embedded SQLite setup's search: SQLite's FTS5 index of titles,
+    byline names and abstracts (:mod:`wovepaper.paper_fts`), stemmed and
+    accent-folded, in web-search syntax (words, "phrases", -exclusions, or).
 
     Args:
         papers: the papers to search in (already filtered).
         text: the cleaned search text (see :func:`search_query_clean`).
 
     Returns:
-        The matching papers, newest first (undated last), each once.
+        The matching papers annotated ``fts_rank`` (-bm25, higher is better;
+        title words weigh most, then names, then the abstract), best first,
+        then newest; none when the text names no word to find.
     """
-    for word in text.replace('"', " ").split():
-        # "-word" excludes, as web search syntax has it on PostgreSQL.
-        excluded = word.startswith("-") and len(word) > 1
-        word = word[1:] if excluded else word
-        named = Authorship.objects.filter(
-            paper=OuterRef("pk"), raw_name__icontains=word
-        )
-        found = Q(title__icontains=word) | Q(abstract__icontains=word) | Exists(named)
-        papers = papers.exclude(found) if excluded else papers.filter(found)
-    return papers.order_by(F("published").desc(nulls_last=True), "-id")
+    query = fts_query(text)
+    if not query:
+        return papers.none()
+    # Both statements are constants; the query is a bound parameter.
+    rank = RawSQL(paper_fts.RANK_SQL, [query], output_field=FloatField())  # noqa: S611
+    matching = RawSQL(paper_fts.MATCHING_SQL, [query])  # noqa: S611
+    return (
+        papers.filter(pk__in=matching)
+        .annotate(fts_rank=rank)
+        .order_by("-fts_rank", F("published").desc(nulls_last=True), "-id")
+    )
 
 
 def _paper_count() -> Coalesce:
@@ -421,30 +427,6 @@ def _researchers_by_name(text: str, limit: int) -> list[Researcher]:
             r.paper_count, r.name_similarity = papers, similarity
             found.append(r)
     return found
-
-
-def researchers_named(
-    *, query: str, limit: int = 10, version: int | None = None
-) -> list[Researcher]:
-    """:func:`researcher_search`, cached for :data:`SEARCH_CACHE_SECONDS` under
-    the researchers' cache version (:func:`wovepaper.cache.researchers_version`),
-    so a curation change shows at once. The trigram match was a third of a
-    repeated search page's time (16.3 ms, 9.8 ms with this cache; bench/pages.py).
-
-    Args:
-        version: the researchers' cache version when the caller read it already
-            (the search page keys its own cache by it); None reads it.
-
-    Raises:
-        SearchQueryError: the query is out of bounds (see :func:`search_query_clean`).
-    """
-    if version is None:
-        version = researchers_version()
-    digest = hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()
-    key = f"researcher-search:v{version}:{limit}:{digest}"
-    return cache.get_or_set(
-        key, lambda: researcher_search(query=query, limit=limit), SEARCH_CACHE_SECONDS
-    )
 
 
 def researcher_matches(*, query: str) -> QuerySet[Researcher]:
@@ -539,17 +521,22 @@ def search_vectors_refresh(*, paper_ids: Iterable[int]) -> int:
     """Rewrite the stored search vectors of some papers from their text and byline.
 
     Call it after a paper's title, abstract or authorships' names were written
-    (the harvest upsert does); it is idempotent. Nothing happens on SQLite.
+    (the harvest upsert does); it is idempotent. On SQLite it rewrites the
+    papers' FTS5 rows instead (:func:`wovepaper.paper_fts.fts_refresh`).
 
     Args:
         paper_ids: ids of the papers touched (any order, repeats allowed; unknown
             ids are ignored).
 
     Returns:
-        How many papers were rewritten (0 on SQLite).
+        How many papers were rewritten.
     """
     ids = sorted({int(pk) for pk in paper_ids})
-    if not ids or connection.vendor != "postgresql":
+    if not ids:
+        return 0
+    if connection.vendor == "sqlite":
+        return fts_refresh(ids)
+    if connection.vendor != "postgresql":
         return 0
     with connection.cursor() as cursor:
         cursor.execute(_REFRESH_SQL, [ids])
@@ -635,7 +622,9 @@ def _matches(
     lists are read only when asked (``with_categories``): decoding 1,000 JSON
     lists was a fifth of a broad search's time.
     """
-    if search is None:  # SQLite: the fallback's newest-first order is kept
+    if search is None and "fts_rank" in papers.query.annotations:
+        rank = F("fts_rank")  # SQLite: FTS5's bm25 (paper_search_fallback)
+    elif search is None:
         rank = Value(0.0, output_field=FloatField())
     else:
         papers = papers.order_by()
@@ -703,8 +692,8 @@ def search_head(*, query: str, category: str | None, year: int | None) -> dict:
 
     On PostgreSQL one statement computes it (:mod:`wovepaper.search_sql`); the
     ORM path (:func:`_search_head`) gives the same head and serves SQLite (the
-    demo), where a broad search counts exactly and lists the newest
-    :data:`SEARCH_SAMPLE`.
+    demo), where a broad search counts exactly and lists the best ranked
+    :data:`SEARCH_SAMPLE` by FTS5's bm25.
 
     Args:
         query: the cleaned search text (:func:`search_query_clean`), not blank.

@@ -192,13 +192,18 @@ def list_bylines(
 
 
 def researcher_list() -> QuerySet[Researcher]:
-    """Live researchers (not merged away) with their applied paper count and
-    how many of those a curator checked (``checked_paper_count``)."""
-    return Researcher.objects.live().annotate(
-        paper_count=Count(
-            "authorships", filter=Q(authorships__paper__hidden=False), distinct=True
-        ),
-        checked_paper_count=checked_paper_count(),
+    """Live researchers (not merged away) with their applied paper count, how
+    many of those a curator checked (``checked_paper_count``) and their
+    figures (``stats``, :class:`wovepaper.models.ResearcherStats`, joined)."""
+    return (
+        Researcher.objects.live()
+        .select_related("stats")
+        .annotate(
+            paper_count=Count(
+                "authorships", filter=Q(authorships__paper__hidden=False), distinct=True
+            ),
+            checked_paper_count=checked_paper_count(),
+        )
     )
 
 
@@ -321,20 +326,47 @@ def paper_by_identifier(value: str) -> Paper | None:
     return papers.filter(arxiv_id=arxiv_id).first()
 
 
-def researcher_coauthors(*, researcher: Researcher, limit: int = 50) -> list[dict]:
+def researcher_paper_ids_within(
+    researcher: Researcher, *, max_byline: int | None
+) -> QuerySet:
+    """The ids of a researcher's visible papers, as a subquery, leaving out
+    papers with more than ``max_byline`` authors (None: none left out).
+
+    Returns:
+        A ``paper_id`` values queryset of :class:`Authorship`.
+    """
+    papers = Authorship.objects.filter(
+        researcher=researcher, paper__hidden=False
+    ).values("paper_id")
+    if max_byline is None:
+        return papers
+    large = (
+        Authorship.objects.filter(paper_id__in=papers)
+        .values("paper_id")
+        .annotate(n=Count("*"))
+        .filter(n__gt=max_byline)
+        .values("paper_id")
+    )
+    return papers.exclude(paper_id__in=large)
+
+
+def researcher_coauthors(
+    *, researcher: Researcher, limit: int = 50, max_byline: int | None = None
+) -> list[dict]:
     """The curated researchers who share the most visible papers with this one.
 
     Args:
         researcher: a live researcher.
         limit: how many, at most (1 to 200).
+        max_byline: count only papers with at most this many authors (a
+            collaboration paper of 3,000 authors makes everyone a co-author);
+            None counts every paper.
 
     Returns:
         ``[{"researcher": Researcher, "shared_papers": n}]``, most shared first,
         then by id; two queries.
     """
-    papers = Authorship.objects.filter(
-        researcher=researcher, paper__hidden=False
-    ).values("paper_id")
+    papers = researcher_paper_ids_within(researcher, max_byline=max_byline)
     rows = list(
         Authorship.objects.filter(paper_id__in=papers, researcher__isnull=False)
         .exclude(researcher=researcher)
@@ -440,20 +472,24 @@ def following_papers(user, *, categories: Iterable[str] = ()) -> QuerySet[Paper]
     )
 
 
-def paper_byline(paper: Paper) -> list[Authorship]:
-    """Every byline slot of a paper in order, with researcher and institutions.
+def paper_byline(paper: Paper, *, limit: int | None = None) -> list[Authorship]:
+    """A paper's byline slots in order, with researcher and institutions.
+
+    Args:
+        limit: the first this many slots; None for every slot.
 
     Returns:
         Authorships by position, each annotated ``checked``
         (:func:`checked_slot`); three queries whatever the byline's length.
     """
-    return list(
+    slots = (
         Authorship.objects.filter(paper=paper)
         .select_related("researcher")
         .prefetch_related("institutions")
         .annotate(checked=checked_slot())
         .order_by("position")
     )
+    return list(slots if limit is None else slots[:limit])
 
 
 def institution_by_ref(ref: str) -> Institution | None:

@@ -5,7 +5,9 @@
 ``/sitemap-<section>.xml`` and split into pages of :attr:`Sitemap.limit` URLs
 (50,000, the protocol's cap) reached with ``?p=2``, ``?p=3`` ... Sections:
 
-- ``static``: the home and search pages;
+- ``static``: the home, search and browse pages (``/researchers/``,
+  ``/institutions/``, ``/papers/``);
+- ``categories``: ``/categories/<category>/`` of each primary category;
 - ``papers``: visible papers;
 - ``researchers``: live researchers with at least one visible paper;
 - ``institutions``: institutions with at least one authorship on a visible paper.
@@ -32,17 +34,38 @@ from wovepaper.models import Authorship, Institution, Paper, Researcher
 
 
 class StaticSitemap(Sitemap):
-    """The pages that are not a record: home and search."""
+    """The pages that are not a record: home, search and the browse pages."""
 
     changefreq = "daily"
 
     def items(self) -> list[str]:
         """URL names, in the order listed."""
-        return ["home", "search"]
+        return ["home", "search", "researchers", "institutions", "papers"]
 
     def location(self, item: str) -> str:
         """The page's path."""
         return reverse(item)
+
+
+class CategorySitemap(Sitemap):
+    """The page of each primary category a visible paper carries (cross-list
+    only categories are reached from their papers)."""
+
+    changefreq = "daily"
+
+    def items(self) -> list[str]:
+        """Primary categories, sorted; one query."""
+        return list(
+            Paper.objects.filter(hidden=False)
+            .exclude(primary_category="")
+            .order_by("primary_category")
+            .values_list("primary_category", flat=True)
+            .distinct()
+        )
+
+    def location(self, item: str) -> str:
+        """``/categories/<category>/``."""
+        return reverse("category", kwargs={"category": item})
 
 
 class ModelSitemap(Sitemap):
@@ -131,6 +154,7 @@ class InstitutionSitemap(ModelSitemap):
 
 SECTIONS: dict[str, type[Sitemap]] = {
     "static": StaticSitemap,
+    "categories": CategorySitemap,
     "papers": PaperSitemap,
     "researchers": ResearcherSitemap,
     "institutions": InstitutionSitemap,

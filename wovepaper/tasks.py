@@ -121,6 +121,37 @@ def cache_versions_bump_task(keys: list[str]) -> int:
     return len(listed)
 
 
+@shared_task(acks_late=True, name="wovepaper.researcher_stats")
+def researcher_stats_task(researcher_ids: list[int] | None = None) -> int:
+    """Rewrite the browse and search figures of these researchers (None: of
+    all), :func:`wovepaper.stats.researcher_stats_refresh`. Idempotent: a
+    redelivery writes the same rows again.
+
+    Args:
+        researcher_ids: researcher ids (what is not a positive integer is
+            passed over), or None for every researcher.
+
+    Returns:
+        How many researchers are listed with figures now.
+    """
+    from wovepaper.cache import researchers_changed
+    from wovepaper.stats import researcher_stats_refresh
+
+    if researcher_ids is None:
+        return researcher_stats_refresh()
+    listed = researcher_ids if isinstance(researcher_ids, list) else []
+    ids = [
+        pk
+        for pk in listed
+        if isinstance(pk, int) and not isinstance(pk, bool) and pk > 0
+    ]
+    written = researcher_stats_refresh(researcher_ids=ids)
+    # A view cached between the change's own bump and this refresh showed the
+    # old figures: bump once more.
+    researchers_changed(ids)
+    return written
+
+
 @shared_task(acks_late=True, name="wovepaper.outbox_flush")
 def outbox_flush_task() -> dict[str, int]:
     """Send the outbox messages the broker refused (beat, every minute).

@@ -158,6 +158,61 @@ def latex_to_text(value: str) -> str:
     return text or value
 
 
+# Maths in source text: $$...$$, $...$, \(...\) and \[...\] (an escaped \$ is
+# a dollar sign, not a delimiter).
+_MATH = re.compile(
+    r"(?<!\\)\$\$(?P<dd>.+?)(?<!\\)\$\$"
+    r"|(?<!\\)\$(?P<d>.+?)(?<!\\)\$"
+    r"|\\\((?P<p>.+?)\\\)"
+    r"|\\\[(?P<b>.+?)\\\]",
+    re.DOTALL,
+)
+
+
+def _with_edges(source: str, converted: str) -> str:
+    """``converted`` with a space on each side where ``source`` had
+    whitespace there (:func:`latex_to_text` trims its result)."""
+    converted = converted.strip()
+    if not converted:
+        return " " if source else ""
+    head = " " if source[:1].isspace() else ""
+    tail = " " if source[-1:].isspace() else ""
+    return f"{head}{converted}{tail}"
+
+
+def latex_math_parts(value: str) -> list[tuple[str, object]]:
+    """Source text cut into text and maths, for a page that renders maths.
+
+    Args:
+        value: text as a source printed it.
+
+    Returns:
+        ``[("text", unicode text) | ("inline" | "display", (TeX source,
+        its Unicode reading))]`` in order; text parts are converted by
+        :func:`latex_to_text`. Text that :func:`latex_to_text` would show
+        as printed (too long, holding a definition) is one text part,
+        unconverted.
+    """
+    if not value:
+        return []
+    if len(value) > MAX_CONVERTED_CHARS or _DEFINITION.search(value):
+        return [("text", value)]
+    parts: list[tuple[str, object]] = []
+    last = 0
+    for found in _MATH.finditer(value):
+        text = value[last : found.start()]
+        if text:
+            parts.append(("text", _with_edges(text, latex_to_text(text))))
+        tex = next(g for g in found.groups() if g is not None)
+        kind = "display" if found.group("dd") or found.group("b") else "inline"
+        parts.append((kind, (tex.strip(), latex_to_text(f"${tex}$"))))
+        last = found.end()
+    rest = value[last:]
+    if rest:
+        parts.append(("text", _with_edges(rest, latex_to_text(rest))))
+    return parts
+
+
 def slug_for(text: str, *, fallback: str, max_length: int = 120) -> str:
     """A URL slug for a title or name: LaTeX rendered, transliterated, cut at a word.
 

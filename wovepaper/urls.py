@@ -9,7 +9,7 @@ from drf_spectacular.views import (
 
 from curation.views import claim_create
 from wovepaper import feeds, sitemaps
-from wovepaper.views import accounts, follow, health, machines, pages, search
+from wovepaper.views import accounts, browse, follow, health, machines, pages, search
 
 urlpatterns = [
     path("", pages.home, name="home"),
@@ -30,6 +30,11 @@ urlpatterns = [
         name="email-confirm",
     ),
     path("accounts/", include("django.contrib.auth.urls")),
+    # --- browsing (wovepaper/views/browse.py) ---
+    path("researchers/", browse.researchers_index, name="researchers"),
+    path("institutions/", browse.institutions_index, name="institutions"),
+    path("papers/", browse.papers_index, name="papers"),
+    path("categories/<str:category>/", browse.category_index, name="category"),
     # --- public pages (wovepaper/views/pages.py) ---
     path(
         "researchers/<int:pk>-<slug:slug>", pages.researcher_detail, name="researcher"

@@ -38,6 +38,7 @@ from wovepaper.cache import papers_changed, researchers_changed
 from wovepaper.models import Authorship, Institution, Paper, Researcher
 from wovepaper.search import search_vectors_refresh
 from wovepaper.selectors import researcher_survivors
+from wovepaper.stats import researcher_stats_queue
 
 logger = logging.getLogger(__name__)
 
@@ -613,6 +614,7 @@ def _researchers_evidence_changed(researcher_ids: Iterable[int]) -> None:
         _name_variants_refresh(ids)
         # Their public pages count and list the paper from a cached summary.
         transaction.on_commit(lambda: researchers_changed(ids))
+        researcher_stats_queue(ids)
 
 
 def _name_variants_refresh(ids: list[int]) -> None:

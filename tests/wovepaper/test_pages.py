@@ -9,7 +9,7 @@ import re
 import pytest
 from lxml import html as lxml_html
 
-from curation import edits, history, services
+from curation import edits, history
 from curation.models import CurationEvent, Proposal
 from tests.factories import AuthorshipFactory, PaperFactory, ResearcherFactory
 from wovepaper.models import Authorship, Institution, Paper, Researcher
@@ -18,16 +18,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def corpus(arxiv_dir, django_capture_on_commit_callbacks):
+def corpus(applied_corpus):
     """Real arXiv records (Del Maestro's papers and co-authors), matched, applied."""
-    from harvest.services import harvest_arxiv_files
-
-    harvest_arxiv_files(root=arxiv_dir / "arxivpy_2016_atom")
-    services.matching_run()
-    with django_capture_on_commit_callbacks(execute=True):
-        for p in Proposal.objects.filter(status="pending").order_by("id"):
-            services.proposal_apply(proposal=p, actor=None)
-    return Researcher.objects.live()
+    return applied_corpus
 
 
 def _most_papers(researchers):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from types import SimpleNamespace
 
 import pytest
 from django.db import connection
@@ -439,29 +438,6 @@ def test_signed_in_reader_and_bad_input_are_not_served_a_cached_page(
         bad = client.get("/search/", {"q": "blazar", "year": "x"})
         assert bad.status_code == 400
         assert "The year must be a number" in bad.content.decode()
-
-
-def test_sqlite_fallback_path_searches_by_substring(monkeypatch, corpus):
-    """The embedded demo's path, forced on PostgreSQL by faking the vendor."""
-    monkeypatch.setattr(search, "connection", SimpleNamespace(vendor="sqlite"))
-    wanted = _arxiv_id(corpus, "Theory of the pairbreaking")
-
-    found = search.paper_search(query="Pairbreaking sachdev")
-    assert _ids(found) == [wanted]
-    assert not hasattr(found[0], "rank")
-    newest_first = _ids(search.paper_search(query="maestro"))
-    dates = [corpus[k].published for k in newest_first]
-    assert dates == sorted(dates, reverse=True)
-    assert len(newest_first) == len(corpus)
-    assert _ids(search.paper_search(query="maestro", year=2013)) == [
-        k for k in newest_first if corpus[k].published.year == 2013
-    ]
-    without = _ids(search.paper_search(query="maestro -pairbreaking"))
-    assert without == [k for k in newest_first if k != wanted]
-    names = search.researcher_search(query="subir sachdev", limit=10)
-    assert [r.display_name for r in names] == ["Subir Sachdev"]
-    assert names[0].paper_count == 3
-    assert search.search_vectors_refresh(paper_ids=[1]) == 0
 
 
 def test_search_by_arxiv_id_or_doi_goes_to_the_paper(client, corpus):

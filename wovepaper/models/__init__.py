@@ -6,6 +6,7 @@ from .institution import Institution
 from .outbox import OutboxMessage
 from .paper import Authorship, Paper
 from .researcher import CategoryFollow, DigestDelivery, Follow, Notification, Researcher
+from .stats import ResearcherStats
 
 __all__ = [
     "Authorship",
@@ -19,4 +20,5 @@ __all__ = [
     "Paper",
     "PaperEmbedding",
     "Researcher",
+    "ResearcherStats",
 ]

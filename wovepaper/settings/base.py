@@ -365,6 +365,11 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# KaTeX's browser build, from npm (package.json; `make install` runs `npm ci`),
+# served under static/katex/ with the site's own files: no CDN, and pages work
+# offline. Without it the maths of titles and abstracts shows as Unicode text.
+KATEX_DIR = BASE_DIR / "node_modules" / "katex" / "dist"
+STATICFILES_DIRS = [("katex", KATEX_DIR)] if KATEX_DIR.is_dir() else []
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 

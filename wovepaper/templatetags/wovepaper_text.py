@@ -11,13 +11,45 @@ from __future__ import annotations
 import json
 import re
 from html import escape
+from urllib.parse import quote
 
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from wovepaper.text import latex_to_text
+from wovepaper.text import latex_math_parts, latex_to_text
 
 register = template.Library()
+
+
+@register.filter
+def math(value: str | None) -> SafeString:
+    """``{{ paper.title|math }}``: LaTeX text as HTML whose maths KaTeX renders.
+
+    Text outside maths is converted to Unicode (:func:`latex`); each maths
+    span becomes ``<span class="math" data-tex="...">`` holding its Unicode
+    reading, which ``static/wovepaper/math.js`` replaces with KaTeX's
+    rendering of ``data-tex`` (``data-display="1"`` for ``$$...$$`` and
+    ``\\[...\\]``). Without scripts, or where KaTeX cannot read the source
+    (an author's own macro), the Unicode reading stays.
+
+    Returns:
+        Safe HTML: every piece of the source escaped.
+    """
+    out = []
+    for kind, text in latex_math_parts(value or ""):
+        if kind == "text":
+            out.append(escape(text))
+            continue
+        tex, shown = text
+        # TeX reads a line break as a space; linebreaksbr must not put a <br>
+        # inside the attribute.
+        tex, shown = " ".join(tex.split()), " ".join(shown.split())
+        display = ' data-display="1"' if kind == "display" else ""
+        out.append(
+            f'<span class="math" data-tex="{escape(tex)}"{display}>'
+            f"{escape(shown)}</span>"
+        )
+    return mark_safe("".join(out))  # noqa: S308 - every piece is escaped
 
 
 @register.filter
@@ -99,8 +131,9 @@ def paper_item(row: dict) -> SafeString:
     """``{{ p|paper_item }}``: one paper row as the ``<li>`` of a paper list
     (search, researcher, institution, home and following pages): its title
     (LaTeX as text) linked to the paper, its byline (:func:`byline`), date,
-    arXiv id, primary category and citation count, and "Why is this paper
-    here?" when the row says.
+    arXiv id, primary category, citation count, arXiv, PDF and DOI links, its
+    abstract folded (``<details>``), and "Why is this paper here?" when the
+    row says.
 
     Args:
         row: a paper row of :func:`wovepaper.profile.paper_rows` (``url``,
@@ -122,6 +155,24 @@ def paper_item(row: dict) -> SafeString:
         meta += f" · cited by {escape(str(row['cited_by_count']))}"
     if row.get("placement"):
         meta += f' · <span class="placement">{escape(row["placement"])}</span>'
+    links = []
+    if row.get("arxiv_id"):
+        arxiv = quote(row["arxiv_id"], safe="/.")
+        links.append(f'<a href="https://arxiv.org/abs/{arxiv}">arXiv</a>')
+        links.append(f'<a href="https://arxiv.org/pdf/{arxiv}">PDF</a>')
+    if row.get("doi"):
+        links.append(
+            f'<a href="https://doi.org/{escape(quote(row["doi"], safe="/"))}">DOI</a>'
+        )
+    if links:
+        meta += ' · <span class="links">' + " · ".join(links) + "</span>"
+    abstract = row.get("abstract")
+    abstract_html = (
+        '<details class="abstract"><summary>Abstract</summary>'
+        f"<p>{math(abstract)}</p></details>"
+        if abstract
+        else ""
+    )
     why = row.get("why")
     why_html = (
         '<details class="why"><summary>Why is this paper here?</summary>'
@@ -132,9 +183,62 @@ def paper_item(row: dict) -> SafeString:
     return mark_safe(  # noqa: S308 - every value above is escaped
         "<li>\n"
         f'  <a class="paper-title" href="{escape(row["url"])}">'
-        f"{escape(latex(row.get('title')))}</a>\n"
+        f"{math(row.get('title'))}</a>\n"
         f'  <div class="byline">{byline(row)}</div>\n'
         f'  <div class="meta">{meta}</div>\n'
-        f"  {why_html}\n"
+        f"  {abstract_html}{why_html}\n"
         "</li>\n"
+    )
+
+
+# The year chart's drawing box (SVG user units; it scales to its container).
+_CHART_WIDTH, _CHART_HEIGHT, _CHART_AXIS, _CHART_TOP, _CHART_BAR = 600, 120, 18, 16, 48
+
+
+@register.filter
+def year_chart(per_year: list, field: str) -> SafeString:
+    """``{{ summary.per_year|year_chart:"papers" }}``: a bar chart of one figure
+    per year as an inline SVG, drawn on the server (no script, no chart service).
+
+    Args:
+        per_year: :class:`wovepaper.stats.YearFigures`, oldest first, every year.
+        field: "papers" or "citations".
+
+    Returns:
+        An ``<svg role="img">`` with a title, one ``<rect>`` per year (its
+        ``<title>`` says the year and the figure, for a hover and for screen
+        readers), the first and last year and the highest value as labels;
+        "" when there is nothing to draw.
+    """
+    if field not in {"papers", "citations"} or not per_year:
+        return mark_safe("")  # noqa: S308 - empty
+    values = [getattr(y, field) for y in per_year]
+    top = max(values)
+    if top <= 0:
+        return mark_safe("")  # noqa: S308 - empty
+    # A bar is at most _CHART_BAR wide: one year alone is a bar, not a slab.
+    width = min(_CHART_WIDTH / len(values), _CHART_BAR)
+    gap = min(2.0, width * 0.2)
+    body = _CHART_HEIGHT - _CHART_AXIS - _CHART_TOP
+    bars = []
+    for figures, value in zip(per_year, values, strict=True):
+        x = (figures.year - per_year[0].year) * width
+        height = body * value / top
+        bars.append(
+            f'<rect x="{x + gap / 2:.1f}" y="{_CHART_TOP + body - height:.1f}" '
+            f'width="{width - gap:.1f}" height="{height:.1f}">'
+            f"<title>{figures.year}: {value} {escape(field)}</title></rect>"
+        )
+    right = min(_CHART_WIDTH, width * len(values))
+    first, last = per_year[0].year, per_year[-1].year
+    label = f"{escape(field.capitalize())} per year, {first} to {last}"
+    return mark_safe(  # noqa: S308 - every value is a number or escaped
+        f'<svg class="year-chart {escape(field)}" viewBox="0 0 {_CHART_WIDTH} '
+        f'{_CHART_HEIGHT}" role="img" aria-label="{label}"><title>{label}</title>'
+        + "".join(bars)
+        + f'<text x="0" y="{_CHART_HEIGHT - 4}">{per_year[0].year}</text>'
+        f'<text x="{right:.1f}" y="{_CHART_HEIGHT - 4}" text-anchor="end">'
+        f"{per_year[-1].year if len(per_year) > 1 else ''}</text>"
+        f'<text x="{_CHART_WIDTH}" y="12" text-anchor="end">most in a year: '
+        f"{top}</text></svg>"
     )

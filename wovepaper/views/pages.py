@@ -28,7 +28,7 @@ from django.views import defaults
 from django.views.decorators.http import require_safe
 
 from api.errors import is_api_path, problem_json
-from wovepaper import profile, selectors
+from wovepaper import browse, profile, selectors
 from wovepaper.cache import researcher_key, researcher_version
 from wovepaper.identifiers import ARXIV_CATEGORY
 from wovepaper.models import Paper, Researcher
@@ -41,6 +41,9 @@ from wovepaper.views import page_cache
 # harvest's latest titles, which do not bump this researcher's version.
 SUMMARY_SECONDS = 1800
 PAPERS_SECONDS = 60
+# Byline slots a paper page shows before "Show all N authors" (a 2,831-author
+# page weighed 264 KB and took up to 5.9 s with every slot).
+BYLINE_FIRST = 50
 
 # ASCII digits only: ``\d`` would also take full-width and other Unicode digits.
 _PAPER_REF = re.compile(
@@ -90,15 +93,18 @@ def _page_number(request: HttpRequest) -> int:
 
 @require_safe
 def home(request: HttpRequest) -> HttpResponse:
-    """The home page: the archive's counts and the newest papers."""
+    """The home page: what the archive holds (papers, researchers,
+    institutions, its commonest fields), a search box and the newest papers."""
     papers = Paper.objects.filter(hidden=False)
     return render(
         request,
         "pages/home.html",
         {
-            "paper_count": papers.count(),
-            "researcher_count": Researcher.objects.live().count(),
-            "latest": profile.paper_rows(papers.order_by("-published", "-id")[:20]),
+            "paper_count": f"{papers.count():,}",
+            "researcher_count": f"{Researcher.objects.live().count():,}",
+            "institution_count": f"{len(browse.institution_listing()):,}",
+            "fields": browse.paper_fields(),
+            "latest": profile.paper_rows(papers.order_by("-published", "-id")[:10]),
             "canonical_url": request.build_absolute_uri("/"),
         },
     )
@@ -130,24 +136,73 @@ def paper_detail(request: HttpRequest, ref: str) -> HttpResponse:
     canonical = paper.get_absolute_url()
     if request.path != canonical:
         return _canonical(request, canonical)
-    byline = selectors.paper_byline(paper)
+    whole = request.GET.get("authors") == "all"
+    byline = selectors.paper_byline(paper, limit=None if whole else BYLINE_FIRST)
+    author_count = (
+        len(byline)
+        if whole or len(byline) < BYLINE_FIRST
+        else paper.authorships.count()
+    )
+    category = paper.primary_category or ""
+    category = category if ARXIV_CATEGORY.fullmatch(category) else ""
     return _render(
         request,
         "paper",
         {
             "paper": paper,
             "byline": byline,
+            "author_count": author_count,
+            "byline_cut": len(byline) < author_count,
             "canonical_url": request.build_absolute_uri(canonical),
             "json_ld": _paper_json_ld(request, paper, byline),
+            "category_crumb": category,
+            "breadcrumbs": _breadcrumbs(
+                request,
+                [
+                    ("Papers", reverse("papers")),
+                    *(
+                        [(category, reverse("category", kwargs={"category": category}))]
+                        if category
+                        else []
+                    ),
+                    (latex_to_text(paper.title)[:200], canonical),
+                ],
+            ),
+            "citation_authors": [a.raw_name for a in byline if not a.is_collaboration],
             "similar": similar_papers(paper=paper),
         },
     )
 
 
+def _breadcrumbs(request: HttpRequest, trail: list[tuple[str, str]]) -> dict:
+    """schema.org BreadcrumbList JSON-LD of a page's trail (home first).
+
+    Args:
+        trail: ``(name, path)`` from the top down, the page itself last.
+
+    Returns:
+        The JSON-LD object (https://schema.org/BreadcrumbList).
+    """
+    items = [("wovepaper", "/"), *trail]
+    return {
+        "@context": "https://schema.org",
+        "@type": "BreadcrumbList",
+        "itemListElement": [
+            {
+                "@type": "ListItem",
+                "position": n,
+                "name": name,
+                "item": request.build_absolute_uri(path),
+            }
+            for n, (name, path) in enumerate(items, start=1)
+        ],
+    }
+
+
 def _paper_json_ld(request: HttpRequest, paper: Paper, byline: list) -> dict:
     """schema.org ScholarlyArticle for a paper (https://schema.org/ScholarlyArticle)."""
     authors = []
-    for a in byline[:100]:
+    for a in byline[:BYLINE_FIRST]:
         person = {"@type": "Organization" if a.is_collaboration else "Person"}
         person["name"] = a.raw_name
         if a.researcher_id:
@@ -258,9 +313,9 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
         if cached is not None:
             return cached
     summary = cache.get_or_set(
-        # v2: the summary carries the papers' sort keys; summaries cached by
+        # v3: the summary carries the citation figures; summaries cached by
         # the code before (no "papers") must not be read.
-        researcher_key(pk, "page-summary-v2", version=version),
+        researcher_key(pk, "page-summary-v3", version=version),
         lambda: profile.researcher_summary(researcher),
         SUMMARY_SECONDS,
     )
@@ -319,7 +374,9 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
 
 @require_safe
 def researcher_network(request: HttpRequest, pk: int) -> HttpResponse:
-    """JSON of the researcher's closest co-authors (see profile.coauthor_network).
+    """JSON of the researcher's closest co-authors (see profile.coauthor_network):
+    papers of over :data:`wovepaper.profile.NETWORK_MAX_BYLINE` authors left
+    out unless ``?large=1``.
 
     A merged-away researcher answers 301 to its survivor's network; cached like
     the page summary.
@@ -334,9 +391,12 @@ def researcher_network(request: HttpRequest, pk: int) -> HttpResponse:
     found = Researcher.objects.live().filter(pk=pk).first()
     if found is None:
         raise Http404(f"researcher {pk} is not a live profile")
+    every = request.GET.get("large") == "1"
     network = cache.get_or_set(
-        researcher_key(pk, "network"),
-        lambda: profile.coauthor_network(found),
+        researcher_key(pk, "network-v2-all" if every else "network-v2"),
+        lambda: profile.coauthor_network(
+            found, max_byline=None if every else profile.NETWORK_MAX_BYLINE
+        ),
         SUMMARY_SECONDS,
     )
     return JsonResponse(network)

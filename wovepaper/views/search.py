@@ -11,13 +11,13 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
 from wovepaper.cache import researchers_version, searches_version
+from wovepaper.name_search import institutions_named, researchers_ranked
 from wovepaper.profile import paper_rows_by_id
 from wovepaper.search import (
     SearchQueryError,
     SemanticUnavailable,
     only_common_words,
     paper_named_by,
-    researchers_named,
     search_filters,
     search_results,
 )
@@ -48,13 +48,6 @@ PAGE_PARAMETERS = frozenset({"q", "category", "year", "page", "mode"})
 # Readers repeat searches and page through them: on bench/pages.py's repeated
 # (Zipf) searches a cached page is served like robots.txt.
 PAGE_SECONDS = 60
-
-
-def _with_other_variants(researchers: list) -> list:
-    """Set ``other_variants``: up to 5 printed names besides the display name."""
-    for r in researchers:
-        r.other_variants = [v for v in r.name_variants if v != r.display_name][:5]
-    return researchers
 
 
 def _category_choices(
@@ -96,8 +89,11 @@ def search(request: HttpRequest) -> HttpResponse:
     ``keyword`` or ``semantic`` (:func:`wovepaper.search.search_results`); an
     unknown mode is a 400 with the reason.
 
-    Researchers whose name is like the text (first page only, at most
-    :data:`RESEARCHER_COUNT`), then the matching papers, :data:`PAGE_SIZE` a page,
+    Researchers whose name is like the text, ranked by how the name matches
+    and then by activity (:func:`wovepaper.name_search.researchers_ranked`;
+    first page only, at most :data:`RESEARCHER_COUNT`, with a link to all of
+    them on ``/researchers/?q=``), institutions named like it, then the
+    matching papers, :data:`PAGE_SIZE` a page,
     best first, as :func:`wovepaper.profile.paper_rows` (short bylines). On
     PostgreSQL the same statements whatever the matches (the ranked head in
     one, under its statement timeout; the page's rows; the researchers), on
@@ -171,6 +167,7 @@ def search(request: HttpRequest) -> HttpResponse:
                 result["number"]
             )
             papers = paper_rows_by_id(result["ids"])
+            people = researchers_ranked(query=query) if page.number == 1 else []
             context.update(
                 searched=True,
                 page=page,
@@ -187,12 +184,10 @@ def search(request: HttpRequest) -> HttpResponse:
                 titles_first=connection.vendor == "postgresql",
                 only_common_words=not result["count"] and only_common_words(query),
                 papers=papers,
-                researchers=_with_other_variants(
-                    researchers_named(
-                        query=query, limit=RESEARCHER_COUNT, version=researchers
-                    )
-                    if page.number == 1
-                    else []
+                researchers=people[:RESEARCHER_COUNT],
+                researcher_total=len(people),
+                institutions=(
+                    institutions_named(query=query) if page.number == 1 else []
                 ),
                 categories=_category_choices(result["categories"], chosen=category),
             )

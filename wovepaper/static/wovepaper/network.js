@@ -66,8 +66,28 @@
     box.appendChild(list);
     box.setAttribute("data-drawn", String(data.nodes.length));
   }
-  fetch(box.getAttribute("data-url"), {headers: {Accept: "application/json"}})
-    .then(function (r) { if (!r.ok) { throw new Error(r.status); } return r.json(); })
-    .then(draw)
-    .catch(function () { box.textContent = "The co-author network could not be loaded."; });
+  // Papers of large collaborations are left out by default; a switch under
+  // the graph brings them in (?large=1) and leaves them out again.
+  function switcher(data, large) {
+    if (!large && !data.left_out) { return; }
+    var p = document.createElement("p"), button = document.createElement("button");
+    button.type = "button";
+    button.className = "link";
+    button.id = "network-large";
+    button.textContent = large
+      ? "Leave out papers of large collaborations"
+      : "Include the " + data.left_out + " paper" + (data.left_out === 1 ? "" : "s") +
+        " with over " + data.max_byline + " authors";
+    button.addEventListener("click", function () { load(!large); });
+    p.appendChild(button);
+    box.appendChild(p);
+  }
+  function load(large) {
+    var url = box.getAttribute("data-url") + (large ? "?large=1" : "");
+    fetch(url, {headers: {Accept: "application/json"}})
+      .then(function (r) { if (!r.ok) { throw new Error(r.status); } return r.json(); })
+      .then(function (data) { draw(data); switcher(data, large); })
+      .catch(function () { box.textContent = "The co-author network could not be loaded."; });
+  }
+  load(false);
 })();

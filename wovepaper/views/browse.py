@@ -1,0 +1,186 @@
+"""The browse pages: ``/researchers/``, ``/institutions/``, ``/papers/`` and
+``/categories/<category>/``.
+
+Each is paged (:data:`PAGE_SIZE` a page, two queries for the list whatever the
+page size), answers Markdown to clients that prefer it (``Accept``), and is
+listed in the sitemap (:mod:`wovepaper.sitemaps`).
+"""
+
+from __future__ import annotations
+
+from django.core.paginator import Page, Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.urls import reverse
+from django.utils.http import urlencode
+from django.views.decorators.http import require_safe
+
+from wovepaper import browse, profile, selectors
+from wovepaper.identifiers import ARXIV_CATEGORY
+from wovepaper.name_search import researchers_ranked
+from wovepaper.search import SearchQueryError
+from wovepaper.views.pages import _canonical, _page_number, _render
+
+PAGE_SIZE = 50
+
+
+def _page(items, request: HttpRequest) -> Page:
+    """The requested page of ``items`` (past the last: the last)."""
+    return Paginator(items, PAGE_SIZE).get_page(_page_number(request))
+
+
+def _kept(**params: str) -> str:
+    """The query string of the filters in force (empty values left out), for
+    the links that change only the page or one filter."""
+    return urlencode({k: v for k, v in params.items() if v})
+
+
+@require_safe
+def researchers_index(request: HttpRequest) -> HttpResponse:
+    """GET ``/researchers/?sort=name|papers|recent|cited&letter=A&field=hep-th&page=N``,
+    or ``/researchers/?q=<name>&page=N`` for a ranked name search.
+
+    Live researchers with a visible paper (:func:`wovepaper.browse.researcher_listing`),
+    each with the figures that tell namesakes apart: main field, latest
+    affiliation, years active, papers, citations, ORCID. An unknown sort,
+    letter or field is ignored (the whole list), not an error.
+    """
+    sort = request.GET.get("sort", "")
+    sort = sort if sort in browse.RESEARCHER_SORTS else "name"
+    letter = request.GET.get("letter", "").strip().upper()
+    letter = letter if letter in browse.LETTERS else ""
+    field = request.GET.get("field", "").strip()
+    field = field if ARXIV_CATEGORY.fullmatch(field) else ""
+    query = request.GET.get("q", "").strip()
+    if query:
+        return _researchers_named(request, query)
+    page = _page(
+        browse.researcher_listing(sort=sort, letter=letter, field=field), request
+    )
+    return _render(
+        request,
+        "researchers",
+        {
+            "page": page,
+            "rows": list(page.object_list),
+            "sort": sort,
+            "sorts": browse.RESEARCHER_SORTS,
+            "sort_label": browse.RESEARCHER_SORTS[sort],
+            "letter": letter,
+            "letters": browse.LETTERS,
+            "field": field,
+            "fields": browse.researcher_fields()[:40],
+            "kept": _kept(
+                sort=sort if sort != "name" else "", letter=letter, field=field
+            ),
+            "kept_but_letter": _kept(sort=sort if sort != "name" else "", field=field),
+            "canonical_url": request.build_absolute_uri(reverse("researchers")),
+        },
+    )
+
+
+def _researchers_named(request: HttpRequest, query: str) -> HttpResponse:
+    """``/researchers/?q=``: every researcher a name search finds, ranked
+    (:func:`wovepaper.name_search.researchers_ranked`), paged; a text out of
+    the search's bounds is a 400 with the reason."""
+    try:
+        found = researchers_ranked(query=query)
+    except SearchQueryError as exc:
+        return _render(
+            request,
+            "researchers_named",
+            {"query": query, "error": str(exc), "page": _page([], request)},
+            status=400,
+        )
+    page = _page(found, request)
+    return _render(
+        request,
+        "researchers_named",
+        {
+            "query": query,
+            "page": page,
+            "rows": list(page.object_list),
+            "kept": _kept(q=query),
+            "canonical_url": request.build_absolute_uri(
+                f"{reverse('researchers')}?{_kept(q=query)}"
+            ),
+        },
+    )
+
+
+@require_safe
+def institutions_index(request: HttpRequest) -> HttpResponse:
+    """GET ``/institutions/?sort=papers|name&country=NL&page=N``.
+
+    Institutions named on a visible paper, with their papers and researchers
+    counted (:func:`wovepaper.browse.institutions_browsed`), filterable by
+    country (ISO 3166-1 alpha-2).
+    """
+    sort = request.GET.get("sort", "")
+    sort = sort if sort in browse.INSTITUTION_SORTS else "papers"
+    country = request.GET.get("country", "").strip().upper()
+    country = country if len(country) == 2 and country.isalpha() else ""
+    rows, countries = browse.institutions_browsed(sort=sort, country=country)
+    page = _page(rows, request)
+    return _render(
+        request,
+        "institutions",
+        {
+            "page": page,
+            "rows": list(page.object_list),
+            "sort": sort,
+            "sorts": browse.INSTITUTION_SORTS,
+            "sort_label": browse.INSTITUTION_SORTS[sort],
+            "country": country,
+            "countries": countries,
+            "kept": _kept(sort=sort if sort != "papers" else "", country=country),
+            "canonical_url": request.build_absolute_uri(reverse("institutions")),
+        },
+    )
+
+
+@require_safe
+def papers_index(request: HttpRequest) -> HttpResponse:
+    """GET ``/papers/?page=N``: visible papers, newest first."""
+    page = _page(browse.papers_latest(), request)
+    return _render(
+        request,
+        "papers",
+        {
+            "page": page,
+            "rows": profile.paper_rows(page.object_list),
+            "category": "",
+            "kept": "",
+            "canonical_url": request.build_absolute_uri(reverse("papers")),
+        },
+    )
+
+
+@require_safe
+def category_index(request: HttpRequest, category: str) -> HttpResponse:
+    """GET ``/categories/<category>/?page=N``: the papers carrying an arXiv
+    category (primary or cross-list), newest first.
+
+    A category typed in another letter case answers 301 to the spelling the
+    papers carry (``cs.lg`` to ``cs.LG``); one no visible paper carries is 404.
+    """
+    if not ARXIV_CATEGORY.fullmatch(category):
+        raise Http404(f"{category[:40]} is not an arXiv category")
+    spelled = selectors.category_spelled(category)
+    if not selectors.category_exists(spelled):
+        raise Http404(f"no paper here is in {category}")
+    if spelled != category:
+        return _canonical(request, reverse("category", kwargs={"category": spelled}))
+    page = _page(browse.papers_latest(category=spelled), request)
+    return _render(
+        request,
+        "papers",
+        {
+            "page": page,
+            "rows": profile.paper_rows(page.object_list),
+            "category": spelled,
+            "kept": "",
+            "canonical_url": request.build_absolute_uri(
+                reverse("category", kwargs={"category": spelled})
+            ),
+        },
+    )
