@@ -254,7 +254,7 @@ def open_corpus(
         # rollbacks (the default) would take many minutes.
         serialized_aliases=set(),
     )
-    from wovepaper.models import PaperEmbedding
+    from wovepaper.models import PaperEmbedding, ResearcherStats
 
     words = search_bench.word_pool()
     built = Researcher.objects.filter(display_name="Bench Thousand").first()
@@ -262,14 +262,31 @@ def open_corpus(
         print(f"reusing {Paper.objects.count()} papers")
         if not PaperEmbedding.objects.exists():  # a database kept before issue 51
             add_embeddings(random.Random(29))
+        if not ResearcherStats.objects.exists():  # kept before the browse pages
+            add_researcher_stats()
         return old, built.pk, words
     t0 = time.perf_counter()
     rng = random.Random(13)
     search_bench.build(papers, researchers, words, rng)
     prolific = add_prolific_researcher(rng)
     add_embeddings(rng)
+    add_researcher_stats()
     print(f"built in {time.perf_counter() - t0:.0f} s")
     return old, prolific, words
+
+
+# The fields the browse scenarios visit (the corpus's commonest).
+BROWSED_FIELDS = ("hep-th", "hep-ph", "gr-qc", "cs.LG")
+
+
+def add_researcher_stats() -> None:
+    """The figures the browse pages and search list (a bulk-built corpus wrote
+    its authorships without the services that keep them)."""
+    from wovepaper.stats import researcher_stats_refresh
+
+    t0 = time.perf_counter()
+    listed = researcher_stats_refresh()
+    print(f"researcher figures: {listed} in {time.perf_counter() - t0:.0f} s")
 
 
 def cold_page_ms(url: str, runs: int = 30) -> list[float]:
@@ -362,6 +379,36 @@ def main() -> None:
             f"  varied ({len(thousand)} URLs)": thousand,
             "random researcher": others,
             "random paper": papers,
+            # The browse pages: researchers by letter, field and order (a
+            # count and a page each), papers newest first and by category.
+            "browse researchers": [
+                f"/researchers/?{urlencode(q)}"
+                for q in (
+                    {
+                        "sort": rng.choice(("name", "papers", "recent", "cited")),
+                        **rng.choice(
+                            (
+                                {"letter": rng.choice("ABCDEFGHKLMPSTWZ")},
+                                {"field": rng.choice(BROWSED_FIELDS)},
+                                {},
+                            )
+                        ),
+                        "page": rng.randint(1, 20),
+                    }
+                    for _ in range(3000)
+                )
+            ],
+            "browse papers and categories": [
+                rng.choice(
+                    (
+                        f"/papers/?page={rng.randint(1, 2000)}",
+                        f"/categories/{rng.choice(BROWSED_FIELDS)}"
+                        f"/?page={rng.randint(1, 200)}",
+                    )
+                )
+                for _ in range(3000)
+            ],
+            "institutions": ["/institutions/"],
             # The default mode is hybrid: the keyword head, the query's
             # embedding (a few ms of one core) and the HNSW search.
             "search (hybrid), 2,000 distinct": [

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from django.db.models import F, Q
+from django.db.models import Case, F, Q, Value, When
 
 from curation.names import (
     block_key,
@@ -42,8 +42,10 @@ TIER_WORDS = {
     SURNAME: "the family name",
     SIMILAR: "a similar name",
 }
-# Candidates read per search before ranking (the pages list at most these).
+# Candidates read per search before ranking: from the name's blocks (each of
+# the two kinds), and by name likeness (a typo, a name inside a longer one).
 CANDIDATES = 200
+SIMILAR_CANDIDATES = 50
 # How long a ranked name search is reused (seconds), under the researchers'
 # cache version: a curation change shows at once.
 RANKED_SECONDS = 300
@@ -151,7 +153,8 @@ def rank(query: str, researchers: Iterable[Researcher]) -> list[Found]:
 
 
 def researchers_ranked(*, query: str) -> list[Found]:
-    """Every researcher a name search finds (at most :data:`CANDIDATES`), ranked
+    """Every researcher a name search finds (its blocks' and the most alike by
+    name: :func:`name_candidates`, :func:`wovepaper.search.researcher_search`), ranked
     (:func:`rank`); cached :data:`RANKED_SECONDS` under the researchers' cache
     version.
 
@@ -165,7 +168,9 @@ def researchers_ranked(*, query: str) -> list[Found]:
     key = f"researchers-ranked:v{researchers_version()}:{digest}"
     found = cache.get(key)
     if found is None:
-        candidates = {r.pk: r for r in researcher_search(query=query, limit=CANDIDATES)}
+        candidates = {
+            r.pk: r for r in researcher_search(query=query, limit=SIMILAR_CANDIDATES)
+        }
         for r in name_candidates(query):
             candidates.setdefault(r.pk, r)
         found = rank(query, candidates.values())
@@ -187,30 +192,33 @@ def name_candidates(query: str, *, limit: int = CANDIDATES) -> list[Researcher]:
         limit: how many of each kind at most.
 
     Returns:
-        Researchers, the first initial's block first; [] when the text
-        reads as no family name. Two queries.
+        At most ``2 * limit`` researchers, the first initial's block first;
+        [] when the text reads as no family name. One query.
     """
     wanted = parse_name(query)
     core = family_core(wanted.family)
     if not core:
         return []
-    live = Researcher.objects.live().order_by(
-        F("stats__paper_count").desc(nulls_last=True), "id"
-    )
     exact = block_key(wanted.given, wanted.family) if wanted.given else ""
-    found = list(live.filter(block_key=exact)[:limit]) if exact else []
-    seen = {r.pk for r in found}
-    for r in live.filter(Q(block_key=core) | Q(block_key__startswith=f"{core} "))[
-        :limit
-    ]:
-        if r.pk not in seen:
-            found.append(r)
-    return found
+    blocks = Q(block_key=core) | Q(block_key__startswith=f"{core} ")
+    first = Value(1)
+    if exact:
+        blocks |= Q(block_key=exact)
+        first = Case(When(block_key=exact, then=Value(0)), default=Value(1))
+    return list(
+        Researcher.objects.live()
+        .filter(blocks)
+        .annotate(first=first)
+        .order_by("first", F("stats__paper_count").desc(nulls_last=True), "id")[
+            : 2 * limit
+        ]
+    )
 
 
 def institutions_named(*, query: str, limit: int = 5) -> list[Institution]:
     """Institutions whose name or an alias holds every word of the text: the
-    name itself first, then names starting with it, then the shortest.
+    name itself first, then names starting with it, then the shortest; cached
+    :data:`RANKED_SECONDS` (institutions change with a ROR harvest).
 
     Args:
         query: the searched text.
@@ -218,11 +226,21 @@ def institutions_named(*, query: str, limit: int = 5) -> list[Institution]:
 
     Returns:
         Institutions, best first; [] for a text with no word of 2 letters or
-        more. One query.
+        more. One query when not cached.
     """
     words = [w for w in query.replace('"', " ").split() if len(w) >= 2][:6]
     if not words:
         return []
+    digest = hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()
+    key = f"institutions-named:{limit}:{digest}"
+    found = cache.get(key)
+    if found is None:
+        found = _institutions_named(words, limit)
+        cache.set(key, found, RANKED_SECONDS)
+    return found
+
+
+def _institutions_named(words: list[str], limit: int) -> list[Institution]:
     found = Institution.objects.all()
     for word in words:
         found = found.filter(Q(name__icontains=word) | Q(aliases__icontains=word))

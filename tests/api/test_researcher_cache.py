@@ -75,7 +75,7 @@ def test_search_page_researchers_are_cached_until_a_curation_change(client):
         # A parameter the page does not read keeps the whole page out of the
         # cache (wovepaper.views.page_cache), so the researchers are read.
         page = client.get("/search/", {"q": "Ada Lovelace", "ref": "test"})
-        return {r.pk for r in page.context["researchers"]}
+        return {found.researcher.pk for found in page.context["researchers"]}
 
     assert named() == {a.pk, b.pk}
     with CaptureQueriesContext(connection) as again:

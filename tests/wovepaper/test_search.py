@@ -370,15 +370,17 @@ def test_search_page_query_count_is_flat(client, django_assert_num_queries):
             counts.append(len(queries))
     # One query reads the matches (ranked, counted and faceted from it, under
     # its statement timeout: savepoint, SET LOCAL, query, release), then the
-    # page's rows with their bylines (one statement), the researchers; the same
-    # with a category filter,
-    # whose spelling as the papers have it is looked up once, then cached, and
-    # whose researchers (named by the same words) come from the cache.
-    assert counts == [6, 6, 6, 5]
+    # page's rows with their bylines (one statement) and their abstracts, the
+    # researchers (named alike, in the name's blocks, and their figures:
+    # wovepaper.name_search) and the institutions named so; the same with a
+    # category filter, whose spelling as the papers have it is looked up
+    # once, then cached, and whose researchers and institutions (named by
+    # the same words) come from the cache.
+    assert counts == [10, 10, 7, 6]
     # Asked again by a visitor with no session, the whole page comes from the
     # cache; with a parameter the page does not read it is rendered, and the
-    # ranked head and the researchers come from the cache: the rows with their
-    # bylines.
+    # ranked head, the researchers and the institutions come from the cache:
+    # the rows with their bylines, and their abstracts.
     with CaptureQueriesContext(connection) as queries:
         again = client.get("/search/", {"q": "pulsar", "mode": "keyword"})
     assert len(queries) == 0
@@ -386,11 +388,12 @@ def test_search_page_query_count_is_flat(client, django_assert_num_queries):
     assert "Pulsar Person" in again.content.decode()
     with CaptureQueriesContext(connection) as queries:
         client.get("/search/", {"q": "pulsar", "mode": "keyword", "utm_source": "x"})
-    assert len(queries) == 1
+    assert len(queries) == 2
     # A hybrid search (the default) adds two statements: the nearest papers
     # with their primary categories (the HNSW settings come with the
     # connection), and which of them the words match (each paper is counted
-    # once); its researchers come from the cache the keyword searches filled.
+    # once); its researchers (three reads) and institutions (one) come from
+    # the cache the keyword searches filled.
     # As flat, whatever the matches.
     hybrid = []
     for word in ("quasar", "pulsar"):
@@ -400,7 +403,7 @@ def test_search_page_query_count_is_flat(client, django_assert_num_queries):
         reads = [q for q in queries if "wovepaper_paperembedding" in q["sql"]]
         assert len(reads) == 1
         hybrid.append(len(queries))
-    assert hybrid == [counts[0] + 2 - 1, counts[1] + 2 - 1]
+    assert hybrid == [counts[0] + 2 - 4, counts[1] + 2 - 4]
 
 
 def test_cached_search_page_shows_a_curation_change_at_once(client):

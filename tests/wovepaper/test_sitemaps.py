@@ -62,6 +62,7 @@ def test_sections_list_the_real_public_pages(client, corpus):
 
     assert index_locs(client) == [
         f"{SITE}/sitemap-static.xml",
+        f"{SITE}/sitemap-categories.xml",
         f"{SITE}/sitemap-papers.xml",
         f"{SITE}/sitemap-researchers.xml",
         f"{SITE}/sitemap-institutions.xml",
@@ -69,6 +70,14 @@ def test_sections_list_the_real_public_pages(client, corpus):
     assert set(section_urls(client, "/sitemap-static.xml")) == {
         f"{SITE}/",
         f"{SITE}/search/",
+        f"{SITE}/researchers/",
+        f"{SITE}/institutions/",
+        f"{SITE}/papers/",
+    }
+    primaries = visible_categories()
+    assert primaries
+    assert set(section_urls(client, "/sitemap-categories.xml")) == {
+        f"{SITE}/categories/{c}/" for c in primaries
     }
 
     papers = section_urls(client, "/sitemap-papers.xml")
@@ -91,10 +100,22 @@ def test_sections_list_the_real_public_pages(client, corpus):
     }
 
 
+def visible_categories() -> list[str]:
+    """The primary categories of visible papers (the categories section)."""
+    return sorted(
+        set(
+            Paper.objects.filter(hidden=False)
+            .exclude(primary_category="")
+            .values_list("primary_category", flat=True)
+        )
+    )
+
+
 def test_empty_section_is_not_indexed(client):
     PaperFactory()
     assert index_locs(client) == [
         f"{SITE}/sitemap-static.xml",
+        f"{SITE}/sitemap-categories.xml",
         f"{SITE}/sitemap-papers.xml",
     ]
 
@@ -118,11 +139,12 @@ def test_section_past_the_limit_splits_into_pages(client, monkeypatch):
     locs = index_locs(client)
     assert locs == [
         f"{SITE}/sitemap-static.xml",
+        f"{SITE}/sitemap-categories.xml",
         f"{SITE}/sitemap-papers.xml",
         f"{SITE}/sitemap-papers.xml?p=2",
         f"{SITE}/sitemap-papers.xml?p=3",
     ]
-    pages = [section_urls(client, loc.removeprefix(SITE)) for loc in locs[1:]]
+    pages = [section_urls(client, loc.removeprefix(SITE)) for loc in locs[2:]]
     assert [len(p) for p in pages] == [2, 2, 1]
     listed = [url for page in pages for url in page]
     assert len(set(listed)) == 5
