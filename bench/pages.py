@@ -401,7 +401,7 @@ def main() -> None:
             "browse papers and categories": [
                 rng.choice(
                     (
-                        f"/papers/?page={rng.randint(1, 2000)}",
+                        f"/papers/?page={rng.randint(1, 200)}",
                         f"/categories/{rng.choice(BROWSED_FIELDS)}"
                         f"/?page={rng.randint(1, 200)}",
                     )

@@ -30,9 +30,14 @@ RESEARCHER_SORTS = {
 INSTITUTION_SORTS = {"papers": "most papers", "name": "A-Z"}
 # The letters of the A-Z index; "#" holds names that begin with no Latin letter.
 LETTERS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ#")
-# How long the lists of fields, countries and institutions are reused (seconds):
-# they move with harvests and curation, and no reader needs them to the second.
+# How long the lists of fields, countries and institutions, and the paper
+# counts of the paper lists, are reused (seconds): they move with harvests and
+# curation, and no reader needs them to the second.
 FACETS_SECONDS = 600
+# The deepest page of a paper list (x 50 papers): past it a reader narrows by
+# category (a count and an offset of 100,000 papers cost 80 and 185 ms on
+# bench/pages.py's corpus, and every page further down costs more).
+MAX_PAGES = 200
 
 
 def researcher_listing(
@@ -54,9 +59,9 @@ def researcher_listing(
         :class:`ResearcherStats` rows with their researcher joined, in order
         (ties by A-Z, then id).
     """
-    rows = ResearcherStats.objects.select_related("researcher").filter(
-        researcher__merged_into__isnull=True, researcher__retired=False
-    )
+    # Only live researchers have a row (researcher_stats_refresh deletes the
+    # row of a profile merged away or retired), so the count needs no join.
+    rows = ResearcherStats.objects.select_related("researcher")
     if letter in LETTERS:
         rows = rows.filter(letter=letter)
     if field:
@@ -230,6 +235,33 @@ def paper_fields(limit: int = 16) -> list[tuple[str, int]]:
         ][:limit]
         cache.set(key, fields, FACETS_SECONDS)
     return fields
+
+
+class CountedList:
+    """A queryset for Django's paginator whose count is cached and capped.
+
+    The count is read once per :data:`FACETS_SECONDS` under ``key`` and
+    capped at ``cap`` rows (the pages listed); :attr:`total` is the count
+    before the cap, for "N papers".
+    """
+
+    def __init__(self, queryset: QuerySet, *, key: str, cap: int) -> None:
+        self.queryset, self.key, self.cap = queryset, key, cap
+
+    @property
+    def total(self) -> int:
+        """How many rows the queryset holds (cached)."""
+        return cache.get_or_set(self.key, self.queryset.count, FACETS_SECONDS)
+
+    def count(self) -> int:
+        """The rows the pages list: :attr:`total`, at most ``cap``."""
+        return min(self.total, self.cap)
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, index):
+        return self.queryset[index]
 
 
 def papers_latest(*, category: str = "") -> QuerySet[Paper]:

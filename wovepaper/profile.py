@@ -116,7 +116,8 @@ def researcher_papers_page(
 
     Returns:
         ``{"papers": [paper dict], "count": n, "number": k, "num_pages": m}``
-        where each paper dict is built by :func:`paper_rows` with the reason the
+        where each paper dict is built by :func:`paper_rows`, with its
+        ``abstract`` (:func:`with_abstracts`), the reason the
         paper is on this profile under ``"why"`` and who placed it under
         ``"placement"`` (:data:`wovepaper.selectors.CHECKED` or
         ``AUTOMATIC``). The papers are ordered here from ``keys``; then one
@@ -151,11 +152,13 @@ def researcher_papers_page(
         }
     else:
         position = {pk: n for n, pk in enumerate(ids)}
-        rows = sorted(
-            paper_rows(
-                Paper.objects.filter(pk__in=ids, hidden=False), keep=researcher.pk
-            ),
-            key=lambda row: position[row["id"]],
+        rows = with_abstracts(
+            sorted(
+                paper_rows(
+                    Paper.objects.filter(pk__in=ids, hidden=False), keep=researcher.pk
+                ),
+                key=lambda row: position[row["id"]],
+            )
         )
         placed = _placements([p["own_authorship"] for p in rows if p["own_authorship"]])
     if checked is None:
@@ -185,7 +188,7 @@ def paper_rows(papers: QuerySet[Paper], *, keep: int | None = None) -> list[dict
         "published_shown", "primary_category", "categories",
         "cited_by_count", "arxiv_id", "doi", "author_count", "byline":
         [{"position", "name", "researcher_id", "researcher_url"}], "more": n,
-        "own_authorship": id | None, "abstract"}]``. Three queries.
+        "own_authorship": id | None}]``. Two queries.
     """
     author_count = Subquery(
         Authorship.objects.filter(paper=OuterRef("pk"))
@@ -217,13 +220,13 @@ def paper_rows(papers: QuerySet[Paper], *, keep: int | None = None) -> list[dict
         )
     ):
         slots[slot["paper_id"]].append(slot)
-    return with_abstracts(
-        [_paper_row({**row, "slots": slots[row["id"]]}, keep) for row in rows]
-    )
+    return [_paper_row({**row, "slots": slots[row["id"]]}, keep) for row in rows]
 
 
 def with_abstracts(rows: list[dict]) -> list[dict]:
-    """Set each paper row's ``abstract`` (the list folds it away), in one query.
+    """Set each paper row's ``abstract``, in one query: a researcher's paper
+    list shows it folded (the other lists leave it out: converting 50
+    abstracts' LaTeX was most of a 117 ms page in bench/pages.py).
 
     Args:
         rows: paper rows (``id``), changed in place.
@@ -287,14 +290,12 @@ def paper_rows_by_id(ids: list[int]) -> list[dict]:
     """
     order = {pk: i for i, pk in enumerate(ids)}
     if connection.vendor == "postgresql":
-        rows = with_abstracts(
-            [
-                _paper_row(row, None)
-                for row in profile_sql.paper_rows(
-                    ids, keep=None, shown=BYLINE_SHOWN, new_pairs=0
-                )
-            ]
-        )
+        rows = [
+            _paper_row(row, None)
+            for row in profile_sql.paper_rows(
+                ids, keep=None, shown=BYLINE_SHOWN, new_pairs=0
+            )
+        ]
     else:
         rows = paper_rows(Paper.objects.filter(pk__in=ids, hidden=False))
     return sorted(rows, key=lambda row: order[row["id"]])

@@ -370,17 +370,17 @@ def test_search_page_query_count_is_flat(client, django_assert_num_queries):
             counts.append(len(queries))
     # One query reads the matches (ranked, counted and faceted from it, under
     # its statement timeout: savepoint, SET LOCAL, query, release), then the
-    # page's rows with their bylines (one statement) and their abstracts, the
+    # page's rows with their bylines (one statement), the
     # researchers (named alike, in the name's blocks, and their figures:
     # wovepaper.name_search) and the institutions named so; the same with a
     # category filter, whose spelling as the papers have it is looked up
     # once, then cached, and whose researchers and institutions (named by
     # the same words) come from the cache.
-    assert counts == [10, 10, 7, 6]
+    assert counts == [9, 9, 6, 5]
     # Asked again by a visitor with no session, the whole page comes from the
     # cache; with a parameter the page does not read it is rendered, and the
     # ranked head, the researchers and the institutions come from the cache:
-    # the rows with their bylines, and their abstracts.
+    # the rows with their bylines.
     with CaptureQueriesContext(connection) as queries:
         again = client.get("/search/", {"q": "pulsar", "mode": "keyword"})
     assert len(queries) == 0
@@ -388,7 +388,7 @@ def test_search_page_query_count_is_flat(client, django_assert_num_queries):
     assert "Pulsar Person" in again.content.decode()
     with CaptureQueriesContext(connection) as queries:
         client.get("/search/", {"q": "pulsar", "mode": "keyword", "utm_source": "x"})
-    assert len(queries) == 2
+    assert len(queries) == 1
     # A hybrid search (the default) adds two statements: the nearest papers
     # with their primary categories (the HNSW settings come with the
     # connection), and which of them the words match (each paper is counted

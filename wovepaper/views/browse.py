@@ -2,11 +2,14 @@
 ``/categories/<category>/``.
 
 Each is paged (:data:`PAGE_SIZE` a page, two queries for the list whatever the
-page size), answers Markdown to clients that prefer it (``Accept``), and is
-listed in the sitemap (:mod:`wovepaper.sitemaps`).
+page size), answers Markdown to clients that prefer it (``Accept``), is cached
+whole for stateless visitors (:func:`cached`), and is listed in the sitemap
+(:mod:`wovepaper.sitemaps`).
 """
 
 from __future__ import annotations
+
+import functools
 
 from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -15,12 +18,52 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
 from wovepaper import browse, profile, selectors
+from wovepaper.cache import researchers_version
 from wovepaper.identifiers import ARXIV_CATEGORY
 from wovepaper.name_search import researchers_ranked
 from wovepaper.search import SearchQueryError
-from wovepaper.views.pages import _canonical, _page_number, _render
+from wovepaper.views import page_cache
+from wovepaper.views.pages import (
+    _canonical,
+    _page_number,
+    _render,
+    _wants_markdown,
+)
 
 PAGE_SIZE = 50
+# How long a rendered browse page is reused for stateless visitors (seconds),
+# under the researchers' cache version (a curation change shows at once).
+PAGE_SECONDS = 60
+# The paper lists' rows listed at most (their deepest page).
+_CAP = browse.MAX_PAGES * PAGE_SIZE
+
+
+def cached(parameters: frozenset[str]):
+    """Serve a stateless visitor's page from the cache when it is there, and
+    keep it :data:`PAGE_SECONDS` when rendered
+    (:mod:`wovepaper.views.page_cache`); the key holds the researchers'
+    cache version, the format (HTML or Markdown) and the URL."""
+
+    def wrap(view):
+        @functools.wraps(view)
+        def serve(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            if not page_cache.stateless(request, parameters):
+                return view(request, *args, **kwargs)
+            page_format = "md" if _wants_markdown(request) else "html"
+            key = (
+                f"browse-page:v{researchers_version()}:"
+                f"{page_cache.url_digest(request, page_format)}"
+            )
+            found = page_cache.cached_page(key)
+            if found is not None:
+                return found
+            response = view(request, *args, **kwargs)
+            page_cache.keep_page(key, response, PAGE_SECONDS)
+            return response
+
+        return serve
+
+    return wrap
 
 
 def _page(items, request: HttpRequest) -> Page:
@@ -35,6 +78,7 @@ def _kept(**params: str) -> str:
 
 
 @require_safe
+@cached(frozenset({"sort", "letter", "field", "q", "page"}))
 def researchers_index(request: HttpRequest) -> HttpResponse:
     """GET ``/researchers/?sort=name|papers|recent|cited&letter=A&field=hep-th&page=N``,
     or ``/researchers/?q=<name>&page=N`` for a ranked name search.
@@ -108,6 +152,7 @@ def _researchers_named(request: HttpRequest, query: str) -> HttpResponse:
 
 
 @require_safe
+@cached(frozenset({"sort", "country", "page"}))
 def institutions_index(request: HttpRequest) -> HttpResponse:
     """GET ``/institutions/?sort=papers|name&country=NL&page=N``.
 
@@ -139,15 +184,21 @@ def institutions_index(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
+@cached(frozenset({"page"}))
 def papers_index(request: HttpRequest) -> HttpResponse:
-    """GET ``/papers/?page=N``: visible papers, newest first."""
-    page = _page(browse.papers_latest(), request)
+    """GET ``/papers/?page=N``: visible papers, newest first (the first
+    :data:`wovepaper.browse.MAX_PAGES` pages)."""
+    papers = browse.CountedList(
+        browse.papers_latest(), key="browse:papers-count:v1", cap=_CAP
+    )
+    page = _page(papers, request)
     return _render(
         request,
         "papers",
         {
             "page": page,
             "rows": profile.paper_rows(page.object_list),
+            "total": papers.total,
             "category": "",
             "kept": "",
             "canonical_url": request.build_absolute_uri(reverse("papers")),
@@ -156,6 +207,7 @@ def papers_index(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
+@cached(frozenset({"page"}))
 def category_index(request: HttpRequest, category: str) -> HttpResponse:
     """GET ``/categories/<category>/?page=N``: the papers carrying an arXiv
     category (primary or cross-list), newest first.
@@ -170,13 +222,19 @@ def category_index(request: HttpRequest, category: str) -> HttpResponse:
         raise Http404(f"no paper here is in {category}")
     if spelled != category:
         return _canonical(request, reverse("category", kwargs={"category": spelled}))
-    page = _page(browse.papers_latest(category=spelled), request)
+    papers = browse.CountedList(
+        browse.papers_latest(category=spelled),
+        key=f"browse:papers-count:v1:{spelled}",
+        cap=_CAP,
+    )
+    page = _page(papers, request)
     return _render(
         request,
         "papers",
         {
             "page": page,
             "rows": profile.paper_rows(page.object_list),
+            "total": papers.total,
             "category": spelled,
             "kept": "",
             "canonical_url": request.build_absolute_uri(
