@@ -108,6 +108,7 @@ RESEARCHER = {
         "last_year": 2007,
         "main_category": "physics.optics",
         "latest_affiliation": "",
+        "per_year": [{"year": 2007, "papers": 1, "citations": 0}],
     },
 }
 

@@ -235,6 +235,7 @@ class ResearcherFiguresSerializer(serializers.ModelSerializer):
             "last_year",
             "main_category",
             "latest_affiliation",
+            "per_year",
         )
 
 
@@ -254,8 +255,10 @@ class ResearcherSerializer(SparseFieldsMixin, serializers.ModelSerializer):
     figures = serializers.SerializerMethodField(
         help_text="What the profile page shows of the record: citations (sum "
         "of the papers' cited_by_count), h-index (Hirsch 2005), first and last "
-        "year with a paper, main field (commonest primary arXiv category) and "
-        "latest affiliation; null until computed for a new profile."
+        "year with a paper, main field (commonest primary arXiv category), "
+        "latest affiliation, and papers and citations per year (`per_year`, "
+        "every year from the first to the last); null until computed for a "
+        "new profile."
     )
 
     class Meta:

@@ -119,6 +119,7 @@ def _stats_of(researcher: Researcher, slots: list[tuple]) -> ResearcherStats:
         else (researcher.display_name, "")
     )
     core = family_core(family) or fold(researcher.display_name).replace(" ", "")
+    per_year = publication_figures([p[:3] for p in papers.values()])
     return ResearcherStats(
         researcher=researcher,
         paper_count=len(papers),
@@ -128,6 +129,10 @@ def _stats_of(researcher: Researcher, slots: list[tuple]) -> ResearcherStats:
         last_year=max(years) if years else None,
         main_category=main[:40],
         latest_affiliation=latest[:300],
+        per_year=[
+            {"year": y.year, "papers": y.papers, "citations": y.citations}
+            for y in per_year
+        ],
         sort_name=f"{core} {fold(given)}".strip()[:300],
         letter=_letter(core),
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.db.models import Count, Q
 from lxml import html as lxml_html
@@ -264,6 +266,13 @@ def test_profile_shows_citations_h_index_and_yearly_charts(client, corpus):
     }
     assert figures["Citations"] == str(r.citation_count)
     assert figures["h-index"] == str(r.h_index)
+    crumbs = json.loads(doc.cssselect("script[type='application/ld+json']")[1].text)
+    assert crumbs["@type"] == "BreadcrumbList"
+    assert [i["item"] for i in crumbs["itemListElement"]] == [
+        "http://testserver/",
+        "http://testserver/researchers/",
+        "http://testserver" + r.researcher.get_absolute_url(),
+    ]
     charts = doc.cssselect("#charts svg.year-chart")
     assert len(charts) == 2
     bars = charts[0].cssselect("rect")
@@ -287,4 +296,16 @@ def test_api_researcher_carries_the_figures(client, corpus):
         "last_year": stats.last_year,
         "main_category": stats.main_category,
         "latest_affiliation": stats.latest_affiliation,
+        "per_year": stats.per_year,
     }
+    years = [y["year"] for y in stats.per_year]
+    assert years == list(range(stats.first_year, stats.last_year + 1))
+    assert sum(y["papers"] for y in stats.per_year) == stats.paper_count - (
+        Paper.objects.filter(
+            authorships__researcher_id=stats.researcher_id,
+            hidden=False,
+            published__isnull=True,
+        )
+        .distinct()
+        .count()
+    )

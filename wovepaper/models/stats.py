@@ -30,6 +30,12 @@ class ResearcherStats(models.Model):
         max_length=40, blank=True, help_text="The commonest primary arXiv category."
     )
     latest_affiliation = models.CharField(max_length=300, blank=True)
+    per_year = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='[{"year", "papers", "citations"}] from the first year to the '
+        "last, years without papers included.",
+    )
     sort_name = models.CharField(
         max_length=300, help_text="Folded family name, then given name: A-Z order."
     )

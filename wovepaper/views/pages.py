@@ -355,6 +355,13 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
             "sorts": list(profile.SORTS),
             "following": following,
             "canonical_url": absolute,
+            "breadcrumbs": _breadcrumbs(
+                request,
+                [
+                    ("Researchers", reverse("researchers")),
+                    (researcher.display_name, canonical),
+                ],
+            ),
             "json_ld": {
                 "@context": "https://schema.org",
                 "@type": "Person",
@@ -423,6 +430,13 @@ def institution_detail(request: HttpRequest, ref: str) -> HttpResponse:
             "institution": institution,
             **profile.institution_summary(institution),
             "canonical_url": request.build_absolute_uri(canonical),
+            "breadcrumbs": _breadcrumbs(
+                request,
+                [
+                    ("Institutions", reverse("institutions")),
+                    (institution.name, canonical),
+                ],
+            ),
             "json_ld": {
                 "@context": "https://schema.org",
                 "@type": "Organization",
