@@ -15,14 +15,19 @@ requests a second for ``--seconds`` per scenario:
   cache),
 - random researcher pages (of 30,000),
 - random paper pages,
+- the browse pages: ``/researchers/`` by letter, main field and order, pages 1
+  to 20 (3,000 URLs); ``/papers/`` and ``/categories/<cat>/`` pages 1 to 200;
+  ``/institutions/``,
 - search (``/search/?q=``, one or two real title words, or a family name):
   2,000 distinct queries (every one ranked cold) in each mode (``hybrid``, the
   default, ``keyword`` and ``semantic``, each with its own queries), and 500
   queries asked with Zipf weights over pages 1 to 3 (as readers repeat and
   page).
 
-Every paper has an embedding (:func:`add_embeddings`: a real record's, with
-noise) in the HNSW index, whose recall@10 against an exact scan is printed.
+The researcher figures the browse pages list are filled once
+(:func:`add_researcher_stats`). Every paper has an embedding
+(:func:`add_embeddings`: a real record's, with noise) in the HNSW index, whose
+recall@10 against an exact scan is printed.
 
 Prints p50, p99 and max in milliseconds, errors and the p99 ratio to the
 baseline. The load generator shares the 2 cores with the server, so the figures

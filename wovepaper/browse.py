@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django_countries import countries
 
 from wovepaper.identifiers import ARXIV_CATEGORY
@@ -68,12 +68,7 @@ def researcher_listing(
         rows = rows.filter(main_category=field)
     order = {
         "papers": ("-paper_count", "sort_name", "researcher_id"),
-        "recent": (
-            F("last_year").desc(nulls_last=True),
-            "-paper_count",
-            "sort_name",
-            "researcher_id",
-        ),
+        "recent": ("-active_year", "-paper_count", "sort_name", "researcher_id"),
         "cited": ("-citation_count", "-paper_count", "sort_name", "researcher_id"),
     }.get(sort, ("sort_name", "researcher_id"))
     return rows.order_by(*order)

@@ -127,6 +127,7 @@ def _stats_of(researcher: Researcher, slots: list[tuple]) -> ResearcherStats:
         h_index=h_index(p[2] for p in papers.values()),
         first_year=min(years) if years else None,
         last_year=max(years) if years else None,
+        active_year=max(years) if years else 0,
         main_category=main[:40],
         latest_affiliation=latest[:300],
         per_year=[

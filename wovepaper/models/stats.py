@@ -26,6 +26,11 @@ class ResearcherStats(models.Model):
     h_index = models.PositiveIntegerField(default=0)
     first_year = models.PositiveSmallIntegerField(null=True, blank=True)
     last_year = models.PositiveSmallIntegerField(null=True, blank=True)
+    active_year = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="last_year, or 0 without a dated paper: the recently-active "
+        "order (an index with NULLS LAST is not portable to SQLite).",
+    )
     main_category = models.CharField(
         max_length=40, blank=True, help_text="The commonest primary arXiv category."
     )
@@ -54,12 +59,7 @@ class ResearcherStats(models.Model):
             models.Index(fields=["sort_name"]),
             models.Index(fields=["-paper_count", "sort_name"]),
             models.Index(fields=["-citation_count", "-paper_count", "sort_name"]),
-            models.Index(
-                models.F("last_year").desc(nulls_last=True),
-                models.F("paper_count").desc(),
-                models.F("sort_name"),
-                name="researcherstats_recent",
-            ),
+            models.Index(fields=["-active_year", "-paper_count", "sort_name"]),
             models.Index(fields=["main_category", "-paper_count"]),
         ]
 
