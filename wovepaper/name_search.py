@@ -164,6 +164,8 @@ def researchers_ranked(*, query: str) -> list[Found]:
     """
     from wovepaper.search import researcher_search
 
+    if not any(ch.isalnum() for ch in query):
+        return []
     digest = hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()
     key = f"researchers-ranked:v{researchers_version()}:{digest}"
     found = cache.get(key)

@@ -723,6 +723,7 @@ def researcher_summary(researcher: Researcher) -> dict:
 
     Returns:
         ``{"paper_count", "citations" (sum of the papers' cited_by_count),
+        "citations_known" (whether any paper has a count),
         "h_index", "per_year": [YearFigures]
         (:func:`wovepaper.stats.publication_figures`),
         "checked_papers": [paper id] (those whose slot a
@@ -830,6 +831,8 @@ def researcher_summary(researcher: Researcher) -> dict:
     return {
         "paper_count": len(papers),
         "citations": sum(p[2] or 0 for p in papers.values()),
+        # No source gave a citation count for any paper: "not known", not 0.
+        "citations_known": any(p[2] is not None for p in papers.values()),
         "h_index": stats.h_index(p[2] for p in papers.values()),
         "per_year": stats.publication_figures(list(papers.values())),
         # The papers whose slot a curator checked (the rows end with it).

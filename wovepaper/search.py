@@ -472,11 +472,18 @@ def researcher_search_fallback(
         text: the cleaned search text.
 
     Returns:
-        The matches, most papers first, then by name.
+        The matches, most papers first, then by name; none when the text holds
+        no word (letters or digits: punctuation alone matched every name's
+        JSON text).
     """
-    for word in text.replace('"', " ").split():
+    words = re.findall(r"\w+", text)
+    if not words:
+        return researchers.none()
+    for word in words:
+        # The variants are stored as JSON text, non-ASCII letters escaped.
+        escaped = json.dumps(word)[1:-1]
         researchers = researchers.filter(
-            Q(display_name__icontains=word) | Q(name_variants__icontains=word)
+            Q(display_name__icontains=word) | Q(name_variants__icontains=escaped)
         )
     return researchers.order_by("-paper_count", "display_name", "id")
 

@@ -309,3 +309,33 @@ def test_api_researcher_carries_the_figures(client, corpus):
         .distinct()
         .count()
     )
+
+
+def test_browse_pages_read_odd_input_without_failing(client, corpus, monkeypatch):
+    from wovepaper.views import browse
+
+    monkeypatch.setattr(browse, "PAGE_SIZE", 5)
+    count = ResearcherStats.objects.count()
+    last = -(-count // 5)
+    for typed, shown in (("-1", 1), ("1e3", 1), ("99999999999", last), ("2", 2)):
+        doc = _doc(client.get(f"/researchers/?page={typed}"))
+        pager = doc.cssselect("nav.pager span")[0].text_content()
+        assert pager == f"Page {shown} of {last}"
+        canonical = doc.cssselect("link[rel=canonical]")[0].get("href")
+        # Each page is its own canonical URL, page 1 without a number.
+        expected = "" if shown == 1 else f"?page={shown}"
+        assert canonical == f"http://testserver/researchers/{expected}"
+    doc = _doc(client.get("/researchers/?sort=papers&letter=M"))
+    assert doc.cssselect("link[rel=canonical]")[0].get("href") == (
+        "http://testserver/researchers/?sort=papers&letter=M"
+    )
+    # Letter links keep the order and carry no stray separator.
+    hrefs = [a.get("href") for a in doc.cssselect("ul.letters a")]
+    assert "?sort=papers&letter=A" in hrefs
+    assert not [h for h in hrefs if h.endswith("&")]
+    # A name search of punctuation alone finds no one.
+    for junk in ('"', "[", ",", "\\"):
+        found = _doc(client.get("/researchers/", {"q": junk}))
+        assert not found.cssselect("ol.people a.person")
+    huge = client.get("/researchers/99999999999999999999/coauthors.json")
+    assert huge.status_code == 404

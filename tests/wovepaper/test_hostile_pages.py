@@ -160,9 +160,11 @@ def test_a_paper_row_escapes_every_value_a_source_gave():
         "title": r"<img src=x onerror=alert(1)> $\alpha$",
         "published_shown": "<b>2021</b>",
         "arxiv_id": "2101.0<1>",
+        "doi": '10.1/"><x>',
         "primary_category": "hep&th",
         "cited_by_count": 0,
         "why": "<i>applied</i> by a curator",
+        "abstract": "<b>abs</b> $x<y$",
         "byline": [{"name": "<Ann>", "researcher_url": None}],
         "more": 0,
     }
@@ -170,11 +172,18 @@ def test_a_paper_row_escapes_every_value_a_source_gave():
         "<li>\n"
         '  <a class="paper-title" '
         'href="/papers/x&quot;&gt;&lt;script&gt;1&lt;/script&gt;">'
-        "&lt;img src=x onerror=alert(1)&gt; α</a>\n"
+        "&lt;img src=x onerror=alert(1)&gt; "
+        '<span class="math" data-tex="\\alpha">α</span></a>\n'
         '  <div class="byline">&lt;Ann&gt;</div>\n'
         '  <div class="meta">&lt;b&gt;2021&lt;/b&gt; · arXiv:2101.0&lt;1&gt;'
-        " · hep&amp;th · cited by 0</div>\n"
-        '  <details class="why"><summary>Why is this paper here?</summary>'
+        " · hep&amp;th · cited by 0 · "
+        '<span class="links"><a href="https://arxiv.org/abs/2101.0%3C1%3E">arXiv</a>'
+        ' · <a href="https://arxiv.org/pdf/2101.0%3C1%3E">PDF</a>'
+        ' · <a href="https://doi.org/10.1/%22%3E%3Cx%3E">DOI</a></span></div>\n'
+        '  <details class="abstract"><summary>Abstract</summary>'
+        "<p>&lt;b&gt;abs&lt;/b&gt; "
+        '<span class="math" data-tex="x&lt;y">x&lt;y</span></p></details>'
+        '<details class="why"><summary>Why is this paper here?</summary>'
         "<p>&lt;i&gt;applied&lt;/i&gt; by a curator</p></details>\n"
         "</li>\n"
     )

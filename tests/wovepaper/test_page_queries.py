@@ -81,11 +81,12 @@ def test_researcher_page_queries_flat_from_10_to_1000_papers(client, path):
 
     assert _queries(client, url(small)) == _queries(client, url(large))
     # The page: the researcher, then on PostgreSQL one statement for the
-    # summary (with the papers' sort keys, the title order's too) and one for
+    # summary (with the papers' sort keys, the title order's too), one for
     # the page's rows with their bylines and why each is there
-    # (wovepaper.profile_sql). The network: the survivor check, the
-    # researcher, co-authors, their profiles, the shared papers.
-    expected = 5 if path == "coauthors" else 3
+    # (wovepaper.profile_sql) and one for their abstracts. The network: the
+    # survivor check, the researcher, co-authors, their profiles, the shared
+    # papers, and how many papers of over 100 authors were left out.
+    expected = 6 if path == "coauthors" else 4
     assert _queries(client, url(large)) == expected
 
 

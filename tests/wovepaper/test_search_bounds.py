@@ -130,25 +130,6 @@ def test_search_page_says_how_many_are_listed(client, corpus, monkeypatch):
     assert "title matches first" not in hybrid
 
 
-def test_sqlite_search_page_says_its_broad_list_is_the_newest(
-    client, corpus, monkeypatch
-):
-    """The embedded demo's path, forced on PostgreSQL by faking the vendor."""
-    from types import SimpleNamespace
-
-    from wovepaper.views import search as search_view
-
-    sqlite = SimpleNamespace(vendor="sqlite", settings_dict={"NAME": "demo"})
-    monkeypatch.setattr(search, "connection", sqlite)
-    monkeypatch.setattr(search_view, "connection", sqlite)
-    monkeypatch.setattr(search, "SEARCH_SAMPLE", 5)
-
-    body = client.get("/search/", {"q": "Maestro", "mode": "keyword"}).content.decode()
-
-    assert "5 of them are listed, the newest (add words" in body
-    assert "title matches first" not in body
-
-
 @pytest.mark.parametrize(
     ("typed", "cleaned"),
     [

@@ -41,6 +41,15 @@ out["people"] = [
     [f.researcher.display_name, f.tier, f.paper_count]
     for f in researchers_ranked(query="Subir Sachdev")
 ]
+# A broad search on a small sample: the page says how its list is ordered.
+from django.core.cache import cache
+from django.test import Client
+from wovepaper import search
+search.SEARCH_SAMPLE = 5
+cache.clear()  # the searches above cached "maestro"'s head, of every match
+out["broad_page"] = Client().get(
+    "/search/", {"q": "Maestro", "mode": "keyword"}, HTTP_HOST="127.0.0.1"
+).content.decode()
 print("RESULT" + json.dumps(out))
 """
 
@@ -101,6 +110,12 @@ def test_fts5_finds_words_not_substrings(found):
     # search of exclusions alone finds nothing.
     assert found["aestro"] == []
     assert found["-maestro"] == []
+
+
+def test_broad_search_page_says_its_list_is_the_best_matches(found):
+    body = found["broad_page"]
+    assert "12 papers found; 5 of them are listed, the best matches first" in body
+    assert "title matches first" not in body
 
 
 def test_name_search_on_sqlite_ranks_the_name_first(found):

@@ -227,7 +227,8 @@ def year_chart(per_year: list, field: str) -> SafeString:
         bars.append(
             f'<rect x="{x + gap / 2:.1f}" y="{_CHART_TOP + body - height:.1f}" '
             f'width="{width - gap:.1f}" height="{height:.1f}">'
-            f"<title>{figures.year}: {value} {escape(field)}</title></rect>"
+            f"<title>{figures.year}: {value} "
+            f"{escape(field if value != 1 else field[:-1])}</title></rect>"
         )
     right = min(_CHART_WIDTH, width * len(values))
     first, last = per_year[0].year, per_year[-1].year
@@ -242,3 +243,10 @@ def year_chart(per_year: list, field: str) -> SafeString:
         f'<text x="{_CHART_WIDTH}" y="12" text-anchor="end">most in a year: '
         f"{top}</text></svg>"
     )
+
+
+@register.filter
+def thousands(value: int | None) -> str:
+    """``{{ n|thousands }}``: a count with thousands separators (6,721); "" for
+    None."""
+    return "" if value is None else f"{int(value):,}"

@@ -71,6 +71,25 @@ def _page(items, request: HttpRequest) -> Page:
     return Paginator(items, PAGE_SIZE).get_page(_page_number(request))
 
 
+def _shown(value: str, default: str) -> str:
+    """A filter's value for a URL: "" when it is the default (left out)."""
+    return "" if value == default else value
+
+
+def _self_canonical(
+    request: HttpRequest, name: str, kept: str, page: Page, **kwargs: str
+) -> str:
+    """The page's own canonical URL: its filters and page number (page 1
+    without one), so each page of a list is indexed as itself."""
+    query = "&".join(
+        part
+        for part in (kept, f"page={page.number}" if page.number > 1 else "")
+        if part
+    )
+    path = reverse(name, kwargs=kwargs or None)
+    return request.build_absolute_uri(f"{path}?{query}" if query else path)
+
+
 def _kept(**params: str) -> str:
     """The query string of the filters in force (empty values left out), for
     the links that change only the page or one filter."""
@@ -100,6 +119,7 @@ def researchers_index(request: HttpRequest) -> HttpResponse:
     page = _page(
         browse.researcher_listing(sort=sort, letter=letter, field=field), request
     )
+    kept = _kept(sort=_shown(sort, "name"), letter=letter, field=field)
     return _render(
         request,
         "researchers",
@@ -112,12 +132,22 @@ def researchers_index(request: HttpRequest) -> HttpResponse:
             "letter": letter,
             "letters": browse.LETTERS,
             "field": field,
-            "fields": browse.researcher_fields()[:40],
-            "kept": _kept(
-                sort=sort if sort != "name" else "", letter=letter, field=field
-            ),
-            "kept_but_letter": _kept(sort=sort if sort != "name" else "", field=field),
-            "canonical_url": request.build_absolute_uri(reverse("researchers")),
+            "fields": browse.researcher_fields(),
+            "kept": kept,
+            "sort_links": [
+                (
+                    key,
+                    label,
+                    "?" + _kept(sort=_shown(key, "name"), letter=letter, field=field),
+                )
+                for key, label in browse.RESEARCHER_SORTS.items()
+            ],
+            "letter_links": [
+                (each, "?" + _kept(sort=_shown(sort, "name"), letter=each, field=field))
+                for each in browse.LETTERS
+            ],
+            "all_letters": "?" + _kept(sort=_shown(sort, "name"), field=field),
+            "canonical_url": _self_canonical(request, "researchers", kept, page),
         },
     )
 
@@ -144,8 +174,8 @@ def _researchers_named(request: HttpRequest, query: str) -> HttpResponse:
             "page": page,
             "rows": list(page.object_list),
             "kept": _kept(q=query),
-            "canonical_url": request.build_absolute_uri(
-                f"{reverse('researchers')}?{_kept(q=query)}"
+            "canonical_url": _self_canonical(
+                request, "researchers", _kept(q=query), page
             ),
         },
     )
@@ -177,8 +207,13 @@ def institutions_index(request: HttpRequest) -> HttpResponse:
             "sort_label": browse.INSTITUTION_SORTS[sort],
             "country": country,
             "countries": countries,
-            "kept": _kept(sort=sort if sort != "papers" else "", country=country),
-            "canonical_url": request.build_absolute_uri(reverse("institutions")),
+            "kept": _kept(sort=_shown(sort, "papers"), country=country),
+            "canonical_url": _self_canonical(
+                request,
+                "institutions",
+                _kept(sort=_shown(sort, "papers"), country=country),
+                page,
+            ),
         },
     )
 
@@ -201,7 +236,7 @@ def papers_index(request: HttpRequest) -> HttpResponse:
             "total": papers.total,
             "category": "",
             "kept": "",
-            "canonical_url": request.build_absolute_uri(reverse("papers")),
+            "canonical_url": _self_canonical(request, "papers", "", page),
         },
     )
 
@@ -237,8 +272,8 @@ def category_index(request: HttpRequest, category: str) -> HttpResponse:
             "total": papers.total,
             "category": spelled,
             "kept": "",
-            "canonical_url": request.build_absolute_uri(
-                reverse("category", kwargs={"category": spelled})
+            "canonical_url": _self_canonical(
+                request, "category", "", page, category=spelled
             ),
         },
     )

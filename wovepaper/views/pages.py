@@ -45,6 +45,8 @@ PAPERS_SECONDS = 60
 # page weighed 264 KB and took up to 5.9 s with every slot).
 BYLINE_FIRST = 50
 
+# The largest id a row has (a signed 64-bit key).
+MAX_ID = 2**63 - 1
 # ASCII digits only: ``\d`` would also take full-width and other Unicode digits.
 _PAPER_REF = re.compile(
     r"(?P<key>[0-9]{4}\.[0-9]{4,5}"
@@ -85,10 +87,14 @@ def _canonical(request: HttpRequest, path: str) -> HttpResponsePermanentRedirect
 
 
 def _page_number(request: HttpRequest) -> int:
-    """``?page=N`` as a positive int, spaces around it ignored (anything else
-    is page 1)."""
+    """``?page=N`` as a positive int, spaces around it ignored: past 9 digits
+    the last page, anything not a number page 1."""
     value = request.GET.get("page", "1").strip()
-    return int(value) if value.isascii() and value.isdigit() and len(value) < 7 else 1
+    if not (value.isascii() and value.isdigit()):
+        return 1
+    # Past 9 digits, "the last" (a paginator clamps it), as the search page
+    # reads it: int() of a 4,301-digit string raises.
+    return int(value) if len(value) <= 9 else 10**9
 
 
 @require_safe
@@ -104,7 +110,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "researcher_count": f"{Researcher.objects.live().count():,}",
             "institution_count": f"{len(browse.institution_listing()):,}",
             "fields": browse.paper_fields(),
-            "latest": profile.paper_rows(papers.order_by("-published", "-id")[:10]),
+            "latest": profile.paper_rows(papers.order_by("-published", "-id")[:20]),
             "canonical_url": request.build_absolute_uri("/"),
         },
     )
@@ -388,6 +394,8 @@ def researcher_network(request: HttpRequest, pk: int) -> HttpResponse:
     A merged-away researcher answers 301 to its survivor's network; cached like
     the page summary.
     """
+    if pk > MAX_ID:  # no row has it, and SQLite cannot even compare it
+        raise Http404(f"researcher {pk} is not a live profile")
     survivor = selectors.researcher_survivor(pk)
     if survivor is not None:
         return _undoable(

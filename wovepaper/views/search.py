@@ -180,7 +180,7 @@ def search(request: HttpRequest) -> HttpResponse:
                 and result["count"] == result["listed"],
                 listed=f"{result['listed']:,}",
                 # A broad search lists title matches first on PostgreSQL, the
-                # newest matches on SQLite (wovepaper.search.search_head).
+                # best FTS5 matches on SQLite (wovepaper.search.search_head).
                 titles_first=connection.vendor == "postgresql",
                 only_common_words=not result["count"] and only_common_words(query),
                 papers=papers,

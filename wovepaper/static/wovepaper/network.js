@@ -18,7 +18,9 @@
     if (!others.length) {
       var p = document.createElement("p");
       p.className = "muted";
-      p.textContent = "No curated co-authors yet.";
+      p.textContent = data.left_out
+        ? "No co-authors with a profile on the papers of at most " + data.max_byline + " authors."
+        : "No co-authors with a profile yet.";
       box.appendChild(p);
       return;
     }
