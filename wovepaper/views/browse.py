@@ -223,22 +223,7 @@ def institutions_index(request: HttpRequest) -> HttpResponse:
 def papers_index(request: HttpRequest) -> HttpResponse:
     """GET ``/papers/?page=N``: visible papers, newest first (the first
     :data:`wovepaper.browse.MAX_PAGES` pages)."""
-    papers = browse.CountedList(
-        browse.papers_latest(), key="browse:papers-count:v1", cap=_CAP
-    )
-    page = _page(papers, request)
-    return _render(
-        request,
-        "papers",
-        {
-            "page": page,
-            "rows": profile.paper_rows(page.object_list),
-            "total": papers.total,
-            "category": "",
-            "kept": "",
-            "canonical_url": _self_canonical(request, "papers", "", page),
-        },
-    )
+    return _paper_list(request, category="")
 
 
 @require_safe
@@ -257,12 +242,20 @@ def category_index(request: HttpRequest, category: str) -> HttpResponse:
         raise Http404(f"no paper here is in {category}")
     if spelled != category:
         return _canonical(request, reverse("category", kwargs={"category": spelled}))
+    return _paper_list(request, category=spelled)
+
+
+def _paper_list(request: HttpRequest, *, category: str) -> HttpResponse:
+    """A page of visible papers newest first, in all or in ``category`` (as
+    the papers spell it; "" for all): the count cached, the first
+    :data:`wovepaper.browse.MAX_PAGES` pages listed."""
     papers = browse.CountedList(
-        browse.papers_latest(category=spelled),
-        key=f"browse:papers-count:v1:{spelled}",
+        browse.papers_latest(category=category),
+        key=f"browse:papers-count:v1:{category}",
         cap=_CAP,
     )
     page = _page(papers, request)
+    named = {"category": category} if category else {}
     return _render(
         request,
         "papers",
@@ -270,10 +263,10 @@ def category_index(request: HttpRequest, category: str) -> HttpResponse:
             "page": page,
             "rows": profile.paper_rows(page.object_list),
             "total": papers.total,
-            "category": spelled,
+            "category": category,
             "kept": "",
             "canonical_url": _self_canonical(
-                request, "category", "", page, category=spelled
+                request, "category" if category else "papers", "", page, **named
             ),
         },
     )
