@@ -47,7 +47,7 @@ def test_browse_search_profile_and_latex(
     ).click()
     expect(page).to_have_url("/researchers/")
     listed = ResearcherStats.objects.count()
-    expect(page.locator("main > p.muted").first).to_contain_text(f"{listed} profiles")
+    expect(page.locator("main > p.muted").first).to_contain_text(f"{listed:,} profiles")
     page.get_by_role("navigation", name="Family name A to Z").get_by_role(
         "link", name="K", exact=True
     ).click()
