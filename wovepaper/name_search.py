@@ -1,6 +1,7 @@
 """Researchers and institutions found by name, ranked as a reader means a name.
 
-A name search gathers candidates by name likeness
+A name search gathers candidates from the blocks the name reads as
+(:func:`name_candidates`) and by name likeness
 (:func:`wovepaper.search.researcher_search`: trigram word similarity on
 PostgreSQL, every word contained on SQLite), then ranks them by how the name
 matches before how active the researcher is:

@@ -201,10 +201,24 @@ def _refresh_batch(ids: list[int]) -> int:
     for researcher_id, *slot, authorship_id in rows:
         slots[researcher_id].append((*slot, institution_of.get(authorship_id)))
     fresh = [_stats_of(live[pk], slots[pk]) for pk in live if slots.get(pk)]
+    kept = [row.researcher_id for row in fresh]
     with transaction.atomic():
-        ResearcherStats.objects.filter(researcher_id__in=ids).delete()
-        ResearcherStats.objects.bulk_create(fresh)
+        ResearcherStats.objects.filter(researcher_id__in=ids).exclude(
+            researcher_id__in=kept
+        ).delete()
+        # An upsert: two workers refreshing one researcher at once both
+        # write, neither fails on the other's row.
+        ResearcherStats.objects.bulk_create(
+            fresh,
+            update_conflicts=True,
+            unique_fields=["researcher"],
+            update_fields=_FIGURES,
+        )
     return len(fresh)
+
+
+# Every column of a row but its key, as an upsert rewrites them.
+_FIGURES = [f.name for f in ResearcherStats._meta.concrete_fields if not f.primary_key]
 
 
 def _first_institutions(live: dict[int, Researcher]) -> dict[int, str]:
