@@ -9,6 +9,7 @@ Query Syntax" and 5.1.1 "The bm25() function".
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 
@@ -103,8 +104,6 @@ def fts_refresh(paper_ids: Iterable[int]) -> int:
     Returns:
         How many rows were written.
     """
-    import json
-
     ids = sorted({int(pk) for pk in paper_ids})
     if not ids or connection.vendor != "sqlite":
         return 0

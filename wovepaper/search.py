@@ -102,8 +102,7 @@ QUERY_TOO_MANY_WORDS = (
 )
 
 # Most researchers one search returns.
-# A name search ranks up to this many candidates (wovepaper.name_search).
-MAX_RESEARCHERS = 200
+MAX_RESEARCHERS = 50
 
 
 BAD_CATEGORY = "The category is not an arXiv category name (such as hep-th or cs.LG)."

@@ -3,13 +3,12 @@
 
 Each is paged (:data:`PAGE_SIZE` a page, two queries for the list whatever the
 page size), answers Markdown to clients that prefer it (``Accept``), is cached
-whole for stateless visitors (:func:`cached`), and is listed in the sitemap
+whole for stateless visitors (:func:`wovepaper.views.page_cache.cached_whole`),
+and is listed in the sitemap
 (:mod:`wovepaper.sitemaps`).
 """
 
 from __future__ import annotations
-
-import functools
 
 from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -18,57 +17,28 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_safe
 
 from wovepaper import browse, profile, selectors
-from wovepaper.cache import researchers_version
 from wovepaper.identifiers import ARXIV_CATEGORY
 from wovepaper.name_search import researchers_ranked
 from wovepaper.search import SearchQueryError
 from wovepaper.views import page_cache
-from wovepaper.views.pages import (
-    _canonical,
-    _page_number,
-    _render,
-    _wants_markdown,
+from wovepaper.views.responses import (
+    canonical_redirect,
+    page_number,
+    render_page,
 )
 
 PAGE_SIZE = 50
-# How long a rendered browse page is reused for stateless visitors (seconds),
-# under the researchers' cache version (a curation change shows at once).
+# How long a rendered browse page is reused for stateless visitors (seconds).
 PAGE_SECONDS = 60
 # The paper lists' rows listed at most (their deepest page).
 _CAP = browse.MAX_PAGES * PAGE_SIZE
 
 
-def cached(parameters: frozenset[str]):
-    """Serve a stateless visitor's page from the cache when it is there, and
-    keep it :data:`PAGE_SECONDS` when rendered
-    (:mod:`wovepaper.views.page_cache`); the key holds the researchers'
-    cache version, the format (HTML or Markdown) and the URL."""
-
-    def wrap(view):
-        @functools.wraps(view)
-        def serve(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-            if not page_cache.stateless(request, parameters):
-                return view(request, *args, **kwargs)
-            page_format = "md" if _wants_markdown(request) else "html"
-            key = (
-                f"browse-page:v{researchers_version()}:"
-                f"{page_cache.url_digest(request, page_format)}"
-            )
-            found = page_cache.cached_page(key)
-            if found is not None:
-                return found
-            response = view(request, *args, **kwargs)
-            page_cache.keep_page(key, response, PAGE_SECONDS)
-            return response
-
-        return serve
-
-    return wrap
-
-
 def _page(items, request: HttpRequest) -> Page:
     """The requested page of ``items`` (past the last: the last)."""
-    return Paginator(items, PAGE_SIZE).get_page(_page_number(request))
+    return Paginator(items, PAGE_SIZE).get_page(
+        page_number(request.GET.get("page", "1"))
+    )
 
 
 def _shown(value: str, default: str) -> str:
@@ -97,7 +67,9 @@ def _kept(**params: str) -> str:
 
 
 @require_safe
-@cached(frozenset({"sort", "letter", "field", "q", "page"}))
+@page_cache.cached_whole(
+    PAGE_SECONDS, frozenset({"sort", "letter", "field", "q", "page"})
+)
 def researchers_index(request: HttpRequest) -> HttpResponse:
     """GET ``/researchers/?sort=name|papers|recent|cited&letter=A&field=hep-th&page=N``,
     or ``/researchers/?q=<name>&page=N`` for a ranked name search.
@@ -120,17 +92,15 @@ def researchers_index(request: HttpRequest) -> HttpResponse:
         browse.researcher_listing(sort=sort, letter=letter, field=field), request
     )
     kept = _kept(sort=_shown(sort, "name"), letter=letter, field=field)
-    return _render(
+    return render_page(
         request,
         "researchers",
         {
             "page": page,
             "rows": list(page.object_list),
             "sort": sort,
-            "sorts": browse.RESEARCHER_SORTS,
             "sort_label": browse.RESEARCHER_SORTS[sort],
             "letter": letter,
-            "letters": browse.LETTERS,
             "field": field,
             "fields": browse.researcher_fields(),
             "kept": kept,
@@ -159,14 +129,14 @@ def _researchers_named(request: HttpRequest, query: str) -> HttpResponse:
     try:
         found = researchers_ranked(query=query)
     except SearchQueryError as exc:
-        return _render(
+        return render_page(
             request,
             "researchers_named",
             {"query": query, "error": str(exc), "page": _page([], request)},
             status=400,
         )
     page = _page(found, request)
-    return _render(
+    return render_page(
         request,
         "researchers_named",
         {
@@ -182,7 +152,7 @@ def _researchers_named(request: HttpRequest, query: str) -> HttpResponse:
 
 
 @require_safe
-@cached(frozenset({"sort", "country", "page"}))
+@page_cache.cached_whole(PAGE_SECONDS, frozenset({"sort", "country", "page"}))
 def institutions_index(request: HttpRequest) -> HttpResponse:
     """GET ``/institutions/?sort=papers|name&country=NL&page=N``.
 
@@ -196,30 +166,29 @@ def institutions_index(request: HttpRequest) -> HttpResponse:
     country = country if len(country) == 2 and country.isalpha() else ""
     rows, countries = browse.institutions_browsed(sort=sort, country=country)
     page = _page(rows, request)
-    return _render(
+    kept = _kept(sort=_shown(sort, "papers"), country=country)
+    return render_page(
         request,
         "institutions",
         {
             "page": page,
             "rows": list(page.object_list),
             "sort": sort,
-            "sorts": browse.INSTITUTION_SORTS,
             "sort_label": browse.INSTITUTION_SORTS[sort],
+            "sort_links": [
+                (key, label, "?" + _kept(sort=_shown(key, "papers"), country=country))
+                for key, label in browse.INSTITUTION_SORTS.items()
+            ],
             "country": country,
             "countries": countries,
-            "kept": _kept(sort=_shown(sort, "papers"), country=country),
-            "canonical_url": _self_canonical(
-                request,
-                "institutions",
-                _kept(sort=_shown(sort, "papers"), country=country),
-                page,
-            ),
+            "kept": kept,
+            "canonical_url": _self_canonical(request, "institutions", kept, page),
         },
     )
 
 
 @require_safe
-@cached(frozenset({"page"}))
+@page_cache.cached_whole(PAGE_SECONDS, frozenset({"page"}))
 def papers_index(request: HttpRequest) -> HttpResponse:
     """GET ``/papers/?page=N``: visible papers, newest first (the first
     :data:`wovepaper.browse.MAX_PAGES` pages)."""
@@ -227,7 +196,7 @@ def papers_index(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
-@cached(frozenset({"page"}))
+@page_cache.cached_whole(PAGE_SECONDS, frozenset({"page"}))
 def category_index(request: HttpRequest, category: str) -> HttpResponse:
     """GET ``/categories/<category>/?page=N``: the papers carrying an arXiv
     category (primary or cross-list), newest first.
@@ -241,7 +210,9 @@ def category_index(request: HttpRequest, category: str) -> HttpResponse:
     if not selectors.category_exists(spelled):
         raise Http404(f"no paper here is in {category}")
     if spelled != category:
-        return _canonical(request, reverse("category", kwargs={"category": spelled}))
+        return canonical_redirect(
+            request, reverse("category", kwargs={"category": spelled})
+        )
     return _paper_list(request, category=spelled)
 
 
@@ -256,7 +227,7 @@ def _paper_list(request: HttpRequest, *, category: str) -> HttpResponse:
     )
     page = _page(papers, request)
     named = {"category": category} if category else {}
-    return _render(
+    return render_page(
         request,
         "papers",
         {

@@ -10,6 +10,7 @@ bump makes every older rendering unreachable at once.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Collection
@@ -19,6 +20,9 @@ from django.contrib.messages.storage.cookie import CookieStorage
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
+
+from wovepaper.cache import researchers_version
+from wovepaper.views.responses import wants_markdown
 
 
 def stateless(request: HttpRequest, parameters: Collection[str]) -> bool:
@@ -77,3 +81,39 @@ def keep_page(key: str, response: HttpResponse, seconds: int) -> None:
             (response.content, response["Content-Type"], response["Vary"]),
             seconds,
         )
+
+
+def cached_whole(seconds: int, parameters: frozenset[str]):
+    """A view decorator: a stateless visitor's page (:func:`stateless`) is
+    served from the cache when it is there, and kept ``seconds`` when
+    rendered; the key holds the researchers' cache version (so a curation
+    change shows at once), the format (HTML or Markdown) and the URL.
+
+    Args:
+        seconds: how long a rendered page is reused.
+        parameters: the query parameters the view reads.
+
+    Returns:
+        The decorator.
+    """
+
+    def wrap(view):
+        @functools.wraps(view)
+        def serve(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            if not stateless(request, parameters):
+                return view(request, *args, **kwargs)
+            page_format = "md" if wants_markdown(request) else "html"
+            key = (
+                f"whole-page:v{researchers_version()}:"
+                f"{url_digest(request, page_format)}"
+            )
+            found = cached_page(key)
+            if found is not None:
+                return found
+            response = view(request, *args, **kwargs)
+            keep_page(key, response, seconds)
+            return response
+
+        return serve
+
+    return wrap

@@ -28,6 +28,7 @@ from django.views import defaults
 from django.views.decorators.http import require_safe
 
 from api.errors import is_api_path, problem_json
+from curation.history import MAX_ID
 from wovepaper import browse, profile, selectors
 from wovepaper.cache import researcher_key, researcher_version
 from wovepaper.identifiers import ARXIV_CATEGORY
@@ -35,6 +36,12 @@ from wovepaper.models import Paper, Researcher
 from wovepaper.semantic import similar_papers
 from wovepaper.text import latex_to_text
 from wovepaper.views import page_cache
+from wovepaper.views.responses import (
+    canonical_redirect,
+    page_number,
+    render_page,
+    wants_markdown,
+)
 
 # Cached researcher page parts live at most this long (seconds) even without a
 # curation bump; the papers list also shows other researchers' names and the
@@ -45,56 +52,12 @@ PAPERS_SECONDS = 60
 # page weighed 264 KB and took up to 5.9 s with every slot).
 BYLINE_FIRST = 50
 
-# The largest id a row has (a signed 64-bit key).
-MAX_ID = 2**63 - 1
 # ASCII digits only: ``\d`` would also take full-width and other Unicode digits.
 _PAPER_REF = re.compile(
     r"(?P<key>[0-9]{4}\.[0-9]{4,5}"
     r"|[a-z]{1,10}(?:-[a-z]{1,10})?(?:\.[A-Za-z]{2})?/[0-9]{7}"
     r"|[0-9]{1,18})(?:v[1-9][0-9]{0,3})?(?:-(?P<slug>.*))?"
 )
-
-
-def _wants_markdown(request: HttpRequest) -> bool:
-    """Whether the client prefers Markdown to HTML (``Accept``, RFC 9110 12.5.1)."""
-    return request.get_preferred_type(["text/html", "text/markdown"]) == (
-        "text/markdown"
-    )
-
-
-def _render(
-    request: HttpRequest, name: str, context: dict, *, status: int = 200
-) -> HttpResponse:
-    """Render ``pages/<name>.html``, or ``pages/<name>.md`` for Markdown clients."""
-    if _wants_markdown(request):
-        response = render(
-            request,
-            f"pages/{name}.md",
-            context,
-            content_type="text/markdown; charset=utf-8",
-            status=status,
-        )
-    else:
-        response = render(request, f"pages/{name}.html", context, status=status)
-    response["Vary"] = "Accept, Cookie"
-    return response
-
-
-def _canonical(request: HttpRequest, path: str) -> HttpResponsePermanentRedirect:
-    """301 to ``path`` with the request's query string kept."""
-    query = request.META.get("QUERY_STRING", "")
-    return HttpResponsePermanentRedirect(f"{path}?{query}" if query else path)
-
-
-def _page_number(request: HttpRequest) -> int:
-    """``?page=N`` as a positive int, spaces around it ignored: past 9 digits
-    the last page, anything not a number page 1."""
-    value = request.GET.get("page", "1").strip()
-    if not (value.isascii() and value.isdigit()):
-        return 1
-    # Past 9 digits, "the last" (a paginator clamps it), as the search page
-    # reads it: int() of a 4,301-digit string raises.
-    return int(value) if len(value) <= 9 else 10**9
 
 
 @require_safe
@@ -141,7 +104,7 @@ def paper_detail(request: HttpRequest, ref: str) -> HttpResponse:
             raise Http404(f"no paper here is called {ref[:100]}")
     canonical = paper.get_absolute_url()
     if request.path != canonical:
-        return _canonical(request, canonical)
+        return canonical_redirect(request, canonical)
     whole = request.GET.get("authors") == "all"
     byline = selectors.paper_byline(paper, limit=None if whole else BYLINE_FIRST)
     author_count = (
@@ -151,7 +114,7 @@ def paper_detail(request: HttpRequest, ref: str) -> HttpResponse:
     )
     category = paper.primary_category or ""
     category = category if ARXIV_CATEGORY.fullmatch(category) else ""
-    return _render(
+    return render_page(
         request,
         "paper",
         {
@@ -260,10 +223,12 @@ def _live_researcher(request: HttpRequest, pk: int) -> Researcher | HttpResponse
         if survivor is None:
             raise Http404(f"researcher {pk} was merged into a profile that is gone")
         return _undoable(
-            _canonical(request, Researcher.objects.get(pk=survivor).get_absolute_url())
+            canonical_redirect(
+                request, Researcher.objects.get(pk=survivor).get_absolute_url()
+            )
         )
     if researcher.retired:
-        return _render(
+        return render_page(
             request,
             "researcher_retired",
             {"researcher": researcher, "holders": profile.former_holders(researcher)},
@@ -278,7 +243,7 @@ _PAGE_PARAMETERS = frozenset({"category", "sort", "page"})
 
 
 def _page_format(request: HttpRequest) -> str:
-    return "md" if _wants_markdown(request) else "html"
+    return "md" if wants_markdown(request) else "html"
 
 
 @require_safe
@@ -299,12 +264,12 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
     researcher = found
     canonical = researcher.get_absolute_url()
     if request.path != canonical:
-        return _canonical(request, canonical)
+        return canonical_redirect(request, canonical)
     category = request.GET.get("category", "")
     category = category if ARXIV_CATEGORY.fullmatch(category) else ""
     sort = request.GET.get("sort", "newest")
     sort = sort if sort in profile.SORTS else "newest"
-    number = _page_number(request)
+    number = page_number(request.GET.get("page", "1"))
     version = researcher_version(pk)
     # A visitor with no session and no messages sees what every such visitor
     # sees: the rendered page is cached whole, for as long as a papers page.
@@ -346,7 +311,7 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
         selectors.follows_leading(request.user).values()
     )
     absolute = request.build_absolute_uri(canonical)
-    response = _render(
+    response = render_page(
         request,
         "researcher",
         {
@@ -430,8 +395,8 @@ def institution_detail(request: HttpRequest, ref: str) -> HttpResponse:
         raise Http404(f"no institution here is called {ref[:100]}")
     canonical = institution.get_absolute_url()
     if request.path != canonical:
-        return _canonical(request, canonical)
-    return _render(
+        return canonical_redirect(request, canonical)
+    return render_page(
         request,
         "institution",
         {

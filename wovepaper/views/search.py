@@ -23,6 +23,7 @@ from wovepaper.search import (
 )
 from wovepaper.semantic import BAD_MODE, MODES, default_mode
 from wovepaper.views import page_cache
+from wovepaper.views.responses import page_number
 
 PAGE_SIZE = 24
 # The search modes the form offers, with their labels (wovepaper.semantic.MODES).
@@ -69,16 +70,6 @@ def _category_choices(
     if chosen and chosen not in {name for name, _ in choices}:
         choices.append((chosen, None))
     return choices
-
-
-def _page_number(text: str) -> int:
-    """A page number as typed (spaces around it ignored): 1 unless ASCII
-    digits; past 9 digits, "the last"."""
-    text = text.strip()
-    if not (text.isascii() and text.isdigit()):
-        return 1
-    # int() of a 4,301-digit string raises (Python's integer string limit).
-    return int(text) if len(text) <= 9 else 10**9
 
 
 @require_safe
@@ -157,7 +148,7 @@ def search(request: HttpRequest) -> HttpResponse:
                 query=query,
                 category=category,
                 year=year,
-                number=_page_number(number),
+                number=page_number(number),
                 size=PAGE_SIZE,
                 version=searches,
                 mode=mode,
