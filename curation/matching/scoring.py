@@ -62,6 +62,21 @@ WEIGHTS: dict[str, float] = {
 # The features a model weighs, in this order (vectors for training use it too).
 FEATURES: tuple[str, ...] = tuple(WEIGHTS)
 COAUTHOR_CAP = 3.0
+# The features whose agreement is evidence beyond the name (:func:`beyond_name`).
+# A source's author id is not one: it counts only beside one of these
+# (features.Features.source_id).
+BEYOND_NAME = ("orcid", "coauthors", "categories", "affiliation", "title_similarity")
+# The highest score a pair that agrees on nothing but its name can have
+# (:func:`score`). How often two mentions in one block that share only a name
+# are one person depends on the corpus, not on the names: 0.69 of such pairs
+# in INSPIRE Wang, 0.26 in S2AND Qian, 0.25 in the MEDLINE pairs, 0.87 in the
+# ORCID-linked set (training.labelled_pairs; evaluate_matching). A model
+# trained on one corpus scored Qian's name-only pairs at 0.99 or more, where
+# 0.87 were one person. No labelled set has name-only pairs one person at
+# 0.99, so a name alone is never sure: it stays under the 0.99 band of sure
+# links and the auto-apply threshold (curation.auto_apply), and far above
+# any clustering threshold, which it leaves alone.
+NAME_ALONE_MAX = 0.95
 
 
 @dataclass(frozen=True)
@@ -283,7 +298,18 @@ def score(features: Features, weights: Weights = DEFAULT) -> Score:
         return Score(0.0, values, weights, veto=veto)
     logits = _contributions(values, weights)
     logit = weights.bias + sum(logits)
-    return Score(round(sigmoid(logit), 6), values, weights, logits)
+    probability = sigmoid(logit)
+    if not beyond_name(values):
+        probability = min(probability, NAME_ALONE_MAX)
+    return Score(round(probability, 6), values, weights, logits)
+
+
+def beyond_name(values: dict[str, float]) -> bool:
+    """Whether a pair's features (``Features.as_dict()``) agree on more than
+    the name: an ORCID iD, a co-author, an arXiv category, an affiliation
+    word, or titles and abstracts closer than the field makes likely
+    (``title_similarity`` above 0)."""
+    return any(values[name] > 0.0 for name in BEYOND_NAME)
 
 
 def _contributions(values: dict[str, float], weights: Weights) -> list[float]:
