@@ -11,6 +11,14 @@ whole review back and names the step, so nothing is half applied.
 The queue of blocks (:func:`block_queue`) orders them by expected gain: the
 papers whose placement waits, times how uncertain the matcher is about each
 (the binary entropy of its probability: 1 at 0.5, 0 when sure).
+
+A block here is always a name block (:func:`name_block`). Matching clusters a
+large block in sub-blocks and files their proposals under the sub-block's
+key (``"wang y/wang|yy"``), while researchers keep the name block's
+(``"wang y"``): a review of the sub-block alone showed none of the block's
+profiles, so a curator could not merge or move what matching had left apart
+(on INSPIRE Wang, bench/curator_effort.py stalled at B³ F1 0.956 with every
+proposal decided).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Q
 
 from curation import edits, selectors, services
 from curation.exceptions import CurationError, InvalidChange
@@ -35,13 +44,33 @@ PAPERS_SHOWN = 25
 NEW = "new"
 
 
+def name_block(block_key: str) -> str:
+    """The name block of a block or sub-block key: ``"wang y/wang|yy"`` ->
+    ``"wang y"``; a name block's key is returned as it is."""
+    return block_key.split("/", 1)[0]
+
+
+def pending_in(block_key: str):
+    """The pending proposals of a name block and of all its sub-blocks.
+
+    Args:
+        block_key: a name block's key (:func:`name_block`).
+
+    Returns:
+        A Proposal queryset.
+    """
+    return Proposal.objects.filter(status=Proposal.Status.PENDING).filter(
+        Q(block_key=block_key) | Q(block_key__startswith=f"{block_key}/")
+    )
+
+
 @dataclass(frozen=True)
 class BlockItem:
     """One block of the review queue.
 
     Attributes:
-        block_key: the block (folded family name and first initial).
-        proposals: its pending proposals.
+        block_key: the name block (folded family name and first initial).
+        proposals: its pending proposals, its sub-blocks' included.
         papers: the papers they would place (their ``impact`` summed).
         gain: the papers times how uncertain each placement is, summed
             (:func:`uncertainty`); the queue's order, largest first.
@@ -63,7 +92,8 @@ def uncertainty(score: float) -> float:
 
 
 def block_queue(limit: int | None = QUEUE_SHOWN) -> list[BlockItem]:
-    """The blocks with pending proposals, largest expected gain first.
+    """The name blocks with pending proposals (of the block or of any of its
+    sub-blocks), largest expected gain first.
 
     Args:
         limit: how many blocks (None: all).
@@ -80,7 +110,7 @@ def block_queue(limit: int | None = QUEUE_SHOWN) -> list[BlockItem]:
         .values_list("block_key", "impact", "score")
     )
     for block, impact, score in rows:
-        item = totals[block]
+        item = totals[name_block(block)]
         item[0] += 1
         item[1] += impact
         item[2] += impact * uncertainty(score)
@@ -92,9 +122,10 @@ def block_queue(limit: int | None = QUEUE_SHOWN) -> list[BlockItem]:
 
 
 def next_block(after: str) -> str | None:
-    """The block the queue lists first other than ``after``, or None."""
+    """The block the queue lists first other than ``after`` (a block or
+    sub-block key), or None."""
     for item in block_queue(limit=2):
-        if item.block_key != after:
+        if item.block_key != name_block(after):
             return item.block_key
     return None
 
@@ -118,10 +149,11 @@ class Block:
     """Everything of one block a review shows.
 
     Attributes:
-        block_key: the block.
+        block_key: the name block.
         profiles: the live researchers of the block, most papers first, as
             dossiers (:func:`curation.selectors.researcher_dossier`).
-        pending: its pending proposals in queue order.
+        pending: its pending proposals in queue order, its sub-blocks'
+            included.
     """
 
     block_key: str
@@ -130,23 +162,21 @@ class Block:
 
 
 def block_of(block_key: str) -> Block:
-    """Read a block for review.
+    """Read a name block for review.
 
     Args:
-        block_key: a block key as matching writes it (``"serre j"``).
+        block_key: a block key as matching writes it (``"serre j"``); a
+            sub-block's (``"wang y/wang|yy"``) reads its name block.
 
     Returns:
         The Block; empty lists for a block nothing is in.
     """
+    block_key = name_block(block_key)
     researchers = sorted(
         Researcher.objects.live().filter(block_key=block_key),
         key=lambda r: (-r.authorships.count(), r.pk),
     )
-    pending = list(
-        selectors.proposal_queue(
-            Proposal.objects.filter(status=Proposal.Status.PENDING, block_key=block_key)
-        )
-    )
+    pending = list(selectors.proposal_queue(pending_in(block_key)))
     return Block(
         block_key,
         [selectors.researcher_dossier(r, limit=PAPERS_SHOWN) for r in researchers],
@@ -202,7 +232,8 @@ def review_apply(
     them all.
 
     Args:
-        block_key: the block reviewed (recorded).
+        block_key: the block reviewed (recorded as its name block,
+            :func:`name_block`).
         review: what the curator decided.
         actor: the curator.
 
@@ -217,6 +248,7 @@ def review_apply(
             its message names the step, and nothing of the review is
             applied.
     """
+    block_key = name_block(block_key)
     if not review:
         raise InvalidChange(f"the review of block {block_key!r} decides nothing")
     with transaction.atomic():
@@ -272,7 +304,7 @@ def _check_in_block(block_key: str, review: Review) -> None:
     for pk in sorted(review.decisions):
         if pk not in found:
             raise InvalidChange(f"proposal {pk} does not exist")
-        if found[pk] != block_key:
+        if name_block(found[pk]) != block_key:
             raise InvalidChange(
                 f"proposal {pk} is in block {found[pk]!r}, not {block_key!r}"
             )

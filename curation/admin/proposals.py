@@ -114,6 +114,10 @@ class ScoreBandFilter(admin.SimpleListFilter):
 
 # The queue's order: most papers moved first, then the most borderline score.
 QUEUE_ORDER = ("-impact", "uncertainty", "id")
+# Merge rows a block's review page offers at most (one fewer than its
+# profiles, at least one); a block needing more merges is applied and
+# reviewed again.
+MERGE_ROWS = 10
 
 
 class QueueChangeList(ChangeList):
@@ -173,8 +177,12 @@ def _review_permissions(review: block_review.Review) -> list[str]:
 def _review_of(post) -> block_review.Review | None:
     """The Review a block page posted: ``decision-<proposal>`` (approve,
     reject, wait), ``move-<authorship>`` (a researcher id, ``new`` or empty),
+    ``tick-<authorship>`` (the id of the researcher whose list shows it) with
+    that researcher's ``move-ticked-<researcher>`` (a researcher id, ``new``
+    or empty: every ticked paper of the profile moves there),
     ``merge-a-<n>`` with ``merge-b-<n>`` (two researcher ids), ``reason``;
-    None when a value is none of those."""
+    None when a value is none of those, or a paper is moved both by its own
+    menu and by its tick to two places."""
     review = block_review.Review(reason=post.get("reason", "")[:2000])
 
     def number(text: str) -> int | None:
@@ -183,7 +191,7 @@ def _review_of(post) -> block_review.Review | None:
 
     for key in post:
         if (
-            key.startswith(("decision-", "move-", "merge-"))
+            key.startswith(("decision-", "move-", "merge-", "tick-"))
             and len(post.getlist(key)) > 1
         ):
             return None  # one field twice: which one was meant?
@@ -194,6 +202,8 @@ def _review_of(post) -> block_review.Review | None:
                 return None
             if value != "wait":
                 review.decisions[pk] = value == "approve"
+        elif key.startswith("move-ticked-"):
+            continue  # read with the ticks below
         elif key.startswith("move-") and value:
             pk = number(key.removeprefix("move-"))
             target = block_review.NEW if value == block_review.NEW else number(value)
@@ -207,6 +217,19 @@ def _review_of(post) -> block_review.Review | None:
                 return None
             if a != b:
                 review.merges.append((a, b))
+    for key, value in post.items():
+        if not key.startswith("tick-"):
+            continue
+        pk, holder = number(key.removeprefix("tick-")), number(value)
+        if pk is None or holder is None:
+            return None
+        chosen = post.get(f"move-ticked-{holder}", "")
+        if not chosen:
+            continue  # ticked, but the profile's papers were moved nowhere
+        target = block_review.NEW if chosen == block_review.NEW else number(chosen)
+        if target is None or review.moves.get(pk, target) != target:
+            return None
+        review.moves[pk] = target
     return review
 
 
@@ -882,6 +905,10 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
         if not self.has_view_permission(request):
             raise PermissionDenied
         block_key = block_key[:200]
+        if block_review.name_block(block_key) != block_key:
+            # A sub-block's key (a proposal's "Review its block" link): its
+            # name block is reviewed as one.
+            return HttpResponseRedirect(_block_url(block_review.name_block(block_key)))
         if request.method == "POST":
             review = _review_of(request.POST)
             if review is None:
@@ -924,6 +951,10 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
                 # Django's own ({{ block.super }}).
                 "name_block": block,
                 "targets": [d.researcher for d in block.profiles],
+                # One merge row per pair a review may need, up to MERGE_ROWS.
+                "merge_rows": range(
+                    1, min(max(len(block.profiles) - 1, 1), MERGE_ROWS) + 1
+                ),
                 "can_decide": self.has_decide_permission(request),
                 "next_block": block_review.next_block(block_key),
             },

@@ -1,0 +1,153 @@
+"""A name block that matching clustered in sub-blocks is reviewed whole, and
+papers ticked on a profile move together.
+
+Matching files the proposals of an oversized block under sub-block keys
+(``"wang b/wang|bs"``) while researchers keep the name block's (``"wang
+b"``). The review page of a sub-block showed none of the block's profiles,
+so a person left on two profiles by a sub-block's clustering could never be
+merged there (bench/curator_effort.py stalled at B³ F1 0.956 on INSPIRE Wang).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+
+from curation import block_review, services
+from curation.matching import blocking, labelled
+from curation.models import Proposal
+from harvest.records import AuthorRecord, PaperRecord
+from harvest.services.upsert import paper_upsert
+from tests.curation.test_block_review import BLOCK, _del_maestro
+from wovepaper.models import Authorship, Researcher
+
+pytestmark = pytest.mark.django_db
+
+NAME_BLOCK = "wang b"  # 232 real INSPIRE mentions of 17 people
+
+
+def _ingest(block_key: str) -> dict[int, str]:
+    """The real INSPIRE Wang mentions of one block, each a paper of one
+    author through the harvest's upsert; ``{authorship id: gold person}``."""
+    data = labelled.load(Path(settings.WOVEPAPER_DATA_DIR) / "and/beard_inspire_wang")
+    views = [v for v in data.views if v.block_key == block_key]
+    assert len(views) > blocking.MAX_BLOCK, "the block is sub-blocked"
+    person = {}
+    for view in views:
+        key = f"wang:{data.mention_ids[view.id]}"
+        s2_id = hashlib.sha1(key.encode()).hexdigest()  # noqa: S324 - an id
+        paper_upsert(
+            record=PaperRecord(
+                source="labelled",
+                external_id=key,
+                s2_id=s2_id,
+                title=f"Wang mention {data.mention_ids[view.id]}",
+                authors=[
+                    AuthorRecord(
+                        raw_name=data.raw_names[view.id],
+                        given_name=view.given,
+                        family_name=view.family,
+                        affiliations=data.affiliations.get(view.id, ()),
+                    )
+                ],
+            )
+        )
+        person[s2_id] = data.gold[view.id]
+    return {
+        pk: person[s2]
+        for pk, s2 in Authorship.objects.values_list("pk", "paper__s2_id")
+    }
+
+
+def test_a_sub_blocked_name_block_is_queued_read_and_merged_whole(client, curator):
+    gold = _ingest(NAME_BLOCK)
+    services.matching_run()
+    pending = list(Proposal.objects.filter(status="pending"))
+    keys = {p.block_key for p in pending}
+    assert len(keys) > 1
+    assert all(k.startswith(f"{NAME_BLOCK}/") for k in keys)
+
+    queue = block_review.block_queue(limit=None)
+    assert [b.block_key for b in queue] == [NAME_BLOCK]
+    assert queue[0].proposals == len(pending)
+    assert {i.proposal.pk for i in block_review.block_of(NAME_BLOCK).pending} == {
+        p.pk for p in pending
+    }
+
+    block_review.review_apply(
+        block_key=NAME_BLOCK,
+        review=block_review.Review(decisions={p.pk: True for p in pending}),
+        actor=curator,
+    )
+    profiles = [d.researcher for d in block_review.block_of(NAME_BLOCK).profiles]
+    assert len(profiles) == Researcher.objects.live().count() > 1
+    assert not block_review.block_queue(limit=None)
+
+    # A person whose papers the clustering of a sub-block left on two
+    # profiles: researchers carry the name block's key, so only its page
+    # shows them.
+    held = defaultdict(set)
+    for pk, researcher in Authorship.objects.values_list("pk", "researcher_id"):
+        held[gold[pk]].add(researcher)
+    apart = [sorted(profiles) for profiles in held.values() if len(profiles) > 1]
+    assert apart, "some person is on two profiles"
+    assert {r.block_key for r in Researcher.objects.all()} == {NAME_BLOCK}
+    keep, other = apart[0][:2]
+
+    client.force_login(curator)
+    sub_url = reverse("admin:curation_proposal_block", args=[pending[0].block_key])
+    url = reverse("admin:curation_proposal_block", args=[NAME_BLOCK])
+    assert client.get(sub_url)["Location"] == url
+    page = client.get(url).content.decode()
+    assert f'data-researcher="{keep}"' in page
+    assert f'data-researcher="{other}"' in page
+    response = client.post(
+        url, {"merge-a-1": str(keep), "merge-b-1": str(other), "then": "stay"}
+    )
+    assert response.status_code == 302
+    assert Researcher.objects.get(pk=other).merged_into_id == keep
+
+
+def test_papers_ticked_on_a_profile_move_together(client, curator):
+    profiles = _del_maestro(curator)
+    keep, other = profiles[0], profiles[1]
+    two = list(other.authorships.order_by("pk").values_list("pk", flat=True)[:2])
+    assert len(two) == 2
+    client.force_login(curator)
+    url = reverse("admin:curation_proposal_block", args=[BLOCK])
+    page = client.get(url).content.decode()
+    assert f'name="tick-{two[0]}" value="{other.pk}"' in page
+    assert f'name="move-ticked-{other.pk}"' in page
+
+    # A paper moved by its own menu and by its tick to two places: refused.
+    twice = client.post(
+        url,
+        {
+            f"tick-{two[0]}": str(other.pk),
+            f"move-{two[0]}": "new",
+            f"move-ticked-{other.pk}": str(keep.pk),
+        },
+    )
+    assert twice.status_code == 400
+    assert set(
+        Authorship.objects.filter(pk__in=two).values_list("researcher_id", flat=True)
+    ) == {other.pk}
+
+    response = client.post(
+        url,
+        {
+            f"tick-{two[0]}": str(other.pk),
+            f"tick-{two[1]}": str(other.pk),
+            f"move-ticked-{other.pk}": str(keep.pk),
+            "then": "stay",
+        },
+    )
+    assert response.status_code == 302
+    assert set(
+        Authorship.objects.filter(pk__in=two).values_list("researcher_id", flat=True)
+    ) == {keep.pk}
