@@ -587,3 +587,21 @@ def test_vectors_of_another_model_are_not_read_until_embedded_again(corpus, sett
     settings.EMBEDDING_MAX_TOKENS = 256  # another name: the stored rows are stale
     assert semantic.paper_vectors([pk]) == {}
     assert semantic.nearest(of_paper=pk, limit=5) == []
+
+
+def test_hybrid_reads_the_words_matches_from_an_exact_head_as_the_database_gives(
+    corpus,
+):
+    from wovepaper import search
+
+    shortcut = 0
+    for text in ("quantum", "spin -graphene", '"dark matter"', "black hole"):
+        head = search.search_head(query=text, category=None, year=None)
+        chosen, primaries = search._semantic(text, category=None, year=None)
+        nearest = set(chosen) | set(primaries)
+        asked = search._matching_words(nearest, text)
+        if search._every_match(head, category=None, year=None):
+            shortcut += 1
+            assert nearest & set(head["ids"]) == asked, text
+        assert not search._every_match(head, category="hep-th", year=None)
+    assert shortcut >= 3
