@@ -204,12 +204,16 @@ class Review:
         merges: ``[(researcher id, researcher id)]``: pairs that are one
             person.
         reason: kept on each rejected proposal.
+        shown_on: ``{authorship id: researcher id}``: where the page showed
+            a moved paper (a ticked paper's profile); the review is refused
+            when it is elsewhere now (the page is stale).
     """
 
     decisions: dict[int, bool] = field(default_factory=dict)
     moves: dict[int, int | str] = field(default_factory=dict)
     merges: list[tuple[int, int]] = field(default_factory=list)
     reason: str = ""
+    shown_on: dict[int, int] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.decisions or self.moves or self.merges)
@@ -326,6 +330,12 @@ def _check_in_block(block_key: str, review: Review) -> None:
             raise InvalidChange(
                 f"authorship {pk} is on researcher {researcher} of block "
                 f"{block!r}, not {block_key!r}"
+            )
+        shown = review.shown_on.get(pk, researcher)
+        if shown != researcher:
+            raise InvalidChange(
+                f"authorship {pk} is on researcher {researcher} now, not on "
+                f"researcher {shown} where the page showed it: read the block again"
             )
     named = {t for t in review.moves.values() if t != NEW}
     named |= {pk for pair in review.merges for pk in pair}

@@ -15,6 +15,7 @@ from django.contrib.humanize.templatetags.humanize import ordinal
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, F, Q, QuerySet
 from django.http import (
+    Http404,
     HttpRequest,
     HttpResponse,
     HttpResponseBadRequest,
@@ -177,21 +178,25 @@ def _review_permissions(review: block_review.Review) -> list[str]:
 def _review_of(post) -> block_review.Review | None:
     """The Review a block page posted: ``decision-<proposal>`` (approve,
     reject, wait), ``move-<authorship>`` (a researcher id, ``new`` or empty),
+    with ``on-<authorship>`` (the researcher whose list shows it; optional),
     ``tick-<authorship>`` (the id of the researcher whose list shows it) with
     that researcher's ``move-ticked-<researcher>`` (a researcher id, ``new``
     or empty: every ticked paper of the profile moves there),
     ``merge-a-<n>`` with ``merge-b-<n>`` (two researcher ids), ``reason``;
-    None when a value is none of those, or a paper is moved both by its own
-    menu and by its tick to two places."""
+    None when a value is none of those (an id is written as the page writes
+    it: no leading zero), half a merge is given, or a paper is moved both by
+    its own menu and by its tick to two places. A ticked paper's profile is
+    kept (``shown_on``), so a stale page is refused."""
     review = block_review.Review(reason=post.get("reason", "")[:2000])
 
     def number(text: str) -> int | None:
+        # Written as the page writes ids: "050" is no second name of field 50.
         whole = text.isascii() and text.isdigit() and len(text) <= 18
-        return int(text) if whole else None
+        return int(text) if whole and text == str(int(text)) else None
 
     for key in post:
         if (
-            key.startswith(("decision-", "move-", "merge-", "tick-"))
+            key.startswith(("decision-", "move-", "merge-", "tick-", "on-"))
             and len(post.getlist(key)) > 1
         ):
             return None  # one field twice: which one was meant?
@@ -207,9 +212,15 @@ def _review_of(post) -> block_review.Review | None:
         elif key.startswith("move-") and value:
             pk = number(key.removeprefix("move-"))
             target = block_review.NEW if value == block_review.NEW else number(value)
-            if pk is None or target is None:
+            shown = post.get(f"on-{pk}", "")
+            if pk is None or target is None or (shown and number(shown) is None):
                 return None
             review.moves[pk] = target
+            if shown:
+                review.shown_on[pk] = number(shown)
+        elif key.startswith("merge-b-") and value:
+            if not post.get("merge-a-" + key.removeprefix("merge-b-"), ""):
+                return None  # half a merge: with whom?
         elif key.startswith("merge-a-") and value:
             other = post.get("merge-b-" + key.removeprefix("merge-a-"), "")
             a, b = number(value), number(other)
@@ -229,7 +240,10 @@ def _review_of(post) -> block_review.Review | None:
         target = block_review.NEW if chosen == block_review.NEW else number(chosen)
         if target is None or review.moves.get(pk, target) != target:
             return None
+        if review.shown_on.get(pk, holder) != holder:
+            return None
         review.moves[pk] = target
+        review.shown_on[pk] = holder
     return review
 
 
@@ -905,6 +919,8 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
         if not self.has_view_permission(request):
             raise PermissionDenied
         block_key = block_key[:200]
+        if not block_review.name_block(block_key):
+            raise Http404("no such name block")
         if block_review.name_block(block_key) != block_key:
             # A sub-block's key (a proposal's "Review its block" link): its
             # name block is reviewed as one.

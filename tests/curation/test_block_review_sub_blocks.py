@@ -151,3 +151,50 @@ def test_papers_ticked_on_a_profile_move_together(client, curator):
     assert set(
         Authorship.objects.filter(pk__in=two).values_list("researcher_id", flat=True)
     ) == {keep.pk}
+
+
+def test_a_stale_or_forged_page_moves_nothing(client, curator):
+    profiles = _del_maestro(curator)
+    keep, other = profiles[0], profiles[1]
+    paper = other.authorships.order_by("pk").first().pk
+    client.force_login(curator)
+    url = reverse("admin:curation_proposal_block", args=[BLOCK])
+    page = client.get(url).content.decode()
+    assert f'name="on-{paper}" value="{other.pk}"' in page
+    # The page showed the paper on `keep` (another curator moved it since,
+    # or the form was forged): by its tick and by its own menu, refused.
+    for form in (
+        {f"tick-{paper}": str(keep.pk), f"move-ticked-{keep.pk}": "new"},
+        {f"move-{paper}": "new", f"on-{paper}": str(keep.pk)},
+    ):
+        response = client.post(url, {**form, "then": "stay"}, follow=True)
+        assert "read the block again" in response.content.decode()
+        assert Authorship.objects.get(pk=paper).researcher_id == other.pk
+    # A tick and the paper's own menu naming two profiles: refused outright.
+    both = client.post(
+        url,
+        {
+            f"tick-{paper}": str(other.pk),
+            f"move-ticked-{other.pk}": str(keep.pk),
+            f"move-{paper}": str(keep.pk),
+            f"on-{paper}": str(keep.pk),
+        },
+    )
+    assert both.status_code == 400
+    assert Authorship.objects.get(pk=paper).researcher_id == other.pk
+
+
+def test_ids_written_two_ways_half_merges_and_empty_keys_are_refused(client, curator):
+    profiles = _del_maestro(curator)
+    keep, other = profiles[0], profiles[1]
+    client.force_login(curator)
+    url = reverse("admin:curation_proposal_block", args=[BLOCK])
+    paper = other.authorships.order_by("pk").first().pk
+    # "0<id>" would be a second field for one paper, the later one winning.
+    twice = client.post(url, {f"move-{paper}": "new", f"move-0{paper}": str(keep.pk)})
+    assert twice.status_code == 400
+    half = client.post(url, {"merge-b-1": str(other.pk), "then": "stay"})
+    assert half.status_code == 400
+    assert Authorship.objects.get(pk=paper).researcher_id == other.pk
+    assert Researcher.objects.get(pk=other.pk).merged_into_id is None
+    assert client.get("/admin/curation/proposal/blocks//x/").status_code == 404
