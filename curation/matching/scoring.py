@@ -76,7 +76,7 @@ BEYOND_NAME = ("orcid", "coauthors", "categories", "affiliation", "title_similar
 # 0.99, so a name alone is never sure: it stays under the 0.99 band of sure
 # links and the auto-apply threshold (curation.auto_apply), and far above
 # any clustering threshold, which it leaves alone.
-NAME_ALONE_MAX = 0.95
+NAME_ALONE_MAX = 0.98
 
 
 @dataclass(frozen=True)

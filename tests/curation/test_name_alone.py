@@ -38,25 +38,50 @@ def qian_pairs():
     return pairs
 
 
+# The name weights of the model evaluate_matching trains without Qian (on
+# Wang, the MEDLINE pairs and the ORCID-linked set; measured 2026-12-07): a
+# model from a corpus where a shared name means much more than in Qian.
+ELSEWHERE = scoring.Weights(
+    "trained-without-qian",
+    -3.67,
+    {
+        **scoring.DEFAULT.weights,
+        "name": 3.16,
+        "rare_name": 0.0,
+        "same_given": 2.81,
+        "same_initials": 2.81,
+        "rare_family": 2.66,
+        "block_repeat": 1.05,
+        "years_apart": -1.16,
+    },
+)
+
+
 def test_pairs_sharing_only_a_name_stay_below_the_cap(qian_pairs):
-    # Rare full given names under rare family names weigh up to +7.3 against
-    # the bias -3.0 at the default weights: 0.987 uncapped.
     name_alone = [
         (f, same) for f, same in qian_pairs if not scoring.beyond_name(f.as_dict())
     ]
     assert len(name_alone) > 1000
     logits = [
-        scoring.DEFAULT.bias
+        ELSEWHERE.bias
         + sum(
-            scoring.DEFAULT.weights[k] * v
+            ELSEWHERE.weights[k] * v
             for k, v in f.as_dict().items()
             if k in scoring.FEATURES
         )
         for f, _ in name_alone
     ]
-    assert sum(scoring.sigmoid(x) > scoring.NAME_ALONE_MAX for x in logits) > 100
-    scores = [scoring.score(f).pairwise_score for f, _ in name_alone]
-    assert max(scores) == scoring.NAME_ALONE_MAX
+    above = [
+        same
+        for x, (_, same) in zip(logits, name_alone, strict=True)
+        if scoring.sigmoid(x) >= 0.99
+    ]
+    # Uncapped, that model is sure of hundreds of them, wrongly in one of
+    # ten or more.
+    assert len(above) > 100
+    assert sum(above) / len(above) < 0.9
+    scores = [scoring.score(f, ELSEWHERE).pairwise_score for f, _ in name_alone]
+    assert max(scores) == scoring.NAME_ALONE_MAX < 0.99
     # What the cap stands on: in this corpus such pairs are one person far
     # less often than the cap.
     share = sum(same for _, same in name_alone) / len(name_alone)
