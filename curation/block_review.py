@@ -122,12 +122,17 @@ def block_queue(limit: int | None = QUEUE_SHOWN) -> list[BlockItem]:
 
 
 def next_block(after: str) -> str | None:
-    """The block the queue lists first other than ``after`` (a block or
-    sub-block key), or None."""
-    for item in block_queue(limit=2):
-        if item.block_key != name_block(after):
-            return item.block_key
-    return None
+    """The block the queue lists after ``after`` (a block or sub-block key):
+    the one following it, or the first when ``after`` is not queued (its
+    review left nothing waiting); None past the last. Skipping block after
+    block so walks the whole queue (it used to bounce between the first two:
+    a new-user trial)."""
+    queue = [item.block_key for item in block_queue(limit=None)]
+    here = name_block(after)
+    if here not in queue:
+        return queue[0] if queue else None
+    position = queue.index(here)
+    return queue[position + 1] if position + 1 < len(queue) else None
 
 
 @dataclass(frozen=True)
@@ -277,6 +282,8 @@ def review_apply(
                 f"merging researchers {a} and {b}",
                 lambda a=a, b=b: _merge(a, b, merged, actor, batch),
             )
+        if merged:
+            _stale_after_merges(block_key, set(merged))
         done = CurationEvent.objects.filter(batch=batch).count()
         batch.extra["done"] = done
         batch.save(update_fields=["extra"])
@@ -370,6 +377,32 @@ def _merge(a: int, b: int, merged: dict[int, int], actor, batch: CurationEvent) 
     for pk in (a, b):
         if pk != survivor.pk:
             merged[pk] = survivor.pk
+
+
+def _stale_after_merges(block_key: str, gone: set[int]) -> int:
+    """Mark stale the block's pending proposals that name a researcher the
+    review merged away (a merge proposal of the pair just merged on the
+    page, an attach to the side that is gone), each with its event, as a
+    matching run would (:func:`curation.services._stale_reason`); before, they
+    waited, and approving one failed the next review. Returns how many."""
+    count = 0
+    waiting = (
+        pending_in(block_key)
+        .select_for_update(of=("self",))
+        .select_related("researcher", "other_researcher")
+        .filter(Q(researcher_id__in=gone) | Q(other_researcher_id__in=gone))
+    )
+    for old in waiting:
+        reason = services._stale_reason(
+            old,
+            {r.pk: r for r in (old.researcher, old.other_researcher) if r},
+            list(old.authorships.all())
+            if old.kind in (Proposal.Kind.ATTACH, Proposal.Kind.NEW)
+            else [],
+        )
+        if reason:
+            count += services._mark_stale(old, reason)
+    return count
 
 
 def _decide(pk: int, review: Review, actor, batch: CurationEvent) -> None:

@@ -198,3 +198,51 @@ def test_ids_written_two_ways_half_merges_and_empty_keys_are_refused(client, cur
     assert Authorship.objects.get(pk=paper).researcher_id == other.pk
     assert Researcher.objects.get(pk=other.pk).merged_into_id is None
     assert client.get("/admin/curation/proposal/blocks//x/").status_code == 404
+
+
+def test_skipping_blocks_walks_the_whole_queue():
+    from tests.factories import AuthorshipFactory, ResearcherFactory
+
+    keys = ["ana a", "bell b", "cruz c"]
+    for n, key in enumerate(keys):
+        researcher = ResearcherFactory(block_key=key)
+        for m in range(3 - n):  # the queue's order: most papers first
+            proposal = Proposal.objects.create(
+                kind="attach",
+                score=0.6,
+                model_version="t",
+                fingerprint=f"walk-{n}-{m}",
+                researcher=researcher,
+                block_key=key,
+            )
+            proposal.authorships.set([AuthorshipFactory()])
+    assert [b.block_key for b in block_review.block_queue()] == keys
+    assert block_review.next_block("ana a") == "bell b"
+    assert block_review.next_block("bell b") == "cruz c"
+    assert block_review.next_block("cruz c") is None
+    assert block_review.next_block("gone g") == "ana a"
+
+
+def test_a_merge_on_the_page_makes_the_pairs_merge_proposal_stale(curator):
+    profiles = _del_maestro(curator)
+    keep, other = profiles[0], profiles[1]
+    waiting = Proposal.objects.create(
+        kind="merge",
+        score=0.8,
+        model_version="t",
+        fingerprint="merge-on-page",
+        researcher=keep,
+        other_researcher=other,
+        block_key=BLOCK,
+    )
+    block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(merges=[(keep.pk, other.pk)]),
+        actor=curator,
+    )
+    waiting.refresh_from_db()
+    assert waiting.status == "stale"
+    # Nothing of the pair waits any more on the block's page.
+    assert waiting.pk not in {
+        i.proposal.pk for i in block_review.block_of(BLOCK).pending
+    }
