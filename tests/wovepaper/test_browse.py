@@ -100,6 +100,32 @@ def test_refresh_drops_a_profile_whose_papers_are_hidden(corpus):
     assert not ResearcherStats.objects.filter(researcher=r).exists()
 
 
+def test_a_rebuild_of_every_row_leaves_the_planner_statistics(corpus):
+    from django.db import connection
+
+    def columns() -> set[str]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT attname FROM pg_stats WHERE tablename = %s",
+                [ResearcherStats._meta.db_table],
+            )
+            return {row[0] for row in cursor.fetchall()}
+
+    # As a freshly filled table has them (none; rolled back with the test).
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM pg_statistic WHERE starelid = %s::regclass",
+            [ResearcherStats._meta.db_table],
+        )
+    assert not columns()
+    researcher_stats_refresh(
+        researcher_ids=list(Researcher.objects.values_list("pk", flat=True))
+    )
+    assert "main_category" not in columns()  # a refresh of some rows: no ANALYZE
+    assert researcher_stats_refresh() > 0
+    assert {"main_category", "letter", "citation_count"} <= columns()
+
+
 def test_researchers_index_lists_a_to_z_and_by_papers(client, corpus):
     response = client.get("/researchers/")
     assert response.status_code == 200
