@@ -301,8 +301,8 @@ def score(features: Features, weights: Weights = DEFAULT) -> Score:
     logits = _contributions(values, weights)
     logit = weights.bias + sum(logits)
     probability = sigmoid(logit)
-    if not beyond_name(values):
-        probability = min(probability, NAME_ALONE_MAX)
+    if probability > NAME_ALONE_MAX and not beyond_name(values):
+        probability = NAME_ALONE_MAX
     return Score(round(probability, 6), values, weights, logits)
 
 
