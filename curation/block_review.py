@@ -383,26 +383,14 @@ def _stale_after_merges(block_key: str, gone: set[int]) -> int:
     """Mark stale the block's pending proposals that name a researcher the
     review merged away (a merge proposal of the pair just merged on the
     page, an attach to the side that is gone), each with its event, as a
-    matching run would (:func:`curation.services._stale_reason`); before, they
+    matching run would (:func:`curation.services.proposals_stale_if_dead`); before, they
     waited, and approving one failed the next review. Returns how many."""
-    count = 0
-    waiting = (
+    return services.proposals_stale_if_dead(
         pending_in(block_key)
         .select_for_update(of=("self",))
         .select_related("researcher", "other_researcher")
         .filter(Q(researcher_id__in=gone) | Q(other_researcher_id__in=gone))
     )
-    for old in waiting:
-        reason = services._stale_reason(
-            old,
-            {r.pk: r for r in (old.researcher, old.other_researcher) if r},
-            list(old.authorships.all())
-            if old.kind in (Proposal.Kind.ATTACH, Proposal.Kind.NEW)
-            else [],
-        )
-        if reason:
-            count += services._mark_stale(old, reason)
-    return count
 
 
 def _decide(pk: int, review: Review, actor, batch: CurationEvent) -> None:

@@ -1385,19 +1385,34 @@ def _stale_dead_proposals() -> int:
     saying which; return how many. A full matching run starts with it, so the
     queue does not offer a merge of a researcher that is gone, nor a home
     for a paper a curator already placed."""
-    count = 0
     with transaction.atomic():
-        for old in selectors.pending_dead_proposals():
-            reason = _stale_reason(
-                old,
-                {r.pk: r for r in (old.researcher, old.other_researcher) if r},
-                list(old.authorships.all())
-                if old.kind in (Proposal.Kind.ATTACH, Proposal.Kind.NEW)
-                else [],
-            )
-            # An attach across blocks is read to be checked; most still hold.
-            if reason:
-                count += _mark_stale(old, reason)
+        # Attaches across blocks are read to be checked; most still hold.
+        return proposals_stale_if_dead(selectors.pending_dead_proposals())
+
+
+def proposals_stale_if_dead(proposals: Iterable[Proposal]) -> int:
+    """Mark stale each of some locked pending proposals that can no longer
+    apply (:func:`_stale_reason`: a side merged away or retired, an
+    authorship placed since ...), each with an event saying why.
+
+    Args:
+        proposals: pending proposals locked ``select_for_update``, with their
+            researchers selected.
+
+    Returns:
+        How many were made stale.
+    """
+    count = 0
+    for old in proposals:
+        reason = _stale_reason(
+            old,
+            {r.pk: r for r in (old.researcher, old.other_researcher) if r},
+            list(old.authorships.all())
+            if old.kind in (Proposal.Kind.ATTACH, Proposal.Kind.NEW)
+            else [],
+        )
+        if reason:
+            count += _mark_stale(old, reason)
     return count
 
 
