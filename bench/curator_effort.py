@@ -44,15 +44,15 @@ Usage::
     .venv/bin/python bench/curator_effort.py [--dataset and/s2and/qian_partial]
         [--flows auto,blocks,today] [--limit N] [--json]
 
-Measured 2026-12-07 (all three flows, both sets, about 7 minutes): decisions
-per 1,000 mentions, target B³ F1 in brackets. Wang (0.968): blocks 45.2,
-reaching it (1,402 papers moved); auto 41.1 and today 56.3,
-stalling at 0.955. Qian (0.902): blocks 149.0, reaching it (806 papers
-moved); auto 157.0 and today 283.1, stalling at 0.875. The matcher linked
-mentions at B³ precision 1.000 on both. Before the review page read a
-sub-blocked name block whole (curation.block_review.name_block), blocks
-stalled on Wang at 0.956 after 101.7, and each paper moved counted as a
-decision (Qian: 244.9).
+Measured 2026-12-07, blocks flow (``--flows blocks``, both sets, 2 minutes):
+decisions per 1,000 mentions, target B³ F1 in brackets. Wang (0.968): 13.0,
+reaching it (111 move groups, 60 merges of profiles ticked one person, 30
+blocks approved; 1,402 papers moved); Qian (0.902): 72.6, reaching it (172,
+170, 133; 809 papers). Counted as stop 59 did, each approval and each merged
+pair a decision of its own (``per_item_decisions_per_1000_mentions``): 45.0
+and 152.7. The matcher linked mentions at B³ precision 1.000 on both.
+Stop 59's run of the other flows: Wang auto 41.1 and today 56.3, stalling at
+0.955; Qian auto 157.0 and today 283.1, stalling at 0.875.
 
 It uses its own SQLite file, ``var/curator_effort.sqlite3`` (emptied each
 run), unless ``DATABASE_URL`` names another database, which it flushes.
@@ -260,22 +260,30 @@ class Curator:
 
 class BlockCurator:
     """Reviews a name block at a time on its review page
-    (:mod:`curation.block_review`), answering from the gold labels: each
-    pending proposal decided as :class:`Curator` decides it, then the block
-    put right in the same review: each profile whose papers are another
-    person's than the block's profile of that person merged into it, each
-    paper of another person than its profile's moved to that person's
-    profile (or, when the block has none, to one new profile). A decision is
-    a proposal decided, a merge, or the papers of one profile moved to one
-    place (ticked, then moved with the profile's "move the ticked papers"
-    menu): a person taken off a profile, as :class:`Curator` counts a split.
-    The papers moved (the ticks) are counted too, in ``papers_moved``."""
+    (:mod:`curation.block_review`), answering from the gold labels with the
+    page's own actions, each one decision:
+
+    - each pending proposal judged as :class:`Curator` judges it (a mixed
+      ``new`` is approved, then put right below); a wrong one rejected (one
+      decision each), the rest approved with "Approve the waiting ones,
+      apply and next block" (one decision for the block);
+    - each profile holding papers of another person than the block's profile
+      of that person: those papers ticked and moved there with the profile's
+      "move the ticked papers" menu (or, when the block has none, to one new
+      profile): one decision per profile and place;
+    - the profiles of one person ticked "one person" and merged: one
+      decision per person.
+
+    Kept beside it, in ``per_item``: the count of stop 59, in which each
+    approval and each merged pair of profiles was a decision of its own.
+    The papers moved (the ticks) are counted in ``papers_moved``."""
 
     last: BlockCurator
 
     def __init__(self, gold: dict[int, str], user) -> None:
         self.gold, self.user, self.decisions = gold, user, 0
-        self.papers_moved = 0
+        self.papers_moved = self.per_item = 0
+        self.kinds: Counter = Counter()
         BlockCurator.last = self
 
     def review(self, block_key: str) -> None:
@@ -299,7 +307,10 @@ class BlockCurator:
             else:
                 right = True  # a mixed new is approved, then put right below
             decisions[proposal.pk] = right
-        self._apply(block_key, block_review.Review(decisions=decisions))
+        approved = sum(decisions.values())
+        if self._apply(block_key, block_review.Review(decisions=decisions)):
+            self._count("rejection", len(decisions) - approved, len(decisions))
+            self._count("approve the waiting ones", 1 if approved else 0, 0)
         profiles = {
             r: holds(r)
             for r in Researcher.objects.live()
@@ -307,16 +318,17 @@ class BlockCurator:
             .values_list("pk", flat=True)
         }
         home: dict[str, int] = {}
-        merges, moves = [], {}
+        groups: dict[int, list[int]] = {}
         for researcher, ids in sorted(profiles.items(), key=lambda kv: -len(kv[1])):
             person = person_of(ids, gold)
             if person is None:
                 continue
             if person in home:
-                merges.append((home[person], researcher))
+                groups.setdefault(home[person], []).append(researcher)
             else:
                 home[person] = researcher
-        merged = {b: a for a, b in merges}
+        merged = {b: a for a, group in groups.items() for b in group}
+        moves = {}
         for researcher, ids in profiles.items():
             owner = merged.get(researcher, researcher)
             for a in ids:
@@ -325,26 +337,37 @@ class BlockCurator:
                     moves[a] = block_review.NEW
                 elif there != owner:
                     moves[a] = there
-        self._apply(block_key, block_review.Review(moves=moves, merges=merges))
-
-    def _apply(self, block_key: str, review: block_review.Review) -> None:
-        if not review:
-            return
         holders = dict(
-            Authorship.objects.filter(pk__in=list(review.moves)).values_list(
+            Authorship.objects.filter(pk__in=list(moves)).values_list(
                 "pk", "researcher_id"
             )
         )
-        moved = {(holders[a], target) for a, target in review.moves.items()}
+        places = len({(holders[a], target) for a, target in moves.items()})
+        if self._apply(block_key, block_review.Review(moves=moves)):
+            self._count("move group", places, places)
+            self.papers_moved += len(moves)
+        for survivor, group in groups.items():
+            merges = [(survivor, other) for other in group]
+            if self._apply(block_key, block_review.Review(merges=merges)):
+                self._count("merge of profiles ticked one person", 1, len(merges))
+
+    def _count(self, kind: str, decisions: int, per_item: int) -> None:
+        self.decisions += decisions
+        self.per_item += per_item
+        self.kinds[kind] += decisions
+
+    def _apply(self, block_key: str, review: block_review.Review) -> bool:
+        """Apply a review; False when there was none or it was refused."""
+        if not review:
+            return False
         try:
             block_review.review_apply(
                 block_key=block_key, review=review, actor=self.user
             )
         except CurationError as exc:
             say(f"  review of {block_key} refused: {exc}")
-            return
-        self.decisions += len(review.decisions) + len(moved) + len(review.merges)
-        self.papers_moved += len(review.moves)
+            return False
+        return True
 
 
 def review_blocks(
@@ -456,6 +479,16 @@ def run_flow(data: labelled.LabelledSet, flow: str, limit: int | None) -> dict:
         "decisions": decisions,
         "decisions_per_1000_mentions": round(1000 * decisions / mentions, 1),
         "papers_moved": BlockCurator.last.papers_moved if flow == "blocks" else 0,
+        "decisions_by_kind": (
+            dict(BlockCurator.last.kinds.most_common()) if flow == "blocks" else {}
+        ),
+        # Stop 59's count: each approval and each merged pair a decision.
+        "per_item_decisions_per_1000_mentions": round(
+            1000
+            * (BlockCurator.last.per_item if flow == "blocks" else decisions)
+            / mentions,
+            1,
+        ),
         "b3_f1_at_stop": round(score.f1, 4),
         "matching_rounds": 1 + rounds,
         "seconds": round(time.perf_counter() - started, 1),

@@ -175,6 +175,10 @@ def _review_permissions(review: block_review.Review) -> list[str]:
     return needed or ["curation.decide_proposal"]
 
 
+# The block page's "approve the waiting ones, apply, next block" button.
+APPROVE_NEXT = "approve-next"
+
+
 def _review_of(post) -> block_review.Review | None:
     """The Review a block page posted: ``decision-<proposal>`` (approve,
     reject, wait), ``move-<authorship>`` (a researcher id, ``new`` or empty),
@@ -182,12 +186,18 @@ def _review_of(post) -> block_review.Review | None:
     ``tick-<authorship>`` (the id of the researcher whose list shows it) with
     that researcher's ``move-ticked-<researcher>`` (a researcher id, ``new``
     or empty: every ticked paper of the profile moves there),
-    ``merge-a-<n>`` with ``merge-b-<n>`` (two researcher ids), ``reason``;
-    None when a value is none of those (an id is written as the page writes
-    it: no leading zero), half a merge is given, or a paper is moved both by
-    its own menu and by its tick to two places. A ticked paper's profile is
-    kept (``shown_on``), so a stale page is refused."""
+    ``merge-a-<n>`` with ``merge-b-<n>`` (two researcher ids),
+    ``one-person`` (the researcher ids of profiles ticked as one person,
+    two or more: merged into one), ``reason``, and ``then``: with
+    ``approve-next``, every proposal the page showed and the curator left
+    waiting is approved ("approve and next": the matcher's proposals as
+    shown, after the curator's corrections). None when a value is none of
+    those (an id is written as the page writes it: no leading zero), half a
+    merge is given, a single profile is ticked as one person, or a paper is
+    moved both by its own menu and by its tick to two places. A ticked
+    paper's profile is kept (``shown_on``), so a stale page is refused."""
     review = block_review.Review(reason=post.get("reason", "")[:2000])
+    approve_rest = post.get("then") == APPROVE_NEXT
 
     def number(text: str) -> int | None:
         # Written as the page writes ids: "050" is no second name of field 50.
@@ -205,8 +215,8 @@ def _review_of(post) -> block_review.Review | None:
             pk = number(key.removeprefix("decision-"))
             if pk is None or value not in ("approve", "reject", "wait"):
                 return None
-            if value != "wait":
-                review.decisions[pk] = value == "approve"
+            if value != "wait" or approve_rest:
+                review.decisions[pk] = value != "reject"
         elif key.startswith("move-ticked-"):
             continue  # read with the ticks below
         elif key.startswith("move-") and value:
@@ -228,6 +238,11 @@ def _review_of(post) -> block_review.Review | None:
                 return None
             if a != b:
                 review.merges.append((a, b))
+    one_person = [number(value) for value in post.getlist("one-person")]
+    if None in one_person or len(set(one_person)) == 1:
+        return None  # a profile is one person with which other?
+    ticked = sorted(set(one_person))
+    review.merges += [(ticked[0], other) for other in ticked[1:]]
     for key, value in post.items():
         if not key.startswith("tick-"):
             continue
@@ -930,8 +945,8 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             if review is None:
                 return HttpResponseBadRequest(
                     "decisions are approve, reject or wait; moves name a "
-                    "researcher id or 'new'; merges two researcher ids; each "
-                    "field once"
+                    "researcher id or 'new'; merges two researcher ids, or two "
+                    "or more profiles ticked as one person; each field once"
                 )
             if not request.user.has_perms(_review_permissions(review)):
                 raise PermissionDenied
@@ -948,7 +963,7 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
                     f"change(s), audit entry event {batch.pk}.",
                     messages.SUCCESS,
                 )
-                if request.POST.get("then") == "next":
+                if request.POST.get("then") in ("next", APPROVE_NEXT):
                     following = block_review.next_block(block_key)
                     if following is not None:
                         return HttpResponseRedirect(_block_url(following))

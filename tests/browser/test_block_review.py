@@ -94,9 +94,11 @@ def test_curator_reviews_a_block_moves_merges_and_undoes(
     public.screenshot(path=shots / "block-02-public-after-move.png", full_page=True)
     page.screenshot(path=shots / "block-03-moved.png", full_page=True)
 
-    # Merge the two profiles.
-    page.locator('select[name="merge-a-1"]').select_option(str(big.pk))
-    page.locator('select[name="merge-b-1"]').select_option(str(small.pk))
+    # Merge the two profiles: both ticked "one person".
+    for researcher in (big, small):
+        page.locator(
+            f'.wp-dossier[data-researcher="{researcher.pk}"] input[name="one-person"]'
+        ).check()
     page.get_by_role("button", name="Apply", exact=True).click()
     expect(page.locator("ul.messagelist li")).to_contain_text("1 change(s)")
     survivor, gone = sorted([big.pk, small.pk])

@@ -175,6 +175,57 @@ def test_the_block_page_shows_the_block_and_applies_a_posted_review(client, cura
     assert bad.status_code == 400
 
 
+def test_approve_the_waiting_ones_approves_what_the_page_showed_waiting(
+    client, curator
+):
+    harvest_files(source="arxiv", root=DEL_MAESTRO)
+    services.matching_run()
+    first, second = Proposal.objects.filter(block_key=BLOCK, status="pending").order_by(
+        "pk"
+    )
+    client.force_login(curator)
+    url = reverse("admin:curation_proposal_block", args=[BLOCK])
+    assert 'id="approve-next"' in client.get(url).content.decode()
+
+    # The second was not on the page (it came after it was read): it waits.
+    response = client.post(
+        url, {f"decision-{first.pk}": "wait", "then": "approve-next"}
+    )
+    assert response.status_code == 302
+    assert Proposal.objects.get(pk=first.pk).status == "applied"
+    assert Proposal.objects.get(pk=second.pk).status == "pending"
+    assert response["Location"] != url  # on to the next block, or the queue
+
+    client.post(url, {f"decision-{second.pk}": "reject", "then": "approve-next"})
+    assert Proposal.objects.get(pk=second.pk).status == "rejected"
+    assert 'id="approve-next"' not in client.get(url).content.decode()
+
+
+def test_profiles_ticked_one_person_are_merged_in_one_review(client, curator):
+    profiles = _del_maestro(curator)
+    third = ResearcherFactory(display_name="A. Del Maestro", block_key=BLOCK)
+    ids = sorted([profiles[0].pk, profiles[1].pk, third.pk])
+    client.force_login(curator)
+    url = reverse("admin:curation_proposal_block", args=[BLOCK])
+    assert client.get(url).content.decode().count('name="one-person"') == 3
+
+    alone = client.post(url, {"one-person": [str(ids[0])], "then": "stay"})
+    assert alone.status_code == 400
+    forged = client.post(url, {"one-person": [str(ids[0]), "0" + str(ids[1])]})
+    assert forged.status_code == 400
+    assert Researcher.objects.live().filter(pk__in=ids).count() == 3
+
+    response = client.post(url, {"one-person": [str(pk) for pk in ids], "then": "stay"})
+    assert response.status_code == 302
+    assert [r.merged_into_id for r in Researcher.objects.filter(pk__in=ids[1:])] == [
+        ids[0],
+        ids[0],
+    ]
+    batch = CurationEvent.objects.get(kind="batch")
+    assert batch.extra["merges"] == [[ids[0], ids[1]], [ids[0], ids[2]]]
+    assert CurationEvent.objects.filter(batch=batch, kind="merged").count() == 2
+
+
 def test_the_block_page_needs_the_decide_permission_to_apply(client, curator):
     from tests.factories import UserFactory
 
