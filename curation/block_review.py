@@ -212,6 +212,9 @@ class Review:
         shown_on: ``{authorship id: researcher id}``: where the page showed
             a moved paper (a ticked paper's profile); the review is refused
             when it is elsewhere now (the page is stale).
+        if_waiting: proposals of ``decisions`` the curator left waiting and
+            approved with "approve the waiting ones": one decided or made
+            stale since the page was read is passed over, not refused.
     """
 
     decisions: dict[int, bool] = field(default_factory=dict)
@@ -219,6 +222,7 @@ class Review:
     merges: list[tuple[int, int]] = field(default_factory=list)
     reason: str = ""
     shown_on: dict[int, int] = field(default_factory=dict)
+    if_waiting: set[int] = field(default_factory=set)
 
     def __bool__(self) -> bool:
         return bool(self.decisions or self.moves or self.merges)
@@ -262,28 +266,53 @@ def review_apply(
         raise InvalidChange(f"the review of block {block_key!r} decides nothing")
     with transaction.atomic():
         _check_in_block(block_key, review)
+        decided_since = set(
+            Proposal.objects.filter(pk__in=review.if_waiting)
+            .exclude(status=Proposal.Status.PENDING)
+            .values_list("pk", flat=True)
+        )
+        decisions = {
+            pk: approve
+            for pk, approve in review.decisions.items()
+            if pk not in decided_since
+        }
+        named = {pk for pair in review.merges for pk in pair}
+        gone_before = set(
+            Researcher.objects.filter(
+                pk__in=named, merged_into__isnull=False
+            ).values_list("pk", flat=True)
+        )
         batch = CurationEvent.objects.create(
             kind=CurationEvent.Kind.BATCH,
             actor=actor,
             extra={
                 "review": block_key,
                 "verb": "reviewed",
-                "proposals": sorted(review.decisions),
+                "proposals": sorted(decisions),
                 "moves": len(review.moves),
                 "merges": [list(pair) for pair in review.merges],
             },
         )
-        for pk in sorted(review.decisions):
-            _step(f"proposal {pk}", lambda pk=pk: _decide(pk, review, actor, batch))
+        for pk in sorted(decisions):
+            _step(
+                f"proposal {pk}",
+                lambda pk=pk: _decide(pk, decisions[pk], review, actor, batch),
+            )
         _move(review.moves, actor, batch)
-        merged: dict[int, int] = {}
+        # A merge proposal the review approved joined a pair it may merge
+        # again (ticked "one person"): that side acts through its survivor.
+        merged: dict[int, int] = dict(
+            Researcher.objects.filter(pk__in=named - gone_before)
+            .exclude(merged_into__isnull=True)
+            .values_list("pk", "merged_into_id")
+        )
         for a, b in review.merges:
             _step(
                 f"merging researchers {a} and {b}",
                 lambda a=a, b=b: _merge(a, b, merged, actor, batch),
             )
         if merged:
-            _stale_after_merges(block_key, set(merged))
+            _stale_after_merges(block_key, set(merged), batch)
         done = CurationEvent.objects.filter(batch=batch).count()
         batch.extra["done"] = done
         batch.save(update_fields=["extra"])
@@ -379,23 +408,28 @@ def _merge(a: int, b: int, merged: dict[int, int], actor, batch: CurationEvent) 
             merged[pk] = survivor.pk
 
 
-def _stale_after_merges(block_key: str, gone: set[int]) -> int:
+def _stale_after_merges(block_key: str, gone: set[int], batch: CurationEvent) -> int:
     """Mark stale the block's pending proposals that name a researcher the
     review merged away (a merge proposal of the pair just merged on the
     page, an attach to the side that is gone), each with its event, as a
     matching run would (:func:`curation.services.proposals_stale_if_dead`); before, they
-    waited, and approving one failed the next review. Returns how many."""
+    waited, and approving one failed the next review. The events are linked
+    to the review's ``batch`` (a hostile trial found them outside its audit
+    entry and its count). Returns how many."""
     return services.proposals_stale_if_dead(
         pending_in(block_key)
         .select_for_update(of=("self",))
         .select_related("researcher", "other_researcher")
-        .filter(Q(researcher_id__in=gone) | Q(other_researcher_id__in=gone))
+        .filter(Q(researcher_id__in=gone) | Q(other_researcher_id__in=gone)),
+        batch=batch,
     )
 
 
-def _decide(pk: int, review: Review, actor, batch: CurationEvent) -> None:
+def _decide(
+    pk: int, approve: bool, review: Review, actor, batch: CurationEvent
+) -> None:
     proposal = Proposal.objects.get(pk=pk)
-    if review.decisions[pk]:
+    if approve:
         services.proposal_apply(proposal=proposal, actor=actor, batch=batch)
     else:
         services.proposal_reject(

@@ -28,6 +28,7 @@ from curation.exceptions import (
     GONE,
     MOVED_MEANWHILE,
     NOT_FOUND,
+    RETIRED,
     SAME_PAPER,
     ProposalConflict,
     ResearcherConflict,
@@ -133,9 +134,7 @@ class Change:
                     GONE.format(pk=pk, how="merged", target=r.merged_into_id)
                 )
             if live and r.retired:
-                raise ResearcherGone(
-                    GONE.format(pk=pk, how="retired by an undo", target="another")
-                )
+                raise ResearcherGone(RETIRED.format(pk=pk))
         return found
 
     # --- writing --------------------------------------------------------------

@@ -45,6 +45,7 @@ class IllegalTransition(CurationError):
 
 
 GONE = "researcher {pk} was {how}; act on researcher {target} instead"
+RETIRED = "researcher {pk} was retired by an undo and holds no paper"
 NOT_FOUND = "researcher {pk} does not exist"
 CHANGED = "researcher {pk} changed since you opened it ({field}); reload and try again"
 IDENTIFIER_TAKEN = "{field} {value} already belongs to researcher {other}"

@@ -1390,7 +1390,9 @@ def _stale_dead_proposals() -> int:
         return proposals_stale_if_dead(selectors.pending_dead_proposals())
 
 
-def proposals_stale_if_dead(proposals: Iterable[Proposal]) -> int:
+def proposals_stale_if_dead(
+    proposals: Iterable[Proposal], *, batch: CurationEvent | None = None
+) -> int:
     """Mark stale each of some locked pending proposals that can no longer
     apply (:func:`_stale_reason`: a side merged away or retired, an
     authorship placed since ...), each with an event saying why.
@@ -1398,6 +1400,8 @@ def proposals_stale_if_dead(proposals: Iterable[Proposal]) -> int:
     Args:
         proposals: pending proposals locked ``select_for_update``, with their
             researchers selected.
+        batch: the ``batch`` event (a block review) the events belong to, if
+            any.
 
     Returns:
         How many were made stale.
@@ -1412,7 +1416,7 @@ def proposals_stale_if_dead(proposals: Iterable[Proposal]) -> int:
             else [],
         )
         if reason:
-            count += _mark_stale(old, reason)
+            count += _mark_stale(old, reason, batch=batch)
     return count
 
 
@@ -1447,10 +1451,12 @@ def _stale_below_model(weights: scoring.Weights) -> int:
     return count
 
 
-def _mark_stale(old: Proposal, reason: str) -> bool:
+def _mark_stale(
+    old: Proposal, reason: str, *, batch: CurationEvent | None = None
+) -> bool:
     """Move a locked pending proposal to ``stale`` with an event giving
-    ``reason``; False (and nothing written) when a curator decided it
-    meanwhile (its compare-and-swap fails)."""
+    ``reason`` (linked to ``batch`` when given); False (and nothing written)
+    when a curator decided it meanwhile (its compare-and-swap fails)."""
     try:
         _transition(
             proposal=old,
@@ -1458,6 +1464,7 @@ def _mark_stale(old: Proposal, reason: str) -> bool:
             actor=None,
             event_kind=CurationEvent.Kind.PROPOSAL_STALE,
             extra={"reason": reason},
+            batch=batch,
         )
     except ProposalConflict:
         logger.info(

@@ -217,6 +217,8 @@ def _review_of(post) -> block_review.Review | None:
                 return None
             if value != "wait" or approve_rest:
                 review.decisions[pk] = value != "reject"
+            if value == "wait" and approve_rest:
+                review.if_waiting.add(pk)
         elif key.startswith("move-ticked-"):
             continue  # read with the ticks below
         elif key.startswith("move-") and value:
@@ -987,6 +989,13 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
                     1, min(max(len(block.profiles) - 1, 1), MERGE_ROWS) + 1
                 ),
                 "can_decide": self.has_decide_permission(request),
+                # The page offers only what the curator may do (a hostile
+                # trial: a decide-only user saw the merge ticks and got 403).
+                "can_move": request.user.has_perm("wovepaper.move_authorship"),
+                "can_split": request.user.has_perms(
+                    ["wovepaper.move_authorship", "wovepaper.split_researcher"]
+                ),
+                "can_merge": request.user.has_perm("wovepaper.merge_researcher"),
                 "next_block": block_review.next_block(block_key),
             },
         )

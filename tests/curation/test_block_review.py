@@ -175,16 +175,22 @@ def test_the_block_page_shows_the_block_and_applies_a_posted_review(client, cura
     assert bad.status_code == 400
 
 
-def test_approve_the_waiting_ones_approves_what_the_page_showed_waiting(
-    client, curator
-):
+def two_waiting(client, curator) -> tuple[Proposal, Proposal, str]:
+    """The real records matched, nothing approved: the block's two pending
+    ``new`` proposals and its page's URL, the curator signed in."""
     harvest_files(source="arxiv", root=DEL_MAESTRO)
     services.matching_run()
     first, second = Proposal.objects.filter(block_key=BLOCK, status="pending").order_by(
         "pk"
     )
     client.force_login(curator)
-    url = reverse("admin:curation_proposal_block", args=[BLOCK])
+    return first, second, reverse("admin:curation_proposal_block", args=[BLOCK])
+
+
+def test_approve_the_waiting_ones_approves_what_the_page_showed_waiting(
+    client, curator
+):
+    first, second, url = two_waiting(client, curator)
     assert 'id="approve-next"' in client.get(url).content.decode()
 
     # The second was not on the page (it came after it was read): it waits.

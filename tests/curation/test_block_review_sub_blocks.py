@@ -20,10 +20,11 @@ from django.urls import reverse
 
 from curation import block_review, services
 from curation.matching import blocking, labelled
-from curation.models import Proposal
+from curation.models import CurationEvent, Proposal
 from harvest.records import AuthorRecord, PaperRecord
 from harvest.services.upsert import paper_upsert
-from tests.curation.test_block_review import BLOCK, _del_maestro
+from tests.curation.test_block_review import BLOCK, _del_maestro, two_waiting
+from tests.factories import AuthorshipFactory
 from wovepaper.models import Authorship, Researcher
 
 pytestmark = pytest.mark.django_db
@@ -246,3 +247,144 @@ def test_a_merge_on_the_page_makes_the_pairs_merge_proposal_stale(curator):
     assert waiting.pk not in {
         i.proposal.pk for i in block_review.block_of(BLOCK).pending
     }
+
+
+# The "approve the waiting ones" button and the "one person" ticks, as a
+# hostile trial of them found them.
+
+
+def _merge_proposal(keep: Researcher, other: Researcher) -> Proposal:
+    return Proposal.objects.create(
+        kind="merge",
+        score=0.8,
+        model_version="t",
+        fingerprint=f"merge-{keep.pk}-{other.pk}",
+        researcher=keep,
+        other_researcher=other,
+        researcher_revisions={
+            str(keep.pk): keep.revision,
+            str(other.pk): other.revision,
+        },
+        block_key=BLOCK,
+    )
+
+
+def test_enter_in_a_field_never_approves_what_was_left_waiting(client, curator):
+    url = two_waiting(client, curator)[2]
+    html = client.get(url).content.decode()
+    form = html[html.index('id="block-review"') :]
+    # A browser submits a form on Enter with its first submit button.
+    first = form.index('type="submit"')
+    assert form.index('id="apply-next"') < form.index('id="approve-next"')
+    assert 'id="apply-next"' in form[first : first + 200]
+
+
+def test_approving_the_waiting_merge_of_profiles_also_ticked_one_person(
+    client, curator
+):
+    keep, other = _del_maestro(curator)[:2]
+    waiting = _merge_proposal(keep, other)
+    client.force_login(curator)
+    url = reverse("admin:curation_proposal_block", args=[BLOCK])
+    response = client.post(
+        url,
+        {
+            f"decision-{waiting.pk}": "wait",
+            "one-person": [str(keep.pk), str(other.pk)],
+            "then": "approve-next",
+        },
+    )
+    assert response.status_code == 302
+    waiting.refresh_from_db()
+    assert waiting.status == "applied"
+    survivor, gone = sorted([keep.pk, other.pk])
+    assert Researcher.objects.get(pk=gone).merged_into_id == survivor
+
+
+def test_a_waiting_one_decided_elsewhere_is_passed_over_not_refused(client, curator):
+    first, second, url = two_waiting(client, curator)
+    # Another tab rejected the first after this page was read.
+    services.proposal_reject(proposal=first, actor=curator, reason="other tab")
+    response = client.post(
+        url,
+        {
+            f"decision-{first.pk}": "wait",
+            f"decision-{second.pk}": "reject",
+            "then": "approve-next",
+        },
+    )
+    assert response.status_code == 302
+    assert Proposal.objects.get(pk=first.pk).reason == "other tab"
+    assert Proposal.objects.get(pk=second.pk).status == "rejected"
+    # An explicit approval of what was decided elsewhere is still refused.
+    client.post(url, {f"decision-{second.pk}": "approve", "then": "stay"})
+    assert Proposal.objects.get(pk=second.pk).status == "rejected"
+    assert CurationEvent.objects.filter(kind="batch").count() == 1
+
+
+def test_the_page_offers_a_decide_only_curator_no_move_or_merge(client, curator):
+    from django.contrib.auth.models import Permission
+
+    from tests.factories import UserFactory
+
+    _del_maestro(curator)
+    decider = UserFactory(is_staff=True)
+    decider.user_permissions.add(
+        *Permission.objects.filter(codename__in=["view_proposal", "decide_proposal"])
+    )
+    client.force_login(decider)
+    page = client.get(reverse("admin:curation_proposal_block", args=[BLOCK]))
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'id="apply-next"' in html
+    for control in (
+        'name="one-person"',
+        'name="merge-a-1"',
+        'name="tick-',
+        'name="move-',
+    ):
+        assert control not in html, control
+    client.force_login(curator)
+    html = client.get(reverse("admin:curation_proposal_block", args=[BLOCK])).content
+    for control in (
+        'name="one-person"',
+        'name="merge-a-1"',
+        'name="tick-',
+        'value="new"',
+    ):
+        assert control in html.decode(), control
+
+
+def test_a_proposal_a_review_merge_makes_stale_is_in_its_audit_entry(curator):
+    keep, other = _del_maestro(curator)[:2]
+    survivor, gone = sorted([keep.pk, other.pk])
+    attach = Proposal.objects.create(
+        kind="attach",
+        score=0.7,
+        model_version="t",
+        fingerprint="attach-to-the-merged-away",
+        researcher_id=gone,
+        block_key=BLOCK,
+    )
+    attach.authorships.set([AuthorshipFactory(given_name="A.", family_name="Maestro")])
+    batch = block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(merges=[(survivor, gone)]),
+        actor=curator,
+    )
+    stale = CurationEvent.objects.get(kind="proposal_stale", proposal=attach)
+    assert stale.batch_id == batch.pk
+    assert batch.extra["done"] == 2
+
+
+def test_a_retired_profile_is_refused_in_words(curator):
+    from curation import edits
+    from curation.exceptions import ResearcherGone
+
+    keep, other = _del_maestro(curator)[:2]
+    Researcher.objects.filter(pk=other.pk).update(retired=True)
+    with pytest.raises(ResearcherGone) as refused:
+        edits.researcher_merge(researchers=[keep, other], actor=curator)
+    assert str(refused.value) == (
+        f"researcher {other.pk} was retired by an undo and holds no paper"
+    )
