@@ -952,6 +952,16 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
                 )
             if not request.user.has_perms(_review_permissions(review)):
                 raise PermissionDenied
+            if not review and any(k.startswith("tick-") for k in request.POST):
+                # A new user's trial: "decides nothing" did not say why.
+                self.message_user(
+                    request,
+                    "Nothing applied: papers were ticked, but no place was "
+                    "chosen in their profile's \"Move the ticked papers of "
+                    'this profile to" menu.',
+                    messages.ERROR,
+                )
+                return HttpResponseRedirect(_block_url(block_key))
             try:
                 batch = block_review.review_apply(
                     block_key=block_key, review=review, actor=request.user

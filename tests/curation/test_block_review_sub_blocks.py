@@ -388,3 +388,18 @@ def test_a_retired_profile_is_refused_in_words(curator):
     assert str(refused.value) == (
         f"researcher {other.pk} was retired by an undo and holds no paper"
     )
+
+
+def test_papers_ticked_with_no_place_chosen_are_named_in_the_message(client, curator):
+    keep = _del_maestro(curator)[0]
+    paper = keep.authorships.order_by("pk").first()
+    client.force_login(curator)
+    url = reverse("admin:curation_proposal_block", args=[BLOCK])
+    response = client.post(
+        url,
+        {f"tick-{paper.pk}": str(keep.pk), f"move-ticked-{keep.pk}": ""},
+        follow=True,
+    )
+    assert "no place was chosen" in response.content.decode()
+    assert Authorship.objects.get(pk=paper.pk).researcher_id == keep.pk
+    assert not CurationEvent.objects.filter(kind="batch").exists()
