@@ -234,12 +234,14 @@ def review_apply(
     """Apply a block's review in one transaction, as one audit event.
 
     In order: the proposals decided (by :func:`curation.services.proposal_apply`
-    and :func:`~curation.services.proposal_reject`, in id order), the papers
+    and :func:`~curation.services.proposal_reject`, in id order; one of
+    ``review.if_waiting`` decided since the page was read is passed over), the papers
     moved (:func:`curation.edits.authorship_move`; those moved to a new profile
     are split off the first one's researcher, :func:`curation.edits.researcher_split`,
     and the rest moved to it), then the merges
     (:func:`curation.edits.researcher_merge`; a side an earlier merge of the
-    review took away is its survivor). Everything it names must be of the
+    review took away, or a merge proposal it approved, is its survivor).
+    Everything it names must be of the
     block (:func:`_check_in_block`). Each change is its own event,
     undoable alone; a ``batch`` event (``extra["review"]``: the block) links
     them all.
@@ -276,6 +278,11 @@ def review_apply(
             for pk, approve in review.decisions.items()
             if pk not in decided_since
         }
+        if not (decisions or review.moves or review.merges):
+            raise InvalidChange(
+                f"the review of block {block_key!r} decides nothing: the "
+                "proposals it would approve were decided since the page was read"
+            )
         named = {pk for pair in review.merges for pk in pair}
         gone_before = set(
             Researcher.objects.filter(

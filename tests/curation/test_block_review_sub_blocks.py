@@ -316,6 +316,11 @@ def test_a_waiting_one_decided_elsewhere_is_passed_over_not_refused(client, cura
     assert response.status_code == 302
     assert Proposal.objects.get(pk=first.pk).reason == "other tab"
     assert Proposal.objects.get(pk=second.pk).status == "rejected"
+    # Nothing left to approve: said, and no empty audit entry.
+    response = client.post(
+        url, {f"decision-{first.pk}": "wait", "then": "approve-next"}, follow=True
+    )
+    assert "decided since the page was read" in response.content.decode()
     # An explicit approval of what was decided elsewhere is still refused.
     client.post(url, {f"decision-{second.pk}": "approve", "then": "stay"})
     assert Proposal.objects.get(pk=second.pk).status == "rejected"
