@@ -44,15 +44,15 @@ Usage::
     .venv/bin/python bench/curator_effort.py [--dataset and/s2and/qian_partial]
         [--flows auto,blocks,today] [--limit N] [--json]
 
-Measured 2026-12-07, blocks flow (``--flows blocks``, both sets, 2 minutes):
-decisions per 1,000 mentions, target B³ F1 in brackets. Wang (0.968): 13.0,
+Measured 2026-12-07 (all three flows, both sets, 7 minutes): decisions per
+1,000 mentions, target B³ F1 in brackets. Wang (0.968): blocks 13.0,
 reaching it (111 move groups, 60 merges of profiles ticked one person, 30
-blocks approved; 1,402 papers moved); Qian (0.902): 72.6, reaching it (172,
-170, 133; 809 papers). Counted as stop 59 did, each approval and each merged
-pair a decision of its own (``per_item_decisions_per_1000_mentions``): 45.0
-and 152.7. The matcher linked mentions at B³ precision 1.000 on both.
-Stop 59's run of the other flows: Wang auto 41.1 and today 56.3, stalling at
-0.955; Qian auto 157.0 and today 283.1, stalling at 0.875.
+blocks approved; 1,402 papers moved); auto 41.1 and today 56.3, stalling at
+0.955. Qian (0.902): blocks 72.6, reaching it (172, 170, 133; 809 papers);
+auto 157.0 and today 283.1, stalling at 0.875. Counted as stop 59 did, each
+approval and each merged pair a decision of its own
+(``per_item_decisions_per_1000_mentions``), blocks is 45.0 and 152.7. The
+matcher linked mentions at B³ precision 1.000 on both.
 
 It uses its own SQLite file, ``var/curator_effort.sqlite3`` (emptied each
 run), unless ``DATABASE_URL`` names another database, which it flushes.
