@@ -291,37 +291,6 @@ class Change:
         ]
         self.retire_constraints(Constraint.objects.filter(pk__in=contradicted))
 
-    def _retire_emptied(self) -> None:
-        """Retire each live profile a curator's change left holding no paper.
-
-        Every paper it held was moved to other profiles or detached (a block
-        review, *move…*, *not this person…*, an assignment elsewhere); before,
-        it stayed public with "0 papers" (found by a new user's trial and a
-        hostile one). Recorded as a field of this change (``retired`` False
-        to True), so undoing the change brings the profile back with its
-        papers; its page answers 410 meanwhile, naming where they went. Not
-        for an undo (it restores what was, a profile empty then included),
-        a merge (the merged-away side redirects), automation or a source's
-        change (``actor`` None), nor a claimed profile (a user is linked to
-        it).
-        """
-        left = {m["before"] for m in self.moves if m["before"]}
-        if not left:
-            return
-        holding = set(
-            Authorship.objects.filter(researcher_id__in=left).values_list(
-                "researcher_id", flat=True
-            )
-        )
-        emptied = Researcher.objects.select_for_update().filter(
-            pk__in=left - holding,
-            merged_into__isnull=True,
-            retired=False,
-            claimed_by__isnull=True,
-        )
-        for researcher in emptied.order_by("pk"):
-            self.set(researcher, retired=True)
-
     def _coauthors(self, touched: list[int]) -> list[int]:
         """The researchers, other than ``touched``, whose cached views show
         what this change rewrote: those holding a slot of a paper whose slot
@@ -359,8 +328,6 @@ class Change:
         Returns:
             The saved CurationEvent.
         """
-        if self.actor is not None and kind != CurationEvent.Kind.UNDONE:
-            self._retire_emptied()
         touched = sorted(self.touched | set(researchers or []))
         event = CurationEvent.objects.create(
             kind=kind,

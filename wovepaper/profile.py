@@ -1068,31 +1068,6 @@ def former_holders(researcher: Researcher) -> list[dict]:
     ]
 
 
-def retired_because(researcher: Researcher) -> str:
-    """Why a retired researcher was retired, for its 410 page and the API.
-
-    Returns:
-        ``"emptied"`` when a curator's change moved every paper it held
-        elsewhere (:meth:`curation.changes.Change._retire_emptied`), else
-        ``"undone"``: the split or ``new`` decision that created it was
-        undone. Read from the latest event that set its ``retired`` from
-        False to True.
-    """
-    from curation.models import CurationEvent
-
-    key = str(researcher.pk)
-    events = (
-        CurationEvent.objects.filter(fields__has_key=key)
-        .order_by("-pk")
-        .values_list("kind", "fields")
-    )
-    for kind, fields in events[:100]:
-        mine = fields.get(key) if isinstance(fields, dict) else None
-        if isinstance(mine, dict) and mine.get("retired") == [False, True]:
-            return "undone" if kind == CurationEvent.Kind.UNDONE else "emptied"
-    return "undone"
-
-
 def institution_summary(institution: Institution) -> dict:
     """What the institution page shows besides the institution itself.
 

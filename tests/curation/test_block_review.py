@@ -107,41 +107,6 @@ def test_a_review_moves_merges_and_decides_as_one_undoable_event(curator):
     assert Authorship.objects.get(pk=moved[0].pk).researcher_id == other.pk
 
 
-def test_a_profile_a_review_empties_is_retired_and_an_undo_brings_it_back(
-    client, curator
-):
-    keep, other = _del_maestro(curator)[:2]
-    papers = list(other.authorships.order_by("pk"))
-    batch = block_review.review_apply(
-        block_key=BLOCK,
-        review=block_review.Review(moves={a.pk: keep.pk for a in papers}),
-        actor=curator,
-    )
-
-    # Before, it stayed public with "0 papers" (two trials found it).
-    other.refresh_from_db()
-    assert other.retired
-    assert not Researcher.objects.live().filter(pk=other.pk).exists()
-    page = client.get(other.get_absolute_url())
-    assert page.status_code == 410
-    html = page.content.decode()
-    assert "moved every paper of this profile to other profiles" in html
-    assert f'href="{keep.get_absolute_url()}"' in html
-    api = client.get(f"/api/researchers/{other.pk}/").json()
-    assert api["detail"] == (
-        f"researcher {other.pk} was retired: a curator moved every paper it held "
-        "to other profiles, and its papers are on the researchers in 'holders'"
-    )
-    assert [h["id"] for h in api["holders"]] == [keep.pk]
-    # The move that emptied it retired it; undoing that move brings it back.
-    last = CurationEvent.objects.filter(batch=batch, kind="moved").latest("pk")
-    assert last.fields[str(other.pk)]["retired"] == [False, True]
-    event_undo(event=last, actor=curator)
-    other.refresh_from_db()
-    assert not other.retired
-    assert client.get(other.get_absolute_url()).status_code == 200
-
-
 def test_a_review_with_a_failing_step_applies_nothing(curator):
     profiles = _del_maestro(curator)
     keep, other = profiles[0], profiles[1]
