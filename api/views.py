@@ -703,8 +703,8 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
     )
     @extend_schema(
         methods=["DELETE"],
-        description="Stop following the researcher (or its survivor); 204 "
-        "whether or not you followed it.",
+        description="Stop following the researcher (or its survivor; a retired "
+        "one too); 204 whether or not you followed it.",
         request=None,
         parameters=[FOLLOW_RESEARCHER_ID],
         responses={204: None, **RESEARCHER_NOT_FOUND},
@@ -814,11 +814,14 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 def _follow(request: Request, pk: str) -> Response:
-    """Follow (POST) or unfollow (DELETE) researcher ``pk`` through the services."""
-    researcher = get_object_or_404(Researcher.objects.filter(retired=False), pk=pk)
+    """Follow (POST) or unfollow (DELETE) researcher ``pk`` through the
+    services; a retired researcher can be unfollowed, not followed (404)."""
+    researcher = get_object_or_404(Researcher, pk=pk)
     if request.method == "DELETE":
         core_services.follow_delete(user=request.user, researcher=researcher)
         return Response(status=204)
+    if researcher.retired:
+        raise Http404(f"researcher {pk} was retired")
     try:
         follow = core_services.follow_create(user=request.user, researcher=researcher)
     except ValueError as exc:  # merged into a profile that is gone

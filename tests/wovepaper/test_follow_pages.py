@@ -81,6 +81,26 @@ def test_follow_refuses_bad_requests(client, reader):
     assert Follow.objects.filter(user=reader, researcher=r).exists()
 
 
+def test_a_retired_researcher_can_be_unfollowed_not_followed(client, reader):
+    r = ResearcherFactory()
+    Follow.objects.create(user=reader, researcher=r)
+    r.retired = True  # the decision that created it was undone
+    r.save()
+    assert (
+        client.post(f"/researchers/{r.pk}/follow", {"action": "follow"}).status_code
+        == 404
+    )
+    response = client.post(f"/researchers/{r.pk}/follow", {"action": "unfollow"})
+    assert response.status_code == 302
+    assert response["Location"] == "/following/"
+    assert not Follow.objects.filter(user=reader).exists()
+    # The API's too: a follow its list still showed could not be deleted.
+    Follow.objects.create(user=reader, researcher=r)
+    assert client.post(f"/api/researchers/{r.pk}/follow/").status_code == 404
+    assert client.delete(f"/api/researchers/{r.pk}/follow/").status_code == 204
+    assert not Follow.objects.filter(user=reader).exists()
+
+
 def test_following_a_merged_away_researcher_follows_the_survivor(client, reader):
     survivor = ResearcherFactory()
     gone = ResearcherFactory(merged_into=survivor)

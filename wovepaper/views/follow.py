@@ -32,12 +32,16 @@ def _back(request: HttpRequest, fallback: str) -> HttpResponse:
 def researcher_follow(request: HttpRequest, pk: int) -> HttpResponse:
     """POST ``action=follow|unfollow`` for researcher ``pk``; back to ``next``.
 
-    A merged-away researcher is followed through its survivor; an unknown or
-    retired one is a 404; any other action a 400.
+    A merged-away researcher is followed through its survivor; an unknown one
+    is a 404, and so is following a retired one, which its followers can still
+    unfollow (a hostile trial: they could not, and the API kept listing it);
+    any other action a 400.
     """
-    researcher = get_object_or_404(Researcher.objects.filter(retired=False), pk=pk)
+    researcher = get_object_or_404(Researcher, pk=pk)
     action = request.POST.get("action")
     if action == "follow":
+        if researcher.retired:
+            raise Http404(f"researcher {pk} was retired")
         try:
             follow = services.follow_create(user=request.user, researcher=researcher)
         except ValueError as exc:  # merged into a profile that is gone
@@ -52,7 +56,8 @@ def researcher_follow(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, f"You no longer follow {researcher.display_name}.")
     else:
         return HttpResponseBadRequest("action must be follow or unfollow")
-    return _back(request, researcher.get_absolute_url())
+    back = "/following/" if researcher.retired else researcher.get_absolute_url()
+    return _back(request, back)
 
 
 @require_POST
