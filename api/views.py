@@ -198,7 +198,8 @@ PAPER_ID = _path_id(
 RESEARCHER_ID = _numeric_id(
     "Our numeric researcher id, e.g. `1`. An id merged away into another profile "
     "answers 301 to the same URL of the survivor, query string kept; a retired "
-    "one (the decision that created it was undone) 410, naming the researchers "
+    "one (the decision that created it was undone, or a curator moved every "
+    "paper it held elsewhere) 410, naming the researchers "
     "that hold its papers now."
 )
 FOLLOW_RESEARCHER_ID = _numeric_id(
@@ -638,7 +639,8 @@ RESEARCHER_MOVED = {
 }
 RESEARCHER_GONE = _problem(
     410,
-    "The researcher was retired (the decision that created it was undone); "
+    "The researcher was retired (the decision that created it was undone, or "
+    "a curator moved every paper it held elsewhere); "
     "`holders` says which researchers hold its papers now.",
     ("Retired researcher", examples.RESEARCHER_RETIRED),
 )
@@ -834,7 +836,8 @@ def _moved_or_gone(request: Request, pk: int, route: str) -> HttpResponse | None
 
     Merged away: 301 to the same view of the survivor, the query string kept,
     so a client's filters and cursor follow the move. Retired (the split or
-    ``new`` decision that created it was undone): 410 problem details whose
+    ``new`` decision that created it was undone, or a curator moved every
+    paper it held elsewhere): 410 problem details whose
     ``holders`` say where its papers went, ``[{"id", "name", "papers",
     "url"}]``, most papers first (the researcher page answers 410 with the
     same list).
@@ -864,15 +867,21 @@ def _moved_or_gone(request: Request, pk: int, route: str) -> HttpResponse | None
         }
         for holder in profile.former_holders(retired)
     ]
+    emptied = profile.retired_because(retired) == "emptied"
     went = (
-        "its papers went back to the researchers in 'holders'"
+        ("its papers are on" if emptied else "its papers went back to")
+        + " the researchers in 'holders'"
         if holders
         else "none of its papers is on a researcher at the moment"
     )
+    why = (
+        "a curator moved every paper it held to other profiles"
+        if emptied
+        else "the curation decision that created it was undone"
+    )
     return problem(
         410,
-        f"researcher {pk} was retired: the curation decision that created it was "
-        f"undone, and {went}",
+        f"researcher {pk} was retired: {why}, and {went}",
         slug="researcher-retired",
         holders=holders,
     )

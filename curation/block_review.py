@@ -242,9 +242,14 @@ def review_apply(
     (:func:`curation.edits.researcher_merge`; a side an earlier merge of the
     review took away, or a merge proposal it approved, is its survivor).
     Everything it names must be of the
-    block (:func:`_check_in_block`). Each change is its own event,
-    undoable alone; a ``batch`` event (``extra["review"]``: the block) links
-    them all.
+    block (:func:`_check_in_block`). Last, the profiles the review left
+    holding no paper are retired, as one ``retired`` event
+    (:func:`curation.edits.researchers_retire_emptied`; not step by step, so
+    a review may swap the papers of two one-paper profiles, or move a paper
+    and merge the profile it left). Each change is its own event,
+    undoable alone (a step that emptied a retired profile once that
+    retirement is undone); a ``batch`` event (``extra["review"]``: the
+    block) links them all.
 
     Args:
         block_key: the block reviewed (recorded as its name block,
@@ -320,10 +325,25 @@ def review_apply(
             )
         if merged:
             _stale_after_merges(block_key, set(merged), batch)
+        edits.researchers_retire_emptied(
+            researcher_ids=_left(batch), actor=actor, batch=batch
+        )
         done = CurationEvent.objects.filter(batch=batch).count()
         batch.extra["done"] = done
         batch.save(update_fields=["extra"])
     return batch
+
+
+def _left(batch: CurationEvent) -> set[int]:
+    """The researchers the review's steps took a paper from."""
+    return {
+        m["before"]
+        for moves in CurationEvent.objects.filter(batch=batch).values_list(
+            "moves", flat=True
+        )
+        for m in moves
+        if m["before"]
+    }
 
 
 def _step(what: str, run) -> None:

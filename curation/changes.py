@@ -40,7 +40,8 @@ from wovepaper.models import Authorship, Researcher
 from wovepaper.outbox import outbox_send
 from wovepaper.stats import researcher_stats_queue
 
-# Events whose followers hear about them: what changes a profile's paper list.
+# Events whose followers hear about them: what changes a profile's paper list,
+# and any that retires a profile (a review's ``retired`` event moves nothing).
 NOTIFY_KINDS = frozenset(
     {
         CurationEvent.Kind.MERGED,
@@ -358,7 +359,9 @@ class Change:
             Researcher.objects.filter(pk__in=touched).update(
                 revision=F("revision") + 1, modified=timezone.now()
             )
-            notify = kind in NOTIFY_KINDS and bool(self.moves)
+            notify = (kind in NOTIFY_KINDS and bool(self.moves)) or any(
+                f.get("retired") == [False, True] for f in self.fields.values()
+            )
             gathering = _gathering.get()
             if gathering is not None:
                 gathering.touched.update(touched)

@@ -36,7 +36,7 @@ from curation.exceptions import (
     ResearcherChanged,
     ResearcherConflict,
 )
-from curation.models import Constraint, CurationEvent
+from curation.models import ClaimRequest, Constraint, CurationEvent
 from wovepaper.identifiers import NORMALISERS
 from wovepaper.models import Authorship, Researcher
 from wovepaper.text import slug_for
@@ -449,6 +449,61 @@ def _locked_authorships(ids: list[int]) -> list[Authorship]:
     )
 
 
+def retire_emptied(change: Change, researcher_ids: set[int] | list[int]) -> list[int]:
+    """Retire, in ``change``, each of these profiles a curator's change left
+    holding no paper.
+
+    Every paper it held went to other profiles or was detached (a block
+    review, *move…*, *not this person…*); before, it stayed public with
+    "0 papers" and kept its identifiers, so a profile that took its papers
+    could not take its ORCID iD (a new user's and a hostile trial). It is
+    recorded as fields of the change (``retired`` False → True, each
+    identifier → None), so undoing the change brings it back with them;
+    kept, so its URL answers 410 naming where its papers are, and its
+    history stays. Left as they are: a profile merged away or retired
+    already, and one a user claimed or asks to claim (a curator decides the
+    claim first; retiring it would leave the claim nothing to approve).
+
+    Args:
+        change: the open change (the researchers are locked here, in id
+            order, as every service locks them).
+        researcher_ids: the profiles the change took papers from.
+
+    Returns:
+        The ids retired, ascending.
+    """
+    wanted = sorted(set(researcher_ids))
+    if not wanted:
+        return []
+    # Locked before reading what they hold: one that gains a paper
+    # meanwhile is not retired.
+    locked = change.lock(wanted, live=False)
+    holding = set(
+        Authorship.objects.filter(researcher_id__in=wanted).values_list(
+            "researcher_id", flat=True
+        )
+    )
+    claimed = set(
+        ClaimRequest.objects.filter(
+            researcher_id__in=wanted, status=ClaimRequest.Status.PENDING
+        ).values_list("researcher_id", flat=True)
+    )
+    retired = []
+    for pk in wanted:
+        researcher = locked[pk]
+        if (
+            pk in holding
+            or pk in claimed
+            or researcher.merged_into_id
+            or researcher.retired
+            or researcher.claimed_by_id
+        ):
+            continue
+        change.set(researcher, retired=True, **dict.fromkeys(IDENTIFIER_FIELDS, None))
+        retired.append(pk)
+    return retired
+
+
 # --- the services --------------------------------------------------------------
 
 
@@ -566,7 +621,9 @@ def authorship_move(
 
     The authorship gets must-link to ``to`` and cannot-link to the researcher it
     left; constraints that said the opposite (cannot-link to ``to``, must-link to
-    the old one) are retired.
+    the old one) are retired. The researcher it left is retired in the same
+    event when it holds no other paper (:func:`retire_emptied`; in a review,
+    once at its end).
 
     Args:
         authorship: the authorship.
@@ -577,7 +634,7 @@ def authorship_move(
         batch: the ``batch`` event of the review it is part of, if any.
 
     Returns:
-        The ``moved`` event.
+        The ``moved`` event (``extra["retired"]``: the ids retired, if any).
 
     Raises:
         InvalidChange: it is already on ``to``.
@@ -603,8 +660,13 @@ def authorship_move(
     change.constrain(MUST, to.pk, authorship=current)
     if old:
         change.constrain(CANNOT, old, authorship=current)
+    # A review retires what it emptied once, at its end
+    # (researchers_retire_emptied): a later step of it may name this profile.
+    retired = retire_emptied(change, {old} if old and batch is None else set())
     return change.commit(
-        kind=CurationEvent.Kind.MOVED, batch=batch, extra={"authorship": current.pk}
+        kind=CurationEvent.Kind.MOVED,
+        batch=batch,
+        extra={"authorship": current.pk} | ({"retired": retired} if retired else {}),
     )
 
 
@@ -618,10 +680,12 @@ def authorship_detach(
     """Detach an authorship from its researcher ("not this person").
 
     It becomes unassigned with a cannot-link to that researcher, so the next
-    matching run proposes another home for it but never this one.
+    matching run proposes another home for it but never this one. The
+    researcher is retired in the same event when it holds no other paper
+    (:func:`retire_emptied`).
 
     Returns:
-        The ``detached`` event.
+        The ``detached`` event (``extra["retired"]``: the id retired, if any).
 
     Raises:
         InvalidChange: it is not assigned.
@@ -639,8 +703,10 @@ def authorship_detach(
         Constraint.objects.filter(authorship=current, kind=MUST, researcher=old)
     )
     change.constrain(CANNOT, old, authorship=current)
+    retired = retire_emptied(change, {old.pk})
     return change.commit(
-        kind=CurationEvent.Kind.DETACHED, extra={"authorship": current.pk}
+        kind=CurationEvent.Kind.DETACHED,
+        extra={"authorship": current.pk} | ({"retired": retired} if retired else {}),
     )
 
 
@@ -761,3 +827,33 @@ def _variants_without(researcher: Researcher, leaving: Authorship) -> list[str]:
         .values_list("raw_name", flat=True)
     )
     return [v for v in researcher.name_variants if v in still]
+
+
+@transaction.atomic
+def researchers_retire_emptied(
+    *,
+    researcher_ids: set[int] | list[int],
+    actor: AbstractBaseUser,
+    batch: CurationEvent | None = None,
+) -> CurationEvent | None:
+    """Retire the profiles of ``researcher_ids`` that hold no paper now, as
+    one ``retired`` event: what a block review does once at its end, after
+    all its steps (retiring at each step refused a swap of two one-paper
+    profiles' papers, and a move then a merge of the profile it emptied).
+
+    Args:
+        researcher_ids: the profiles a review took papers from.
+        actor: the curator.
+        batch: the review's ``batch`` event.
+
+    Returns:
+        The ``retired`` event (``extra["retired"]``: the ids), or None when
+        none qualifies (:func:`retire_emptied`).
+    """
+    change = Change(actor=actor)
+    retired = retire_emptied(change, researcher_ids)
+    if not retired:
+        return None
+    return change.commit(
+        kind=CurationEvent.Kind.RETIRED, batch=batch, extra={"retired": retired}
+    )

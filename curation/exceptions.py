@@ -45,7 +45,7 @@ class IllegalTransition(CurationError):
 
 
 GONE = "researcher {pk} was {how}; act on researcher {target} instead"
-RETIRED = "researcher {pk} was retired by an undo and holds no paper"
+RETIRED = "researcher {pk} was retired and holds no paper"
 NOT_FOUND = "researcher {pk} does not exist"
 CHANGED = "researcher {pk} changed since you opened it ({field}); reload and try again"
 IDENTIFIER_TAKEN = "{field} {value} already belongs to researcher {other}"
@@ -122,7 +122,8 @@ CLAIM_DUPLICATE = "you already have a pending claim on researcher {pk}"
 
 
 class ResearcherGone(CurationError):
-    """The researcher was merged into another, or retired by an undo."""
+    """The researcher was merged into another, or retired (an undo, or a
+    curator's change, left it holding no paper)."""
 
 
 class ResearcherConflict(CurationError):

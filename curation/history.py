@@ -321,11 +321,21 @@ def _split_gone(
 def _nothing_left(event: CurationEvent, gone: list[int], moves: list[dict]) -> bool:
     """Whether an event whose moved authorships ``gone`` no longer exist has
     nothing else to undo: no move left, no field set (``name_variants`` is
-    derived from the authorships held), no constraint left."""
+    derived from the authorships held, and so is the retirement of a profile
+    the moves emptied, with the identifiers it freed), no constraint left."""
     return bool(
         gone
         and not moves
-        and all(set(f) <= {"name_variants"} for f in event.fields.values())
+        and all(
+            set(f) <= {"name_variants"}
+            # A profile the move emptied and retired (edits.retire_emptied)
+            # stays retired: the papers it would hold again are gone.
+            or (
+                set(f) <= {"name_variants", "retired", *IDENTIFIER_FIELDS}
+                and f.get("retired") == [False, True]
+            )
+            for f in event.fields.values()
+        )
         and not Constraint.objects.filter(
             pk__in=[*event.constraints_on, *event.constraints_off]
         ).exists()

@@ -199,6 +199,7 @@ class CurationEvent(models.Model):
         UNLOCKED = "unlocked", "researcher unlocked"
         EDITED = "edited", "researcher edited"
         UNDONE = "undone", "event undone"
+        RETIRED = "retired", "researcher retired"
         BATCH = "batch", "bulk action"
         CLAIM_APPROVED = "claim_approved", "claim approved"
         CLAIM_REJECTED = "claim_rejected", "claim rejected"

@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 
 from curation.models import CurationEvent, Proposal
+from wovepaper import profile
 from wovepaper.accounts import emailable
 from wovepaper.models import Follow, Notification, Researcher
 
@@ -20,6 +21,7 @@ SUBJECTS = {
     CurationEvent.Kind.MERGED: "{name}: profiles merged",
     CurationEvent.Kind.SPLIT: "{name}: profile split",
     CurationEvent.Kind.UNDONE: "{name}: a curation change was undone",
+    CurationEvent.Kind.RETIRED: "{name}: profile retired",
 }
 # An approved proposal, by its kind: a split proposal applied is a split to
 # its followers ("papers added or profiles merged" over "4 authorship(s)
@@ -71,9 +73,14 @@ def _describe(event: CurationEvent, researcher: Researcher) -> str:
             f"its page now redirects there: {_page(researcher.merged_into_id)}"
         )
     elif researcher.retired:
+        why = (
+            "a curator moved every paper it held to other profiles"
+            if profile.retired_because(researcher) == "emptied"
+            else "the change that made it was undone"
+        )
         lines.append(
-            "The profile was retired (the change that made it was undone); its "
-            f"page says where its papers are now: {_page(researcher.pk)}"
+            f"The profile was retired ({why}); its page says where its papers "
+            f"are now: {_page(researcher.pk)}"
         )
     else:
         lines.append(f"The profile: {_page(researcher.pk)}")

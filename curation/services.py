@@ -2597,7 +2597,7 @@ def _stale_reason(
         if r.merged_into_id:
             return f"researcher {r.pk} was merged into {r.merged_into_id}"
         if r.retired:
-            return f"researcher {r.pk} was retired by an undo"
+            return f"researcher {r.pk} was retired"
     if proposal.kind in (Proposal.Kind.MERGE, Proposal.Kind.SPLIT):
         for pk, seen in sorted(proposal.researcher_revisions.items()):
             now = researchers[int(pk)].revision if int(pk) in researchers else None

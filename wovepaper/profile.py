@@ -1013,7 +1013,8 @@ def former_holders(researcher: Researcher) -> list[dict]:
     """Where a retired researcher's papers went: the live profiles holding them now.
 
     A researcher is retired when the split or ``new`` decision that created it
-    is undone; the undo moved its authorships (``moves[].before``) back. The
+    is undone (the undo moved its authorships, ``moves[].before``, back), or
+    when a curator moved or detached every paper it held. The
     events naming it are found by JSON containment on PostgreSQL and by the
     text of ``moves`` on SQLite, then read move by move: a move edited by
     hand into another shape (not an object, no authorship id) is passed
@@ -1066,6 +1067,43 @@ def former_holders(researcher: Researcher) -> list[dict]:
         for pk, n in merged.most_common()
         if pk in live
     ]
+
+
+def retired_because(researcher: Researcher) -> str:
+    """Why a retired researcher was retired, for its 410 page, the API and
+    the admin.
+
+    Read from the latest event that set its ``retired`` from False to True
+    (at most :data:`RETIREMENT_EVENTS_READ` are read): a curator's change
+    that took its last paper (a move, *not this person…*, a block review's
+    ``retired`` event), or a redo of one, says ``"emptied"``; an undo of
+    the split or ``new`` decision that created it (or a redo of that undo)
+    says ``"undone"``.
+
+    Returns:
+        ``"emptied"`` or ``"undone"`` (also when no event says: a row
+        retired by hand).
+    """
+    from curation.models import CurationEvent
+
+    emptying = {
+        CurationEvent.Kind.MOVED,
+        CurationEvent.Kind.DETACHED,
+        CurationEvent.Kind.RETIRED,
+    }
+    key = str(researcher.pk)
+    events = CurationEvent.objects.filter(fields__has_key=key).order_by("-pk")
+    for event in events[:RETIREMENT_EVENTS_READ]:
+        mine = event.fields.get(key) if isinstance(event.fields, dict) else None
+        if isinstance(mine, dict) and mine.get("retired") == [False, True]:
+            first, _ = event.undo_chain_root()
+            return "emptied" if first.kind in emptying else "undone"
+    return "undone"
+
+
+# How many of a retired researcher's latest field-setting events
+# retired_because reads: a profile's history holds a few dozen at most.
+RETIREMENT_EVENTS_READ = 100
 
 
 def institution_summary(institution: Institution) -> dict:

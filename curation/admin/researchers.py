@@ -29,6 +29,7 @@ from curation import edits, selectors
 from curation.admin.common import SafeActionsMixin, each_object, report
 from curation.exceptions import CurationError
 from curation.history import researcher_history
+from wovepaper import profile
 from wovepaper.identifiers import NORMALISERS
 from wovepaper.models import Authorship, Researcher
 from wovepaper.text import latex_to_text
@@ -224,7 +225,9 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
                 'merged into <a href="{}">researcher {}</a>', url, obj.merged_into_id
             )
         if obj.retired:
-            return "retired (emptied by an undo)"
+            if profile.retired_because(obj) == "emptied":
+                return "retired (a curator moved every paper it held)"
+            return "retired (the decision that created it was undone)"
         return "live"
 
     def get_actions(self, request: HttpRequest):

@@ -90,6 +90,7 @@ def test_curator_approves_through_the_api_and_a_second_decision_is_409(curator):
 
 def test_stale_proposal_answers_409_and_is_marked_stale(curator):
     p, a, b, moved = _merge_proposal()
+    AuthorshipFactory(researcher=b)  # one stays: a profile emptied is retired
     edits.authorship_detach(authorship=moved, actor=curator)  # b changed
 
     response = _client(curator).post(

@@ -391,7 +391,7 @@ def test_a_retired_profile_is_refused_in_words(curator):
     with pytest.raises(ResearcherGone) as refused:
         edits.researcher_merge(researchers=[keep, other], actor=curator)
     assert str(refused.value) == (
-        f"researcher {other.pk} was retired by an undo and holds no paper"
+        f"researcher {other.pk} was retired and holds no paper"
     )
 
 

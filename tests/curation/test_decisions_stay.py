@@ -653,10 +653,9 @@ def test_a_pending_attach_to_a_researcher_emptied_since_goes_stale(
     other = ResearcherFactory()
     for a in Authorship.objects.filter(researcher=r):
         edits.authorship_move(authorship=a, to=other, actor=curator)
-    said = (
-        f"every authorship of researcher {r.pk} was moved off since it was proposed "
-        "(by curation, or by its source dropping them)"
-    )
+    # A curator's moves that empty a profile retire it (curation.changes).
+    assert Researcher.objects.get(pk=r.pk).retired
+    said = f"researcher {r.pk} was retired"
     assert services.proposal_no_longer_fits(attach) == said
 
     services.matching_run()
@@ -665,6 +664,23 @@ def test_a_pending_attach_to_a_researcher_emptied_since_goes_stale(
     assert attach.status == "stale"
     again = Proposal.objects.get(authorships=later, status="pending")
     assert (again.kind, again.researcher_id) == ("attach", other.pk)
+
+
+def test_a_pending_attach_to_a_claimed_researcher_emptied_since_no_longer_fits(
+    pending_before_a_split,
+):
+    r, _, _, attach = pending_before_a_split
+    Researcher.objects.filter(pk=r.pk).update(claimed_by=UserFactory())
+    curator, other = UserFactory(), ResearcherFactory()
+    for a in Authorship.objects.filter(researcher=r):
+        edits.authorship_move(authorship=a, to=other, actor=curator)
+    # A claimed profile is a person's own: emptied, it is not retired.
+    assert not Researcher.objects.get(pk=r.pk).retired
+    said = (
+        f"every authorship of researcher {r.pk} was moved off since it was proposed "
+        "(by curation, or by its source dropping them)"
+    )
+    assert services.proposal_no_longer_fits(attach) == said
 
 
 def test_a_full_run_finds_the_attach_whose_slot_a_reharvest_deleted(

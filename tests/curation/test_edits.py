@@ -364,7 +364,7 @@ def test_split_retires_the_must_link_a_move_made_to_the_source():
 
 def test_merge_retires_the_cannot_link_a_move_made_to_the_survivor():
     user = UserFactory()
-    r0, (a,) = _with_papers(1)
+    r0, (a, _) = _with_papers(2)  # one stays: a profile emptied is retired
     r1, _ = _with_papers(1)
     edits.authorship_move(authorship=a, to=r1, actor=user)
 

@@ -123,6 +123,15 @@ class World:
         """Return the ids of the authorships on researcher ``pk``, ascending."""
         return sorted(a for a, r in self.assignment.items() if r == pk)
 
+    def retire_if_emptied(self, pk: int | None) -> None:
+        """A curator's move or detach that leaves live researcher ``pk``
+        holding nothing retires it and frees its ORCID iD
+        (``curation.edits.retire_emptied``; the world has no claimed
+        researchers and no claims)."""
+        if pk is not None and self.live(pk) and not self.held(pk):
+            self.researchers[pk]["retired"] = True
+            self.researchers[pk]["orcid"] = None
+
     def orcid_owner(self, orcid: str, *, besides: int) -> int | None:
         """Return the researcher other than ``besides`` holding ``orcid``, if any."""
         for pk, r in self.researchers.items():
@@ -568,6 +577,7 @@ class CuratorActions(RuleBasedStateMachine):
             refusal = ResearcherGone
         expected = self.model.copy()
         expected.assignment[a] = to
+        expected.retire_if_emptied(old)
         try:
             self._attempt(
                 description,
@@ -589,6 +599,7 @@ class CuratorActions(RuleBasedStateMachine):
         refusal = InvalidChange if self.model.assignment[a] is None else None
         expected = self.model.copy()
         expected.assignment[a] = None
+        expected.retire_if_emptied(self.model.assignment[a])
         try:
             self._attempt(
                 description,

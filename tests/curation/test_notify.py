@@ -113,3 +113,29 @@ def test_followers_hear_where_a_merged_in_profile_went_and_of_a_retired_one():
 
     retired = Notification.objects.get(user=newcomer)
     assert "The profile was retired" in retired.body
+
+
+def test_followers_hear_that_a_review_retired_the_profile_it_emptied():
+    from curation import block_review
+    from tests.curation.test_block_review import BLOCK
+
+    curator = UserFactory(is_staff=True)
+    keep = ResearcherFactory(display_name="A. Maestro", block_key=BLOCK)
+    gone = ResearcherFactory(display_name="A. Maestro", block_key=BLOCK)
+    AuthorshipFactory(researcher=keep)
+    only = AuthorshipFactory(researcher=gone)
+    fan = UserFactory(email="fan@example.org")
+    Follow.objects.create(user=fan, researcher=gone)
+
+    block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(moves={only.pk: keep.pk}),
+        actor=curator,
+    )
+
+    told = Notification.objects.get(user=fan)
+    assert told.subject == "A. Maestro: profile retired"
+    assert (
+        "The profile was retired (a curator moved every paper it held to other "
+        "profiles)" in told.body
+    )

@@ -23,7 +23,8 @@ class Researcher(models.Model):
     means a
     curator confirmed the profile: automation may propose changes but never applies one.
     ``retired`` marks a profile an undo emptied (the split or ``new`` proposal that
-    created it was undone): kept, so its URL and history stay, but not listed.
+    created it was undone) or a curator emptied (moved or detached every paper
+    it held): kept, so its URL and history stay, but not listed.
     ``revision`` counts the curation changes that touched the profile; a merge or
     split proposal made on an older revision is stale.
     """

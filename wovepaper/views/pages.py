@@ -231,7 +231,11 @@ def _live_researcher(request: HttpRequest, pk: int) -> Researcher | HttpResponse
         return render_page(
             request,
             "researcher_retired",
-            {"researcher": researcher, "holders": profile.former_holders(researcher)},
+            {
+                "researcher": researcher,
+                "holders": profile.former_holders(researcher),
+                "because": profile.retired_because(researcher),
+            },
             status=410,
         )
     return researcher
@@ -252,9 +256,10 @@ def researcher_detail(request: HttpRequest, pk: int, slug: str = "") -> HttpResp
 
     Query parameters: ``category`` (only papers in it), ``sort`` (newest,
     oldest, cited, title), ``page``. A merged-away researcher answers 301 to its
-    survivor; a retired one (an undone split or new profile) 410 with where its
-    papers went. The summary (with the papers' sort keys) is cached until a
-    curation change bumps the researcher's cache version (or
+    survivor; a retired one (an undone split or new profile, or one a curator
+    emptied) 410 with where its papers went. The summary (with the papers'
+    sort keys) is cached until a curation change bumps the researcher's cache
+    version (or
     :data:`SUMMARY_SECONDS`), a papers page for :data:`PAPERS_SECONDS`, and so
     is the whole rendered page for visitors with no session and no messages.
     """

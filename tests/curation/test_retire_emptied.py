@@ -1,0 +1,182 @@
+"""A profile a curator leaves holding no paper is retired (issue 47): in the
+same event for *move…* and *not this person…*, once at the end of a block
+review, so that a review can swap papers and merge what it emptied; its
+identifiers are freed, and an undo brings it all back."""
+
+from __future__ import annotations
+
+import pytest
+
+from curation import block_review, edits
+from curation.exceptions import UndoConflict
+from curation.history import event_undo
+from curation.models import ClaimRequest, CurationEvent
+from tests.curation.test_block_review import BLOCK, _del_maestro
+from tests.factories import AuthorshipFactory, ResearcherFactory, UserFactory
+from wovepaper import profile
+from wovepaper.models import Authorship, Researcher
+
+pytestmark = pytest.mark.django_db
+
+ORCID = "0000-0002-1825-0097"  # ORCID's documented example iD
+
+
+def _one_paper_profiles(n: int) -> list[tuple[Researcher, Authorship]]:
+    """``n`` profiles of the review's block, one paper each."""
+    out = []
+    for i in range(n):
+        researcher = ResearcherFactory(display_name=f"A. Maestro {i}", block_key=BLOCK)
+        out.append((researcher, AuthorshipFactory(researcher=researcher)))
+    return out
+
+
+def test_a_profile_a_review_empties_is_retired_once_at_its_end(client, curator):
+    keep, other = _del_maestro(curator)[:2]
+    Researcher.objects.filter(pk=other.pk).update(orcid=ORCID)
+    papers = list(other.authorships.order_by("pk"))
+    assert papers, "the real records give the second profile papers"
+
+    batch = block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(moves={a.pk: keep.pk for a in papers}),
+        actor=curator,
+    )
+
+    linked = list(CurationEvent.objects.filter(batch=batch).order_by("pk"))
+    assert [e.kind for e in linked] == ["moved"] * len(papers) + ["retired"]
+    retired = linked[-1]
+    assert retired.extra["retired"] == [other.pk]
+    assert retired.fields[str(other.pk)]["retired"] == [False, True]
+    assert retired.fields[str(other.pk)]["orcid"] == [ORCID, None]
+    assert batch.extra["done"] == len(papers) + 1
+    other.refresh_from_db()
+    assert (other.retired, other.orcid) == (True, None)
+    # Before, it stayed public with "0 papers" and kept its iD.
+    page = client.get(other.get_absolute_url())
+    assert page.status_code == 410
+    html = page.content.decode()
+    assert "A curator moved every paper this profile held to other profiles" in html
+    assert f'href="{keep.get_absolute_url()}"' in html
+    api = client.get(f"/api/researchers/{other.pk}/").json()
+    assert api["detail"] == (
+        f"researcher {other.pk} was retired: a curator moved every paper it held "
+        "to other profiles, and its papers are on the researchers in 'holders'"
+    )
+    assert [h["id"] for h in api["holders"]] == [keep.pk]
+    client.force_login(curator)
+    admin = client.get(f"/admin/wovepaper/researcher/{other.pk}/change/")
+    assert "retired (a curator moved every paper it held)" in admin.content.decode()
+    # A move of the review is undone after the retirement, not before.
+    with pytest.raises(UndoConflict, match="retired"):
+        event_undo(event=linked[-2], actor=curator)
+    event_undo(event=retired, actor=curator)
+    other.refresh_from_db()
+    assert (other.retired, other.orcid) == (False, ORCID)
+    event_undo(event=linked[-2], actor=curator)
+    assert Authorship.objects.get(pk=papers[-1].pk).researcher_id == other.pk
+
+
+def test_a_review_may_swap_the_papers_of_two_one_paper_profiles(curator):
+    (r1, a1), (r2, a2) = _one_paper_profiles(2)
+
+    batch = block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(moves={a1.pk: r2.pk, a2.pk: r1.pk}),
+        actor=curator,
+    )
+
+    # Retired step by step, the first move emptied r1 and the second,
+    # naming it, was refused (a hostile trial).
+    assert list(r1.authorships.all()) == [Authorship.objects.get(pk=a2.pk)]
+    assert list(r2.authorships.all()) == [Authorship.objects.get(pk=a1.pk)]
+    assert Researcher.objects.live().filter(pk__in=[r1.pk, r2.pk]).count() == 2
+    assert not CurationEvent.objects.filter(batch=batch, kind="retired").exists()
+
+
+def test_a_review_may_move_a_paper_off_a_profile_and_merge_that_profile(curator):
+    (r1, a1), (r2, a2), (r3, _) = _one_paper_profiles(3)
+
+    batch = block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(moves={a1.pk: r3.pk}, merges=[(r1.pk, r2.pk)]),
+        actor=curator,
+    )
+
+    kinds = list(
+        CurationEvent.objects.filter(batch=batch)
+        .order_by("pk")
+        .values_list("kind", flat=True)
+    )
+    assert kinds == ["moved", "merged"]
+    assert Authorship.objects.get(pk=a1.pk).researcher_id == r3.pk
+    # r1, emptied by the move, survives the merge (the lower id) and holds r2's.
+    assert Researcher.objects.get(pk=r2.pk).merged_into_id == r1.pk
+    assert Authorship.objects.get(pk=a2.pk).researcher_id == r1.pk
+    assert Researcher.objects.live().filter(pk=r1.pk).exists()
+
+
+def test_not_this_person_on_the_last_paper_retires_and_frees_the_orcid(curator):
+    researcher = ResearcherFactory(orcid=ORCID)
+    only = AuthorshipFactory(researcher=researcher)
+
+    detached = edits.authorship_detach(authorship=only, actor=curator)
+
+    researcher.refresh_from_db()
+    assert (researcher.retired, researcher.orcid) == (True, None)
+    assert detached.extra["retired"] == [researcher.pk]
+    assert profile.retired_because(researcher) == "emptied"
+    # Another profile may take the iD now.
+    taker = ResearcherFactory()
+    edits.researcher_update(researcher=taker, actor=curator, changes={"orcid": ORCID})
+    assert Researcher.objects.get(pk=taker.pk).orcid == ORCID
+    # Undoing the detach would give the iD back while the taker holds it.
+    with pytest.raises(UndoConflict, match=ORCID):
+        event_undo(event=detached, actor=curator)
+
+
+def test_undoing_the_move_that_emptied_a_profile_brings_it_back(curator):
+    researcher, only = _one_paper_profiles(1)[0]
+    target = ResearcherFactory(block_key=BLOCK)
+
+    moved = edits.authorship_move(authorship=only, to=target, actor=curator)
+    assert moved.extra["retired"] == [researcher.pk]
+    assert Researcher.objects.get(pk=researcher.pk).retired
+
+    undo = event_undo(event=moved, actor=curator)
+    researcher.refresh_from_db()
+    assert not researcher.retired
+    assert list(researcher.authorships.all()) == [Authorship.objects.get(pk=only.pk)]
+    # A redo retires it again, for the same reason.
+    event_undo(event=undo, actor=curator)
+    researcher.refresh_from_db()
+    assert researcher.retired
+    assert profile.retired_because(researcher) == "emptied"
+
+
+def test_a_profile_with_a_pending_claim_or_a_claimant_is_not_retired(curator):
+    (asked, a1), (owned, a2) = _one_paper_profiles(2)
+    ClaimRequest.objects.create(user=UserFactory(), researcher=asked, orcid=ORCID)
+    Researcher.objects.filter(pk=owned.pk).update(claimed_by=UserFactory())
+    target = ResearcherFactory(block_key=BLOCK)
+
+    for authorship in (a1, a2):
+        moved = edits.authorship_move(authorship=authorship, to=target, actor=curator)
+        assert "retired" not in moved.extra
+
+    assert Researcher.objects.live().filter(pk__in=[asked.pk, owned.pk]).count() == 2
+
+
+def test_an_undone_new_profile_says_so_and_not_emptied(curator):
+    keep = _del_maestro(curator)[0]
+    created = (
+        CurationEvent.objects.filter(
+            kind="proposal_applied", fields__has_key=str(keep.pk)
+        )
+        .order_by("pk")
+        .first()
+    )
+    assert created is not None, "approving the block's new proposal made it"
+    event_undo(event=created, actor=curator)
+    keep.refresh_from_db()
+    assert keep.retired
+    assert profile.retired_because(keep) == "undone"
