@@ -822,11 +822,9 @@ def _follow(request: Request, pk: str) -> Response:
     if request.method == "DELETE":
         core_services.follow_delete(user=request.user, researcher=researcher)
         return Response(status=204)
-    if researcher.retired:
-        raise Http404(f"researcher {pk} was retired")
     try:
         follow = core_services.follow_create(user=request.user, researcher=researcher)
-    except ValueError as exc:  # merged into a profile that is gone
+    except ValueError as exc:  # retired, or merged into one that is gone
         raise Http404(str(exc)) from exc
     return Response(FollowSerializer(follow).data, status=201)
 

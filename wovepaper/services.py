@@ -25,6 +25,8 @@ def follow_create(*, user: AbstractBaseUser, researcher: Researcher) -> Follow:
         ValueError: the researcher (or where its merges lead) is retired, or
             the merge chain names no live survivor.
     """
+    if researcher.retired:
+        raise ValueError(f"researcher {researcher.pk} was retired")
     survivor = researcher_survivor(researcher.pk)
     target_id = survivor or researcher.pk
     if not Researcher.objects.live().filter(pk=target_id).exists():

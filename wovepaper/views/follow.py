@@ -40,11 +40,9 @@ def researcher_follow(request: HttpRequest, pk: int) -> HttpResponse:
     researcher = get_object_or_404(Researcher, pk=pk)
     action = request.POST.get("action")
     if action == "follow":
-        if researcher.retired:
-            raise Http404(f"researcher {pk} was retired")
         try:
             follow = services.follow_create(user=request.user, researcher=researcher)
-        except ValueError as exc:  # merged into a profile that is gone
+        except ValueError as exc:  # retired, or merged into one that is gone
             raise Http404(str(exc)) from exc
         messages.success(
             request,
