@@ -258,7 +258,8 @@ def review_apply(
         actor: the curator.
 
     Returns:
-        The ``batch`` event.
+        The ``batch`` event (``extra["done"]``: the changes it links;
+        ``extra["retired"]``: the researchers retired, when any).
 
     Raises:
         InvalidChange: the review decides nothing.
@@ -325,11 +326,13 @@ def review_apply(
             )
         if merged:
             _stale_after_merges(block_key, set(merged), batch)
-        edits.researchers_retire_emptied(
+        retired = edits.researchers_retire_emptied(
             researcher_ids=_left(batch), actor=actor, batch=batch
         )
         done = CurationEvent.objects.filter(batch=batch).count()
         batch.extra["done"] = done
+        if retired is not None:
+            batch.extra["retired"] = retired.extra["retired"]
         batch.save(update_fields=["extra"])
     return batch
 

@@ -179,7 +179,7 @@ def _review_permissions(review: block_review.Review) -> list[str]:
 APPROVE_NEXT = "approve-next"
 
 
-def _review_of(post) -> block_review.Review | None:
+def _review_of(post) -> tuple[block_review.Review, list[int]] | None:
     """The Review a block page posted: ``decision-<proposal>`` (approve,
     reject, wait), ``move-<authorship>`` (a researcher id, ``new`` or empty),
     with ``on-<authorship>`` (the researcher whose list shows it; optional),
@@ -195,7 +195,12 @@ def _review_of(post) -> block_review.Review | None:
     those (an id is written as the page writes it: no leading zero), half a
     merge is given, a single profile is ticked as one person, or a paper is
     moved both by its own menu and by its tick to two places. A ticked
-    paper's profile is kept (``shown_on``), so a stale page is refused."""
+    paper's profile is kept (``shown_on``), so a stale page is refused.
+
+    Returns:
+        ``(the review, the authorships ticked on a profile whose "move the
+        ticked papers" menu chose no place, ascending)``, or None.
+    """
     review = block_review.Review(reason=post.get("reason", "")[:2000])
     approve_rest = post.get("then") == APPROVE_NEXT
 
@@ -245,6 +250,7 @@ def _review_of(post) -> block_review.Review | None:
         return None  # a profile is one person with which other?
     ticked = sorted(set(one_person))
     review.merges += [(ticked[0], other) for other in ticked[1:]]
+    nowhere: list[int] = []
     for key, value in post.items():
         if not key.startswith("tick-"):
             continue
@@ -253,7 +259,8 @@ def _review_of(post) -> block_review.Review | None:
             return None
         chosen = post.get(f"move-ticked-{holder}", "")
         if not chosen:
-            continue  # ticked, but the profile's papers were moved nowhere
+            nowhere.append(pk)
+            continue
         target = block_review.NEW if chosen == block_review.NEW else number(chosen)
         if target is None or review.moves.get(pk, target) != target:
             return None
@@ -261,7 +268,7 @@ def _review_of(post) -> block_review.Review | None:
             return None
         review.moves[pk] = target
         review.shown_on[pk] = holder
-    return review
+    return review, sorted(nowhere)
 
 
 class LaneFilter(admin.SimpleListFilter):
@@ -943,22 +950,23 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             # name block is reviewed as one.
             return HttpResponseRedirect(_block_url(block_review.name_block(block_key)))
         if request.method == "POST":
-            review = _review_of(request.POST)
-            if review is None:
+            read = _review_of(request.POST)
+            if read is None:
                 return HttpResponseBadRequest(
                     "decisions are approve, reject or wait; moves name a "
                     "researcher id or 'new'; merges two researcher ids, or two "
                     "or more profiles ticked as one person; each field once"
                 )
+            review, nowhere = read
             if not request.user.has_perms(_review_permissions(review)):
                 raise PermissionDenied
-            if not review and any(k.startswith("tick-") for k in request.POST):
+            if not review and nowhere:
                 # A new user's trial: "decides nothing" did not say why.
                 self.message_user(
                     request,
-                    "Nothing applied: papers were ticked, but no place was "
-                    "chosen in their profile's \"Move the ticked papers of "
-                    'this profile to" menu.',
+                    f"Nothing applied: {len(nowhere)} paper(s) were ticked, but "
+                    "no place was chosen in their profile's \"Move the ticked "
+                    'papers of this profile to" menu.',
                     messages.ERROR,
                 )
                 return HttpResponseRedirect(_block_url(block_key))
@@ -969,10 +977,18 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             except CurationError as exc:
                 self.message_user(request, f"Nothing applied: {exc}", messages.ERROR)
             else:
+                retired = batch.extra.get("retired", [])
                 self.message_user(
                     request,
                     f"Review of {block_key} applied: {batch.extra['done']} "
-                    f"change(s), audit entry event {batch.pk}.",
+                    f"change(s), audit entry event {batch.pk}."
+                    + (
+                        f" Researcher(s) {', '.join(map(str, retired))} held no "
+                        "paper after it and were retired (undo their "
+                        "'researcher retired' change to bring them back)."
+                        if retired
+                        else ""
+                    ),
                     messages.SUCCESS,
                 )
                 if request.POST.get("then") in ("next", APPROVE_NEXT):

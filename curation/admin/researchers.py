@@ -563,7 +563,7 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
             error = f"There is no researcher {request.POST.get('to')[:20]}."
         if request.method == "POST" and target and request.POST.get("confirm") == "yes":
             try:
-                edits.authorship_move(
+                moved = edits.authorship_move(
                     authorship=authorship,
                     to=target,
                     actor=request.user,
@@ -580,7 +580,7 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
                 researcher.pk if researcher else target.pk,
                 f"{done} “{authorship.raw_name}” on "
                 f"{authorship.paper.arxiv_id or authorship.paper.pk} to {target}. "
-                "Automation will keep it there.",
+                "Automation will keep it there." + _retired_words(moved, "move"),
             )
         candidates = Researcher.objects.live().filter(
             block_key=researcher.block_key if researcher else authorship.block_key
@@ -620,7 +620,7 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
         )
         if request.method == "POST" and request.POST.get("confirm") == "yes":
             try:
-                edits.authorship_detach(
+                detached = edits.authorship_detach(
                     authorship=authorship, actor=request.user, expected_researcher=pk
                 )
             except CurationError as exc:
@@ -629,7 +629,8 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
                 request,
                 pk,
                 f"Detached “{authorship.raw_name}” from {researcher}. Matching will "
-                "propose another researcher for it, never this one.",
+                "propose another researcher for it, never this one."
+                + _retired_words(detached, "detach"),
             )
         return TemplateResponse(
             request,
@@ -686,3 +687,16 @@ def _int(value: str | None) -> int | None:
 def _ids(values: list[str]) -> list[int]:
     """The integers among form values (anything else is ignored)."""
     return [n for v in values if (n := _int(v)) is not None]
+
+
+def _retired_words(event, verb: str) -> str:
+    """The sentence telling the curator that ``event`` (a move or detach)
+    retired the profile it emptied (:func:`curation.edits.retire_emptied`),
+    or "" when it did not."""
+    retired = event.extra.get("retired", [])
+    if not retired:
+        return ""
+    return (
+        f" Researcher {retired[0]} held no other paper and was retired; undoing "
+        f"this {verb} in its History brings it back."
+    )

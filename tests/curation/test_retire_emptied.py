@@ -6,6 +6,7 @@ identifiers are freed, and an undo brings it all back."""
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 
 from curation import block_review, edits
 from curation.exceptions import UndoConflict
@@ -180,3 +181,31 @@ def test_an_undone_new_profile_says_so_and_not_emptied(curator):
     keep.refresh_from_db()
     assert keep.retired
     assert profile.retired_because(keep) == "undone"
+
+
+def test_the_block_page_names_the_profiles_its_review_retired(client, curator):
+    (r1, a1), (r2, _) = _one_paper_profiles(2)
+    client.force_login(curator)
+    url = reverse("admin:curation_proposal_block", args=[BLOCK])
+
+    response = client.post(url, {f"move-{a1.pk}": str(r2.pk), "then": "stay"})
+
+    assert response.status_code == 302
+    shown = client.get(response["Location"]).content.decode()
+    assert f"Researcher(s) {r1.pk} held no paper after it and were retired" in shown
+    batch = CurationEvent.objects.get(kind="batch")
+    assert batch.extra["retired"] == [r1.pk]
+
+
+def test_not_this_person_in_the_admin_says_the_profile_was_retired(client, curator):
+    researcher, only = _one_paper_profiles(1)[0]
+    client.force_login(curator)
+    url = reverse("admin:wovepaper_researcher_detach", args=[researcher.pk, only.pk])
+
+    response = client.post(url, {"confirm": "yes"}, follow=True)
+
+    assert (
+        f"Researcher {researcher.pk} held no other paper and was retired; undoing "
+        "this detach in its History brings it back."
+    ) in response.content.decode()
+    assert Researcher.objects.get(pk=researcher.pk).retired
