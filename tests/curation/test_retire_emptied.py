@@ -58,6 +58,9 @@ def test_a_profile_a_review_empties_is_retired_once_at_its_end(client, curator):
     html = page.content.decode()
     assert "A curator moved every paper this profile held to other profiles" in html
     assert f'href="{keep.get_absolute_url()}"' in html
+    assert f"({len(papers)} of them)" in html
+    text = client.get(other.get_absolute_url(), HTTP_ACCEPT="text/markdown")
+    assert f"holds {len(papers)} of its papers now" in text.content.decode()
     api = client.get(f"/api/researchers/{other.pk}/").json()
     assert api["detail"] == (
         f"researcher {other.pk} was retired: a curator moved every paper it held "
