@@ -69,7 +69,7 @@ from curation.matching.features import (
     full_given_key,
     with_text_vectors,
 )
-from curation.matching.labelled import ORCID_LINKED, DatasetError, LabelledSet
+from curation.matching.labelled_set import ORCID_LINKED, DatasetError, LabelledSet
 from harvest.records import (
     NotARecordFile,
     PaperRecord,
