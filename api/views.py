@@ -873,7 +873,7 @@ def _moved_or_gone(request: Request, pk: int, route: str) -> HttpResponse | None
         else "none of its papers is on a researcher at the moment"
     )
     why = (
-        "a curator moved every paper it held to other profiles"
+        "a curator took every paper it held off it"
         if emptied
         else "the curation decision that created it was undone"
     )

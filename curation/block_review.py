@@ -243,13 +243,17 @@ def review_apply(
     review took away, or a merge proposal it approved, is its survivor).
     Everything it names must be of the
     block (:func:`_check_in_block`). Last, the profiles the review left
-    holding no paper are retired, as one ``retired`` event
+    holding no paper are retired, each as a ``retired`` event of its own
     (:func:`curation.edits.researchers_retire_emptied`; not step by step, so
     a review may swap the papers of two one-paper profiles, or move a paper
-    and merge the profile it left). Each change is its own event,
-    undoable alone (a step that emptied a retired profile once that
-    retirement is undone); a ``batch`` event (``extra["review"]``: the
-    block) links them all.
+    and merge the profile it left), and the block's pending proposals naming
+    a profile the review merged away or retired go stale. Before it all, in
+    a transaction of its own, so do those naming a profile merged away or
+    retired since they were made (by a single *move…*, say): left pending,
+    "approve the waiting ones" failed on them, review after review. Each
+    change is its own event, undoable alone (a step that emptied a retired
+    profile once that retirement is undone); a ``batch`` event
+    (``extra["review"]``: the block) links them all.
 
     Args:
         block_key: the block reviewed (recorded as its name block,
@@ -272,6 +276,8 @@ def review_apply(
     block_key = name_block(block_key)
     if not review:
         raise InvalidChange(f"the review of block {block_key!r} decides nothing")
+    with transaction.atomic():
+        _stale_after(block_key, _dead_named(block_key), None)
     with transaction.atomic():
         _check_in_block(block_key, review)
         decided_since = set(
@@ -324,17 +330,33 @@ def review_apply(
                 f"merging researchers {a} and {b}",
                 lambda a=a, b=b: _merge(a, b, merged, actor, batch),
             )
-        if merged:
-            _stale_after_merges(block_key, set(merged), batch)
-        retired = edits.researchers_retire_emptied(
-            researcher_ids=_left(batch), actor=actor, batch=batch
-        )
+        retired = [
+            pk
+            for event in edits.researchers_retire_emptied(
+                researcher_ids=_left(batch), actor=actor, batch=batch
+            )
+            for pk in event.extra["retired"]
+        ]
+        if merged or retired:
+            _stale_after(block_key, {*merged, *retired}, batch)
         done = CurationEvent.objects.filter(batch=batch).count()
         batch.extra["done"] = done
-        if retired is not None:
-            batch.extra["retired"] = retired.extra["retired"]
+        if retired:
+            batch.extra["retired"] = retired
         batch.save(update_fields=["extra"])
     return batch
+
+
+def _dead_named(block_key: str) -> set[int]:
+    """The researchers merged away or retired that the block's pending
+    proposals name."""
+    named = pending_in(block_key).values_list("researcher_id", "other_researcher_id")
+    ids = {pk for pair in named for pk in pair if pk}
+    return set(
+        Researcher.objects.filter(pk__in=ids)
+        .filter(Q(retired=True) | Q(merged_into__isnull=False))
+        .values_list("pk", flat=True)
+    )
 
 
 def _left(batch: CurationEvent) -> set[int]:
@@ -438,14 +460,16 @@ def _merge(a: int, b: int, merged: dict[int, int], actor, batch: CurationEvent) 
             merged[pk] = survivor.pk
 
 
-def _stale_after_merges(block_key: str, gone: set[int], batch: CurationEvent) -> int:
+def _stale_after(block_key: str, gone: set[int], batch: CurationEvent | None) -> int:
     """Mark stale the block's pending proposals that name a researcher the
-    review merged away (a merge proposal of the pair just merged on the
-    page, an attach to the side that is gone), each with its event, as a
-    matching run would (:func:`curation.services.proposals_stale_if_dead`); before, they
-    waited, and approving one failed the next review. The events are linked
-    to the review's ``batch`` (a hostile trial found them outside its audit
-    entry and its count). Returns how many."""
+    review merged away or retired (a merge proposal of the pair just merged
+    on the page, an attach to the side that is gone), each with its event,
+    as a matching run would (:func:`curation.services.proposals_stale_if_dead`);
+    before, they waited, and approving one failed the next review. The
+    events are linked to the review's ``batch`` (a hostile trial found them
+    outside its audit entry and its count). Returns how many."""
+    if not gone:
+        return 0
     return services.proposals_stale_if_dead(
         pending_in(block_key)
         .select_for_update(of=("self",))
@@ -516,6 +540,9 @@ def _move(moves: dict[int, int | str], actor, batch: CurationEvent) -> None:
 
 
 def _split(source: Researcher, ids: list[int], actor, batch) -> None:
+    # Every paper of the source may go: the review retires it at its end
+    # (refused before, so moving papers of two profiles to a new one worked
+    # or not by the order of their ids: a hostile trial).
     edits.researcher_split(
-        researcher=source, authorship_ids=ids, actor=actor, batch=batch
+        researcher=source, authorship_ids=ids, actor=actor, batch=batch, whole=True
     )

@@ -46,16 +46,22 @@ def claim_submit(
         orcid = orcid_normalise(orcid)
     except ValueError as exc:
         raise ClaimError(str(exc)) from exc
-    if researcher.merged_into_id or researcher.retired:
-        raise ClaimError(f"researcher {researcher.pk} is no longer a live profile")
-    if researcher.claimed_by_id and researcher.claimed_by_id != user.pk:
-        raise ClaimError(CLAIM_TAKEN.format(pk=researcher.pk))
-    if researcher.orcid and researcher.orcid != orcid:
-        raise ClaimError(
-            CLAIM_ORCID.format(pk="(new)", have=researcher.orcid, given=orcid)
-        )
     try:
         with transaction.atomic():
+            # Read again under the row's lock: a curator's review that
+            # retires it meanwhile holds the lock, and a copy read before
+            # let a claim onto a retired profile (a hostile trial).
+            researcher = Researcher.objects.select_for_update().get(pk=researcher.pk)
+            if researcher.merged_into_id or researcher.retired:
+                raise ClaimError(
+                    f"researcher {researcher.pk} is no longer a live profile"
+                )
+            if researcher.claimed_by_id and researcher.claimed_by_id != user.pk:
+                raise ClaimError(CLAIM_TAKEN.format(pk=researcher.pk))
+            if researcher.orcid and researcher.orcid != orcid:
+                raise ClaimError(
+                    CLAIM_ORCID.format(pk="(new)", have=researcher.orcid, given=orcid)
+                )
             return ClaimRequest.objects.create(
                 user=user,
                 researcher=researcher,

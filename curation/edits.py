@@ -154,6 +154,7 @@ def split_off(
     authorships: list[Authorship],
     *,
     display_name: str = "",
+    whole: bool = False,
 ) -> Researcher:
     """Move ``authorships`` off ``source`` to a new researcher; forbid moving back.
 
@@ -161,11 +162,15 @@ def split_off(
     the source, and the pair a cannot-link, so no later matching run attaches them
     back or proposes merging the two.
 
+    ``whole`` lets it take every authorship of ``source`` (a block review,
+    which retires what it emptied at its end).
+
     Returns:
         The new researcher.
 
     Raises:
-        InvalidChange: nothing to move, or it would move every authorship.
+        InvalidChange: nothing to move, or it would move every authorship
+            (unless ``whole``).
         ProposalConflict: an authorship is no longer on ``source``.
     """
     if not authorships:
@@ -174,7 +179,12 @@ def split_off(
     if elsewhere:
         raise ProposalConflict(NOT_ON_RESEARCHER.format(ids=elsewhere, pk=source.pk))
     moving = {a.pk for a in authorships}
-    if not Authorship.objects.filter(researcher=source).exclude(pk__in=moving).exists():
+    if (
+        not whole
+        and not Authorship.objects.filter(researcher=source)
+        .exclude(pk__in=moving)
+        .exists()
+    ):
         raise InvalidChange(SPLIT_ALL.format(pk=source.pk))
     display, given, family = display_name_of(authorships)
     display = (clean_display_name(display_name) or display)[:MAX_DISPLAY_NAME]
@@ -191,10 +201,15 @@ def split_off(
     staying = list(Authorship.objects.filter(researcher=source).order_by("pk"))
     _merged_in_follow(change, source, target, moving, {a.pk for a in staying})
     renamed = {}
-    if names.display_name_fits(
-        source.display_name, [(a.given_name, a.family_name) for a in authorships]
-    ) and not names.display_name_fits(
-        source.display_name, [(a.given_name, a.family_name) for a in staying]
+    # Emptied (``whole``), it keeps its name: it is retired, not renamed.
+    if (
+        staying
+        and names.display_name_fits(
+            source.display_name, [(a.given_name, a.family_name) for a in authorships]
+        )
+        and not names.display_name_fits(
+            source.display_name, [(a.given_name, a.family_name) for a in staying]
+        )
     ):
         # The person the profile was named after left with the moved part: the
         # profile takes the name its own papers print (its URL follows). A name
@@ -567,6 +582,7 @@ def researcher_split(
     display_name: str = "",
     expected_revision: int | None = None,
     batch: CurationEvent | None = None,
+    whole: bool = False,
 ) -> Researcher:
     """Split the chosen authorships off a researcher into a new researcher.
 
@@ -579,6 +595,8 @@ def researcher_split(
             name among the moved authorships.
         expected_revision: the researcher's revision as the curator saw it.
         batch: the ``batch`` event of the review it is part of, if any.
+        whole: all its authorships may go (a block review, which retires
+            the profile it emptied at its end); otherwise that is refused.
 
     Returns:
         The new researcher.
@@ -599,7 +617,9 @@ def researcher_split(
     missing = sorted(set(authorship_ids) - {a.pk for a in authorships})
     if missing:
         raise ProposalConflict(NOT_ON_RESEARCHER.format(ids=missing, pk=source.pk))
-    target = split_off(change, source, authorships, display_name=display_name)
+    target = split_off(
+        change, source, authorships, display_name=display_name, whole=whole
+    )
     change.commit(
         kind=CurationEvent.Kind.SPLIT,
         batch=batch,
@@ -835,11 +855,14 @@ def researchers_retire_emptied(
     researcher_ids: set[int] | list[int],
     actor: AbstractBaseUser,
     batch: CurationEvent | None = None,
-) -> CurationEvent | None:
-    """Retire the profiles of ``researcher_ids`` that hold no paper now, as
-    one ``retired`` event: what a block review does once at its end, after
-    all its steps (retiring at each step refused a swap of two one-paper
-    profiles' papers, and a move then a merge of the profile it emptied).
+) -> list[CurationEvent]:
+    """Retire the profiles of ``researcher_ids`` that hold no paper now, each
+    as a ``retired`` event of its own: what a block review does once at its
+    end, after all its steps (retiring at each step refused a swap of two
+    one-paper profiles' papers, and a move then a merge of the profile it
+    emptied). One event a profile, so undoing one brings back that one
+    alone (one event for all brought back every profile the review emptied,
+    and none could be retired again once one held a paper: a hostile trial).
 
     Args:
         researcher_ids: the profiles a review took papers from.
@@ -847,13 +870,19 @@ def researchers_retire_emptied(
         batch: the review's ``batch`` event.
 
     Returns:
-        The ``retired`` event (``extra["retired"]``: the ids), or None when
-        none qualifies (:func:`retire_emptied`).
+        The ``retired`` events (``extra["retired"]``: the one id), by id;
+        empty when none qualifies (:func:`retire_emptied`).
     """
-    change = Change(actor=actor)
-    retired = retire_emptied(change, researcher_ids)
-    if not retired:
-        return None
-    return change.commit(
-        kind=CurationEvent.Kind.RETIRED, batch=batch, extra={"retired": retired}
-    )
+    events = []
+    for pk in sorted(set(researcher_ids)):
+        change = Change(actor=actor)
+        retired = retire_emptied(change, {pk})
+        if retired:
+            events.append(
+                change.commit(
+                    kind=CurationEvent.Kind.RETIRED,
+                    batch=batch,
+                    extra={"retired": retired},
+                )
+            )
+    return events

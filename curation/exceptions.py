@@ -99,6 +99,10 @@ UNDO_FIELD = (
     "cannot undo event {pk}: researcher {r} {field} is now {now!r}, not {then!r}; "
     "a later change altered it, undo that change first"
 )
+UNDO_CLAIM_PENDING = (
+    "cannot undo event {pk}: researcher {r} would be {how}, but a user asks to "
+    "claim it (claim {claim}); decide the claim first"
+)
 UNDO_DEAD = (
     "cannot undo event {pk}: authorship {a} would go back to researcher {r}, which "
     "is {how} now; undo that change first"

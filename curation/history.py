@@ -16,6 +16,7 @@ from curation.exceptions import (
     NOTHING_LEFT_TO_UNDO,
     NOTHING_TO_UNDO,
     SOURCE_NOT_UNDONE,
+    UNDO_CLAIM_PENDING,
     UNDO_CLAIMED,
     UNDO_DEAD,
     UNDO_FIELD,
@@ -481,13 +482,26 @@ def _check_outcome(
                     pk=original.pk,
                     a=m["authorship"],
                     r=m["before"],
-                    how=how(m["before"]),
+                    how=_how_named(m["before"], how(m["before"])),
                 )
             )
     leaving = {m["authorship"] for m in moves}
     for pk in sorted(p for p in final if how(p)):
         if final[pk]["claimed_by_id"]:
             raise UndoConflict(UNDO_CLAIMED.format(pk=original.pk, r=pk, how=how(pk)))
+        claim = (
+            ClaimRequest.objects.filter(researcher_id=pk, status="pending")
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if claim is not None and not locked[pk].retired and final[pk]["retired"]:
+            # Retiring it again (a redo) would leave the claim nothing to
+            # approve (a hostile trial).
+            raise UndoConflict(
+                UNDO_CLAIM_PENDING.format(
+                    pk=original.pk, r=pk, how=how(pk), claim=claim
+                )
+            )
         stays = list(
             Authorship.objects.filter(researcher_id=pk)
             .exclude(pk__in=leaving)
@@ -514,6 +528,22 @@ def _check_outcome(
                     pk=original.pk, field=field, value=before, r=pk, other=holders[0]
                 )
             )
+
+
+def _how_named(pk: int, how: str) -> str:
+    """``how`` researcher ``pk`` is not live, naming the change to undo first
+    when it was retired: the latest event that retired it (a review's
+    ``retired`` event, say), which the curator can undo from History."""
+    if how != "retired":
+        return how
+    key = str(pk)
+    for event in CurationEvent.objects.filter(fields__has_key=key).order_by("-pk")[
+        :100
+    ]:
+        mine = event.fields.get(key) if isinstance(event.fields, dict) else None
+        if isinstance(mine, dict) and mine.get("retired") == [False, True]:
+            return f"retired by event {event.pk} ({event.get_kind_display()})"
+    return how
 
 
 def _restore_variants(

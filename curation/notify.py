@@ -41,6 +41,14 @@ def _subject(event: CurationEvent) -> str:
     return SUBJECTS.get(event.kind, "{name}: profile changed")
 
 
+def _retires(event: CurationEvent, researcher: Researcher) -> bool:
+    """Whether ``event`` retired ``researcher`` (a review's ``retired``
+    event, or a move or detach that took its last paper): its followers'
+    subject says so, not "profile changed" (a hostile trial)."""
+    mine = (event.fields or {}).get(str(researcher.pk), {})
+    return isinstance(mine, dict) and mine.get("retired") == [False, True]
+
+
 def _page(researcher_id: int) -> str:
     """The absolute URL of a researcher's page (``SITE_URL``; the id alone
     redirects to the canonical URL, and a merged-away one to its survivor)."""
@@ -74,7 +82,7 @@ def _describe(event: CurationEvent, researcher: Researcher) -> str:
         )
     elif researcher.retired:
         why = (
-            "a curator moved every paper it held to other profiles"
+            "a curator took every paper it held off it"
             if profile.retired_because(researcher) == "emptied"
             else "the change that made it was undone"
         )
@@ -120,7 +128,11 @@ def followers_notify(*, event_id: int) -> int:
             if follow.user_id in seen:
                 continue
             seen.add(follow.user_id)
-            subject = template.format(name=researcher.display_name)[:300]
+            subject = (
+                SUBJECTS[CurationEvent.Kind.RETIRED]
+                if _retires(event, researcher)
+                else template
+            ).format(name=researcher.display_name)[:300]
             body = _describe(event, researcher)
             try:
                 with transaction.atomic():

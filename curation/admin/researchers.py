@@ -226,7 +226,7 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
             )
         if obj.retired:
             if profile.retired_because(obj) == "emptied":
-                return "retired (a curator moved every paper it held)"
+                return "retired (a curator took every paper it held off it)"
             return "retired (the decision that created it was undone)"
         return "live"
 

@@ -136,6 +136,6 @@ def test_followers_hear_that_a_review_retired_the_profile_it_emptied():
     told = Notification.objects.get(user=fan)
     assert told.subject == "A. Maestro: profile retired"
     assert (
-        "The profile was retired (a curator moved every paper it held to other "
-        "profiles)" in told.body
+        "The profile was retired (a curator took every paper it held off it)"
+        in told.body
     )

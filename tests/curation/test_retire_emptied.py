@@ -11,11 +11,12 @@ from django.urls import reverse
 from curation import block_review, edits
 from curation.exceptions import UndoConflict
 from curation.history import event_undo
-from curation.models import ClaimRequest, CurationEvent
+from curation.models import ClaimRequest, CurationEvent, Proposal
+from curation.notify import followers_notify
 from tests.curation.test_block_review import BLOCK, _del_maestro
 from tests.factories import AuthorshipFactory, ResearcherFactory, UserFactory
 from wovepaper import profile
-from wovepaper.models import Authorship, Researcher
+from wovepaper.models import Authorship, Follow, Notification, Researcher
 
 pytestmark = pytest.mark.django_db
 
@@ -26,8 +27,11 @@ def _one_paper_profiles(n: int) -> list[tuple[Researcher, Authorship]]:
     """``n`` profiles of the review's block, one paper each."""
     out = []
     for i in range(n):
-        researcher = ResearcherFactory(display_name=f"A. Maestro {i}", block_key=BLOCK)
-        out.append((researcher, AuthorshipFactory(researcher=researcher)))
+        researcher = ResearcherFactory(display_name="A. Maestro", block_key=BLOCK)
+        printed = AuthorshipFactory(
+            researcher=researcher, given_name="A.", family_name="Maestro"
+        )
+        out.append((researcher, printed))
     return out
 
 
@@ -63,13 +67,15 @@ def test_a_profile_a_review_empties_is_retired_once_at_its_end(client, curator):
     assert f"holds {len(papers)} of its papers now" in text.content.decode()
     api = client.get(f"/api/researchers/{other.pk}/").json()
     assert api["detail"] == (
-        f"researcher {other.pk} was retired: a curator moved every paper it held "
-        "to other profiles, and its papers are on the researchers in 'holders'"
+        f"researcher {other.pk} was retired: a curator took every paper it held "
+        "off it, and its papers are on the researchers in 'holders'"
     )
     assert [h["id"] for h in api["holders"]] == [keep.pk]
     client.force_login(curator)
     admin = client.get(f"/admin/wovepaper/researcher/{other.pk}/change/")
-    assert "retired (a curator moved every paper it held)" in admin.content.decode()
+    assert "retired (a curator took every paper it held off it)" in (
+        admin.content.decode()
+    )
     # A move of the review is undone after the retirement, not before.
     with pytest.raises(UndoConflict, match="retired"):
         event_undo(event=linked[-2], actor=curator)
@@ -212,3 +218,135 @@ def test_not_this_person_in_the_admin_says_the_profile_was_retired(client, curat
         "this detach in its History brings it back."
     ) in response.content.decode()
     assert Researcher.objects.get(pk=researcher.pk).retired
+
+
+def _attach_to(researcher: Researcher) -> Proposal:
+    proposal = Proposal.objects.create(
+        kind="attach",
+        score=0.7,
+        model_version="t",
+        fingerprint=f"attach-to-{researcher.pk}",
+        researcher=researcher,
+        block_key=BLOCK,
+    )
+    proposal.authorships.set(
+        [AuthorshipFactory(given_name="A.", family_name="Maestro")]
+    )
+    return proposal
+
+
+def test_proposals_naming_a_profile_the_review_retired_go_stale_with_it(curator):
+    (r1, a1), (r2, _) = _one_paper_profiles(2)
+    attach = _attach_to(r1)
+
+    batch = block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(moves={a1.pk: r2.pk}),
+        actor=curator,
+    )
+
+    attach.refresh_from_db()
+    assert attach.status == "stale"
+    stale = CurationEvent.objects.get(kind="proposal_stale", proposal=attach)
+    assert stale.batch_id == batch.pk
+    assert stale.extra["reason"] == f"researcher {r1.pk} was retired"
+
+
+def test_approve_the_waiting_ones_passes_over_a_proposal_naming_a_retired_one(
+    curator,
+):
+    (r1, a1), (r2, _) = _one_paper_profiles(2)
+    doomed, fine = _attach_to(r1), _attach_to(r2)
+    edits.authorship_move(authorship=a1, to=r2, actor=curator)  # retires r1
+
+    # Left pending, it failed every later review of the block (a hostile trial).
+    block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(
+            decisions={doomed.pk: True, fine.pk: True},
+            if_waiting={doomed.pk, fine.pk},
+        ),
+        actor=curator,
+    )
+
+    doomed.refresh_from_db()
+    fine.refresh_from_db()
+    assert (doomed.status, fine.status) == ("stale", "applied")
+
+
+def test_each_emptied_profile_is_retired_and_brought_back_alone(curator):
+    (r1, a1), (r2, a2), (keep, _) = _one_paper_profiles(3)
+
+    batch = block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(moves={a1.pk: keep.pk, a2.pk: keep.pk}),
+        actor=curator,
+    )
+
+    retired = {
+        e.extra["retired"][0]: e
+        for e in CurationEvent.objects.filter(batch=batch, kind="retired")
+    }
+    assert sorted(retired) == [r1.pk, r2.pk]
+    move_of_a1 = CurationEvent.objects.get(
+        batch=batch, kind="moved", moves__0__authorship=a1.pk
+    )
+    with pytest.raises(
+        UndoConflict,
+        match=rf"retired by event {retired[r1.pk].pk} \(researcher retired\)",
+    ):
+        event_undo(event=move_of_a1, actor=curator)
+    event_undo(event=retired[r1.pk], actor=curator)
+    event_undo(event=move_of_a1, actor=curator)
+    # One event for both brought r2 back too, live with no paper, for good.
+    assert Researcher.objects.live().filter(pk=r1.pk).exists()
+    assert Researcher.objects.get(pk=r2.pk).retired
+
+
+def test_papers_of_two_profiles_moved_to_a_new_one_whatever_their_ids(curator):
+    (only, a1), (other, b1) = _one_paper_profiles(2)
+    AuthorshipFactory(researcher=other)
+    assert a1.pk < b1.pk  # was refused: the split took every paper of `only`
+
+    block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(
+            moves={a1.pk: block_review.NEW, b1.pk: block_review.NEW}
+        ),
+        actor=curator,
+    )
+
+    new = Authorship.objects.get(pk=a1.pk).researcher
+    assert new.pk not in (only.pk, other.pk)
+    assert Authorship.objects.get(pk=b1.pk).researcher_id == new.pk
+    assert Researcher.objects.get(pk=only.pk).retired
+    assert Researcher.objects.live().filter(pk=other.pk).exists()
+
+
+def test_a_redo_does_not_retire_a_profile_someone_asks_to_claim(curator):
+    researcher, only = _one_paper_profiles(1)[0]
+    moved = edits.authorship_move(
+        authorship=only, to=ResearcherFactory(block_key=BLOCK), actor=curator
+    )
+    undo = event_undo(event=moved, actor=curator)
+    claim = ClaimRequest.objects.create(
+        user=UserFactory(), researcher=researcher, orcid=ORCID
+    )
+
+    with pytest.raises(UndoConflict, match=f"asks to claim it \\(claim {claim.pk}\\)"):
+        event_undo(event=undo, actor=curator)
+    assert not Researcher.objects.get(pk=researcher.pk).retired
+
+
+def test_followers_of_a_profile_a_single_move_retires_are_told_so(curator):
+    researcher, only = _one_paper_profiles(1)[0]
+    fan = UserFactory(email="fan@example.org")
+    Follow.objects.create(user=fan, researcher=researcher)
+
+    moved = edits.authorship_move(
+        authorship=only, to=ResearcherFactory(block_key=BLOCK), actor=curator
+    )
+    followers_notify(event_id=moved.pk)
+
+    told = Notification.objects.get(user=fan)
+    assert told.subject == f"{researcher.display_name}: profile retired"
