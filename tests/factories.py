@@ -52,3 +52,16 @@ class ResearcherFactory(factory.django.DjangoModelFactory):
 
     display_name = "Jean-Pierre Serre"
     block_key = factory.LazyAttribute(lambda o: names.block_key("J", "Serre"))
+
+
+class ProposalFactory(factory.django.DjangoModelFactory):
+    """A pending proposal (``attach`` unless told), scored 0.7 by model "t";
+    its authorships are set by the caller (``proposal.authorships.set``)."""
+
+    class Meta:
+        model = "curation.Proposal"
+
+    kind = "attach"
+    score = 0.7
+    model_version = "t"
+    fingerprint = factory.Sequence(lambda n: f"factory-{n}")

@@ -14,7 +14,12 @@ from curation.history import event_undo
 from curation.models import ClaimRequest, CurationEvent, Proposal
 from curation.notify import followers_notify
 from tests.curation.test_block_review import BLOCK, _del_maestro
-from tests.factories import AuthorshipFactory, ResearcherFactory, UserFactory
+from tests.factories import (
+    AuthorshipFactory,
+    ProposalFactory,
+    ResearcherFactory,
+    UserFactory,
+)
 from wovepaper import profile
 from wovepaper.models import Authorship, Follow, Notification, Researcher
 
@@ -26,7 +31,7 @@ ORCID = "0000-0002-1825-0097"  # ORCID's documented example iD
 def _one_paper_profiles(n: int) -> list[tuple[Researcher, Authorship]]:
     """``n`` profiles of the review's block, one paper each."""
     out = []
-    for i in range(n):
+    for _ in range(n):
         researcher = ResearcherFactory(display_name="A. Maestro", block_key=BLOCK)
         printed = AuthorshipFactory(
             researcher=researcher, given_name="A.", family_name="Maestro"
@@ -221,17 +226,9 @@ def test_not_this_person_in_the_admin_says_the_profile_was_retired(client, curat
 
 
 def _attach_to(researcher: Researcher) -> Proposal:
-    proposal = Proposal.objects.create(
-        kind="attach",
-        score=0.7,
-        model_version="t",
-        fingerprint=f"attach-to-{researcher.pk}",
-        researcher=researcher,
-        block_key=BLOCK,
-    )
-    proposal.authorships.set(
-        [AuthorshipFactory(given_name="A.", family_name="Maestro")]
-    )
+    proposal = ProposalFactory(researcher=researcher, block_key=BLOCK)
+    slot = AuthorshipFactory(given_name="A.", family_name="Maestro")
+    proposal.authorships.set([slot])
     return proposal
 
 
