@@ -247,10 +247,12 @@ def review_apply(
     (:func:`curation.edits.researchers_retire_emptied`; not step by step, so
     a review may swap the papers of two one-paper profiles, or move a paper
     and merge the profile it left), and the block's pending proposals naming
-    a profile the review merged away or retired go stale. Before it all, in
-    a transaction of its own, so do those naming a profile merged away or
-    retired since they were made (by a single *move…*, say): left pending,
-    "approve the waiting ones" failed on them, review after review. Each
+    a profile merged away (on the page or by an approved merge proposal) or
+    retired go stale. Before it all, so do those naming a profile merged
+    away or retired since they were made (by a single *move…*, say), and a
+    decision the page made on one is passed over (``extra["stale_before"]``
+    lists them): left pending, "approve the waiting ones" failed on them,
+    review after review. Each
     change is its own event, undoable alone (a step that emptied a retired
     profile once that retirement is undone); a ``batch`` event
     (``extra["review"]``: the block) links them all.
@@ -263,7 +265,8 @@ def review_apply(
 
     Returns:
         The ``batch`` event (``extra["done"]``: the changes it links;
-        ``extra["retired"]``: the researchers retired, when any).
+        ``extra["retired"]``: the researchers retired, ``extra["stale_before"]``:
+        the proposals it made stale before deciding, when any).
 
     Raises:
         InvalidChange: the review decides nothing.
@@ -277,9 +280,17 @@ def review_apply(
     if not review:
         raise InvalidChange(f"the review of block {block_key!r} decides nothing")
     with transaction.atomic():
-        _stale_after(block_key, _dead_named(block_key), None)
-    with transaction.atomic():
         _check_in_block(block_key, review)
+        batch = CurationEvent.objects.create(
+            kind=CurationEvent.Kind.BATCH,
+            actor=actor,
+            extra={"review": block_key, "verb": "reviewed"},
+        )
+        # Proposals naming a profile merged away or retired since they were
+        # made (by a single move..., say) can no longer apply: left pending,
+        # every later review of the block failed on them. They go stale in
+        # this review, and a decision the page made on one is passed over.
+        stale_before = _stale_dead(block_key, batch)
         decided_since = set(
             Proposal.objects.filter(pk__in=review.if_waiting)
             .exclude(status=Proposal.Status.PENDING)
@@ -288,9 +299,9 @@ def review_apply(
         decisions = {
             pk: approve
             for pk, approve in review.decisions.items()
-            if pk not in decided_since
+            if pk not in decided_since | stale_before
         }
-        if not (decisions or review.moves or review.merges):
+        if not (decisions or review.moves or review.merges or stale_before):
             raise InvalidChange(
                 f"the review of block {block_key!r} decides nothing: the "
                 "proposals it would approve were decided since the page was read"
@@ -301,17 +312,13 @@ def review_apply(
                 pk__in=named, merged_into__isnull=False
             ).values_list("pk", flat=True)
         )
-        batch = CurationEvent.objects.create(
-            kind=CurationEvent.Kind.BATCH,
-            actor=actor,
-            extra={
-                "review": block_key,
-                "verb": "reviewed",
-                "proposals": sorted(decisions),
-                "moves": len(review.moves),
-                "merges": [list(pair) for pair in review.merges],
-            },
-        )
+        batch.extra |= {
+            "proposals": sorted(decisions),
+            "moves": len(review.moves),
+            "merges": [list(pair) for pair in review.merges],
+        }
+        if stale_before:
+            batch.extra["stale_before"] = sorted(stale_before)
         for pk in sorted(decisions):
             _step(
                 f"proposal {pk}",
@@ -337,14 +344,34 @@ def review_apply(
             )
             for pk in event.extra["retired"]
         ]
-        if merged or retired:
-            _stale_after(block_key, {*merged, *retired}, batch)
+        # Merged away on the page or by an approved merge proposal, or
+        # retired: what names them can no longer apply.
+        _stale_after(block_key, _dead_named(block_key), batch)
         done = CurationEvent.objects.filter(batch=batch).count()
         batch.extra["done"] = done
         if retired:
             batch.extra["retired"] = retired
         batch.save(update_fields=["extra"])
     return batch
+
+
+def _stale_dead(block_key: str, batch: CurationEvent) -> set[int]:
+    """Mark stale the block's pending proposals naming a researcher merged
+    away or retired (:func:`_stale_after`); return their ids."""
+    dead = _dead_named(block_key)
+    if not dead:
+        return set()
+    naming = set(
+        pending_in(block_key)
+        .filter(Q(researcher_id__in=dead) | Q(other_researcher_id__in=dead))
+        .values_list("pk", flat=True)
+    )
+    _stale_after(block_key, dead, batch)
+    return set(
+        Proposal.objects.filter(
+            pk__in=naming, status=Proposal.Status.STALE
+        ).values_list("pk", flat=True)
+    )
 
 
 def _dead_named(block_key: str) -> set[int]:

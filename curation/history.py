@@ -542,7 +542,7 @@ def _how_named(pk: int, how: str) -> str:
     ]:
         mine = event.fields.get(key) if isinstance(event.fields, dict) else None
         if isinstance(mine, dict) and mine.get("retired") == [False, True]:
-            return f"retired by event {event.pk} ({event.get_kind_display()})"
+            return f"retired (by event {event.pk}, {event.get_kind_display()})"
     return how
 
 

@@ -978,10 +978,18 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
                 self.message_user(request, f"Nothing applied: {exc}", messages.ERROR)
             else:
                 retired = batch.extra.get("retired", [])
+                stale = batch.extra.get("stale_before", [])
                 self.message_user(
                     request,
                     f"Review of {block_key} applied: {batch.extra['done']} "
                     f"change(s), audit entry event {batch.pk}."
+                    + (
+                        f" Proposal(s) {', '.join(map(str, stale))} named a "
+                        "profile merged away or retired since they were made: "
+                        "made stale, and your decisions on them passed over."
+                        if stale
+                        else ""
+                    )
                     + (
                         f" Researcher(s) {', '.join(map(str, retired))} held no "
                         "paper after it and were retired (undo their "

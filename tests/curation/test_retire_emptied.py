@@ -290,7 +290,7 @@ def test_each_emptied_profile_is_retired_and_brought_back_alone(curator):
     )
     with pytest.raises(
         UndoConflict,
-        match=rf"retired by event {retired[r1.pk].pk} \(researcher retired\)",
+        match=rf"retired \(by event {retired[r1.pk].pk}, researcher retired\) now",
     ):
         event_undo(event=move_of_a1, actor=curator)
     event_undo(event=retired[r1.pk], actor=curator)
@@ -347,3 +347,76 @@ def test_followers_of_a_profile_a_single_move_retires_are_told_so(curator):
 
     told = Notification.objects.get(user=fan)
     assert told.subject == f"{researcher.display_name}: profile retired"
+
+
+def test_an_approved_merge_proposal_makes_what_names_its_loser_stale(curator):
+    (r1, _), (r2, _), (_, a3) = _one_paper_profiles(3)
+    merge = ProposalFactory(
+        kind="merge", researcher=r1, other_researcher=r2, block_key=BLOCK
+    )
+    attach = _attach_to(r2)
+
+    batch = block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(decisions={merge.pk: True}),
+        actor=curator,
+    )
+
+    attach.refresh_from_db()
+    assert attach.status == "stale"
+    assert CurationEvent.objects.get(proposal=attach).batch_id == batch.pk
+    # Left pending, it failed the next review (a hostile trial).
+    block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(moves={a3.pk: r1.pk}),
+        actor=curator,
+    )
+    assert Authorship.objects.get(pk=a3.pk).researcher_id == r1.pk
+
+
+def test_a_decision_on_a_proposal_naming_a_retired_one_is_passed_over(client, curator):
+    (r1, a1), (r2, _), (_, a3) = _one_paper_profiles(3)
+    doomed = _attach_to(r1)
+    edits.authorship_move(authorship=a1, to=r2, actor=curator)  # retires r1
+    client.force_login(curator)
+    url = reverse("admin:curation_proposal_block", args=[BLOCK])
+
+    response = client.post(
+        url,
+        {
+            f"decision-{doomed.pk}": "reject",
+            f"move-{a3.pk}": str(r2.pk),
+            "then": "stay",
+        },
+        follow=True,
+    )
+
+    assert Authorship.objects.get(pk=a3.pk).researcher_id == r2.pk
+    doomed.refresh_from_db()
+    assert doomed.status == "stale"
+    batch = CurationEvent.objects.get(kind="batch")
+    assert batch.extra["stale_before"] == [doomed.pk]
+    assert CurationEvent.objects.get(proposal=doomed).batch_id == batch.pk
+    assert (
+        f"Proposal(s) {doomed.pk} named a profile merged away or retired since "
+        "they were made"
+    ) in response.content.decode()
+
+
+def test_only_dead_proposals_waiting_still_moves_on_to_the_next_block(client, curator):
+    (r1, a1), (r2, _) = _one_paper_profiles(2)
+    doomed = _attach_to(r1)
+    edits.authorship_move(authorship=a1, to=r2, actor=curator)  # retires r1
+    client.force_login(curator)
+    url = reverse("admin:curation_proposal_block", args=[BLOCK])
+
+    response = client.post(
+        url, {f"decision-{doomed.pk}": "wait", "then": "approve-next"}
+    )
+
+    # Was "decides nothing: ... decided since the page was read", and the
+    # proposal stayed pending.
+    assert response.status_code == 302
+    assert response["Location"] != url
+    doomed.refresh_from_db()
+    assert doomed.status == "stale"
