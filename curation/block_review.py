@@ -265,8 +265,10 @@ def review_apply(
 
     Returns:
         The ``batch`` event (``extra["done"]``: the changes it links;
-        ``extra["retired"]``: the researchers retired, ``extra["stale_before"]``:
-        the proposals it made stale before deciding, when any).
+        ``extra["retired"]``: the researchers retired, ``extra["stale_before"]``
+        and ``extra["stale_after"]``: the proposals it made stale before
+        deciding and after its steps, when any; ``researchers``: every
+        researcher its changes touched).
 
     Raises:
         InvalidChange: the review decides nothing.
@@ -346,12 +348,19 @@ def review_apply(
         ]
         # Merged away on the page or by an approved merge proposal, or
         # retired: what names them can no longer apply.
-        _stale_after(block_key, _dead_named(block_key), batch)
-        done = CurationEvent.objects.filter(batch=batch).count()
-        batch.extra["done"] = done
+        stale_after = _stale_dead(block_key, batch)
+        linked = CurationEvent.objects.filter(batch=batch).values_list(
+            "researchers", flat=True
+        )
+        batch.extra["done"] = len(linked)
         if retired:
             batch.extra["retired"] = retired
-        batch.save(update_fields=["extra"])
+        if stale_after:
+            batch.extra["stale_after"] = sorted(stale_after)
+        # So the review is listed in the History of every profile it touched
+        # (a new user's trial found it in none).
+        batch.researchers = sorted({pk for touched in linked for pk in touched})
+        batch.save(update_fields=["extra", "researchers"])
     return batch
 
 

@@ -979,6 +979,7 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
             else:
                 retired = batch.extra.get("retired", [])
                 stale = batch.extra.get("stale_before", [])
+                stale_after = batch.extra.get("stale_after", [])
                 self.message_user(
                     request,
                     f"Review of {block_key} applied: {batch.extra['done']} "
@@ -988,6 +989,13 @@ class ProposalAdmin(SafeActionsMixin, admin.ModelAdmin):
                         "profile merged away or retired since they were made: "
                         "made stale, and your decisions on them passed over."
                         if stale
+                        else ""
+                    )
+                    + (
+                        f" Proposal(s) {', '.join(map(str, stale_after))} named a "
+                        "profile this review merged away or retired: made stale "
+                        "(the next match proposes their papers again)."
+                        if stale_after
                         else ""
                     )
                     + (

@@ -604,6 +604,8 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
                 target_dossier=selectors.researcher_dossier(target, limit=5)
                 if target
                 else None,
+                last_paper=researcher is not None
+                and _last_paper(researcher, authorship),
                 candidates=candidates,
                 error=error,
                 here=here,
@@ -640,6 +642,7 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
                 "Not this person?",
                 researcher=researcher,
                 authorship=authorship,
+                last_paper=_last_paper(researcher, authorship),
             ),
         )
 
@@ -699,4 +702,17 @@ def _retired_words(event, verb: str) -> str:
     return (
         f" Researcher {retired[0]} held no other paper and was retired; undoing "
         f"this {verb} in its History brings it back."
+    )
+
+
+def _last_paper(researcher: Researcher, authorship: Authorship) -> bool:
+    """Whether moving or detaching ``authorship`` retires ``researcher``
+    (:func:`curation.edits.retire_emptied`): it is the profile's last paper
+    and no user claimed the profile or asks to; the confirmation page says
+    so before (a new user's trial)."""
+    return (
+        authorship.researcher_id == researcher.pk
+        and researcher.claimed_by_id is None
+        and not researcher.authorships.exclude(pk=authorship.pk).exists()
+        and not researcher.claims.filter(status="pending").exists()
     )

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from curation import block_review, edits
 from curation.exceptions import UndoConflict
-from curation.history import event_undo
+from curation.history import event_undo, researcher_history
 from curation.models import ClaimRequest, CurationEvent, Proposal
 from curation.notify import followers_notify
 from tests.curation.test_block_review import BLOCK, _del_maestro
@@ -420,3 +420,44 @@ def test_only_dead_proposals_waiting_still_moves_on_to_the_next_block(client, cu
     assert response["Location"] != url
     doomed.refresh_from_db()
     assert doomed.status == "stale"
+
+
+def test_the_confirmation_pages_say_when_the_last_paper_retires_the_profile(
+    client, curator
+):
+    (lone, only), (pair, first) = _one_paper_profiles(2)
+    AuthorshipFactory(researcher=pair)
+    client.force_login(curator)
+    warning = "last paper"
+
+    def page(name: str, researcher: Researcher, authorship: Authorship) -> str:
+        args = [researcher.pk, authorship.pk]
+        url = reverse(f"admin:wovepaper_researcher_{name}", args=args)
+        return client.get(url).content.decode()
+
+    assert warning in page("detach", lone, only)
+    assert warning not in page("detach", pair, first)
+    moving = client.post(
+        reverse("admin:wovepaper_researcher_move", args=[lone.pk, only.pk]),
+        {"to": str(pair.pk)},
+    ).content.decode()
+    assert warning in moving
+
+
+def test_a_review_is_in_the_history_of_each_profile_it_touched(client, curator):
+    (r1, a1), (r2, _) = _one_paper_profiles(2)
+    attach = _attach_to(r1)
+
+    batch = block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(moves={a1.pk: r2.pk}),
+        actor=curator,
+    )
+
+    assert batch.researchers == sorted([r1.pk, r2.pk])
+    assert batch in researcher_history(researcher_id=r2.pk)
+    assert batch.extra["stale_after"] == [attach.pk]
+    client.force_login(curator)
+    history = client.get(reverse("admin:wovepaper_researcher_history", args=[r2.pk]))
+    assert history.status_code == 200
+    assert f"/admin/curation/curationevent/{batch.pk}/" in history.content.decode()
