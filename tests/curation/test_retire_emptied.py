@@ -232,7 +232,9 @@ def _attach_to(researcher: Researcher) -> Proposal:
     return proposal
 
 
-def test_proposals_naming_a_profile_the_review_retired_go_stale_with_it(curator):
+def test_proposals_naming_a_profile_the_review_retired_go_stale_with_it(
+    client, curator
+):
     (r1, a1), (r2, _) = _one_paper_profiles(2)
     attach = _attach_to(r1)
 
@@ -247,6 +249,14 @@ def test_proposals_naming_a_profile_the_review_retired_go_stale_with_it(curator)
     stale = CurationEvent.objects.get(kind="proposal_stale", proposal=attach)
     assert stale.batch_id == batch.pk
     assert stale.extra["reason"] == f"researcher {r1.pk} was retired"
+    assert batch.extra["stale_after"] == [attach.pk]
+    # The review is in the History of each profile it touched.
+    assert batch.researchers == sorted([r1.pk, r2.pk])
+    assert batch in researcher_history(researcher_id=r2.pk)
+    client.force_login(curator)
+    history = client.get(reverse("admin:wovepaper_researcher_history", args=[r2.pk]))
+    assert history.status_code == 200
+    assert f"/admin/curation/curationevent/{batch.pk}/" in history.content.decode()
 
 
 def test_approve_the_waiting_ones_passes_over_a_proposal_naming_a_retired_one(
@@ -442,22 +452,3 @@ def test_the_confirmation_pages_say_when_the_last_paper_retires_the_profile(
         {"to": str(pair.pk)},
     ).content.decode()
     assert warning in moving
-
-
-def test_a_review_is_in_the_history_of_each_profile_it_touched(client, curator):
-    (r1, a1), (r2, _) = _one_paper_profiles(2)
-    attach = _attach_to(r1)
-
-    batch = block_review.review_apply(
-        block_key=BLOCK,
-        review=block_review.Review(moves={a1.pk: r2.pk}),
-        actor=curator,
-    )
-
-    assert batch.researchers == sorted([r1.pk, r2.pk])
-    assert batch in researcher_history(researcher_id=r2.pk)
-    assert batch.extra["stale_after"] == [attach.pk]
-    client.force_login(curator)
-    history = client.get(reverse("admin:wovepaper_researcher_history", args=[r2.pk]))
-    assert history.status_code == 200
-    assert f"/admin/curation/curationevent/{batch.pk}/" in history.content.decode()
