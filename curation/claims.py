@@ -6,6 +6,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from curation import edits
 from curation.changes import Change
 from curation.exceptions import (
     CLAIM_DUPLICATE,
@@ -129,13 +130,21 @@ def claim_reject(
 ) -> ClaimRequest:
     """Reject a claim, with an optional reason kept on it and its event.
 
+    A profile a curator emptied while the claim waited (kept for it:
+    :func:`curation.edits.retire_emptied`) is retired in the same event
+    once no claim on it is pending; before, it stayed live with no paper
+    for good (a hostile trial). Undoing the rejection brings it back.
+
     Raises:
         ClaimError: the claim was decided already.
     """
     claim = _decide(claim, ClaimRequest.Status.REJECTED, actor, reason[:2000])
-    Change(actor=actor).commit(
+    change = Change(actor=actor)
+    retired = edits.retire_emptied(change, {claim.researcher_id})
+    change.commit(
         kind=CurationEvent.Kind.CLAIM_REJECTED,
         researchers=[claim.researcher_id],
-        extra={"claim": claim.pk, "reason": reason[:2000]},
+        extra={"claim": claim.pk, "reason": reason[:2000]}
+        | ({"retired": retired} if retired else {}),
     )
     return claim

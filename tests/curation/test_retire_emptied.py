@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from curation import block_review, edits
+from curation import block_review, claims, edits
 from curation.exceptions import UndoConflict
 from curation.history import event_undo, researcher_history
 from curation.models import ClaimRequest, CurationEvent, Proposal
@@ -452,3 +452,19 @@ def test_the_confirmation_pages_say_when_the_last_paper_retires_the_profile(
         {"to": str(pair.pk)},
     ).content.decode()
     assert warning in moving
+
+
+def test_rejecting_the_claim_that_kept_an_emptied_profile_retires_it(curator):
+    (asked, only), (other, _) = _one_paper_profiles(2)
+    claim = ClaimRequest.objects.create(
+        user=UserFactory(), researcher=asked, orcid=ORCID
+    )
+    edits.authorship_move(authorship=only, to=other, actor=curator)
+    assert not Researcher.objects.get(pk=asked.pk).retired  # kept for the claim
+
+    claims.claim_reject(claim=claim, actor=curator, reason="not them")
+
+    # Before, it stayed live with no paper for good (a hostile trial).
+    assert Researcher.objects.get(pk=asked.pk).retired
+    rejected = CurationEvent.objects.get(kind="claim_rejected")
+    assert rejected.extra["retired"] == [asked.pk]
