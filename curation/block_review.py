@@ -252,10 +252,9 @@ def review_apply(
     away or retired since they were made (by a single *move…*, say), and a
     decision the page made on one is passed over (``extra["stale_before"]``
     lists them): left pending, "approve the waiting ones" failed on them,
-    review after review. Each
-    change is its own event, undoable alone (a step that emptied a retired
-    profile once that retirement is undone); a ``batch`` event
-    (``extra["review"]``: the block) links them all.
+    review after review. Each change is its own event, undoable alone (a
+    step that emptied a retired profile once that retirement is undone); a
+    ``batch`` event (``extra["review"]``: the block) links them all.
 
     Args:
         block_key: the block reviewed (recorded as its name block,
@@ -496,7 +495,7 @@ def _merge(a: int, b: int, merged: dict[int, int], actor, batch: CurationEvent) 
             merged[pk] = survivor.pk
 
 
-def _stale_after(block_key: str, gone: set[int], batch: CurationEvent | None) -> int:
+def _stale_after(block_key: str, gone: set[int], batch: CurationEvent) -> int:
     """Mark stale the block's pending proposals that name a researcher the
     review merged away or retired (a merge proposal of the pair just merged
     on the page, an attach to the side that is gone), each with its event,
