@@ -534,16 +534,28 @@ def _how_named(pk: int, how: str) -> str:
     """``how`` researcher ``pk`` is not live, naming the change to undo first
     when it was retired: the latest event that retired it (a review's
     ``retired`` event, say), which the curator can undo from History."""
-    if how != "retired":
+    event = retiring_event(pk) if how == "retired" else None
+    if event is None:
         return how
-    key = str(pk)
-    for event in CurationEvent.objects.filter(fields__has_key=key).order_by("-pk")[
-        :100
-    ]:
+    return f"retired (by event {event.pk}, {event.get_kind_display()})"
+
+
+# How many of a researcher's latest field-setting events retiring_event
+# reads: a profile's history holds a few dozen at most.
+RETIREMENT_EVENTS_READ = 100
+
+
+def retiring_event(researcher_id: int) -> CurationEvent | None:
+    """The latest event that set researcher ``researcher_id``'s ``retired``
+    from False to True (of its latest :data:`RETIREMENT_EVENTS_READ` that
+    set a field), or None."""
+    key = str(researcher_id)
+    events = CurationEvent.objects.filter(fields__has_key=key).order_by("-pk")
+    for event in events[:RETIREMENT_EVENTS_READ]:
         mine = event.fields.get(key) if isinstance(event.fields, dict) else None
         if isinstance(mine, dict) and mine.get("retired") == [False, True]:
-            return f"retired (by event {event.pk}, {event.get_kind_display()})"
-    return how
+            return event
+    return None
 
 
 def _restore_variants(

@@ -1073,37 +1073,31 @@ def retired_because(researcher: Researcher) -> str:
     """Why a retired researcher was retired, for its 410 page, the API and
     the admin.
 
-    Read from the latest event that set its ``retired`` from False to True
-    (at most :data:`RETIREMENT_EVENTS_READ` are read): a curator's change
-    that took its last paper (a move, *not this person…*, a block review's
-    ``retired`` event), or a redo of one, says ``"emptied"``; an undo of
-    the split or ``new`` decision that created it (or a redo of that undo)
-    says ``"undone"``.
+    Read from the latest event that retired it
+    (:func:`curation.history.retiring_event`): a curator's change that took
+    its last paper (a move, *not this person…*, a block review's ``retired``
+    event, the rejection of the claim that kept it), or a redo of one, says
+    ``"emptied"``; an undo of the split or ``new`` decision that created it
+    (or a redo of that undo) says ``"undone"``.
 
     Returns:
         ``"emptied"`` or ``"undone"`` (also when no event says: a row
         retired by hand).
     """
+    from curation.history import retiring_event
     from curation.models import CurationEvent
 
     emptying = {
         CurationEvent.Kind.MOVED,
         CurationEvent.Kind.DETACHED,
         CurationEvent.Kind.RETIRED,
+        CurationEvent.Kind.CLAIM_REJECTED,
     }
-    key = str(researcher.pk)
-    events = CurationEvent.objects.filter(fields__has_key=key).order_by("-pk")
-    for event in events[:RETIREMENT_EVENTS_READ]:
-        mine = event.fields.get(key) if isinstance(event.fields, dict) else None
-        if isinstance(mine, dict) and mine.get("retired") == [False, True]:
-            first, _ = event.undo_chain_root()
-            return "emptied" if first.kind in emptying else "undone"
-    return "undone"
-
-
-# How many of a retired researcher's latest field-setting events
-# retired_because reads: a profile's history holds a few dozen at most.
-RETIREMENT_EVENTS_READ = 100
+    event = retiring_event(researcher.pk)
+    if event is None:
+        return "undone"
+    first, _ = event.undo_chain_root()
+    return "emptied" if first.kind in emptying else "undone"
 
 
 def institution_summary(institution: Institution) -> dict:

@@ -465,6 +465,8 @@ def test_rejecting_the_claim_that_kept_an_emptied_profile_retires_it(curator):
     claims.claim_reject(claim=claim, actor=curator, reason="not them")
 
     # Before, it stayed live with no paper for good (a hostile trial).
-    assert Researcher.objects.get(pk=asked.pk).retired
+    asked.refresh_from_db()
+    assert asked.retired
+    assert profile.retired_because(asked) == "emptied"
     rejected = CurationEvent.objects.get(kind="claim_rejected")
     assert rejected.extra["retired"] == [asked.pk]
