@@ -25,7 +25,7 @@ from django.core.cache import cache
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from curation import auto_apply, edits, names, selectors
+from curation import auto_apply, auto_apply_bulk, edits, names, selectors
 from curation.changes import Change, gathered, same_paper_clash
 from curation.exceptions import (
     CONFLICT,
@@ -1792,16 +1792,22 @@ def _auto_apply(
     """Apply, as the matcher, those of ``proposals`` that ``policy`` clears
     (:meth:`curation.auto_apply.Policy.clears`), counting ``auto_applied``.
 
-    :data:`AUTO_APPLY_CHUNK` decisions a transaction, each in its own
-    savepoint, their cache bumps and tasks queued once a chunk
-    (:func:`curation.changes.gathered`); one that can no longer apply (a
-    locked researcher, a clash, changed since) is logged and left as it is,
-    and costs the others nothing.
+    :data:`AUTO_APPLY_CHUNK` decisions a transaction, their cache bumps and
+    tasks queued once a chunk (:func:`curation.changes.gathered`). A chunk's
+    plain ``new`` proposals are applied together
+    (:func:`curation.auto_apply_bulk.apply_new`); the others one at a time,
+    each in its own savepoint: one that can no longer apply (a locked
+    researcher, a clash, changed since) is logged and left as it is, and
+    costs the others nothing.
     """
     sure = [p for p in proposals if policy.clears_proposal(p)]
     for start in range(0, len(sure), AUTO_APPLY_CHUNK):
         with transaction.atomic(), gathered():
-            for proposal in sure[start : start + AUTO_APPLY_CHUNK]:
+            applied, rest = auto_apply_bulk.apply_new(
+                sure[start : start + AUTO_APPLY_CHUNK], policy
+            )
+            counts["auto_applied"] += len(applied)
+            for proposal in rest:
                 try:
                     proposal_apply(proposal=proposal, actor=None, policy=policy)
                     counts["auto_applied"] += 1

@@ -69,8 +69,7 @@ class Researcher(models.Model):
         return f"{self.display_name} (#{self.pk})"
 
     def save(self, *args, **kwargs) -> None:
-        if not self.slug:
-            self.slug = slug_for(self.display_name, fallback="researcher")
+        self.fill_slug()
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
@@ -82,6 +81,12 @@ class Researcher(models.Model):
         return reverse(
             "researcher", kwargs={"pk": self.pk, "slug": self.slug or "researcher"}
         )
+
+    def fill_slug(self) -> None:
+        """Give the row its slug, from the display name, if it has none:
+        :meth:`save` does; a ``bulk_create`` of new rows calls it first."""
+        if not self.slug:
+            self.slug = slug_for(self.display_name, fallback="researcher")
 
 
 class Follow(models.Model):
