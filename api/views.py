@@ -865,21 +865,16 @@ def _moved_or_gone(request: Request, pk: int, route: str) -> HttpResponse | None
         }
         for holder in profile.former_holders(retired)
     ]
-    emptied = profile.retired_because(retired) == "emptied"
+    because = profile.retired_because(retired)
     went = (
-        ("its papers are on" if emptied else "its papers went back to")
+        ("its papers are on" if because == "emptied" else "its papers went back to")
         + " the researchers in 'holders'"
         if holders
         else "none of its papers is on a researcher at the moment"
     )
-    why = (
-        "a curator took every paper it held off it"
-        if emptied
-        else "the curation decision that created it was undone"
-    )
     return problem(
         410,
-        f"researcher {pk} was retired: {why}, and {went}",
+        f"researcher {pk} was retired: {profile.RETIRED_WHY[because]}, and {went}",
         slug="researcher-retired",
         holders=holders,
     )

@@ -506,17 +506,38 @@ def retire_emptied(change: Change, researcher_ids: set[int] | list[int]) -> list
     retired = []
     for pk in wanted:
         researcher = locked[pk]
-        if (
-            pk in holding
-            or pk in claimed
-            or researcher.merged_into_id
-            or researcher.retired
-            or researcher.claimed_by_id
-        ):
+        if _kept_live(researcher, holds=pk in holding, claim_pending=pk in claimed):
             continue
         change.set(researcher, retired=True, **dict.fromkeys(IDENTIFIER_FIELDS, None))
         retired.append(pk)
     return retired
+
+
+def _kept_live(researcher: Researcher, *, holds: bool, claim_pending: bool) -> bool:
+    """:func:`retire_emptied`'s rule: a profile is not retired while it
+    holds a paper (``holds``), a user asks to claim it (``claim_pending``)
+    or claimed it, or it is merged away or retired already."""
+    return bool(
+        holds
+        or claim_pending
+        or researcher.merged_into_id
+        or researcher.retired
+        or researcher.claimed_by_id
+    )
+
+
+def would_retire(researcher: Researcher, taking: list[int]) -> bool:
+    """Whether taking the authorships ``taking`` (ids) off ``researcher``
+    retires it (:func:`retire_emptied`'s rule, read without locks): what a
+    confirmation page warns of before a move or a detach (a new user's
+    trial)."""
+    return not _kept_live(
+        researcher,
+        holds=researcher.authorships.exclude(pk__in=taking).exists(),
+        claim_pending=researcher.claims.filter(
+            status=ClaimRequest.Status.PENDING
+        ).exists(),
+    )
 
 
 # --- the services --------------------------------------------------------------

@@ -81,14 +81,9 @@ def _describe(event: CurationEvent, researcher: Researcher) -> str:
             f"its page now redirects there: {_page(researcher.merged_into_id)}"
         )
     elif researcher.retired:
-        why = (
-            "a curator took every paper it held off it"
-            if profile.retired_because(researcher) == "emptied"
-            else "the change that made it was undone"
-        )
         lines.append(
-            f"The profile was retired ({why}); its page says where its papers "
-            f"are now: {_page(researcher.pk)}"
+            f"The profile was retired ({profile.retired_why(researcher)}); its "
+            f"page says where its papers are now: {_page(researcher.pk)}"
         )
     else:
         lines.append(f"The profile: {_page(researcher.pk)}")

@@ -1069,6 +1069,20 @@ def former_holders(researcher: Researcher) -> list[dict]:
     ]
 
 
+# Why a profile was retired, by retired_because's answer, in the words the
+# API's 410, the followers' notice and the admin's state all use.
+RETIRED_WHY = {
+    "emptied": "a curator took every paper it held off it",
+    "undone": "the curation decision that created it was undone",
+}
+
+
+def retired_why(researcher: Researcher) -> str:
+    """:func:`retired_because` in words (:data:`RETIRED_WHY`), such as "a
+    curator took every paper it held off it"."""
+    return RETIRED_WHY[retired_because(researcher)]
+
+
 def retired_because(researcher: Researcher) -> str:
     """Why a retired researcher was retired, for its 410 page, the API and
     the admin.

@@ -225,9 +225,7 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
                 'merged into <a href="{}">researcher {}</a>', url, obj.merged_into_id
             )
         if obj.retired:
-            if profile.retired_because(obj) == "emptied":
-                return "retired (a curator took every paper it held off it)"
-            return "retired (the decision that created it was undone)"
+            return f"retired ({profile.retired_why(obj)})"
         return "live"
 
     def get_actions(self, request: HttpRequest):
@@ -707,12 +705,8 @@ def _retired_words(event, verb: str) -> str:
 
 def _last_paper(researcher: Researcher, authorship: Authorship) -> bool:
     """Whether moving or detaching ``authorship`` retires ``researcher``
-    (:func:`curation.edits.retire_emptied`): it is the profile's last paper
-    and no user claimed the profile or asks to; the confirmation page says
-    so before (a new user's trial)."""
-    return (
-        authorship.researcher_id == researcher.pk
-        and researcher.claimed_by_id is None
-        and not researcher.authorships.exclude(pk=authorship.pk).exists()
-        and not researcher.claims.filter(status="pending").exists()
+    (:func:`curation.edits.would_retire`); the confirmation page says so
+    before."""
+    return authorship.researcher_id == researcher.pk and edits.would_retire(
+        researcher, [authorship.pk]
     )
