@@ -25,6 +25,7 @@ from curation.exceptions import (
     UNDO_PENDING_TWIN,
     UNDO_TAKEN,
     UNREADABLE_EVENT,
+    CurationError,
     NothingToUndo,
     UndoConflict,
 )
@@ -182,7 +183,12 @@ def _events_touching_sqlite(researcher_id: int) -> list[int]:
 
 
 @transaction.atomic
-def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEvent:
+def event_undo(
+    *,
+    event: CurationEvent,
+    actor: AbstractBaseUser,
+    batch: CurationEvent | None = None,
+) -> CurationEvent:
     """Restore the state before ``event``: its moves, fields and constraints reversed.
 
     Every authorship must still be where the event put it and every field must
@@ -204,6 +210,7 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
     Args:
         event: the event to undo.
         actor: the curator.
+        batch: the ``batch`` event of :func:`batch_undo` it is part of.
 
     Returns:
         The new ``undone`` event (``undoes`` is ``event``).
@@ -303,11 +310,95 @@ def event_undo(*, event: CurationEvent, actor: AbstractBaseUser) -> CurationEven
     return change.commit(
         kind=CurationEvent.Kind.UNDONE,
         undoes=original,
+        batch=batch,
         proposal=original.proposal,
         researchers=original.researchers,
         extra={"undone_kind": original.kind}
         | ({"authorships_gone": gone} if gone else {}),
     )
+
+
+def batch_to_undo(batch: CurationEvent, *, lock: bool = False) -> list[CurationEvent]:
+    """The changes of a ``batch`` event that :func:`batch_undo` undoes:
+    those that change state and are not undone yet, latest first (none for
+    another kind of event, or a bulk action still running).
+
+    Args:
+        batch: any event.
+        lock: lock them (``select_for_update``), inside a transaction.
+    """
+    if batch.kind != CurationEvent.Kind.BATCH:
+        return []
+    if (batch.extra or {}).get("state", "done") != "done":
+        return []
+    members = CurationEvent.objects.filter(batch=batch).order_by("-pk")
+    if lock:
+        members = members.select_for_update()
+    return [e for e in members if e.changes_state and not e.undone_by.exists()]
+
+
+def batch_undo(*, batch: CurationEvent, actor: AbstractBaseUser) -> CurationEvent:
+    """Undo a whole block review or bulk action (its ``batch`` event): each
+    of its changes not undone yet, latest first, in one transaction.
+
+    Undone one at a time, a review that emptied and retired a profile had
+    to be undone retirement first, which left the profile public with no
+    paper until the step that emptied it was undone too (a new user's
+    trial); all at once, no one sees a state between.
+
+    Args:
+        batch: a ``batch`` event whose bulk action is done.
+        actor: the curator.
+
+    Returns:
+        A new ``batch`` event (``extra``: ``undoes_batch``, ``undone``: the
+        undo event ids) linking one ``undone`` event per change undone.
+
+    Raises:
+        NothingToUndo: ``batch`` is not a batch event, its bulk action is
+            still running, or none of its changes is left to undo.
+        UndoConflict, ResearcherConflict: one change cannot be undone (as
+            :func:`event_undo` says, prefixed by the batch); nothing is undone.
+    """
+    if batch.kind != CurationEvent.Kind.BATCH:
+        raise NothingToUndo(
+            f"event {batch.pk} ({batch.get_kind_display()}) is not a review or "
+            "bulk action; undo it on its own"
+        )
+    state = (batch.extra or {}).get("state", "done")
+    if state != "done":
+        raise NothingToUndo(
+            f"bulk action {batch.pk} is {state}; undo it once it is done"
+        )
+    with transaction.atomic():
+        members = batch_to_undo(batch, lock=True)
+        if not members:
+            raise NothingToUndo(
+                f"batch {batch.pk} has no change left to undo: each was undone "
+                "or changed nothing"
+            )
+        undo_batch = CurationEvent.objects.create(
+            kind=CurationEvent.Kind.BATCH,
+            actor=actor,
+            extra={
+                "undoes_batch": batch.pk,
+                "verb": "undone",
+                **{k: v for k, v in batch.extra.items() if k == "review"},
+            },
+        )
+        undone = []
+        for event in members:
+            try:
+                undone.append(event_undo(event=event, actor=actor, batch=undo_batch))
+            except CurationError as exc:
+                raise type(exc)(f"nothing of batch {batch.pk} undone: {exc}") from exc
+        touched = sorted({r for e in undone for r in e.researchers})
+        CurationEvent.objects.filter(pk=undo_batch.pk).update(
+            researchers=touched,
+            extra={**undo_batch.extra, "undone": [e.pk for e in undone]},
+        )
+        undo_batch.refresh_from_db()
+    return undo_batch
 
 
 def _split_gone(

@@ -14,6 +14,8 @@ from django.utils.html import format_html, format_html_join
 
 from curation.exceptions import CurationError
 from curation.history import (
+    batch_to_undo,
+    batch_undo,
     decision_after_undo,
     event_undo,
     source_not_undone,
@@ -215,8 +217,10 @@ class CurationEventAdmin(ReadOnlyAdmin):
         obj = context.get("original")
         context["can_undo"] = bool(
             obj
-            and obj.changes_state
-            and not obj.undone_by.exists()
+            and (
+                (obj.changes_state and not obj.undone_by.exists())
+                or (_is_review(obj) and batch_to_undo(obj))
+            )
             and request.user.has_perm("curation.undo_curationevent")
         )
         return super().render_change_form(request, context, *args, **kwargs)
@@ -281,6 +285,8 @@ class CurationEventAdmin(ReadOnlyAdmin):
             # No confirmation page offers what event_undo refuses.
             self.message_user(request, source_not_undone(event), messages.ERROR)
             return HttpResponseRedirect(back)
+        if _is_review(event):
+            return self._batch_undo_view(request, event, back)
         if request.method == "POST" and request.POST.get("confirm") == "yes":
             try:
                 undo = event_undo(event=event, actor=request.user)
@@ -337,6 +343,51 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 "next": back,
             },
         )
+
+    def _batch_undo_view(
+        self, request: HttpRequest, batch: CurationEvent, back: str
+    ) -> HttpResponse:
+        """Confirmation page listing a review's or bulk action's changes,
+        then :func:`curation.history.batch_undo` on POST: all of them or
+        none."""
+        if request.method == "POST" and request.POST.get("confirm") == "yes":
+            try:
+                undo = batch_undo(batch=batch, actor=request.user)
+            except CurationError as exc:
+                self.message_user(request, f"Nothing undone: {exc}", messages.ERROR)
+                return HttpResponseRedirect(back)
+            self.message_user(
+                request,
+                f"Undid {len(undo.extra['undone'])} change(s) of batch {batch.pk}, "
+                f"latest first. The undo is batch {undo.pk}, which can itself be "
+                "undone.",
+                messages.SUCCESS,
+            )
+            return HttpResponseRedirect(back)
+        members = batch_to_undo(batch)
+        review = batch.extra["review"]
+        return TemplateResponse(
+            request,
+            "admin/curation/curationevent/batch_undo_confirmation.html",
+            {
+                **self.admin_site.each_context(request),
+                "opts": self.opts,
+                "title": f"Undo batch {batch.pk}?",
+                "event": batch,
+                "what": f"the review of block “{review}”",
+                "members": event_links(members, lambda e: ""),
+                "count": len(members),
+                "next": back,
+            },
+        )
+
+
+def _is_review(event: CurationEvent) -> bool:
+    """Whether ``event`` is a block review's ``batch`` event (or the undo of
+    one), which the admin undoes whole in one request: a review is a
+    block's changes, applied in one request too. A bulk action of up to
+    10,000 decisions is undone decision by decision."""
+    return event.kind == CurationEvent.Kind.BATCH and "review" in (event.extra or {})
 
 
 def event_links(
