@@ -347,7 +347,7 @@ class CurationEventAdmin(ReadOnlyAdmin):
     def _batch_undo_view(
         self, request: HttpRequest, batch: CurationEvent, back: str
     ) -> HttpResponse:
-        """Confirmation page listing a review's or bulk action's changes,
+        """Confirmation page listing a block review's changes,
         then :func:`curation.history.batch_undo` on POST: all of them or
         none."""
         if request.method == "POST" and request.POST.get("confirm") == "yes":
