@@ -1455,13 +1455,15 @@ def _mark_stale(
     old: Proposal, reason: str, *, batch: CurationEvent | None = None
 ) -> bool:
     """Move a locked pending proposal to ``stale`` with an event giving
-    ``reason`` (linked to ``batch`` when given); False (and nothing written)
-    when a curator decided it meanwhile (its compare-and-swap fails)."""
+    ``reason`` (linked to ``batch`` when given, and by its curator: a
+    review's stale events named no one, a new user's trial); False (and
+    nothing written) when a curator decided it meanwhile (its
+    compare-and-swap fails)."""
     try:
         _transition(
             proposal=old,
             new=S.STALE,
-            actor=None,
+            actor=batch.actor if batch else None,
             event_kind=CurationEvent.Kind.PROPOSAL_STALE,
             extra={"reason": reason},
             batch=batch,

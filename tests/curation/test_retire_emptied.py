@@ -249,6 +249,8 @@ def test_proposals_naming_a_profile_the_review_retired_go_stale_with_it(
     stale = CurationEvent.objects.get(kind="proposal_stale", proposal=attach)
     assert stale.batch_id == batch.pk
     assert stale.extra["reason"] == f"researcher {r1.pk} was retired"
+    assert stale.actor == curator  # the review's, not automation's
+    assert attach.decided_by == curator
     assert batch.extra["stale_after"] == [attach.pk]
     # The review is in the History of each profile it touched.
     assert batch.researchers == sorted([r1.pk, r2.pk])
