@@ -345,8 +345,14 @@ class Change:
             Researcher.objects.filter(pk__in=touched).update(
                 revision=F("revision") + 1, modified=timezone.now()
             )
+            # Retired, or brought back by an undo: followers hear of both.
             notify = (kind in NOTIFY_KINDS and bool(self.moves)) or any(
-                f.get("retired") == [False, True] for f in self.fields.values()
+                f.get("retired") == [False, True]
+                or (
+                    kind == CurationEvent.Kind.UNDONE
+                    and f.get("retired") == [True, False]
+                )
+                for f in self.fields.values()
             )
             _follow_up(
                 event.pk,

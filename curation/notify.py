@@ -41,12 +41,30 @@ def _subject(event: CurationEvent) -> str:
     return SUBJECTS.get(event.kind, "{name}: profile changed")
 
 
+# Said to followers of a retired profile an undo brought back.
+RESTORED = "{name}: profile restored"
+
+
+def _retired_change(event: CurationEvent, researcher: Researcher) -> list | None:
+    """``[before, after]`` of ``researcher``'s ``retired`` in ``event``, or None."""
+    mine = (event.fields or {}).get(str(researcher.pk), {})
+    return mine.get("retired") if isinstance(mine, dict) else None
+
+
 def _retires(event: CurationEvent, researcher: Researcher) -> bool:
     """Whether ``event`` retired ``researcher`` (a review's ``retired``
     event, or a move or detach that took its last paper): its followers'
     subject says so, not "profile changed" (a hostile trial)."""
-    mine = (event.fields or {}).get(str(researcher.pk), {})
-    return isinstance(mine, dict) and mine.get("retired") == [False, True]
+    return _retired_change(event, researcher) == [False, True]
+
+
+def _restores(event: CurationEvent, researcher: Researcher) -> bool:
+    """Whether ``event`` (an undo) brought retired ``researcher`` back: its
+    followers, told of the retirement, are told of this too."""
+    return event.undoes_id is not None and _retired_change(event, researcher) == [
+        True,
+        False,
+    ]
 
 
 def _page(researcher_id: int) -> str:
@@ -84,6 +102,11 @@ def _describe(event: CurationEvent, researcher: Researcher) -> str:
         lines.append(
             f"The profile was retired ({profile.retired_why(researcher)}); its "
             f"page says where its papers are now: {_page(researcher.pk)}"
+        )
+    elif _restores(event, researcher):
+        lines.append(
+            "The profile is public again: a curator undid the change that "
+            f"retired it. {_page(researcher.pk)}"
         )
     else:
         lines.append(f"The profile: {_page(researcher.pk)}")
@@ -123,11 +146,13 @@ def followers_notify(*, event_id: int) -> int:
             if follow.user_id in seen:
                 continue
             seen.add(follow.user_id)
-            subject = (
-                SUBJECTS[CurationEvent.Kind.RETIRED]
-                if _retires(event, researcher)
-                else template
-            ).format(name=researcher.display_name)[:300]
+            if _retires(event, researcher):
+                subject = SUBJECTS[CurationEvent.Kind.RETIRED]
+            elif _restores(event, researcher):
+                subject = RESTORED
+            else:
+                subject = template
+            subject = subject.format(name=researcher.display_name)[:300]
             body = _describe(event, researcher)
             try:
                 with transaction.atomic():

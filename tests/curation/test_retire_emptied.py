@@ -347,7 +347,9 @@ def test_a_redo_does_not_retire_a_profile_someone_asks_to_claim(curator):
     assert not Researcher.objects.get(pk=researcher.pk).retired
 
 
-def test_followers_of_a_profile_a_single_move_retires_are_told_so(curator):
+def test_followers_of_a_profile_a_single_move_retires_are_told_so(
+    curator, django_capture_on_commit_callbacks
+):
     researcher, only = _one_paper_profiles(1)[0]
     fan = UserFactory(email="fan@example.org")
     Follow.objects.create(user=fan, researcher=researcher)
@@ -359,6 +361,12 @@ def test_followers_of_a_profile_a_single_move_retires_are_told_so(curator):
 
     told = Notification.objects.get(user=fan)
     assert told.subject == f"{researcher.display_name}: profile retired"
+    # Undoing the move brings the profile back, and they hear of that too.
+    with django_capture_on_commit_callbacks(execute=True):
+        undo = event_undo(event=moved, actor=curator)
+    back = Notification.objects.get(user=fan, event_id=undo.pk)
+    assert back.subject == f"{researcher.display_name}: profile restored"
+    assert "The profile is public again" in back.body
 
 
 def test_an_approved_merge_proposal_makes_what_names_its_loser_stale(curator):
@@ -472,3 +480,24 @@ def test_rejecting_the_claim_that_kept_an_emptied_profile_retires_it(curator):
     assert profile.retired_because(asked) == "emptied"
     rejected = CurationEvent.objects.get(kind="claim_rejected")
     assert rejected.extra["retired"] == [asked.pk]
+
+
+def test_followers_hear_when_undoing_a_review_retirement_brings_it_back(
+    curator, django_capture_on_commit_callbacks
+):
+    (r1, a1), (r2, _) = _one_paper_profiles(2)
+    fan = UserFactory()
+    Follow.objects.create(user=fan, researcher=r1)
+    batch = block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(moves={a1.pk: r2.pk}),
+        actor=curator,
+    )
+    retired = CurationEvent.objects.get(batch=batch, kind="retired")
+    assert not retired.moves
+
+    with django_capture_on_commit_callbacks(execute=True):
+        undo = event_undo(event=retired, actor=curator)
+
+    back = Notification.objects.get(user=fan, event_id=undo.pk)
+    assert back.subject == f"{r1.display_name}: profile restored"
