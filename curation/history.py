@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -500,6 +500,31 @@ def unreadable(event: CurationEvent) -> str:
         ):
             return f"its {name} are not a list of constraint ids"
     return ""
+
+
+class _TriedOnly(Exception):
+    """Rolls back an undo :func:`undo_refusal` only tried."""
+
+
+def undo_refusal(undo: Callable[[], object]) -> str:
+    """Why an undo would be refused now, or "": ``undo`` (an
+    :func:`event_undo` or :func:`batch_undo` call) is run in a transaction
+    that is then rolled back, so its confirmation page says what the click
+    would, before it (a curator read "Yes, undo it" and then the refusal:
+    a new user's trial). Must not run inside an outer transaction that
+    other work shares.
+
+    Returns:
+        The :class:`~curation.exceptions.CurationError` message, or "".
+    """
+    try:
+        with transaction.atomic():
+            undo()
+            raise _TriedOnly
+    except _TriedOnly:
+        return ""
+    except CurationError as exc:
+        return str(exc)
 
 
 def undo_preview(*, event: CurationEvent) -> tuple[list[int], str]:

@@ -20,6 +20,7 @@ from curation.history import (
     event_undo,
     source_not_undone,
     undo_preview,
+    undo_refusal,
     undo_would_forbid,
     undone_merge_pairs,
     unreadable,
@@ -306,6 +307,9 @@ class CurationEventAdmin(ReadOnlyAdmin):
             )
             return HttpResponseRedirect(back)
         gone, nothing_left = undo_preview(event=event)
+        nothing_left = nothing_left or undo_refusal(
+            lambda: event_undo(event=event, actor=request.user)
+        )
         readable = not unreadable(event)
         decided = decision_after_undo(event=event) if readable else None
         return TemplateResponse(
@@ -366,6 +370,11 @@ class CurationEventAdmin(ReadOnlyAdmin):
             return HttpResponseRedirect(back)
         members = batch_to_undo(batch)
         review = batch.extra["review"]
+        refused = (
+            undo_refusal(lambda: batch_undo(batch=batch, actor=request.user))
+            if members
+            else ""
+        )
         return TemplateResponse(
             request,
             "admin/curation/curationevent/batch_undo_confirmation.html",
@@ -377,6 +386,7 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 "what": f"the review of block “{review}”",
                 "members": event_links(members, lambda e: ""),
                 "count": len(members),
+                "refused": refused,
                 "next": back,
             },
         )

@@ -75,7 +75,7 @@ def test_a_review_is_undone_and_redone_whole(curator):
         batch_undo(batch=batch, actor=curator)
 
 
-def test_a_change_that_cannot_be_undone_leaves_all_of_it(curator):
+def test_a_change_that_cannot_be_undone_leaves_all_of_it(client, curator):
     before, batch, keep, other, papers = _review_emptying(curator)
     # A later move of one of the papers the review moved.
     third = Researcher.objects.create(display_name="A. Del Maestro", block_key=BLOCK)
@@ -86,6 +86,16 @@ def test_a_change_that_cannot_be_undone_leaves_all_of_it(curator):
     with pytest.raises(UndoConflict, match=f"nothing of batch {batch.pk} undone"):
         batch_undo(batch=batch, actor=curator)
 
+    assert _placement() == after
+    assert CurationEvent.objects.count() == events
+    # Its confirmation page says so before the click, and offers none.
+    client.force_login(curator)
+    page = client.get(
+        reverse("admin:curation_curationevent_undo", args=[batch.pk])
+    ).content.decode()
+    assert "Undoing it now would be refused" in page
+    assert f"nothing of batch {batch.pk} undone: cannot undo event" in page
+    assert "Yes, undo all of it" not in page
     assert _placement() == after
     assert CurationEvent.objects.count() == events
 

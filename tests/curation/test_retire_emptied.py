@@ -501,3 +501,29 @@ def test_followers_hear_when_undoing_a_review_retirement_brings_it_back(
 
     back = Notification.objects.get(user=fan, event_id=undo.pk)
     assert back.subject == f"{r1.display_name}: profile restored"
+
+
+def test_an_undo_page_says_before_the_click_that_the_undo_would_be_refused(
+    client, curator
+):
+    (r1, a1), (r2, _) = _one_paper_profiles(2)
+    batch = block_review.review_apply(
+        block_key=BLOCK,
+        review=block_review.Review(moves={a1.pk: r2.pk}),
+        actor=curator,
+    )
+    move = CurationEvent.objects.get(batch=batch, kind="moved")
+    retired = CurationEvent.objects.get(batch=batch, kind="retired")
+    client.force_login(curator)
+
+    def page(event: CurationEvent) -> str:
+        url = reverse("admin:curation_curationevent_undo", args=[event.pk])
+        return client.get(url).content.decode()
+
+    refused = page(move)
+    assert f"retired (by event {retired.pk}, researcher retired) now" in refused
+    assert "Yes, undo it" not in refused
+    # Trying it changed nothing: the retirement's own undo is offered.
+    assert Authorship.objects.get(pk=a1.pk).researcher_id == r2.pk
+    assert not CurationEvent.objects.filter(kind="undone").exists()
+    assert "Yes, undo it" in page(retired)
