@@ -53,9 +53,10 @@ def apply_new(
         row change under the locks (it cannot), nothing is applied and every
         proposal is in ``rest``.
     """
+    # Each proposal once (given twice, it founded two profiles: a hostile trial).
     plain = [
         p
-        for p in proposals
+        for p in {p.pk: p for p in proposals}.values()
         if p.kind == Proposal.Kind.NEW
         and p.researcher_id is None
         and not p.identifier_proven

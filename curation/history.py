@@ -318,23 +318,33 @@ def event_undo(
     )
 
 
-def batch_to_undo(batch: CurationEvent, *, lock: bool = False) -> list[CurationEvent]:
-    """The changes of a ``batch`` event that :func:`batch_undo` undoes:
-    those that change state and are not undone yet, latest first (none for
-    another kind of event, or a bulk action still running).
+def batch_to_undo(batch: CurationEvent) -> list[CurationEvent]:
+    """What :func:`batch_undo` undoes of a ``batch`` event: for each of its
+    changes that changes state and is in force, latest first, the event to
+    undo, the change itself or, when it was undone and redone since, the
+    latest redo (a hostile trial: a change undone and redone was passed
+    over, and the review reported undone). None for another kind of event,
+    or a bulk action still running. One query per link of each undo chain.
 
     Args:
         batch: any event.
-        lock: lock them (``select_for_update``), inside a transaction.
     """
     if batch.kind != CurationEvent.Kind.BATCH:
         return []
     if (batch.extra or {}).get("state", "done") != "done":
         return []
-    members = CurationEvent.objects.filter(batch=batch).order_by("-pk")
-    if lock:
-        members = members.select_for_update()
-    return [e for e in members if e.changes_state and not e.undone_by.exists()]
+    heads = []
+    for member in CurationEvent.objects.filter(batch=batch).order_by("-pk"):
+        if not member.changes_state:
+            continue
+        head, in_force = member, True
+        while (
+            later := CurationEvent.objects.filter(undoes=head).order_by("-pk").first()
+        ) is not None:
+            head, in_force = later, not in_force
+        if in_force:
+            heads.append(head)
+    return heads
 
 
 def batch_undo(*, batch: CurationEvent, actor: AbstractBaseUser) -> CurationEvent:
@@ -352,7 +362,9 @@ def batch_undo(*, batch: CurationEvent, actor: AbstractBaseUser) -> CurationEven
 
     Returns:
         A new ``batch`` event (``extra``: ``undoes_batch``, ``undone``: the
-        undo event ids) linking one ``undone`` event per change undone.
+        undo event ids, ``passed_over``: why each change with nothing left
+        to undo was passed over) linking one ``undone`` event per change
+        undone.
 
     Raises:
         NothingToUndo: ``batch`` is not a batch event, its bulk action is
@@ -371,7 +383,7 @@ def batch_undo(*, batch: CurationEvent, actor: AbstractBaseUser) -> CurationEven
             f"bulk action {batch.pk} is {state}; undo it once it is done"
         )
     with transaction.atomic():
-        members = batch_to_undo(batch, lock=True)
+        members = batch_to_undo(batch)
         if not members:
             raise NothingToUndo(
                 f"batch {batch.pk} has no change left to undo: each was undone "
@@ -382,20 +394,35 @@ def batch_undo(*, batch: CurationEvent, actor: AbstractBaseUser) -> CurationEven
             actor=actor,
             extra={
                 "undoes_batch": batch.pk,
-                "verb": "undone",
+                # What its own undo does: a redo's undo undoes the review again.
+                "verb": "redone" if batch.extra.get("verb") == "undone" else "undone",
                 **{k: v for k, v in batch.extra.items() if k == "review"},
             },
         )
-        undone = []
+        undone, passed_over = [], {}
         for event in members:
             try:
                 undone.append(event_undo(event=event, actor=actor, batch=undo_batch))
+            except NothingToUndo as exc:
+                # Nothing of it left (its authorships dropped by a newer
+                # version of their paper, say): the rest is undone without
+                # it (a hostile trial: one such change refused the whole).
+                passed_over[str(event.pk)] = str(exc)
             except CurationError as exc:
                 raise type(exc)(f"nothing of batch {batch.pk} undone: {exc}") from exc
+        if not undone:
+            raise NothingToUndo(
+                f"batch {batch.pk} has no change left to undo: "
+                + "; ".join(passed_over.values())
+            )
         touched = sorted({r for e in undone for r in e.researchers})
         CurationEvent.objects.filter(pk=undo_batch.pk).update(
             researchers=touched,
-            extra={**undo_batch.extra, "undone": [e.pk for e in undone]},
+            extra={
+                **undo_batch.extra,
+                "undone": [e.pk for e in undone],
+                **({"passed_over": passed_over} if passed_over else {}),
+            },
         )
         undo_batch.refresh_from_db()
     return undo_batch

@@ -360,11 +360,18 @@ class CurationEventAdmin(ReadOnlyAdmin):
             except CurationError as exc:
                 self.message_user(request, f"Nothing undone: {exc}", messages.ERROR)
                 return HttpResponseRedirect(back)
+            passed = undo.extra.get("passed_over", {})
             self.message_user(
                 request,
                 f"Undid {len(undo.extra['undone'])} change(s) of batch {batch.pk}, "
-                f"latest first. The undo is batch {undo.pk}, which can itself be "
-                "undone.",
+                "latest first"
+                + (
+                    f"; passed over {len(passed)} with nothing left to undo: "
+                    + "; ".join(passed.values())
+                    if passed
+                    else ""
+                )
+                + f". The undo is batch {undo.pk}, which can itself be undone.",
                 messages.SUCCESS,
             )
             return HttpResponseRedirect(back)

@@ -185,3 +185,13 @@ def test_a_chunk_of_founded_profiles_costs_a_few_statements(
         )
     assert (len(applied), rest) == (200, [])
     assert Researcher.objects.live().count() == 200
+
+
+def test_a_proposal_given_twice_founds_one_profile():
+    """Hostile trial: it founded two, one of them live with no paper."""
+    proposal = _new(AuthorshipFactory())
+    applied, rest = auto_apply_bulk.apply_new(
+        [proposal, proposal], auto_apply.policy(SHIPPED_DEFAULT)
+    )
+    assert (applied, rest) == ([proposal], [])
+    assert Researcher.objects.count() == 1

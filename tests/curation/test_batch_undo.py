@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from curation import block_review, edits
 from curation.exceptions import NothingToUndo, UndoConflict
-from curation.history import batch_undo
+from curation.history import batch_undo, event_undo
 from curation.models import CurationEvent
 from tests.curation.test_block_review import BLOCK, _del_maestro
 from wovepaper.models import Authorship, Researcher
@@ -71,6 +71,9 @@ def test_a_review_is_undone_and_redone_whole(curator):
     # Undoing the undo does the review again.
     batch_undo(batch=undo, actor=curator)
     assert _placement() == after
+    # The review, done again, is undone again; then nothing of it is left.
+    batch_undo(batch=batch, actor=curator)
+    assert _placement() == before
     with pytest.raises(NothingToUndo, match=f"batch {batch.pk} has no change left"):
         batch_undo(batch=batch, actor=curator)
 
@@ -131,3 +134,58 @@ def test_the_admin_undoes_a_review_in_one_click(client, curator):
     assert f"Undid {count} change(s) of batch {batch.pk}" in done.content.decode()
     assert _placement() == before
     assert client.get(other.get_absolute_url()).status_code == 200
+
+
+def test_a_change_undone_and_redone_since_is_undone_with_the_rest(curator):
+    """Hostile trial: it was passed over, and the review reported undone."""
+    before, batch, keep, other, papers = _review_emptying(curator)
+    move = CurationEvent.objects.filter(batch=batch, kind="moved").latest("pk")
+    retired = CurationEvent.objects.get(batch=batch, kind="retired")
+    # Its retirement and one move undone alone, then both done again.
+    undo_retired = event_undo(event=retired, actor=curator)
+    undo_move = event_undo(event=move, actor=curator)
+    event_undo(event=undo_move, actor=curator)
+    event_undo(event=undo_retired, actor=curator)
+
+    batch_undo(batch=batch, actor=curator)
+
+    assert _placement() == before
+
+
+def test_a_change_with_nothing_left_is_passed_over_not_the_whole(curator):
+    """Hostile trial: one move whose slot a newer version of its paper
+    dropped refused the review's undo for good."""
+    before, batch, keep, other, papers = _review_emptying(curator)
+    assert len(papers) > 1, "the real records give the profile several papers"
+    dropped = papers[0]
+    moved = CurationEvent.objects.get(batch=batch, moves__0__authorship=dropped.pk)
+    Authorship.objects.filter(pk=dropped.pk).delete()
+
+    undo = batch_undo(batch=batch, actor=curator)
+
+    assert list(undo.extra["passed_over"]) == [str(moved.pk)]
+    assert "no longer exist" in undo.extra["passed_over"][str(moved.pk)]
+    expected = dict(before["authorships"])
+    del expected[dropped.pk]
+    assert _placement() == {"authorships": expected, "live": before["live"]}
+
+
+def test_history_offers_redo_of_an_undone_review_and_undo_of_a_redone_one(
+    client, curator
+):
+    before, batch, keep, other, papers = _review_emptying(curator)
+    undo = batch_undo(batch=batch, actor=curator)
+    redo = batch_undo(batch=undo, actor=curator)
+    assert (undo.extra["verb"], redo.extra["verb"]) == ("undone", "redone")
+    client.force_login(curator)
+    history = client.get(
+        reverse("admin:wovepaper_researcher_history", args=[keep.pk])
+    ).content.decode()
+    link = 'href="{}?next='.format
+    url = reverse("admin:curation_curationevent_undo", args=[undo.pk])
+    assert history.index(link(url)) < history.index(
+        "Redo all…", history.index(link(url))
+    )
+    # The review itself, done again, is undone whole again.
+    batch_undo(batch=batch, actor=curator)
+    assert _placement() == before
