@@ -28,7 +28,8 @@ from django.utils.html import format_html
 from curation import edits, selectors
 from curation.admin.common import SafeActionsMixin, each_object, report
 from curation.exceptions import CurationError
-from curation.history import researcher_history
+from curation.history import batch_to_undo, researcher_history
+from curation.models import CurationEvent
 from wovepaper import profile
 from wovepaper.identifiers import NORMALISERS
 from wovepaper.models import Authorship, Researcher
@@ -655,6 +656,14 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
         if not self.has_view_or_change_permission(request, researcher):
             raise PermissionDenied
         events = list(researcher_history(researcher_id=researcher.pk)[:200])
+        for e in events:
+            # A review's row offers Undo all… (or Redo all…) while some of
+            # it is in force, not after (it led to "nothing left").
+            e.undo_all = (
+                e.kind == CurationEvent.Kind.BATCH
+                and "review" in (e.extra or {})
+                and bool(batch_to_undo(e))
+            )
         return TemplateResponse(
             request,
             "admin/curation/researcher/history.html",

@@ -170,22 +170,32 @@ def test_a_change_with_nothing_left_is_passed_over_not_the_whole(curator):
     assert _placement() == {"authorships": expected, "live": before["live"]}
 
 
-def test_history_offers_redo_of_an_undone_review_and_undo_of_a_redone_one(
-    client, curator
-):
+def test_history_offers_undo_all_of_what_is_in_force_and_names_it(client, curator):
     before, batch, keep, other, papers = _review_emptying(curator)
+    client.force_login(curator)
+
+    def offered() -> dict[int, str]:
+        """The batches History offers to undo whole, with their buttons."""
+        html = client.get(
+            reverse("admin:wovepaper_researcher_history", args=[keep.pk])
+        ).content.decode()
+        found = {}
+        for pk in CurationEvent.objects.filter(kind="batch").values_list(
+            "pk", flat=True
+        ):
+            url = reverse("admin:curation_curationevent_undo", args=[pk])
+            at = html.find(f'href="{url}?next=')
+            if at >= 0:
+                found[pk] = html[html.index(">", at) + 1 : html.index("</a>", at)]
+        return found
+
+    assert offered() == {batch.pk: "Undo all…"}
     undo = batch_undo(batch=batch, actor=curator)
+    assert offered() == {undo.pk: "Redo all…"}
     redo = batch_undo(batch=undo, actor=curator)
     assert (undo.extra["verb"], redo.extra["verb"]) == ("undone", "redone")
-    client.force_login(curator)
-    history = client.get(
-        reverse("admin:wovepaper_researcher_history", args=[keep.pk])
-    ).content.decode()
-    link = 'href="{}?next='.format
-    url = reverse("admin:curation_curationevent_undo", args=[undo.pk])
-    assert history.index(link(url)) < history.index(
-        "Redo all…", history.index(link(url))
-    )
-    # The review itself, done again, is undone whole again.
-    batch_undo(batch=batch, actor=curator)
+    # The review is in force again: by its own row or by its redo's.
+    assert offered() == {batch.pk: "Undo all…", redo.pk: "Undo all…"}
+    again = batch_undo(batch=batch, actor=curator)
     assert _placement() == before
+    assert offered() == {undo.pk: "Redo all…", again.pk: "Redo all…"}
