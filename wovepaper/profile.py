@@ -167,7 +167,11 @@ def researcher_papers_page(
     checked = set(checked)
     for row in rows:
         own = row["own_authorship"]
-        row["why"] = _reason(researcher, *placed[own], own) if own else ""
+        row["why"] = (
+            _reason(researcher, *placed[own], own, checked=row["id"] in checked)
+            if own
+            else ""
+        )
         if own:
             row["placement"] = (
                 selectors.CHECKED if row["id"] in checked else selectors.AUTOMATIC
@@ -366,7 +370,12 @@ def _placed_by(found: dict | None) -> tuple:
 
 
 def _reason(
-    researcher: Researcher, proposal, by_curator: bool, authorship_id: int
+    researcher: Researcher,
+    proposal,
+    by_curator: bool,
+    authorship_id: int,
+    *,
+    checked: bool = False,
 ) -> str:
     """Why an authorship is on this researcher's profile, in plain words.
 
@@ -376,6 +385,9 @@ def _reason(
     logit contribution, largest first). An authorship with no applied proposal
     for this researcher was placed by a curator directly (a merge, a move, an
     approved claim). ``authorship_id`` is the researcher's slot on the paper.
+    The matcher's placement a curator has confirmed since (``checked``: a
+    merge keeps the survivor's papers so) says so too: the row read "✓
+    checked by a curator" beside "Placed automatically" (a new user's trial).
     """
     if proposal is None or proposal.researcher_id not in (researcher.pk, None):
         return (
@@ -388,9 +400,15 @@ def _reason(
         else "Placed automatically by the matcher, sure of it"
     )
     when = proposal.decided_at.date().isoformat() if proposal.decided_at else ""
+    since = (
+        " A curator has checked it since (a merge that kept it, say)."
+        if checked and not by_curator
+        else ""
+    )
     return (
         f"{who}{' on ' + when if when else ''}: "
         f"{_evidence_words(proposal, authorship_id)} (score {proposal.score:.2f})."
+        f"{since}"
     )
 
 

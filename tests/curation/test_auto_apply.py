@@ -283,6 +283,35 @@ def test_pages_and_api_say_automatic_until_a_curator_checks(settings, client, cu
 
 
 @pytest.mark.django_db
+def test_a_merge_that_keeps_the_matchers_papers_says_a_curator_checked_them(
+    settings, curator
+):
+    """New-user trial: after a curator's merge, the survivor's own papers
+    read "✓ checked by a curator" and "Placed automatically" side by side."""
+    from curation import edits
+    from wovepaper import profile
+
+    settings.CURATION_AUTO_APPLY = "0.01"
+    harvest_files(source="arxiv", root=DEL_MAESTRO)
+    services.matching_run()
+    survivor, loser = (
+        Researcher.objects.live().filter(block_key="maestro a").order_by("pk")[:2]
+    )
+    kept = set(survivor.authorships.values_list("pk", flat=True))
+    edits.researcher_merge(researchers=[survivor, loser], actor=curator)
+
+    rows = profile.researcher_papers_page(survivor)["papers"]
+    mine = [r for r in rows if r["own_authorship"] in kept]
+    assert mine
+    for row in mine:
+        assert row["placement"] == "checked by a curator"
+        assert row["why"].startswith("Placed automatically by the matcher")
+        assert row["why"].endswith(
+            "A curator has checked it since (a merge that kept it, say)."
+        )
+
+
+@pytest.mark.django_db
 def test_large_collaboration_proposals_have_a_lane_of_their_own(client, curator):
     """A paper of 120 authors: its slots' proposals are marked, and the
     queue opens on the other lane."""
