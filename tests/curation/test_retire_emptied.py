@@ -21,7 +21,13 @@ from tests.factories import (
     UserFactory,
 )
 from wovepaper import profile
-from wovepaper.models import Authorship, Follow, Notification, Researcher
+from wovepaper.models import (
+    Authorship,
+    Follow,
+    Notification,
+    OutboxMessage,
+    Researcher,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -526,4 +532,9 @@ def test_an_undo_page_says_before_the_click_that_the_undo_would_be_refused(
     # Trying it changed nothing: the retirement's own undo is offered.
     assert Authorship.objects.get(pk=a1.pk).researcher_id == r2.pk
     assert not CurationEvent.objects.filter(kind="undone").exists()
+    outbox = OutboxMessage.objects.count()
     assert "Yes, undo it" in page(retired)
+    # Its trial, which would succeed, left nothing either.
+    assert not CurationEvent.objects.filter(kind="undone").exists()
+    assert OutboxMessage.objects.count() == outbox
+    assert Researcher.objects.get(pk=r1.pk).retired
