@@ -389,7 +389,7 @@ def found_in_bulk(foundings: list[Founding], *, kind: str) -> list[CurationEvent
     its ``kind`` event, by actor None: the rows, fields and follow-ups that
     ``Change(actor=None)``'s :meth:`~Change.create_researcher`,
     :meth:`~Change.move` and :meth:`~Change.commit` write one founding at a
-    time, in five statements for them all. The matcher founds thousands of
+    time, in a few statements for them all. The matcher founds thousands of
     profiles a run; one at a time took 11 statements and 16 ms each, 86% of
     the demo's wall time (profiled 2026-12-07).
 

@@ -349,7 +349,8 @@ def batch_to_undo(batch: CurationEvent) -> list[CurationEvent]:
 
 def batch_undo(*, batch: CurationEvent, actor: AbstractBaseUser) -> CurationEvent:
     """Undo a whole block review or bulk action (its ``batch`` event): each
-    of its changes not undone yet, latest first, in one transaction.
+    of its changes in force (:func:`batch_to_undo`), latest first, in one
+    transaction.
 
     Undone one at a time, a review that emptied and retired a profile had
     to be undone retirement first, which left the profile public with no
@@ -377,7 +378,8 @@ def batch_undo(*, batch: CurationEvent, actor: AbstractBaseUser) -> CurationEven
             f"event {batch.pk} ({batch.get_kind_display()}) is not a review or "
             "bulk action; undo it on its own"
         )
-    state = (batch.extra or {}).get("state", "done")
+    extra = batch.extra if isinstance(batch.extra, dict) else {}
+    state = extra.get("state", "done")
     if state != "done":
         raise NothingToUndo(
             f"bulk action {batch.pk} is {state}; undo it once it is done"
@@ -395,8 +397,8 @@ def batch_undo(*, batch: CurationEvent, actor: AbstractBaseUser) -> CurationEven
             extra={
                 "undoes_batch": batch.pk,
                 # What its own undo does: a redo's undo undoes the review again.
-                "verb": "redone" if batch.extra.get("verb") == "undone" else "undone",
-                **{k: v for k, v in batch.extra.items() if k == "review"},
+                "verb": "redone" if extra.get("verb") == "undone" else "undone",
+                **{k: v for k, v in extra.items() if k == "review"},
             },
         )
         undone, passed_over = [], {}
