@@ -390,7 +390,11 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 "opts": self.opts,
                 "title": f"Undo batch {batch.pk}?",
                 "event": batch,
-                "what": f"the review of block “{review}”",
+                "what": (
+                    f"the undo of the review of block “{review}” (a redo)"
+                    if batch.extra.get("verb") == "undone"
+                    else f"the review of block “{review}”"
+                ),
                 "members": event_links(members, lambda e: ""),
                 "count": len(members),
                 "refused": refused,
