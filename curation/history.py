@@ -347,6 +347,24 @@ def batch_to_undo(batch: CurationEvent) -> list[CurationEvent]:
     return heads
 
 
+def is_review_batch(event: CurationEvent) -> bool:
+    """Whether ``event`` is a block review's ``batch`` event (or the undo of
+    one), which the admin undoes whole in one request: a review is a
+    block's changes, applied in one request too. A bulk action of up to
+    10,000 decisions is undone decision by decision there."""
+    return event.kind == CurationEvent.Kind.BATCH and "review" in (
+        event.extra if isinstance(event.extra, dict) else {}
+    )
+
+
+def review_undo_offered(event: CurationEvent) -> bool:
+    """Whether the admin offers *Undo all…* (or *Redo all…*) on ``event``: a
+    review's batch (:func:`is_review_batch`) with a change in force
+    (:func:`batch_to_undo`); not after it was undone whole, when it led to
+    "nothing left"."""
+    return is_review_batch(event) and bool(batch_to_undo(event))
+
+
 def batch_undo(*, batch: CurationEvent, actor: AbstractBaseUser) -> CurationEvent:
     """Undo a whole block review or bulk action (its ``batch`` event): each
     of its changes in force (:func:`batch_to_undo`), latest first, in one

@@ -18,6 +18,8 @@ from curation.history import (
     batch_undo,
     decision_after_undo,
     event_undo,
+    is_review_batch,
+    review_undo_offered,
     source_not_undone,
     undo_preview,
     undo_refusal,
@@ -220,7 +222,7 @@ class CurationEventAdmin(ReadOnlyAdmin):
             obj
             and (
                 (obj.changes_state and not obj.undone_by.exists())
-                or (_is_review(obj) and batch_to_undo(obj))
+                or review_undo_offered(obj)
             )
             and request.user.has_perm("curation.undo_curationevent")
         )
@@ -286,7 +288,7 @@ class CurationEventAdmin(ReadOnlyAdmin):
             # No confirmation page offers what event_undo refuses.
             self.message_user(request, source_not_undone(event), messages.ERROR)
             return HttpResponseRedirect(back)
-        if _is_review(event):
+        if is_review_batch(event):
             return self._batch_undo_view(request, event, back)
         if request.method == "POST" and request.POST.get("confirm") == "yes":
             try:
@@ -401,14 +403,6 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 "next": back,
             },
         )
-
-
-def _is_review(event: CurationEvent) -> bool:
-    """Whether ``event`` is a block review's ``batch`` event (or the undo of
-    one), which the admin undoes whole in one request: a review is a
-    block's changes, applied in one request too. A bulk action of up to
-    10,000 decisions is undone decision by decision."""
-    return event.kind == CurationEvent.Kind.BATCH and "review" in (event.extra or {})
 
 
 def event_links(

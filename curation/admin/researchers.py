@@ -28,8 +28,7 @@ from django.utils.html import format_html
 from curation import edits, selectors
 from curation.admin.common import SafeActionsMixin, each_object, report
 from curation.exceptions import CurationError
-from curation.history import batch_to_undo, researcher_history
-from curation.models import CurationEvent
+from curation.history import researcher_history, review_undo_offered
 from wovepaper import profile
 from wovepaper.identifiers import NORMALISERS
 from wovepaper.models import Authorship, Researcher
@@ -657,13 +656,7 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
             raise PermissionDenied
         events = list(researcher_history(researcher_id=researcher.pk)[:200])
         for e in events:
-            # A review's row offers Undo all… (or Redo all…) while some of
-            # it is in force, not after (it led to "nothing left").
-            e.undo_all = (
-                e.kind == CurationEvent.Kind.BATCH
-                and "review" in (e.extra or {})
-                and bool(batch_to_undo(e))
-            )
+            e.undo_all = review_undo_offered(e)
         return TemplateResponse(
             request,
             "admin/curation/researcher/history.html",
