@@ -4,14 +4,14 @@ On the labelled sets of ``$WOVEPAPER_DATA_DIR/and`` (INSPIRE Wang, S2AND
 Qian-partial): each gold person becomes a researcher holding a seeded four
 fifths of their mentions (at least one); the remaining mentions are
 attached against the researchers of their block by the matching service's
-own step (``curation.services._attach_candidates``), as a harvest's
+own step (``curation.proposing.attach._attach_candidates``), as a harvest's
 incremental run attaches new papers. Printed per set and model (the
 default weights at ``CURATION_ATTACH_THRESHOLD``, and a model trained on
 the set with ``train_matcher``'s fit at 0.4): the attaches, how many
 were tied (researchers scoring alike at the top), and how many of those
 each rule gives the right person:
 
-- ``most papers``: the rule matching uses (``services._untied``);
+- ``most papers``: the rule matching uses (``attach._untied``);
 - ``lowest id``: the first researcher in id order, as matching did
   before that rule (ids follow the order people were first met).
 
@@ -42,9 +42,9 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 
-from curation import services  # noqa: E402
 from curation.matching import labelled, scoring, training  # noqa: E402
 from curation.matching.features import profile_of  # noqa: E402
+from curation.proposing import attach  # noqa: E402
 
 SETS = {
     "wang": "and/beard_inspire_wang",
@@ -85,7 +85,7 @@ def measure(data: labelled.LabelledSet, weights: scoring.Weights, threshold: flo
         0,
     )
     for block, views in held.items():
-        for a, best in services._attach_candidates(
+        for a, best in attach._attach_candidates(
             views, blocks.get(block, []), set(), weights, {}, threshold
         ):
             if best is None:

@@ -4,7 +4,7 @@ Issue 47's figure that counts. For each labelled set (INSPIRE Wang, S2AND
 Qian-partial by default), and for each flow:
 
 - ``auto``: the auto-apply policy at its default
-  (:data:`curation.auto_apply.DEFAULT_THRESHOLD`): the matcher applies what it
+  (:data:`curation.deciding.auto_apply.DEFAULT_THRESHOLD`): the matcher applies what it
   is sure of, curators review the rest;
 - ``blocks``: the same policy, then a curator reviewing name blocks on
   their review page (:class:`BlockCurator`);

@@ -75,6 +75,7 @@ from curation.matching import blocking, pipeline  # noqa: E402
 from curation.matching.features import AuthorshipView  # noqa: E402
 from curation.matching.labelled import LabelledSet  # noqa: E402
 from curation.matching.labelled import load as load_labelled  # noqa: E402
+from curation.proposing import merges  # noqa: E402
 
 # The family names the Wang set is re-keyed to, in order: "wang" itself, then the
 # frequent Chinese family names of curation.names alphabetically (the hardest
@@ -371,7 +372,7 @@ def attach(data: LabelledSet, researchers: int, probes: int) -> dict:
     through_task, _ = probe_pass(5 * 10**7, picks, task=True)
     # With merges, as a curator's run over a block: first by a worker that has
     # not seen these blocks lately (no remembered merge scores), then again.
-    services._merge_scores.clear()
+    merges._merge_scores.clear()
     merging_first, _ = probe_pass(2 * 10**7, picks, merges=True)
     merging_again, _ = probe_pass(3 * 10**7, picks, merges=True)
     batch = [new_probe(4 * 10**7 + n, *pick) for n, pick in enumerate(picks)]

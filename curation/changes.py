@@ -394,7 +394,7 @@ def found_in_bulk(foundings: list[Founding], *, kind: str) -> list[CurationEvent
     the demo's wall time (profiled 2026-12-07).
 
     Must run inside a transaction (the caller's, which locked the
-    authorships and checked them, :mod:`curation.auto_apply_bulk`).
+    authorships and checked them, :mod:`curation.deciding.auto_apply_bulk`).
 
     Args:
         foundings: what to found; each event lists its new researcher and

@@ -26,7 +26,8 @@ from django.db.models import (
 )
 from django.db.models.functions import Abs, Coalesce
 
-from curation import auto_apply, matching_sql
+from curation import matching_sql
+from curation.deciding import auto_apply
 from curation.history import researcher_history
 from curation.matching import overmerge, scoring, variants
 from curation.matching.features import (
@@ -1152,7 +1153,7 @@ def confirmed_links(researcher_ids: Iterable[int]) -> set[tuple[int, int]]:
     Not those of automation (the identifier policy), nor of approving a ``new``
     cluster or a merge wholesale: an
     over-merged profile is often such a cluster, and a split proposal must be
-    able to move part of it off (see curation.services._propose_suspect_splits).
+    able to move part of it off (see curation.proposing.splits.propose_suspect_splits).
 
     Returns:
         ``{(authorship_id, researcher_id)}``.
@@ -1537,8 +1538,8 @@ def pending_dead_proposals() -> QuerySet[Proposal]:
     with their researchers: none of them can apply any more; and the
     attaches whose evidence has a ``frame`` (a researcher of another block),
     or whose researcher or authorship changed since they were proposed,
-    which may no longer (:func:`curation.services._frame_lost`,
-    :func:`curation.services._evidence_lost`).
+    which may no longer (:func:`curation.proposing.staleness._frame_lost`,
+    :func:`curation.proposing.staleness._evidence_lost`).
 
     Must run inside a transaction (``select_for_update``).
     """
@@ -1564,11 +1565,11 @@ def pending_dead_proposals() -> QuerySet[Proposal]:
             # A re-harvest deleted their authorships (the person left the
             # byline, or another took the slot).
             | Q(pk__in=Subquery(orphaned))
-            # Attaches across blocks (curation.services._frame_lost), to be
+            # Attaches across blocks (curation.proposing.staleness._frame_lost), to be
             # checked: few beside the rest.
             | Q(kind=Proposal.Kind.ATTACH, evidence__has_key="frame")
             # Attaches whose researcher or authorship changed since
-            # (curation.services._evidence_lost), to be checked.
+            # (curation.proposing.staleness._evidence_lost), to be checked.
             | Q(pk__in=changed)
         )
         .filter(status=Proposal.Status.PENDING)
@@ -1734,7 +1735,7 @@ def pending_auto_apply(policy: auto_apply.Policy) -> list[Proposal]:
     stricter policy left waiting. A superset: ``new`` and ``attach``
     proposals identifier-proven or scored at least the policy's threshold (a
     ``new``'s score, its mean link, is never below its weakest link);
-    :meth:`curation.auto_apply.Policy.clears` decides each.
+    :meth:`curation.deciding.auto_apply.Policy.clears` decides each.
 
     Args:
         policy: the policy in force.

@@ -94,7 +94,7 @@ def outbox_deliver(*, pk: int, connection=None) -> str:
         if message is None:
             return "held"
         try:
-            found = _task(message.task)
+            found = registered_task(message.task)
         except KeyError:
             _refused(message, f"no task is registered as {message.task!r}")
             logger.error("outbox message %s: no task %r", pk, message.task)
@@ -127,9 +127,11 @@ def outbox_deliver(*, pk: int, connection=None) -> str:
         return "sent"
 
 
-def _task(name: str):
+def registered_task(name: str):
     """The registered task ``name``; a web process imports the apps' task
-    modules (Celery's autodiscovery) the first time it asks.
+    modules (Celery's autodiscovery) the first time it asks. Services that
+    queue a task reach it by name this way, so they never import the task
+    modules that import them (issue 52: no import circles).
 
     Raises:
         KeyError: no task has that name.

@@ -519,7 +519,7 @@ def _evidence_words(proposal, authorship_id: int) -> str:
     printed = rule_said(reading.get("printed"))
     read_as = rule_said(reading.get("read_as"))
     if printed and read_as and reading.get("authorship") == authorship_id:
-        # An attach met across blocks (curation.services._best_elsewhere): say
+        # An attach met across blocks (curation.proposing.attach._best_elsewhere): say
         # how this paper's name was read, each name isolated (FSI ... PDI), so
         # a direction mark in one cannot turn the sentence around.
         return (

@@ -403,7 +403,7 @@ def _ranked_label(n: int) -> str:
 
 def _cluster_evidence(proposal: Proposal) -> str:
     """Explain a ``new`` proposal: its cohesion and its recorded pairs (the
-    strongest, then the weakest, :func:`curation.services._recorded_pairs`),
+    strongest, then the weakest, :func:`curation.proposing.drafts.recorded_pairs`),
     each with its score, the authorships it joined and its features."""
     evidence = proposal.evidence
     printed = {
@@ -545,7 +545,7 @@ def _reading_said(proposal: Proposal) -> str:
 def _frame_said(proposal: Proposal) -> str:
     """What an attach to a researcher of another block that holds authorships
     printed in this one says first (evidence ``frame``: ``{researcher, block,
-    home, holds}``, :func:`curation.services._attach_candidates`): the
+    home, holds}``, :func:`curation.proposing.attach._attach_candidates`): the
     researcher's own block, how many authorships it holds printed here, and
     that it was scored as read here; "" for any other proposal, or a
     ``frame`` edited by hand (not an object of texts and counts, naming a
@@ -579,7 +579,7 @@ def _frame_said(proposal: Proposal) -> str:
 def _tied_said(proposal: Proposal) -> str:
     """What an attach whose researcher scored alike with others says first
     (evidence ``tied``: ``{papers, with: [{researcher, papers}], others}``,
-    :func:`curation.services._untied`): that the score could not tell them
+    :func:`curation.proposing.attach._untied`): that the score could not tell them
     apart, each other researcher with a link and its papers, and that the
     one holding most papers was chosen; "" for any other proposal, or a
     ``tied`` edited by hand into another shape."""
@@ -703,7 +703,7 @@ def _rule(rule: object) -> str:
 
 def _between(sides: object, printed: dict[int, str]) -> str:
     """``", between A and B"`` for a recorded pair's ``between`` (the
-    authorship ids on either side, :func:`curation.services._recorded_pairs`),
+    authorship ids on either side, :func:`curation.proposing.drafts.recorded_pairs`),
     each side its printed names and papers; "" for evidence recorded without
     it (before it was) or edited into another shape."""
     if not (

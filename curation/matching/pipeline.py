@@ -684,7 +684,7 @@ def sure_clusters(
     are merges in the product, which always wait for a curator, so none
     here), then keeps the clusters whose weakest link
     (:attr:`Cluster.weakest`) is at least ``sure``: the ``new`` proposals
-    :meth:`curation.auto_apply.Policy.clears`. A single authorship is its
+    :meth:`curation.deciding.auto_apply.Policy.clears`. A single authorship is its
     own weakest link, so every one that clusters alone is kept.
 
     Args:

@@ -74,7 +74,7 @@ BEYOND_NAME = ("orcid", "coauthors", "categories", "affiliation", "title_similar
 # trained on one corpus scored Qian's name-only pairs at 0.99 or more, where
 # 0.87 were one person. No labelled set has name-only pairs one person at
 # 0.99, so a name alone is never sure: it stays under the 0.99 band of sure
-# links and the auto-apply threshold (curation.auto_apply), and far above
+# links and the auto-apply threshold (curation.deciding.auto_apply), and far above
 # any clustering threshold. At 0.95 it lowered Wang's 5-fold B³ F1 from
 # 0.9177 to 0.9162 (average linkage averages the capped scores); at 0.98 it
 # leaves it, and Qian's sure links are 0.955 either way (0.947 uncapped).

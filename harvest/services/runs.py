@@ -10,6 +10,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from harvest.models import HarvestRun
+from wovepaper.outbox import registered_task
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +115,8 @@ RUN_UNKNOWN_KIND = "run #{run} has no parameters to harvest again"
 
 def _run_task(run: HarvestRun, *, resume: bool):
     """The task signature that harvests ``run`` again (resuming it, or afresh)."""
-    from harvest.tasks import (
+    # By the tasks' names (harvest/tasks.py): the task module imports this one.
+    (
         harvest_arxiv_ids_task,
         harvest_arxiv_oai_task,
         harvest_crossref_dois_task,
@@ -128,6 +130,23 @@ def _run_task(run: HarvestRun, *, resume: bool):
         harvest_s2_authors_task,
         harvest_s2_backfill_task,
         harvest_s2_papers_task,
+    ) = (
+        registered_task(f"harvest.{name}")
+        for name in (
+            "arxiv_ids",
+            "arxiv_oai",
+            "crossref_dois",
+            "crossref",
+            "files",
+            "openalex_authors",
+            "openalex_institutions",
+            "openalex",
+            "ror_ids",
+            "s2_author_papers",
+            "s2_authors",
+            "s2_backfill",
+            "s2_papers",
+        )
     )
 
     p = run.params

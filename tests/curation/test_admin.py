@@ -339,6 +339,8 @@ def test_a_proposal_the_database_refuses_is_skipped_with_its_reason(
 ):
     from django.db import DataError
 
+    from curation.deciding import bulk
+
     first, second = (_attach(AuthorshipFactory(), ResearcherFactory()) for _ in "ab")
     real_apply = services.proposal_apply
 
@@ -347,7 +349,8 @@ def test_a_proposal_the_database_refuses_is_skipped_with_its_reason(
             raise DataError("value too long for type character varying(300)")
         return real_apply(proposal=proposal, **kwargs)
 
-    monkeypatch.setattr(services, "proposal_apply", refuse_first)
+    # proposals_decide applies each through the bulk module's own name.
+    monkeypatch.setattr(bulk, "proposal_apply", refuse_first)
     batch, done, skipped = services.proposals_decide(
         proposals=[first, second], approve=True, actor=curator
     )

@@ -421,6 +421,6 @@ def test_merge_page_warns_when_the_names_cannot_be_one_person(client, curator):
         f"researchers {weon.pk} (Jae-Weon Lee) and {joon.pk} (Jae-Joon Lee) print "
         "given names that cannot be one person&#x27;s" in page(weon, joon)
     )
-    # What a merge means for later runs (services._parts_a_merge).
+    # What a merge means for later runs (orcid_checks.held_by_merges).
     assert "does not propose splitting these papers apart again" in page(weon, joon)
     assert "merge-name-warnings" not in page(jp, jean)

@@ -19,6 +19,7 @@ from curation import names, services
 from curation.matching import scoring
 from curation.matching.features import AuthorshipView, profile_of
 from curation.models import Proposal
+from curation.proposing import attach
 from tests.factories import AuthorshipFactory, PaperFactory, ResearcherFactory
 
 QIAN = settings.WOVEPAPER_DATA_DIR / "and/s2and/qian_partial"
@@ -140,7 +141,7 @@ def test_untied_takes_most_papers_then_lowest_id_and_names_the_rest():
         5: profile_of([_view(14), _view(15), _view(16)], id=5),
         2: profile_of([_view(17)], id=2),
     }
-    _, (_, evidence, chosen, _) = services._attach_candidates(
+    _, (_, evidence, chosen, _) = attach._attach_candidates(
         [a], list(profiles.values()), set(), scoring.DEFAULT, {}, 0.0
     )[0]
     assert chosen.id == 5
@@ -154,7 +155,7 @@ def test_untied_takes_most_papers_then_lowest_id_and_names_the_rest():
         "others": 3,
     }
     # A cannot-link to the likeliest leaves the next, and the rest tied.
-    _, (_, evidence, chosen, _) = services._attach_candidates(
+    _, (_, evidence, chosen, _) = attach._attach_candidates(
         [a], list(profiles.values()), {("a", 1, 5)}, scoring.DEFAULT, {}, 0.0
     )[0]
     assert chosen.id == 3
@@ -163,7 +164,7 @@ def test_untied_takes_most_papers_then_lowest_id_and_names_the_rest():
 
 def test_at_most_ten_tied_are_named():
     profiles = [profile_of([_view(100 + i)], id=i + 1) for i in range(14)]
-    _, (_, evidence, chosen, _) = services._attach_candidates(
+    _, (_, evidence, chosen, _) = attach._attach_candidates(
         [_view(1)], profiles, set(), scoring.DEFAULT, {}, 0.0
     )[0]
     assert chosen.id == 1

@@ -3,7 +3,7 @@ its own undoable decisions; merges, splits, flagged and locked things wait.
 
 The suite runs with ``CURATION_AUTO_APPLY="identifiers"`` (wovepaper/settings/
 test.py) so that curator-flow tests find their proposals pending; these tests
-set the shipped default (:data:`curation.auto_apply.DEFAULT_THRESHOLD`) or
+set the shipped default (:data:`curation.deciding.auto_apply.DEFAULT_THRESHOLD`) or
 strict mode themselves.
 """
 
@@ -16,7 +16,8 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from curation import auto_apply, selectors, services
+from curation import selectors, services
+from curation.deciding import auto_apply
 from curation.history import event_undo
 from curation.models import Constraint, CurationEvent, Proposal
 from harvest.services import harvest_files
@@ -60,7 +61,7 @@ def test_a_setting_that_names_no_policy_is_a_clear_error(value):
 
 def test_the_settings_default_is_the_measured_threshold(monkeypatch):
     """The setting a deployment gets when it sets nothing is the threshold
-    evaluate_matching measured (curation.auto_apply.DEFAULT_THRESHOLD)."""
+    evaluate_matching measured (curation.deciding.auto_apply.DEFAULT_THRESHOLD)."""
     import importlib
 
     from wovepaper.settings import base

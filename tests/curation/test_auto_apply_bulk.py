@@ -1,5 +1,5 @@
 """The matcher's plain ``new`` decisions applied in bulk
-(:mod:`curation.auto_apply_bulk`) write what applying them one at a time
+(:mod:`curation.deciding.auto_apply_bulk`) write what applying them one at a time
 writes, on real records, and leave every other case to the one-at-a-time path."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import pytest
 from django.conf import settings
 from django.db import transaction
 
-from curation import auto_apply, auto_apply_bulk, services
+from curation import services
+from curation.deciding import auto_apply, auto_apply_bulk
 from curation.history import event_undo
 from curation.models import CurationEvent, Proposal
 from harvest.services import harvest_files

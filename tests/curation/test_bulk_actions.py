@@ -10,6 +10,7 @@ import pytest
 from django.urls import reverse
 
 from curation import services
+from curation.deciding import bulk
 from curation.models import CurationEvent, Proposal
 from tests.factories import AuthorshipFactory, ResearcherFactory
 
@@ -53,7 +54,7 @@ def test_the_action_answers_with_its_progress_page(client, curator):
 
 
 def test_a_running_action_reloads_its_page(client, curator):
-    batch = services._batch_event([1, 2], True, curator, "")
+    batch = bulk._batch_event([1, 2], True, curator, "")
     client.force_login(curator)
     page = client.get(
         reverse("admin:curation_curationevent_progress", args=[batch.pk])
@@ -66,7 +67,7 @@ def test_a_running_action_reloads_its_page(client, curator):
 def test_the_progress_page_needs_the_view_permission(client):
     from tests.factories import UserFactory
 
-    batch = services._batch_event([1], True, None, "")
+    batch = bulk._batch_event([1], True, None, "")
     client.force_login(UserFactory(is_staff=True))
     response = client.get(
         reverse("admin:curation_curationevent_progress", args=[batch.pk])
@@ -78,7 +79,7 @@ def test_a_redelivered_task_goes_on_where_the_batch_stopped(curator, monkeypatch
     """A worker killed mid-batch: the redelivery counts what the batch
     decided already as done, decides the rest, and decides nothing twice."""
     proposals = _attaches(4)
-    batch = services._batch_event([p.pk for p in proposals], True, curator, "")
+    batch = bulk._batch_event([p.pk for p in proposals], True, curator, "")
     # The first delivery decided two before it died.
     for proposal in proposals[:2]:
         services.proposal_apply(proposal=proposal, actor=curator, batch=batch)

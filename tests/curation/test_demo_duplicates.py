@@ -11,6 +11,7 @@ from django.conf import settings
 
 from curation import services
 from curation.models import Proposal
+from curation.proposing import merges
 from harvest.services import harvest_files
 from wovepaper.models import Researcher
 
@@ -60,8 +61,8 @@ def test_the_demos_duplicates_are_proposed_for_merging_after_a_full_approval(
     services.matching_run()
 
     (jurek,) = _merges_between("Jurik Krzesinski", "Jurek Krzesinski")
-    assert jurek.evidence["rule"] == services.SPELLING_RULE
-    assert jurek.evidence["features"]["coauthors"] >= services.SPELLING_COAUTHORS
+    assert jurek.evidence["rule"] == merges.SPELLING_RULE
+    assert jurek.evidence["features"]["coauthors"] >= merges.SPELLING_COAUTHORS
     assert jurek.score >= settings.CURATION_MERGE_THRESHOLD
 
     # Every researcher printing "A. Del Maestro" (no co-author links them to
@@ -82,7 +83,7 @@ def test_the_demos_duplicates_are_proposed_for_merging_after_a_full_approval(
     assert len(maestros) == len(initials)
     for merge in maestros:
         assert adrian.pk in (merge.researcher_id, merge.other_researcher_id)
-        assert merge.evidence["rule"] == services.INITIAL_RULE
+        assert merge.evidence["rule"] == merges.INITIAL_RULE
         assert merge.evidence["features"]["categories"] > 0
     maestro = max(maestros, key=lambda p: p.score)
     # Merges wait for a curator.

@@ -22,6 +22,7 @@ from curation.exceptions import ProposalStale
 from curation.matching import evaluation, labelled, pipeline, training
 from curation.matching.features import AuthorshipView, profile_of
 from curation.models import Constraint, Proposal
+from curation.proposing import attach, saving
 from wovepaper import profile
 from wovepaper.models import Authorship
 
@@ -345,7 +346,7 @@ def test_a_late_bare_paper_below_the_attach_threshold_is_proposed_by_the_rule(
     # A second run proposes nothing new; a model switch leaves it pending.
     assert services.matching_run().get("proposed_attach", 0) == 0
     assert (
-        services._stale_below_model(
+        saving.stale_below_model(
             pipeline.scoring.Weights("another", -3.0, pipeline.scoring.WEIGHTS)
         )
         == 0
@@ -391,7 +392,7 @@ def test_the_rule_names_the_likeliest_researcher_when_it_cannot_propose_to_them(
     bare = _wagner(900, 1, set())
     weights = pipeline.scoring.Weights("test", -3.0, pipeline.scoring.WEIGHTS, 0.6)
 
-    drafts = services._propose_block(
+    drafts = attach._propose_block(
         "wagner s", graz + bare, [researcher], set(), weights
     )
     by_kind = {(d.kind, tuple(d.authorship_ids)): d for d in drafts}
@@ -401,7 +402,7 @@ def test_the_rule_names_the_likeliest_researcher_when_it_cannot_propose_to_them(
     assert ruled.evidence["rule"] == pipeline.EVIDENCE_FREE_ATTACH_RULE
     assert ("new", (100,)) in by_kind
 
-    drafts = services._propose_block(
+    drafts = attach._propose_block(
         "wagner s",
         graz + bare,
         [researcher],
@@ -452,7 +453,7 @@ def test_two_bare_slots_of_one_paper_are_neither_proposed_nor_marked():
     twice = [replace(v, paper_id=500) for v in _wagner(900, 2, set())]
     weights = pipeline.scoring.Weights("test", -3.0, pipeline.scoring.WEIGHTS, 0.6)
     for slots in (twice, twice[::-1]):
-        drafts = services._propose_block(
+        drafts = attach._propose_block(
             "wagner s", graz + slots, [researcher], set(), weights
         )
         assert [d.kind for d in drafts] == ["new"] * 3

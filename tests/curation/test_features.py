@@ -16,6 +16,7 @@ from curation.matching.features import (
     profile_of,
     profile_profile_features,
 )
+from curation.proposing import attach, merges
 
 
 @functools.cache
@@ -125,16 +126,15 @@ def test_names_conflict_when_any_two_given_names_cannot_meet():
 
 
 def test_merge_scores_are_remembered_per_snapshot_and_follow_a_changed_profile():
-    from curation import services
 
     jian = _mention("Wang, Jian", None)
     other = dataclasses.replace(jian, id=10**6, paper_id=10**6)
     p, q = profile_of([jian], id=1), profile_of([other], id=2)
     model = ("m", 0.0, ())
-    first = services._merge_score(
+    first = merges._merge_score(
         (model, (1, hash(p)), (2, hash(q))), p, q, scoring.DEFAULT
     )
-    again = services._merge_score(
+    again = merges._merge_score(
         (model, (1, hash(p)), (2, hash(q))), p, q, scoring.DEFAULT
     )
     assert again is first  # remembered, not recomputed
@@ -143,7 +143,7 @@ def test_merge_scores_are_remembered_per_snapshot_and_follow_a_changed_profile()
         [dataclasses.replace(other, affiliation_tokens=frozenset({"syracuse"}))], id=2
     )
     assert hash(moved) != hash(q)
-    changed = services._merge_score(
+    changed = merges._merge_score(
         (model, (1, hash(p)), (2, hash(moved))), p, moved, scoring.DEFAULT
     )
     assert changed is not first
@@ -154,7 +154,6 @@ def test_merge_scores_are_remembered_per_snapshot_and_follow_a_changed_profile()
 
 
 def test_a_shared_bare_initial_is_no_ground_for_a_merge_or_an_attach():
-    from curation import services
     from curation.matching.features import ProfileView
 
     context = dict(
@@ -169,20 +168,20 @@ def test_a_shared_bare_initial_is_no_ground_for_a_merge_or_an_attach():
     jie = ProfileView(
         id=2, given_names=("Jie", "J."), paper_ids=frozenset({3, 4}), **context
     )
-    assert not services._propose_merges("wang j", [jian, jie], set(), scoring.DEFAULT)
+    assert not merges.propose_merges("wang j", [jian, jie], set(), scoring.DEFAULT)
     new = AuthorshipView(id=10, paper_id=10, given="Jie", block_key="wang j", **context)
-    drafts = services._propose_block("wang j", [new], [jian], set(), scoring.DEFAULT)
+    drafts = attach._propose_block("wang j", [new], [jian], set(), scoring.DEFAULT)
     assert [d.kind for d in drafts] == ["new"]
     # A bare "J." may still join either; and variants a curator accepted on one
     # researcher ("Yuri", "Yury") still meet a new "Yury".
     bare = dataclasses.replace(new, given="J.")
-    drafts = services._propose_block("wang j", [bare], [jian], set(), scoring.DEFAULT)
+    drafts = attach._propose_block("wang j", [bare], [jian], set(), scoring.DEFAULT)
     assert [(d.kind, d.researcher_id) for d in drafts] == [("attach", 1)]
     yuri = ProfileView(
         id=3, given_names=("Yuri", "Yury"), paper_ids=frozenset({5}), **context
     )
     yury = dataclasses.replace(new, given="Yury", block_key="wang y")
-    drafts = services._propose_block("wang y", [yury], [yuri], set(), scoring.DEFAULT)
+    drafts = attach._propose_block("wang y", [yury], [yuri], set(), scoring.DEFAULT)
     assert [(d.kind, d.researcher_id) for d in drafts] == [("attach", 3)]
 
 

@@ -271,7 +271,7 @@ def test_a_likeliest_person_edited_into_another_shape_is_not_said(
     client, curator, likeliest
 ):
     # evidence["likeliest"] names a researcher by id on the proposal page
-    # (services._propose_block): edited by hand, the page says nothing of it.
+    # (attach._propose_block): edited by hand, the page says nothing of it.
     from django.urls import reverse
 
     authorship = AuthorshipFactory()

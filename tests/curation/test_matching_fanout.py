@@ -12,8 +12,8 @@ from django.test import override_settings
 
 from curation import services
 from curation.exceptions import MatchingBusy
+from curation.matching_run.fanout import MATCHING_LOCK_KEY, _lock_key
 from curation.models import Proposal
-from curation.services import MATCHING_LOCK_KEY, _lock_key
 from curation.tasks import matching_run_task, matching_shard_task
 from harvest.services import harvest_arxiv_files
 from tests.factories import AuthorshipFactory, PaperFactory, ResearcherFactory

@@ -6,6 +6,7 @@ import pytest
 from django.test import override_settings
 
 from curation import services
+from curation.exceptions import ProposalStale
 from curation.models import Constraint, CurationEvent, Proposal
 from tests.factories import (
     AuthorshipFactory,
@@ -333,7 +334,7 @@ def test_split_is_stale_when_its_authorship_moved_meanwhile():
     other = ResearcherFactory()
     rows[2].researcher = other
     rows[2].save()
-    with pytest.raises(services.ProposalStale, match="left researcher"):
+    with pytest.raises(ProposalStale, match="left researcher"):
         services.proposal_apply(proposal=split, actor=UserFactory())
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from curation import names, services
 from curation.models import Proposal
+from curation.proposing import merges
 from tests.factories import AuthorshipFactory, PaperFactory, ResearcherFactory
 
 # The rules are under test here: below the merge threshold, where the
@@ -68,7 +69,7 @@ def test_initials_are_proposed_to_the_blocks_one_full_name_of_their_field():
     services.matching_run()
     (merge,) = Proposal.objects.filter(kind="merge")
     assert {merge.researcher_id, merge.other_researcher_id} == {adrian.pk, initial.pk}
-    assert merge.evidence["rule"] == services.INITIAL_RULE
+    assert merge.evidence["rule"] == merges.INITIAL_RULE
     assert merge.score < 0.75  # below the merge threshold: the rule proposed it
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from curation import services
 from curation.models import Proposal
+from curation.proposing import merges
 from tests.curation.proposal_page import proposal_page_words
 from tests.factories import AuthorshipFactory, PaperFactory
 from wovepaper.models import Authorship, Researcher
@@ -57,7 +58,7 @@ def test_one_orcid_under_two_family_names_is_proposed_as_one_person(client, cura
         Authorship.objects.get(pk=lindberg[0].pk).researcher_id,
         Authorship.objects.get(pk=haddad[0].pk).researcher_id,
     }
-    assert merge.evidence["rule"] == services.ORCID_ACROSS_NAMES_RULE
+    assert merge.evidence["rule"] == merges.ORCID_ACROSS_NAMES_RULE
     assert merge.evidence["orcid"] == SOFIA
     assert merge.evidence["names"] == ["Haddad", "Lindberg"]
     assert merge.evidence["features"]["orcid"] == 1.0
@@ -66,7 +67,7 @@ def test_one_orcid_under_two_family_names_is_proposed_as_one_person(client, cura
     assert not merge.identifier_proven
     client.force_login(curator)
     assert (
-        f"Proposed by a rule: {services.ORCID_ACROSS_NAMES_RULE}"
+        f"Proposed by a rule: {merges.ORCID_ACROSS_NAMES_RULE}"
         in proposal_page_words(client, merge)
     )
 

@@ -15,9 +15,10 @@ import pytest
 
 from curation import edits, names, selectors, services
 from curation.history import event_undo
-from curation.matching import overmerge
+from curation.matching import overmerge, pipeline
 from curation.matching.features import AuthorshipView
 from curation.models import Constraint, CurationEvent, Proposal
+from curation.proposing import orcid_checks
 from harvest import services as harvest
 from tests.factories import (
     AuthorshipFactory,
@@ -207,9 +208,9 @@ def test_a_reclustering_is_not_repeated_while_the_researcher_is_unchanged(
             researcher=researcher,
         )
     calls = []
-    real = services.pipeline.cluster_authorships
+    real = pipeline.cluster_authorships
     monkeypatch.setattr(
-        services.pipeline,
+        pipeline,
         "cluster_authorships",
         lambda views, **kw: calls.append(len(views)) or real(views, **kw),
     )
@@ -584,7 +585,7 @@ def test_later_papers_are_scored_against_everything_that_stays():
 )
 def test_held_by_merges(moving, merges, held):
     frozen = [tuple(frozenset(side) for side in sides) for sides in merges]
-    assert services._held_by_merges(moving, {1, 2, 3, 4, 5}, frozen) == held
+    assert orcid_checks.held_by_merges(moving, {1, 2, 3, 4, 5}, frozen) == held
 
 
 @pytest.mark.parametrize(

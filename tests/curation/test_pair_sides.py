@@ -20,6 +20,7 @@ from curation import selectors, services
 from curation.admin.proposals import _between, _cluster_evidence
 from curation.matching import labelled, pipeline, scoring
 from curation.models import Proposal
+from curation.proposing import drafts
 from wovepaper import profile
 from wovepaper.models import Researcher
 from wovepaper.profile import feature_words
@@ -62,7 +63,7 @@ def test_each_joined_pair_names_two_disjoint_sides_that_hold_the_whole_cluster()
 def test_a_new_proposal_records_its_strongest_pair_then_its_weakest_lowest_first():
     cluster = max(_clusters(), key=lambda c: len(c.pair_scores))
     assert len(cluster.pair_scores) > services.PAIRS_RECORDED
-    recorded = services._recorded_pairs(cluster)
+    recorded = drafts.recorded_pairs(cluster)
     assert len(recorded) == services.PAIRS_RECORDED
     # Each record's score, from its own evidence, as the proposal page reads it.
     scores = [
@@ -86,7 +87,7 @@ def test_a_new_proposal_records_its_strongest_pair_then_its_weakest_lowest_first
 @pytest.mark.django_db
 def test_the_proposal_page_labels_the_strongest_and_the_weak_pairs():
     cluster = max(_clusters(), key=lambda c: len(c.pair_scores))
-    recorded = services._recorded_pairs(cluster)
+    recorded = drafts.recorded_pairs(cluster)
     # Its authorships are not in the database: each side says so by id.
     proposal = Proposal.objects.create(
         kind="new",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from curation import services
+from curation import services, transitions
 from curation.exceptions import (
     IllegalTransition,
     ProposalNotPending,
@@ -183,7 +183,7 @@ def test_transition_illegal_from_rejected_to_applied():
     services.proposal_reject(proposal=p, actor=None)
     p.refresh_from_db()
     with pytest.raises(IllegalTransition, match="rejected to applied"):
-        services._transition(
+        transitions.transition(
             proposal=p, new="applied", actor=None, event_kind="proposal_applied"
         )
 

@@ -6,8 +6,9 @@ import pytest
 from celery.exceptions import Retry
 
 from curation.exceptions import MatchingBusy
+from curation.matching_run.fanout import MATCHING_LOCK_KEY
 from curation.models import Proposal
-from curation.services import MATCHING_LOCK_KEY, matching_run_exclusive
+from curation.services import matching_run_exclusive
 from curation.tasks import matching_run_task
 from harvest.tasks import harvest_arxiv_files_task
 from tests.factories import AuthorshipFactory

@@ -696,7 +696,7 @@ HARVEST_POLITENESS = {
         "max_tries": 6,
     },
 }
-# Auto-apply policy (curation.auto_apply): a probability in (0, 1] applies the
+# Auto-apply policy (curation.deciding.auto_apply): a probability in (0, 1] applies the
 # new and attach proposals scored at least that (a new's weakest link) and the
 # identifier-proven ones; "identifiers" only the identifier-proven ones; "off"
 # leaves every proposal to a curator. Merges and splits always wait.

@@ -18,7 +18,7 @@ CELERY_TASK_ALWAYS_EAGER = True
 # Most curation tests decide proposals as a curator would, so they need them
 # pending: the suite applies only identifier-proven ones, the policy before
 # issue 47. tests/curation/test_auto_apply.py runs the shipped default
-# (curation.auto_apply.DEFAULT_THRESHOLD) and strict mode.
+# (curation.deciding.auto_apply.DEFAULT_THRESHOLD) and strict mode.
 CURATION_AUTO_APPLY = "identifiers"
 # Tests never reach the internet: a live source not pointed at a local server gets
 # "connection refused" from loopback instead.

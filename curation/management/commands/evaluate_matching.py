@@ -18,7 +18,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from curation import auto_apply, names
+from curation import names
+from curation.deciding import auto_apply
 from curation.management.commands.train_matcher import DEFAULT_THRESHOLD
 from curation.matching import (
     evaluation,
@@ -204,7 +205,7 @@ def auto_applied_report(
     """What the auto-apply policy would apply on a labelled set, and how right
     it is: the ``new`` clusters the model forms at its threshold whose weakest
     link clears the policy's (:func:`curation.matching.pipeline.sure_clusters`,
-    :mod:`curation.auto_apply`; the default threshold when the setting is not
+    :mod:`curation.deciding.auto_apply`; the default threshold when the setting is not
     a probability).
 
     Returns:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from curation import auto_apply
+from curation.deciding import auto_apply
 from curation.models import Proposal
 from curation.selectors import (
     active_model,

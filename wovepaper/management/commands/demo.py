@@ -10,7 +10,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Count
 
-from curation import auto_apply, selectors
+from curation import selectors
+from curation.deciding import auto_apply
 from curation.models import Proposal
 from curation.services import curator_ensure
 from curation.tasks import matching_run_task
