@@ -45,8 +45,8 @@ django.setup()
 import numpy as np  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from curation.management.commands import evaluate_matching  # noqa: E402
-from curation.matching import evaluation, labelled, pipeline, scoring, training  # noqa: E402
+from curation import matching_reports  # noqa: E402
+from curation.matching import evaluation, labelled, scoring, training  # noqa: E402
 
 
 class TreeScorer:
@@ -110,13 +110,13 @@ def main() -> None:
         for threshold in thresholds:
             started = time.perf_counter()
             if name == "trees":
-                training.fit, pipeline.scoring.score = trees.fit, trees.score
+                training.fit, scoring.score = trees.fit, trees.score
             try:
-                predicted, _ = evaluate_matching.cross_validated(
+                predicted, _ = matching_reports.cross_validated(
                     data, args.folds, threshold
                 )
             finally:
-                training.fit, pipeline.scoring.score = fit, trees.logistic
+                training.fit, scoring.score = fit, trees.logistic
             b3 = evaluation.b_cubed(predicted, data.gold)
             print(
                 f"{name:<9} at {threshold:.2f}: B3 P {b3.precision:.3f} "

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from django.db import connection, transaction
 
-# The columns of curation.selectors._VIEW_FIELDS, in its order.
+# The columns of curation.selectors.views._VIEW_FIELDS, in its order.
 _VIEW_COLUMNS = """
     a.id, a.paper_id, a.given_name, a.family_name, a.block_key, a.orcid,
     a.affiliations, a.openalex_author_id, a.s2_author_id, p.categories, p.published
@@ -109,7 +109,7 @@ def matchable_rows(block_keys: Iterable[str]) -> list[tuple]:
 
 def rows_of_researchers(researcher_ids: Iterable[int]) -> list[tuple]:
     """``[(researcher id, *view fields)]`` of these researchers' authorships, by
-    authorship id (:func:`curation.selectors._build_profiles`)."""
+    authorship id (:func:`curation.selectors.profiles._build_profiles`)."""
     rows = _rows(_OF_RESEARCHERS_SQL, [sorted(set(researcher_ids))])
     return [_decoded(row, 1) for row in rows]
 

@@ -6,6 +6,7 @@ import pytest
 
 from curation.matching import blocking, clustering, pipeline
 from curation.matching.features import AuthorshipView
+from curation.matching.pipeline import clusters as pipeline_clusters
 
 
 def test_cluster_joins_high_scores_and_keeps_low_apart():
@@ -137,7 +138,7 @@ def test_chunk_clusters_of_one_person_meet_though_their_parts_differ(monkeypatch
     # over time). Chunks of 20 and merge parts of 40 put each person's two
     # clusters in different parts in input order: a second order is needed.
     # (No affiliations: the chunks then keep the input order, as names alike.)
-    monkeypatch.setattr(pipeline, "CHUNK", 20)
+    monkeypatch.setattr(pipeline_clusters, "CHUNK", 20)
     monkeypatch.setattr(clustering, "MAX_ITEMS", 40)
     people = list(range(60)) * 2
     views = [
@@ -163,7 +164,7 @@ def test_chunks_gather_mentions_printed_alike_and_clusters_keep_input_order(
 ):
     # 30 "Wei Wang" at one institute among 90 "Wen Wang" elsewhere, interleaved:
     # chunked in input order no chunk holds more than a few of the 30.
-    monkeypatch.setattr(pipeline, "CHUNK", 20)
+    monkeypatch.setattr(pipeline_clusters, "CHUNK", 20)
     views = [
         AuthorshipView(
             id=i,

@@ -195,7 +195,7 @@ def _researchers() -> dict[int, tuple[int | None, bool, int]]:
     }
 
 
-def _constraints() -> set[tuple[str, int, int | None, int | None, bool]]:
+def seed_constraints() -> set[tuple[str, int, int | None, int | None, bool]]:
     return set(
         Constraint.objects.values_list(
             "kind", "researcher_id", "authorship_id", "other_researcher_id", "active"
@@ -295,7 +295,7 @@ def test_researcher_merge_racing_overlapping_merge_one_wins(curators, first):
     assert sorted(m["authorship"] for m in event.moves) == _ids(moved)
     # Every paper of the merged profile confirmed: those moved in and the
     # survivor's own (edits.confirm_kept).
-    assert _constraints() == {
+    assert seed_constraints() == {
         (MUST, survivor.pk, x.pk, None, True) for x in [*moved, *kept]
     }
 
@@ -342,14 +342,14 @@ def test_proposal_apply_racing_reject_one_wins(curators, first):
         assert _researchers() == {a.pk: (None, False, 1), b.pk: (a.pk, False, 1)}
         assert _events() == Counter({CurationEvent.Kind.PROPOSAL_APPLIED: 1})
         # The approved merge confirms both sides' papers on the survivor.
-        assert _constraints() == {
+        assert seed_constraints() == {
             (MUST, a.pk, x.pk, None, True) for x in [*a_auth, *b_auth]
         }
     else:
         assert _held() == {a.pk: _ids(a_auth), b.pk: _ids(b_auth)}
         assert _researchers() == {a.pk: (None, False, 0), b.pk: (None, False, 0)}
         assert _events() == Counter({CurationEvent.Kind.PROPOSAL_REJECTED: 1})
-        assert _constraints() == {(CANNOT, a.pk, None, b.pk, True)}
+        assert seed_constraints() == {(CANNOT, a.pk, None, b.pk, True)}
     event = CurationEvent.objects.get()
     assert (event.proposal_id, event.actor) == (proposal.pk, curators[0])
 
@@ -410,7 +410,7 @@ class SplitMove:
             self.source.pk: (None, False, 1),
             new.pk: (None, False, 1),
         }
-        assert _constraints() == {
+        assert seed_constraints() == {
             (MUST, new.pk, self.moving.pk, None, True),
             (CANNOT, self.source.pk, self.moving.pk, None, True),
             (CANNOT, self.source.pk, None, new.pk, True),
@@ -437,7 +437,7 @@ class SplitMove:
             self.target.pk: (None, False, target_revision + 1),
             self.source.pk: (None, False, 1),
         }
-        assert _constraints() == {
+        assert seed_constraints() == {
             (MUST, self.target.pk, self.moving.pk, None, True),
             (CANNOT, self.source.pk, self.moving.pk, None, True),
         }
@@ -550,7 +550,7 @@ def test_event_undo_racing_same_undo_one_wins(curators):
     # The one undo recorded that the two are not one person, once.
     # (The merge confirmed both sides' papers on the survivor; the undo
     # retired all of it.)
-    assert _constraints() == {
+    assert seed_constraints() == {
         (MUST, a.pk, x.pk, None, False) for x in [*a_auth, *b_auth]
     } | {(CANNOT, a.pk, None, b.pk, True)}
     assert (

@@ -14,6 +14,7 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from curation import matching_reports
 from curation.management.commands import evaluate_matching
 from curation.matching import evaluation, labelled
 from curation.matching.features import (
@@ -74,7 +75,7 @@ def test_same_input_ceiling_gives_each_input_to_the_person_holding_most_of_it():
 
 def test_same_input_ceiling_on_wang_cannot_part_two_people_printing_one_input():
     data = labelled.load(settings.WOVEPAPER_DATA_DIR / "and/beard_inspire_wang")
-    inputs = evaluate_matching._inputs(data)
+    inputs = matching_reports.signature_inputs(data)
     ceiling = evaluation.same_input_ceiling(inputs, data.gold)
     # Two INSPIRE people print "Wang, Zheng" at IHEP Beijing: the mentions
     # they print alike go to the one printing more of them.
@@ -96,7 +97,7 @@ def test_same_input_ceiling_on_wang_cannot_part_two_people_printing_one_input():
     prf = evaluation.b_cubed(ceiling, data.gold)
     assert prf.precision < 1.0
     full_name = evaluation.b_cubed(
-        evaluate_matching._baselines(data)["normalised full name"], data.gold
+        matching_reports.baseline_clusterings(data)["normalised full name"], data.gold
     )
     assert prf.f1 > full_name.f1
 

@@ -19,7 +19,7 @@ from django.urls import reverse
 
 from curation import services
 from curation.exceptions import ProposalStale
-from curation.matching import evaluation, labelled, pipeline, training
+from curation.matching import evaluation, labelled, pipeline, scoring, training
 from curation.matching.features import AuthorshipView, profile_of
 from curation.models import Constraint, Proposal
 from curation.proposing import attach, saving
@@ -137,7 +137,7 @@ def test_clusters_carrying_evidence_are_left_as_they_were():
     scored = pipeline._cluster_scored(
         linz + munich,
         threshold=THRESHOLD,
-        weights=pipeline.scoring.DEFAULT,
+        weights=scoring.DEFAULT,
         constraints=pipeline.NO_CONSTRAINTS,
     )
     assert [sorted(m.id for m in c.members) for c in found] == [
@@ -346,10 +346,7 @@ def test_a_late_bare_paper_below_the_attach_threshold_is_proposed_by_the_rule(
     # A second run proposes nothing new; a model switch leaves it pending.
     assert services.matching_run().get("proposed_attach", 0) == 0
     assert (
-        saving.stale_below_model(
-            pipeline.scoring.Weights("another", -3.0, pipeline.scoring.WEIGHTS)
-        )
-        == 0
+        saving.stale_below_model(scoring.Weights("another", -3.0, scoring.WEIGHTS)) == 0
     )
     services.proposal_apply(proposal=attach, actor=curator)
     row = next(
@@ -390,7 +387,7 @@ def test_the_rule_names_the_likeliest_researcher_when_it_cannot_propose_to_them(
     researcher = profile_of(_wagner(0, 4, {"linz"}), id=7)
     graz = _wagner(100, 1, {"graz"})
     bare = _wagner(900, 1, set())
-    weights = pipeline.scoring.Weights("test", -3.0, pipeline.scoring.WEIGHTS, 0.6)
+    weights = scoring.Weights("test", -3.0, scoring.WEIGHTS, 0.6)
 
     drafts = attach._propose_block(
         "wagner s", graz + bare, [researcher], set(), weights
@@ -451,7 +448,7 @@ def test_two_bare_slots_of_one_paper_are_neither_proposed_nor_marked():
     researcher = profile_of(_wagner(0, 4, {"linz"}), id=7)
     graz = _wagner(100, 1, {"graz"})
     twice = [replace(v, paper_id=500) for v in _wagner(900, 2, set())]
-    weights = pipeline.scoring.Weights("test", -3.0, pipeline.scoring.WEIGHTS, 0.6)
+    weights = scoring.Weights("test", -3.0, scoring.WEIGHTS, 0.6)
     for slots in (twice, twice[::-1]):
         drafts = attach._propose_block(
             "wagner s", graz + slots, [researcher], set(), weights

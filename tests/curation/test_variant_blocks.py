@@ -935,9 +935,10 @@ def test_a_visitor_emptied_while_a_run_reads_it_is_left_out(
     # A curator detaches its papers of "zhang p" between the run's two reads
     # (curators take no matching lock): the run goes on without it.
     from curation import edits
+    from curation.selectors import profiles
 
     row = _new_mention(_printed(_qian_signatures(), "Ping", "Zhang", at="Posts")[10])
-    heads = selectors._heads
+    heads = profiles._heads
 
     def detach_then_read(rows):
         for held in list(
@@ -946,7 +947,7 @@ def test_a_visitor_emptied_while_a_run_reads_it_is_left_out(
             edits.authorship_detach(authorship=held, actor=curator)
         return heads(rows)
 
-    monkeypatch.setattr(selectors, "_heads", detach_then_read)
+    monkeypatch.setattr(profiles, "_heads", detach_then_read)
     services.matching_run(block_keys=["zhang p"], merges=False)
     assert not Proposal.objects.filter(
         authorships=row, researcher=merged_in_chinese_order
