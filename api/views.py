@@ -493,7 +493,9 @@ class PaperSimilarView(APIView):
         if limit is None:
             raise ValidationError({"limit": f"a whole number from 1 to {SIMILAR_MOST}"})
         papers = similar_papers(paper=paper, limit=limit)
-        return Response(SimilarPaperSerializer(papers, many=True).data)
+        return Response(
+            SimilarPaperSerializer(papers, many=True, context={"request": request}).data
+        )
 
 
 class PaperSearchView(APIView):
@@ -591,7 +593,9 @@ class PaperSearchView(APIView):
                     "count_is": "exact",
                     "page": 1,
                     "pages": 1,
-                    "results": PaperRefSerializer([named], many=True).data,
+                    "results": PaperRefSerializer(
+                        [named], many=True, context={"request": request}
+                    ).data,
                 }
             )
         try:
@@ -620,7 +624,9 @@ class PaperSearchView(APIView):
                 "count_is": result["count_is"],
                 "page": result["number"],
                 "pages": max(1, -(-result["listed"] // size)),
-                "results": PaperRefSerializer(papers, many=True).data,
+                "results": PaperRefSerializer(
+                    papers, many=True, context={"request": request}
+                ).data,
             }
         )
 
@@ -812,7 +818,9 @@ class ResearcherViewSet(viewsets.ReadOnlyModelViewSet):
         # One indexed count of the researcher's papers: cheap, so given.
         self.paginator.total = queryset.count()
         page = self.paginate_queryset(queryset)
-        return self.get_paginated_response(PaperRefSerializer(page, many=True).data)
+        return self.get_paginated_response(
+            PaperRefSerializer(page, many=True, context={"request": request}).data
+        )
 
 
 def _follow(request: Request, pk: str) -> Response:

@@ -49,6 +49,16 @@ def test_fields_keeps_only_the_named_fields_and_refuses_unknown(api):
     assert "password" in str(bad.json()["errors"])
 
 
+def test_fields_holds_on_a_researchers_papers(api):
+    # The rows were built without the request, so fields= was ignored (as on
+    # the search and similar papers: tests/wovepaper/test_semantic.py).
+    a = AuthorshipFactory(researcher=ResearcherFactory(), paper__title="Sparse rows")
+    papers = api.get(f"/api/researchers/{a.researcher_id}/papers/?fields=title")
+    assert papers.json()["results"] == [{"title": "Sparse rows"}]
+    bad = api.get(f"/api/researchers/{a.researcher_id}/papers/?fields=secret")
+    assert bad.status_code == 400
+
+
 def test_coauthors_counts_shared_visible_papers(api):
     me, close, far = ResearcherFactory(), ResearcherFactory(), ResearcherFactory()
     for i in range(3):

@@ -252,6 +252,11 @@ def test_similar_papers_leave_the_paper_out_on_the_page_and_in_the_api(client, c
     assert 0 < answer[1]["similarity"] <= answer[0]["similarity"] <= 1
     doi = client.get(f"/api/papers/{paper.doi}/similar/", {"limit": 3}).json()
     assert doi == answer
+    # fields= holds here as on every list (it was ignored).
+    slim = client.get(
+        "/api/papers/0704.0285/similar/", {"limit": 3, "fields": "arxiv_id"}
+    )
+    assert slim.json() == [{"arxiv_id": row["arxiv_id"]} for row in answer]
 
 
 def test_similar_papers_api_refuses_bad_input(client, corpus):
@@ -280,6 +285,13 @@ def test_search_api_answers_each_mode_and_refuses_bad_ones(client, corpus):
     ).json()
     assert semantic_answer["count_is"] == "nearest"
     assert set(GRAPHENE) & {r["arxiv_id"] for r in semantic_answer["results"][:3]}
+    slim = client.get(
+        "/api/search/papers/",
+        {"q": PARAPHRASE, "mode": "semantic", "fields": "arxiv_id"},
+    ).json()["results"]
+    assert slim == [{"arxiv_id": r["arxiv_id"]} for r in semantic_answer["results"]]
+    named = client.get("/api/search/papers/", {"q": "0704.0285", "fields": "title"})
+    assert list(named.json()["results"][0]) == ["title"]
     assert client.get("/api/search/papers/", {"q": PARAPHRASE}).json()["mode"] == (
         "hybrid"
     )
