@@ -6,7 +6,7 @@ DATA ?= $(or $(WOVEPAPER_DATA_DIR),../shared/data)/arxiv
 HOST ?= 127.0.0.1:8000
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint serve clean-db run
+.PHONY: install demo test lint serve clean-db run docs-screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -60,6 +60,12 @@ run: install
 ## The whole test suite against the real PostgreSQL on 127.0.0.1:5432.
 test: install
 	$(PY) -m pytest
+
+## The curator's guide's screenshots (docs/img/), as the browser test takes them.
+docs-screenshots: install
+	$(PY) -m pytest tests/browser/test_block_review.py
+	cd "$${WOVEPAPER_VAR_DIR:-var}/screenshots" && cp block-01-review.png \
+		block-05-undo-confirm.png block-06-public-after-undo.png $(CURDIR)/docs/img/
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -14,6 +14,7 @@ database ``<name>_bench`` on PostgreSQL; on SQLite it uses ``var/bench.sqlite3``
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -103,6 +104,8 @@ def run(n: int) -> dict[str, float]:
 
 
 def main() -> None:
+    # No options: --help says what the script measures.
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     old = setup_databases(verbosity=0, interactive=False, keepdb=False)
     try:
         call_command("migrate", verbosity=0)

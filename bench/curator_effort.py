@@ -86,12 +86,12 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
 from curation import (  # noqa: E402
-    auto_apply,
     block_review,
     edits,
     selectors,
     services,
 )
+from curation.deciding import auto_apply  # noqa: E402
 from curation.exceptions import CurationError  # noqa: E402
 from curation.matching import evaluation, labelled  # noqa: E402
 from curation.models import Proposal  # noqa: E402

@@ -14,6 +14,7 @@ must exist and be disposable: it is migrated and filled).
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
@@ -58,6 +59,8 @@ def parse_only(root: Path) -> tuple[int, float]:
 
 
 def main() -> None:
+    # No options: --help says what the script measures.
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     root = Path(settings.WOVEPAPER_DATA_DIR) / "arxiv"
     call_command("migrate", verbosity=0)
     print(f"database: {connection.vendor}; data: {root}")
