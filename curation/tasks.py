@@ -139,6 +139,27 @@ def bulk_decide_task(batch_id: int) -> dict:
     return services.bulk_decide_run(batch_id=batch_id)
 
 
+@shared_task(
+    name="curation.batch_undo",
+    acks_late=True,
+    max_retries=None,
+    autoretry_for=TRANSIENT,
+    retry_backoff=2,
+    retry_backoff_max=300,
+)
+def batch_undo_task(batch_id: int, actor_id: int) -> dict:
+    """Undo a bulk action whole, all or none, for the curator who asked
+    (idempotent: :func:`curation.history.batch_undo_run`).
+
+    Returns:
+        The outcome written on the batch: ``state`` ``done`` with ``undo``,
+        or ``refused`` with ``reason``.
+    """
+    from curation.history import batch_undo_run
+
+    return batch_undo_run(batch_id=batch_id, actor_id=actor_id)
+
+
 @shared_task(acks_late=True, name="curation.notify_followers")
 def notify_followers_task(event_id: int) -> int:
     """Tell the followers of the researchers an event changed (idempotent).

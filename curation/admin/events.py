@@ -16,11 +16,12 @@ from curation.exceptions import CurationError
 from curation.history import (
     batch_to_undo,
     batch_undo,
+    batch_undo_start,
     decision_after_undo,
     event_undo,
     is_review_batch,
-    review_undo_offered,
     source_not_undone,
+    undo_all_offered,
     undo_preview,
     undo_refusal,
     undo_would_forbid,
@@ -34,6 +35,8 @@ from wovepaper.text import latex_to_text
 
 # Items of a list in an event's extra shown on its admin page.
 EXTRA_LIST_SHOWN = 20
+# The changes of a bulk action its Undo all… page links.
+BULK_UNDO_LISTED = 50
 
 # Said of an authorship an event moved that no longer exists.
 GONE_SINCE = (
@@ -159,6 +162,7 @@ class CurationEventAdmin(ReadOnlyAdmin):
         "researchers",
         "what_changed",
         "batch_members",
+        "undo_all_shown",
         "extra_shown",
         "created",
     )
@@ -180,6 +184,24 @@ class CurationEventAdmin(ReadOnlyAdmin):
             return "the source"
         extra = obj.extra if isinstance(obj.extra, dict) else {}
         return "the matcher" if extra.get("by") == "the matcher" else "automation"
+
+    @admin.display(description="undo all")
+    def undo_all_shown(self, obj: CurationEvent) -> str:
+        """How a bulk action's *Undo all…* went (``extra["undo_all"]``:
+        :func:`curation.history.batch_undo_start`), linked to its undo."""
+        asked = (obj.extra if isinstance(obj.extra, dict) else {}).get("undo_all")
+        if not isinstance(asked, dict):
+            return ""
+        state = asked.get("state")
+        if state == "done":
+            return format_html(
+                'undone whole by <a href="{}">batch #{}</a>',
+                reverse("admin:curation_curationevent_change", args=[asked["undo"]]),
+                asked["undo"],
+            )
+        if state in ("refused", "failed"):
+            return f"{state}, nothing undone: {asked.get('reason', '')}"
+        return "queued: a worker is undoing it"
 
     @admin.display(description="extra")
     def extra_shown(self, obj: CurationEvent) -> str:
@@ -222,7 +244,7 @@ class CurationEventAdmin(ReadOnlyAdmin):
             obj
             and (
                 (obj.changes_state and not obj.undone_by.exists())
-                or review_undo_offered(obj)
+                or undo_all_offered(obj)
             )
             and request.user.has_perm("curation.undo_curationevent")
         )
@@ -271,6 +293,9 @@ class CurationEventAdmin(ReadOnlyAdmin):
             "skipped_count": extra.get("skipped_count", len(extra.get("skipped", []))),
             "failed_count": extra.get("failed_count", len(extra.get("failed", []))),
             "refresh": self.PROGRESS_REFRESH if state != "done" else None,
+            "undo_all": state == "done"
+            and request.user.has_perm("curation.undo_curationevent")
+            and undo_all_offered(batch),
         }
         return TemplateResponse(
             request, "admin/curation/curationevent/progress.html", context
@@ -288,7 +313,7 @@ class CurationEventAdmin(ReadOnlyAdmin):
             # No confirmation page offers what event_undo refuses.
             self.message_user(request, source_not_undone(event), messages.ERROR)
             return HttpResponseRedirect(back)
-        if is_review_batch(event):
+        if event.kind == CurationEvent.Kind.BATCH:
             return self._batch_undo_view(request, event, back)
         if request.method == "POST" and request.POST.get("confirm") == "yes":
             try:
@@ -355,7 +380,9 @@ class CurationEventAdmin(ReadOnlyAdmin):
     ) -> HttpResponse:
         """Confirmation page listing a block review's changes,
         then :func:`curation.history.batch_undo` on POST: all of them or
-        none."""
+        none. A bulk action's go to a worker (:meth:`_bulk_undo_view`)."""
+        if not is_review_batch(batch):
+            return self._bulk_undo_view(request, batch, back)
         if request.method == "POST" and request.POST.get("confirm") == "yes":
             try:
                 undo = batch_undo(batch=batch, actor=request.user)
@@ -403,6 +430,76 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 "next": back,
             },
         )
+
+    def _bulk_undo_view(
+        self, request: HttpRequest, batch: CurationEvent, back: str
+    ) -> HttpResponse:
+        """Confirmation page of a bulk action's *Undo all…*: how many of its
+        changes are in force, the latest :data:`BULK_UNDO_LISTED` linked; then,
+        on POST, :func:`curation.history.batch_undo_start`: a worker undoes them
+        all or none (up to 10,000: no dry run in the request, as a review's page
+        makes), and the event's page says how it went."""
+        extra = batch.extra if isinstance(batch.extra, dict) else {}
+        asked = extra.get("undo_all", {})
+        if request.method == "POST" and request.POST.get("confirm") == "yes":
+            if asked.get("state") == "queued":
+                self.message_user(
+                    request,
+                    f"Undo all of batch {batch.pk} is queued already.",
+                    messages.INFO,
+                )
+                return HttpResponseRedirect(back)
+            state = batch_undo_start(batch=batch, actor=request.user)
+            batch.refresh_from_db()
+            self.message_user(request, *undo_all_said(batch, state))
+            return HttpResponseRedirect(back)
+        in_force = CurationEvent.objects.filter(batch=batch, undone_by__isnull=True)
+        count = in_force.count() if extra.get("state", "done") == "done" else 0
+        return TemplateResponse(
+            request,
+            "admin/curation/curationevent/batch_undo_confirmation.html",
+            {
+                **self.admin_site.each_context(request),
+                "opts": self.opts,
+                "title": f"Undo batch {batch.pk}?",
+                "event": batch,
+                "what": (
+                    "the undo of a bulk action (a redo)"
+                    if extra.get("verb") == "undone"
+                    else "the bulk action"
+                ),
+                "members": event_links(
+                    in_force.order_by("-pk")[:BULK_UNDO_LISTED], lambda e: ""
+                ),
+                "count": count,
+                "listed": min(count, BULK_UNDO_LISTED),
+                "by_worker": True,
+                "queued": asked.get("state") == "queued",
+                "next": back,
+            },
+        )
+
+
+def undo_all_said(batch: CurationEvent, state: str) -> tuple[str, int]:
+    """What the admin says of a bulk action's *Undo all…* in ``state``
+    (:func:`curation.history.batch_undo_start`), and the message level."""
+    asked = (batch.extra or {}).get("undo_all", {})
+    if state == "queued":
+        return (
+            f"Undo all of batch {batch.pk} is queued: a worker undoes its "
+            "changes in one step, latest first, all or none. This event's page "
+            "says when it is done, or why it was refused.",
+            messages.SUCCESS,
+        )
+    if state == "refused":
+        return f"Nothing undone: {asked.get('reason', 'refused')}", messages.ERROR
+    undo = CurationEvent.objects.filter(pk=asked.get("undo")).first()
+    undone = len((undo.extra or {}).get("undone", [])) if undo else 0
+    return (
+        f"Undid {undone} change(s) of batch {batch.pk}, latest first. The undo "
+        f"is batch {asked.get('undo')}, which can itself be undone.",
+        messages.SUCCESS,
+    )
 
 
 def event_links(

@@ -1,5 +1,6 @@
 """Undo any curation event exactly; an undo is itself an event and can be
-undone. One event (:mod:`.undo`) or a whole review (:mod:`.batches`); what an
+undone. One event (:mod:`.undo`) or a whole review or bulk action
+(:mod:`.batches`); what an
 undo would do, or why it is refused, before it is tried (:mod:`.checks`); a
 researcher's history and the event ids it reads (:mod:`.reads`); and the
 harvest's changes of curated slots, recorded as events (:mod:`.sources`).
@@ -10,8 +11,10 @@ Callers say ``history.name``; this package gathers the names (issue 52).
 from curation.history.batches import (  # noqa: F401
     batch_to_undo,
     batch_undo,
+    batch_undo_run,
+    batch_undo_start,
     is_review_batch,
-    review_undo_offered,
+    undo_all_offered,
 )
 from curation.history.checks import (  # noqa: F401
     RETIREMENT_EVENTS_READ,

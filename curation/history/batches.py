@@ -1,11 +1,13 @@
-"""Undo a whole review (a batch of events) at once, all or none
-(:func:`batch_undo`), and whether History offers it.
+"""Undo a whole review or bulk action (a batch of events) at once, all or
+none (:func:`batch_undo`): a review in the curator's request, a bulk action
+by a worker (:func:`batch_undo_start`); and whether the admin offers it.
 """
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
 from curation.exceptions import (
     CurationError,
@@ -13,6 +15,7 @@ from curation.exceptions import (
 )
 from curation.history.undo import event_undo
 from curation.models import CurationEvent
+from wovepaper.outbox import outbox_send, registered_task
 
 
 def batch_to_undo(batch: CurationEvent) -> list[CurationEvent]:
@@ -46,20 +49,112 @@ def batch_to_undo(batch: CurationEvent) -> list[CurationEvent]:
 
 def is_review_batch(event: CurationEvent) -> bool:
     """Whether ``event`` is a block review's ``batch`` event (or the undo of
-    one), which the admin undoes whole in one request: a review is a
-    block's changes, applied in one request too. A bulk action of up to
-    10,000 decisions is undone decision by decision there."""
+    one), which the admin undoes whole in the curator's request: a review is
+    a block's changes, applied in one request too. A bulk action's batch, of
+    up to 10,000 decisions, is undone whole by a worker
+    (:func:`batch_undo_start`)."""
     return event.kind == CurationEvent.Kind.BATCH and "review" in (
         event.extra if isinstance(event.extra, dict) else {}
     )
 
 
-def review_undo_offered(event: CurationEvent) -> bool:
+def undo_all_offered(event: CurationEvent) -> bool:
     """Whether the admin offers *Undo all…* (or *Redo all…*) on ``event``: a
-    review's batch (:func:`is_review_batch`) with a change in force
-    (:func:`batch_to_undo`); not after it was undone whole, when it led to
-    "nothing left"."""
-    return is_review_batch(event) and bool(batch_to_undo(event))
+    ``batch`` event, done, with a change in force; not after it was undone
+    whole, when it led to "nothing left".
+
+    A review's changes are read through their undo chains
+    (:func:`batch_to_undo`); a bulk action may hold 10,000, so for it one
+    query asks whether a member was never undone (one undone and redone
+    since is found by the worker, which reads the chains).
+    """
+    if event.kind != CurationEvent.Kind.BATCH:
+        return False
+    extra = event.extra if isinstance(event.extra, dict) else {}
+    if extra.get("state", "done") != "done":
+        return False
+    if is_review_batch(event):
+        return bool(batch_to_undo(event))
+    return CurationEvent.objects.filter(batch=event, undone_by__isnull=True).exists()
+
+
+def batch_undo_start(*, batch: CurationEvent, actor: AbstractBaseUser) -> str:
+    """Queue :func:`batch_undo` of a bulk action's ``batch`` for a worker, so
+    the curator's request returns at once (issue 47: a bulk action of 10,000
+    decisions; one transaction undoes them all or none). The embedded setup
+    runs the task eagerly, before this returns.
+
+    The batch's ``extra["undo_all"]`` says how it goes: ``state`` ``queued``,
+    then ``done`` with ``undo`` (the new batch event's id), ``refused`` with
+    ``reason`` (:func:`batch_undo`'s refusal), or ``failed`` with ``reason``
+    (an error of the worker's); the event's admin page shows it.
+
+    Args:
+        batch: a bulk action's ``batch`` event (or the undo of one).
+        actor: the curator who asked.
+
+    Returns:
+        The state once queued: ``queued``, or in the embedded setup the
+        state the eager run left (``done`` or ``refused``).
+    """
+    _undo_all_state(batch.pk, {"state": "queued", "by": actor.pk})
+    task = registered_task("curation.batch_undo")
+    if task.app.conf.task_always_eager:
+        task.delay(batch.pk, actor.pk)
+    else:
+        # Through the outbox: a broker that is down delays the undo, never
+        # loses it.
+        outbox_send(
+            task="curation.batch_undo",
+            kwargs={"batch_id": batch.pk, "actor_id": actor.pk},
+        )
+    batch.refresh_from_db()
+    return batch.extra["undo_all"]["state"]
+
+
+def batch_undo_run(*, batch_id: int, actor_id: int) -> dict:
+    """The worker's part of :func:`batch_undo_start`: :func:`batch_undo`, its
+    outcome written to the batch's ``extra["undo_all"]``. Idempotent: a
+    redelivery after it ended changes nothing (the undo is all or none, so a
+    worker that died in it left nothing half done).
+
+    Args:
+        batch_id: the bulk action's ``batch`` event.
+        actor_id: the curator who asked.
+
+    Returns:
+        ``extra["undo_all"]`` as written.
+    """
+    batch = CurationEvent.objects.get(pk=batch_id)
+    asked = (batch.extra or {}).get("undo_all", {})
+    if asked.get("state") in ("done", "refused"):
+        return asked
+    actor = get_user_model().objects.get(pk=actor_id)
+    try:
+        undo = batch_undo(batch=batch, actor=actor)
+    except CurationError as exc:
+        outcome = {"state": "refused", "reason": str(exc)}
+    except DatabaseError:
+        raise  # the task retries (wovepaper.celery.TRANSIENT)
+    except Exception as exc:
+        # Said on the batch, so a curator may ask again; then the task fails.
+        reason = f"{type(exc).__name__}: {exc}"
+        _undo_all_state(batch_id, {"by": actor_id, "state": "failed", "reason": reason})
+        raise
+    else:
+        outcome = {"state": "done", "undo": undo.pk}
+    return _undo_all_state(batch_id, {"by": actor_id, **outcome})
+
+
+def _undo_all_state(batch_id: int, state: dict) -> dict:
+    # One statement on the batch row: its other extra keys stay as written.
+    with transaction.atomic():
+        batch = CurationEvent.objects.select_for_update().get(pk=batch_id)
+        extra = batch.extra if isinstance(batch.extra, dict) else {}
+        CurationEvent.objects.filter(pk=batch_id).update(
+            extra={**extra, "undo_all": state}
+        )
+    return state
 
 
 def batch_undo(*, batch: CurationEvent, actor: AbstractBaseUser) -> CurationEvent:

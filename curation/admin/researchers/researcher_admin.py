@@ -34,7 +34,7 @@ from curation.admin.researchers.parts import (
     _retired_words,
 )
 from curation.exceptions import CurationError
-from curation.history import researcher_history, review_undo_offered
+from curation.history import researcher_history, undo_all_offered
 from wovepaper import profile
 from wovepaper.models import Authorship, Researcher
 
@@ -527,7 +527,7 @@ class ResearcherAdmin(SafeActionsMixin, admin.ModelAdmin):
             raise PermissionDenied
         events = list(researcher_history(researcher_id=researcher.pk)[:200])
         for e in events:
-            e.undo_all = review_undo_offered(e)
+            e.undo_all = undo_all_offered(e)
         return TemplateResponse(
             request,
             "admin/curation/researcher/history.html",
