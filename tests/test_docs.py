@@ -139,7 +139,7 @@ def test_make_demo_runs_on_a_fresh_embedded_setup(tmp_path):
     try:
         paper = _first_answer(f"http://{host}/api/papers/0704.0033/?fields=title")
         assert "discrete dipole approximation" in paper
-        assert "Maxim A. Yurkin" in _first_answer(f"http://{host}/papers/0704.0033/")
+        assert "Maxim A. Yurkin" in _first_answer(f"http://{host}/papers/0704.0033")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
