@@ -252,9 +252,13 @@ def review_apply(
     away or retired since they were made (by a single *move…*, say), and a
     decision the page made on one is passed over (``extra["stale_before"]``
     lists them): left pending, "approve the waiting ones" failed on them,
-    review after review. Each change is its own event, undoable alone (a
-    step that emptied a retired profile once that retirement is undone); a
-    ``batch`` event (``extra["review"]``: the block) links them all.
+    review after review. At its end too, a profile the review moved papers
+    off that was named after its papers, and is no longer, takes a name they
+    print (:func:`curation.edits.researchers_renamed`: a review that swaps
+    the papers of two profiles swaps their names). Each change is its own
+    event, undoable alone (a step that emptied a retired profile once that
+    retirement is undone); a ``batch`` event (``extra["review"]``: the
+    block) links them all.
 
     Args:
         block_key: the block reviewed (recorded as its name block,
@@ -264,7 +268,8 @@ def review_apply(
 
     Returns:
         The ``batch`` event (``extra["done"]``: the changes it links;
-        ``extra["retired"]``: the researchers retired, ``extra["stale_before"]``
+        ``extra["retired"]``: the researchers retired, ``extra["renamed"]``:
+        those renamed after their papers, ``extra["stale_before"]``
         and ``extra["stale_after"]``: the proposals it made stale before
         deciding and after its steps, when any; ``researchers``: every
         researcher its changes touched).
@@ -320,6 +325,14 @@ def review_apply(
         }
         if stale_before:
             batch.extra["stale_before"] = sorted(stale_before)
+        # The profiles it moves papers off that are named after their papers:
+        # at its end, one no longer printed by its papers takes a name they
+        # print (a review that swaps the papers of two profiles swaps names).
+        named = edits.named_by_their_papers(
+            Authorship.objects.filter(pk__in=review.moves)
+            .exclude(researcher=None)
+            .values_list("researcher_id", flat=True)
+        )
         for pk in sorted(decisions):
             _step(
                 f"proposal {pk}",
@@ -345,6 +358,13 @@ def review_apply(
             )
             for pk in event.extra["retired"]
         ]
+        renamed = [
+            pk
+            for event in edits.researchers_renamed(
+                named=named, actor=actor, batch=batch
+            )
+            for pk in event.researchers
+        ]
         # Merged away on the page or by an approved merge proposal, or
         # retired: what names them can no longer apply.
         stale_after = _stale_dead(block_key, batch)
@@ -354,6 +374,8 @@ def review_apply(
         batch.extra["done"] = len(linked)
         if retired:
             batch.extra["retired"] = retired
+        if renamed:
+            batch.extra["renamed"] = renamed
         if stale_after:
             batch.extra["stale_after"] = sorted(stale_after)
         # So the review is listed in the History of every profile it touched

@@ -20,6 +20,12 @@ from curation.edits.direct import (  # noqa: F401
     researcher_split,
     researcher_update,
 )
+from curation.edits.renames import (  # noqa: F401
+    RENAMED,
+    named_by_their_papers,
+    renamed_after_papers,
+    researchers_renamed,
+)
 from curation.edits.retire import (  # noqa: F401
     researchers_retire_emptied,
     retire_emptied,

@@ -16,6 +16,7 @@ from curation.edits.locks import (
     _lock_authorship_and_researchers,
     _locked_authorships,
 )
+from curation.edits.renames import named_by_their_papers, renamed_after_papers
 from curation.edits.retire import retire_emptied
 from curation.edits.steps import (
     EDITABLE_FIELDS,
@@ -170,7 +171,9 @@ def authorship_move(
     left; constraints that said the opposite (cannot-link to ``to``, must-link to
     the old one) are retired. The researcher it left is retired in the same
     event when it holds no other paper (:func:`retire_emptied`; in a review,
-    once at its end).
+    once at its end), and renamed after the papers it keeps when none of them
+    prints its name any more (:mod:`curation.edits.renames`; in a review,
+    once at its end too).
 
     Args:
         authorship: the authorship.
@@ -196,9 +199,16 @@ def authorship_move(
     if current.researcher_id == to.pk:
         raise InvalidChange(SAME_RESEARCHER.format(a=current.pk, pk=to.pk))
     old = current.researcher_id
+    # A review renames what it moved papers off once, at its end
+    # (researchers_renamed): a later step may move papers back.
+    named = named_by_their_papers([old]) if old and batch is None else set()
     change.move([current], locked[to.pk])
     if old:
-        change.set(locked[old], name_variants=_variants_without(locked[old], current))
+        change.set(
+            locked[old],
+            name_variants=_variants_without(locked[old], current),
+            **(renamed_after_papers(locked[old]) if old in named else {}),
+        )
     change.retire_constraints(
         Constraint.objects.filter(authorship=current).filter(
             Q(kind=CANNOT, researcher_id=to.pk) | Q(kind=MUST, researcher_id=old)
@@ -229,7 +239,9 @@ def authorship_detach(
     It becomes unassigned with a cannot-link to that researcher, so the next
     matching run proposes another home for it but never this one. The
     researcher is retired in the same event when it holds no other paper
-    (:func:`retire_emptied`).
+    (:func:`retire_emptied`), and renamed after the papers it keeps when
+    none of them prints its name any more
+    (:mod:`curation.edits.renames`).
 
     Returns:
         The ``detached`` event (``extra["retired"]``: the id retired, if any).
@@ -244,8 +256,13 @@ def authorship_detach(
     if current.researcher_id is None:
         raise InvalidChange(NOT_ASSIGNED.format(a=current.pk))
     old = locked[current.researcher_id]
+    named = named_by_their_papers([old.pk])
     change.move([current], None)
-    change.set(old, name_variants=_variants_without(old, current))
+    change.set(
+        old,
+        name_variants=_variants_without(old, current),
+        **(renamed_after_papers(old) if old.pk in named else {}),
+    )
     change.retire_constraints(
         Constraint.objects.filter(authorship=current, kind=MUST, researcher=old)
     )
