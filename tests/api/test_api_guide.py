@@ -16,7 +16,6 @@ import re
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
@@ -91,7 +90,6 @@ def test_every_exchange_of_the_api_guide_answers_as_shown(settings):
     settings.CURATION_AUTO_APPLY = str(auto_apply.DEFAULT_THRESHOLD)
     data = Path(settings.WOVEPAPER_DATA_DIR) / "arxiv"
     call_command("demo", data=data, stdout=io.StringIO())
-    get_user_model().objects.create_user("reader", password="a-long-passphrase")
     client = APIClient()
     seen: dict[str, str] = {}
     pairs = exchanges(GUIDE.read_text(encoding="utf-8"))

@@ -234,6 +234,10 @@ def test_paper_page_resolves_every_spelling(client, corpus):
             f"/papers/{paper.arxiv_id}-stale-slug",
             f"/papers/{paper.pk}",
             f"/papers/arXiv:{paper.arxiv_id}",
+            # With a trailing slash, as the researcher pages take it (a new
+            # user's trial: a 404 here, a 301 there).
+            f"/papers/{paper.arxiv_id}/",
+            f"{canonical}/",
         ):
             response = client.get(spelling)
             assert (response.status_code, response["Location"]) == (

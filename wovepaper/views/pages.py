@@ -86,8 +86,11 @@ def paper_detail(request: HttpRequest, ref: str) -> HttpResponse:
 
     ``ref`` is ``<arXiv id>-<slug>`` (new or old style), ``<our id>-<slug>`` for a
     paper without an arXiv id, either without the slug or with a version, or a
-    DOI. Hidden (deleted at the source) and unknown papers are 404.
+    DOI; a trailing slash is read without it (the researcher pages answer one
+    with a redirect, and so do these). Hidden (deleted at the source) and
+    unknown papers are 404.
     """
+    ref = ref.rstrip("/") or ref
     match = _PAPER_REF.fullmatch(ref)
     paper = None
     if match:
