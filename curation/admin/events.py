@@ -14,6 +14,7 @@ from django.utils.html import format_html, format_html_join
 
 from curation.exceptions import CurationError
 from curation.history import (
+    NEVER_UNDONE,
     batch_to_undo,
     batch_undo,
     batch_undo_start,
@@ -21,6 +22,7 @@ from curation.history import (
     event_undo,
     is_review_batch,
     source_not_undone,
+    undo_all_asked,
     undo_all_offered,
     undo_preview,
     undo_refusal,
@@ -189,11 +191,11 @@ class CurationEventAdmin(ReadOnlyAdmin):
     def undo_all_shown(self, obj: CurationEvent) -> str:
         """How a bulk action's *Undo all…* went (``extra["undo_all"]``:
         :func:`curation.history.batch_undo_start`), linked to its undo."""
-        asked = (obj.extra if isinstance(obj.extra, dict) else {}).get("undo_all")
-        if not isinstance(asked, dict):
+        asked = undo_all_asked(obj)
+        if not asked:
             return ""
         state = asked.get("state")
-        if state == "done":
+        if state == "done" and isinstance(asked.get("undo"), int):
             return format_html(
                 'undone whole by <a href="{}">batch #{}</a>',
                 reverse("admin:curation_curationevent_change", args=[asked["undo"]]),
@@ -201,7 +203,7 @@ class CurationEventAdmin(ReadOnlyAdmin):
             )
         if state in ("refused", "failed"):
             return f"{state}, nothing undone: {asked.get('reason', '')}"
-        return "queued: a worker is undoing it"
+        return "queued: a worker is undoing it" if state == "queued" else repr(asked)
 
     @admin.display(description="extra")
     def extra_shown(self, obj: CurationEvent) -> str:
@@ -294,6 +296,8 @@ class CurationEventAdmin(ReadOnlyAdmin):
             "failed_count": extra.get("failed_count", len(extra.get("failed", []))),
             "refresh": self.PROGRESS_REFRESH if state != "done" else None,
             "undo_all": state == "done"
+            and not is_review_batch(batch)
+            and "proposals" in extra
             and request.user.has_perm("curation.undo_curationevent")
             and undo_all_offered(batch),
         }
@@ -440,20 +444,24 @@ class CurationEventAdmin(ReadOnlyAdmin):
         all or none (up to 10,000: no dry run in the request, as a review's page
         makes), and the event's page says how it went."""
         extra = batch.extra if isinstance(batch.extra, dict) else {}
-        asked = extra.get("undo_all", {})
+        asked = undo_all_asked(batch)
         if request.method == "POST" and request.POST.get("confirm") == "yes":
-            if asked.get("state") == "queued":
-                self.message_user(
-                    request,
-                    f"Undo all of batch {batch.pk} is queued already.",
-                    messages.INFO,
-                )
-                return HttpResponseRedirect(back)
+            before = asked.get("state")
             state = batch_undo_start(batch=batch, actor=request.user)
             batch.refresh_from_db()
-            self.message_user(request, *undo_all_said(batch, state))
+            self.message_user(
+                request,
+                *undo_all_said(
+                    batch,
+                    state,
+                    queued=before == "queued",
+                    already=before == "done" and state == "done",
+                ),
+            )
             return HttpResponseRedirect(back)
-        in_force = CurationEvent.objects.filter(batch=batch, undone_by__isnull=True)
+        in_force = CurationEvent.objects.filter(
+            batch=batch, undone_by__isnull=True
+        ).exclude(kind__in=NEVER_UNDONE)
         count = in_force.count() if extra.get("state", "done") == "done" else 0
         return TemplateResponse(
             request,
@@ -480,10 +488,28 @@ class CurationEventAdmin(ReadOnlyAdmin):
         )
 
 
-def undo_all_said(batch: CurationEvent, state: str) -> tuple[str, int]:
+def undo_all_said(
+    batch: CurationEvent, state: str, *, queued: bool = False, already: bool = False
+) -> tuple[str, int]:
     """What the admin says of a bulk action's *Undo all…* in ``state``
-    (:func:`curation.history.batch_undo_start`), and the message level."""
-    asked = (batch.extra or {}).get("undo_all", {})
+    (:func:`curation.history.batch_undo_start`), and the message level;
+    ``queued``: it was queued already when the curator asked; ``already``:
+    it was undone whole before (a second click)."""
+    asked = undo_all_asked(batch)
+    if queued:
+        return f"Undo all of batch {batch.pk} is queued already.", messages.INFO
+    if already:
+        return (
+            f"Nothing undone: batch {batch.pk} was undone whole already, by "
+            f"batch {asked.get('undo')}.",
+            messages.INFO,
+        )
+    if state == "running":
+        return (
+            f"Nothing undone: bulk action {batch.pk} is still running; undo it "
+            "once it is done.",
+            messages.ERROR,
+        )
     if state == "queued":
         return (
             f"Undo all of batch {batch.pk} is queued: a worker undoes its "
@@ -491,13 +517,16 @@ def undo_all_said(batch: CurationEvent, state: str) -> tuple[str, int]:
             "says when it is done, or why it was refused.",
             messages.SUCCESS,
         )
-    if state == "refused":
-        return f"Nothing undone: {asked.get('reason', 'refused')}", messages.ERROR
+    if state in ("refused", "failed"):
+        return f"Nothing undone: {asked.get('reason', state)}", messages.ERROR
     undo = CurationEvent.objects.filter(pk=asked.get("undo")).first()
-    undone = len((undo.extra or {}).get("undone", [])) if undo else 0
+    undo_extra = undo.extra if undo and isinstance(undo.extra, dict) else {}
+    undone = len(undo_extra.get("undone", []))
+    passed = undo_extra.get("passed_over", {})
     return (
-        f"Undid {undone} change(s) of batch {batch.pk}, latest first. The undo "
-        f"is batch {asked.get('undo')}, which can itself be undone.",
+        f"Undid {undone} change(s) of batch {batch.pk}, latest first"
+        + (f"; passed over {len(passed)} with nothing left to undo" if passed else "")
+        + f". The undo is batch {asked.get('undo')}, which can itself be undone.",
         messages.SUCCESS,
     )
 

@@ -9,11 +9,13 @@ Callers say ``history.name``; this package gathers the names (issue 52).
 """
 
 from curation.history.batches import (  # noqa: F401
+    NEVER_UNDONE,
     batch_to_undo,
     batch_undo,
     batch_undo_run,
     batch_undo_start,
     is_review_batch,
+    undo_all_asked,
     undo_all_offered,
 )
 from curation.history.checks import (  # noqa: F401

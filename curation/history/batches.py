@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import DatabaseError, transaction
+from django.db import transaction
 
 from curation.exceptions import (
     CurationError,
@@ -15,6 +15,7 @@ from curation.exceptions import (
 )
 from curation.history.undo import event_undo
 from curation.models import CurationEvent
+from wovepaper.celery import TRANSIENT
 from wovepaper.outbox import outbox_send, registered_task
 
 
@@ -65,8 +66,9 @@ def undo_all_offered(event: CurationEvent) -> bool:
 
     A review's changes are read through their undo chains
     (:func:`batch_to_undo`); a bulk action may hold 10,000, so for it one
-    query asks whether a member was never undone (one undone and redone
-    since is found by the worker, which reads the chains).
+    query asks whether a decision of it was never undone (its stale marks,
+    which change nothing, aside; one undone and redone since is found by
+    the worker, which reads the chains).
     """
     if event.kind != CurationEvent.Kind.BATCH:
         return False
@@ -75,7 +77,25 @@ def undo_all_offered(event: CurationEvent) -> bool:
         return False
     if is_review_batch(event):
         return bool(batch_to_undo(event))
-    return CurationEvent.objects.filter(batch=event, undone_by__isnull=True).exists()
+    return (
+        CurationEvent.objects.filter(batch=event, undone_by__isnull=True)
+        .exclude(kind__in=NEVER_UNDONE)
+        .exists()
+    )
+
+
+# Members of a bulk action that change nothing to undo: a proposal found
+# stale is marked so, and stays so (curation.models.CurationEvent.changes_state).
+NEVER_UNDONE = (CurationEvent.Kind.PROPOSAL_STALE, CurationEvent.Kind.SOURCE)
+
+
+def undo_all_asked(batch: CurationEvent) -> dict:
+    """What the batch says of its *Undo all…* (``extra["undo_all"]``, written
+    by :func:`batch_undo_start` and :func:`batch_undo_run`); ``{}`` when
+    none, or when the row was edited by hand into something else."""
+    extra = batch.extra if isinstance(batch.extra, dict) else {}
+    asked = extra.get("undo_all")
+    return asked if isinstance(asked, dict) else {}
 
 
 def batch_undo_start(*, batch: CurationEvent, actor: AbstractBaseUser) -> str:
@@ -87,16 +107,29 @@ def batch_undo_start(*, batch: CurationEvent, actor: AbstractBaseUser) -> str:
     The batch's ``extra["undo_all"]`` says how it goes: ``state`` ``queued``,
     then ``done`` with ``undo`` (the new batch event's id), ``refused`` with
     ``reason`` (:func:`batch_undo`'s refusal), or ``failed`` with ``reason``
-    (an error of the worker's); the event's admin page shows it.
+    (an error of the worker's); the event's admin page shows it. Nothing is
+    queued, and the state is left as it was, when the bulk action is still
+    running, when its undo is queued already, or when it was undone whole
+    and nothing of it is in force again (:func:`undo_all_offered`).
 
     Args:
         batch: a bulk action's ``batch`` event (or the undo of one).
         actor: the curator who asked.
 
     Returns:
-        The state once queued: ``queued``, or in the embedded setup the
-        state the eager run left (``done`` or ``refused``).
+        The state: ``queued``; in the embedded setup the state the eager run
+        left (``done``, ``refused`` or ``failed``); or, when nothing was
+        queued, the state as it was (``running`` for a bulk action still
+        running).
     """
+    extra = batch.extra if isinstance(batch.extra, dict) else {}
+    if extra.get("state", "done") != "done":
+        return "running"
+    asked = undo_all_asked(batch)
+    if asked.get("state") == "queued" or (
+        asked.get("state") == "done" and not undo_all_offered(batch)
+    ):
+        return asked["state"]
     _undo_all_state(batch.pk, {"state": "queued", "by": actor.pk})
     task = registered_task("curation.batch_undo")
     if task.app.conf.task_always_eager:
@@ -109,14 +142,21 @@ def batch_undo_start(*, batch: CurationEvent, actor: AbstractBaseUser) -> str:
             kwargs={"batch_id": batch.pk, "actor_id": actor.pk},
         )
     batch.refresh_from_db()
-    return batch.extra["undo_all"]["state"]
+    return undo_all_asked(batch).get("state", "queued")
 
 
 def batch_undo_run(*, batch_id: int, actor_id: int) -> dict:
     """The worker's part of :func:`batch_undo_start`: :func:`batch_undo`, its
-    outcome written to the batch's ``extra["undo_all"]``. Idempotent: a
-    redelivery after it ended changes nothing (the undo is all or none, so a
-    worker that died in it left nothing half done).
+    outcome written to the batch's ``extra["undo_all"]``. Idempotent: it runs
+    only while the batch says ``queued``, so a redelivery after it ended
+    changes nothing (the undo is all or none: a worker that died in it left
+    nothing half done).
+
+    A transient database error (a deadlock, a dropped connection) leaves it
+    ``queued`` for the task's retry; in the embedded setup, which does not
+    retry, and on any other error, it is ``failed`` with the reason, and the
+    curator may ask again (a hostile trial: an error left it ``queued`` for
+    good, and the admin refused every later ask).
 
     Args:
         batch_id: the bulk action's ``batch`` event.
@@ -126,20 +166,24 @@ def batch_undo_run(*, batch_id: int, actor_id: int) -> dict:
         ``extra["undo_all"]`` as written.
     """
     batch = CurationEvent.objects.get(pk=batch_id)
-    asked = (batch.extra or {}).get("undo_all", {})
-    if asked.get("state") in ("done", "refused"):
+    asked = undo_all_asked(batch)
+    if asked.get("state") != "queued":
         return asked
-    actor = get_user_model().objects.get(pk=actor_id)
     try:
+        actor = get_user_model().objects.get(pk=actor_id)
         undo = batch_undo(batch=batch, actor=actor)
     except CurationError as exc:
         outcome = {"state": "refused", "reason": str(exc)}
-    except DatabaseError:
-        raise  # the task retries (wovepaper.celery.TRANSIENT)
+    except get_user_model().DoesNotExist:
+        outcome = {"state": "refused", "reason": f"user {actor_id} no longer exists"}
     except Exception as exc:
-        # Said on the batch, so a curator may ask again; then the task fails.
+        eager = registered_task("curation.batch_undo").app.conf.task_always_eager
+        if isinstance(exc, TRANSIENT) and not eager:
+            raise  # still queued: the task retries
         reason = f"{type(exc).__name__}: {exc}"
         _undo_all_state(batch_id, {"by": actor_id, "state": "failed", "reason": reason})
+        if eager:
+            return undo_all_asked(CurationEvent.objects.get(pk=batch_id))
         raise
     else:
         outcome = {"state": "done", "undo": undo.pk}
@@ -147,7 +191,8 @@ def batch_undo_run(*, batch_id: int, actor_id: int) -> dict:
 
 
 def _undo_all_state(batch_id: int, state: dict) -> dict:
-    # One statement on the batch row: its other extra keys stay as written.
+    # One statement on the locked batch row: its other extra keys stay as
+    # written.
     with transaction.atomic():
         batch = CurationEvent.objects.select_for_update().get(pk=batch_id)
         extra = batch.extra if isinstance(batch.extra, dict) else {}

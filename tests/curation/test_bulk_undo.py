@@ -133,3 +133,89 @@ def test_a_queued_undo_all_is_not_queued_twice_and_a_redelivery_does_nothing(
     assert first["state"] == "done"
     assert batch_undo_run(batch_id=batch.pk, actor_id=curator.pk) == first
     assert CurationEvent.objects.filter(kind="batch").count() == 2
+
+
+def test_an_error_in_the_undo_leaves_it_failed_and_askable_again(
+    client, curator, monkeypatch
+):
+    """A hostile trial: a database error in the undo (a deadlock) left the
+    batch "queued" for good, and the admin refused every later ask."""
+    from django.db import OperationalError
+
+    from curation.history import batches
+
+    before, batch, _ = _bulk_approved(client, curator)
+    after = _placement()
+    real = batches.event_undo
+    calls = []
+
+    def deadlock_once(**kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("deadlock detected")
+        return real(**kwargs)
+
+    monkeypatch.setattr(batches, "event_undo", deadlock_once)
+
+    answer = _undo_all(client, batch).content.decode()
+
+    assert "Nothing undone: OperationalError: deadlock detected" in answer
+    assert _placement() == after  # all or none
+    batch.refresh_from_db()
+    assert batch.extra["undo_all"]["state"] == "failed"
+    assert "Undid" in _undo_all(client, batch).content.decode()
+    assert _placement() == before
+
+
+def test_a_second_undo_all_keeps_the_record_of_the_first(client, curator):
+    """A hostile trial: a second ask (a double click, or the button still
+    shown because a stale mark of the action is never undone) overwrote
+    "undone whole by batch N" with a refusal."""
+    harvest_files(source="arxiv", root=DEL_MAESTRO)
+    services.matching_run()
+    pending = list(Proposal.objects.filter(status="pending").order_by("pk"))
+    # One of them stale by the time the action runs: marked, never undone.
+    stale = pending[0]
+    placed = stale.authorships.first()
+    edits.authorship_move(
+        authorship=placed,
+        to=Researcher.objects.create(display_name="Someone Else", slug="x"),
+        actor=curator,
+    )
+    client.force_login(curator)
+    client.post(
+        reverse("admin:curation_proposal_changelist"),
+        {"action": "approve_selected", "_selected_action": [p.pk for p in pending]},
+    )
+    batch = CurationEvent.objects.get(kind="batch")
+    assert CurationEvent.objects.filter(batch=batch, kind="proposal_stale").exists()
+    confirm = client.get(
+        reverse("admin:curation_curationevent_undo", args=[batch.pk])
+    ).content.decode()
+    assert f"Its {len(pending) - 1} changes" in confirm  # the stale mark aside
+
+    _undo_all(client, batch)
+    batch.refresh_from_db()
+    done = batch.extra["undo_all"]
+    page = reverse("admin:curation_curationevent_change", args=[batch.pk])
+    assert "Undo all…" not in client.get(page).content.decode()
+
+    again = _undo_all(client, batch).content.decode()
+
+    assert f"was undone whole already, by batch {done['undo']}" in again
+    batch.refresh_from_db()
+    assert batch.extra["undo_all"] == done
+
+
+@pytest.mark.parametrize("hand_edited", ["x", ["queued"], 5, {"state": "done"}])
+def test_a_hand_edited_undo_record_is_no_error(client, curator, hand_edited):
+    before, batch, _ = _bulk_approved(client, curator)
+    CurationEvent.objects.filter(pk=batch.pk).update(
+        extra={**batch.extra, "undo_all": hand_edited}
+    )
+    page = reverse("admin:curation_curationevent_change", args=[batch.pk])
+    assert client.get(page).status_code == 200
+    undo_page = reverse("admin:curation_curationevent_undo", args=[batch.pk])
+    assert client.get(undo_page).status_code == 200
+    _undo_all(client, batch)
+    assert _placement() == before
