@@ -7,6 +7,7 @@ command in docs/ is run by a test or by .ci/run, which runs ``make test``).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -18,7 +19,9 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import psycopg
 import pytest
+import redis
 from django.conf import settings
 from django.core.management import get_commands
 
@@ -83,13 +86,26 @@ def _started(script: str) -> tuple[str, int, str]:
 
 def test_every_bench_script_a_page_names_starts():
     # A benchmark's run takes minutes to hours; its --help imports all it
-    # times (a module moved away breaks it there) and says what it measures.
+    # times (a module moved away breaks it there), says what it measures,
+    # and lists the options a page may name with it.
     scripts = _named(r"\bbench/([a-z_]+\.py)")
     assert len(scripts) >= 10
+    options: dict[str, set[str]] = {}
+    for page in PAGES:
+        for script, rest in re.findall(
+            r"\bbench/([a-z_]+\.py)((?:[ \t]+\[?--[a-z][a-z0-9-]*[^\]\n`]*\]?)*)",
+            _text(page),
+        ):
+            options.setdefault(script, set()).update(
+                re.findall(r"--[a-z][a-z0-9-]*", rest)
+            )
+    assert options["faults.py"] >= {"--rate", "--json"}
     with ThreadPoolExecutor(max_workers=2) as pool:
         for script, code, said in pool.map(_started, scripts):
             assert code == 0, (script, said[-1500:])
             assert "usage:" in said, (script, said[-1500:])
+            for option in options.get(script, ()):
+                assert option in said, (script, option)
 
 
 # Commands of Django and django-axes, tested by their own projects.
@@ -169,3 +185,62 @@ def test_every_screenshot_in_docs_is_one_a_browser_test_takes():
         assert f'"{Path(image).name}"' in taken, image
     makefile = _text(ROOT / "Makefile")
     assert all(Path(image).name in makefile for image in shown)
+
+
+@pytest.fixture
+def scratch_database():
+    """A PostgreSQL database of its own, dropped afterwards: the URL."""
+    from django.db import connection
+
+    params = connection.get_connection_params()
+    host, port = params.get("host") or "127.0.0.1", params.get("port") or 5432
+    name = f"wovepaper_make_run_{os.getpid()}"
+
+    def admin(sql: str) -> None:
+        with psycopg.connect(
+            dbname="postgres", host=host, port=port, user="postgres", autocommit=True
+        ) as session:
+            session.execute(sql)
+
+    admin(f'DROP DATABASE IF EXISTS "{name}"')
+    admin(f'CREATE DATABASE "{name}"')
+    yield f"postgres://postgres@{host}:{port}/{name}"
+    admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_make_run_serves_with_postgresql_redis_a_worker_and_beat(
+    tmp_path, scratch_database
+):
+    """docs/operations.md's production-like command: migrations on a fresh
+    PostgreSQL database, static files, the schedule, then gunicorn, a worker
+    and beat; /healthz says the database and the broker answer."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        host = f"127.0.0.1:{probe.getsockname()[1]}"
+    broker = "redis://127.0.0.1:6379/15"  # the suite's own, emptied by its tests
+    run = subprocess.Popen(  # noqa: S603, S607 - make, fixed arguments
+        ["make", "run", f"HOST={host}"],
+        cwd=ROOT,
+        env=_env(
+            WOVEPAPER_VAR_DIR=str(tmp_path),
+            DATABASE_URL=scratch_database,
+            REDIS_URL=broker,
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        health = json.loads(_first_answer(f"http://{host}/healthz", seconds=240))
+        assert health["database"] == "ok"
+        assert health["broker"] == "ok"
+        assert "wovepaper" in _first_answer(f"http://{host}/")
+    finally:
+        os.killpg(run.pid, signal.SIGTERM)
+        try:
+            run.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait(timeout=30)
+        redis.Redis.from_url(broker).flushdb()
