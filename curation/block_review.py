@@ -328,7 +328,7 @@ def review_apply(
         # The profiles it moves papers off that are named after their papers:
         # at its end, one no longer printed by its papers takes a name they
         # print (a review that swaps the papers of two profiles swaps names).
-        named = edits.named_by_their_papers(
+        named_after_papers = edits.named_by_their_papers(
             Authorship.objects.filter(pk__in=review.moves)
             .exclude(researcher=None)
             .values_list("researcher_id", flat=True)
@@ -361,7 +361,7 @@ def review_apply(
         renamed = [
             pk
             for event in edits.researchers_renamed(
-                named=named, actor=actor, batch=batch
+                named=named_after_papers, actor=actor, batch=batch
             )
             for pk in event.researchers
         ]

@@ -564,6 +564,29 @@ class CuratorActions(RuleBasedStateMachine):
         self._merged_in_follow(expected, source, new.pk, set(moving), set(staying))
         self._record(description, CurationEvent.Kind.SPLIT, expected)
 
+    def _renamed_after_papers(self, expected, source: int | None, leaving: int) -> None:
+        """A profile named after its papers keeps a name they print
+        (curation.edits.renames): the one ``leaving`` leaves, when its name
+        fit what it held and fits none of what stays, takes the fullest name
+        of those."""
+        if source is None:
+            return
+        shown = self.model.researchers[source]["display_name"]
+        held = self.model.held(source)
+        staying = [a for a in held if a != leaving]
+        if (
+            staying
+            and names.display_name_fits(shown, [self.printed[a] for a in held])
+            and not names.display_name_fits(shown, [self.printed[a] for a in staying])
+        ):
+            fullest = max(
+                staying, key=lambda a: (len(self.printed[a][0].replace(".", "")), -a)
+            )
+            expected.researchers[source] = {
+                **expected.researchers[source],
+                "display_name": " ".join(self.printed[fullest]),
+            }
+
     @rule(data=st.data())
     def move(self, data: st.DataObject) -> None:
         a = data.draw(st.sampled_from(self.authorship_ids), label="authorship")
@@ -578,6 +601,7 @@ class CuratorActions(RuleBasedStateMachine):
         expected = self.model.copy()
         expected.assignment[a] = to
         expected.retire_if_emptied(old)
+        self._renamed_after_papers(expected, old, a)
         try:
             self._attempt(
                 description,
@@ -600,6 +624,7 @@ class CuratorActions(RuleBasedStateMachine):
         expected = self.model.copy()
         expected.assignment[a] = None
         expected.retire_if_emptied(self.model.assignment[a])
+        self._renamed_after_papers(expected, self.model.assignment[a], a)
         try:
             self._attempt(
                 description,
