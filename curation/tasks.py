@@ -10,17 +10,20 @@ from curation import services
 from curation.exceptions import MatchingBusy
 from wovepaper.celery import TRANSIENT
 
-# Every matching task: retried with backoff while the database connection is down
-# (wovepaper.celery.TRANSIENT: 2 s doubling to 300 s, until it answers), without a
-# bound; matching is idempotent.
-_MATCHING = {
-    "bind": True,
+# What a curator asked for (a bulk action, its undo) is done once whatever
+# the broker or the database does meanwhile: redelivered to another worker if
+# this one dies (acks late), retried with backoff while the database
+# connection is down (wovepaper.celery.TRANSIENT: 2 s doubling to 300 s, until
+# it answers), without a bound.
+_CURATOR_ASKED = {
     "acks_late": True,
     "max_retries": None,
     "autoretry_for": TRANSIENT,
     "retry_backoff": 2,
     "retry_backoff_max": 300,
 }
+# Every matching task, the same way; matching is idempotent.
+_MATCHING = {"bind": True, **_CURATOR_ASKED}
 
 
 @shared_task(name="curation.matching_run", **_MATCHING)
@@ -120,14 +123,7 @@ def matching_finish_task(
         ) from exc
 
 
-@shared_task(
-    name="curation.bulk_decide",
-    acks_late=True,
-    max_retries=None,
-    autoretry_for=TRANSIENT,
-    retry_backoff=2,
-    retry_backoff_max=300,
-)
+@shared_task(name="curation.bulk_decide", **_CURATOR_ASKED)
 def bulk_decide_task(batch_id: int) -> dict:
     """Run a curator's bulk approve or reject (idempotent: a redelivery goes
     on where the batch stopped; :func:`curation.services.bulk_decide_run`).
@@ -139,14 +135,7 @@ def bulk_decide_task(batch_id: int) -> dict:
     return services.bulk_decide_run(batch_id=batch_id)
 
 
-@shared_task(
-    name="curation.batch_undo",
-    acks_late=True,
-    max_retries=None,
-    autoretry_for=TRANSIENT,
-    retry_backoff=2,
-    retry_backoff_max=300,
-)
+@shared_task(name="curation.batch_undo", **_CURATOR_ASKED)
 def batch_undo_task(batch_id: int, actor_id: int) -> dict:
     """Undo a bulk action whole, all or none, for the curator who asked
     (idempotent: :func:`curation.history.batch_undo_run`).
