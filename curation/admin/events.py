@@ -14,10 +14,10 @@ from django.utils.html import format_html, format_html_join
 
 from curation.exceptions import CurationError
 from curation.history import (
-    NEVER_UNDONE,
     batch_to_undo,
     batch_undo,
     batch_undo_start,
+    bulk_in_force,
     decision_after_undo,
     event_undo,
     is_review_batch,
@@ -459,9 +459,7 @@ class CurationEventAdmin(ReadOnlyAdmin):
                 ),
             )
             return HttpResponseRedirect(back)
-        in_force = CurationEvent.objects.filter(
-            batch=batch, undone_by__isnull=True
-        ).exclude(kind__in=NEVER_UNDONE)
+        in_force = bulk_in_force(batch)
         count = in_force.count() if extra.get("state", "done") == "done" else 0
         return TemplateResponse(
             request,

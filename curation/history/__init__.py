@@ -14,6 +14,7 @@ from curation.history.batches import (  # noqa: F401
     batch_undo,
     batch_undo_run,
     batch_undo_start,
+    bulk_in_force,
     is_review_batch,
     undo_all_asked,
     undo_all_offered,
