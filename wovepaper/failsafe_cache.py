@@ -25,7 +25,7 @@ import threading
 import time
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
-from django.core.cache.backends.redis import RedisCache
+from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from redis.exceptions import RedisError
 
 logger = logging.getLogger(__name__)
@@ -65,6 +65,30 @@ class CacheUnavailable(Exception):
     """The cache could not be reached: the caller must do without the result."""
 
 
+class PooledClientRedisCacheClient(RedisCacheClient):
+    """Django's Redis cache client keeping one redis-py client per connection pool.
+
+    Django's :meth:`RedisCacheClient.get_client` builds a new ``redis.Redis``
+    around the pool for every cache call, and redis-py 5+ fills a table of
+    about 170 response callbacks each time: 0.08 ms of a call's 0.26 ms on
+    this machine, and a search page makes about 16 calls. A ``redis.Redis``
+    is safe to share between threads (it takes a connection from the pool
+    per command: redis-py's README, "Thread Safety"), so one is kept per pool.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._clients: dict[int, object] = {}
+
+    def get_client(self, key=None, *, write=False):
+        """The shared ``redis.Redis`` of the pool Django would use for ``key``."""
+        pool = self._get_connection_pool(write)
+        client = self._clients.get(id(pool))
+        if client is None:
+            client = self._clients[id(pool)] = self._client(connection_pool=pool)
+        return client
+
+
 class FailOpenRedisCache(RedisCache):
     """``RedisCache`` whose reads miss and writes are skipped while Redis is down.
 
@@ -83,6 +107,7 @@ class FailOpenRedisCache(RedisCache):
 
     def __init__(self, server, params) -> None:
         super().__init__(server, params)
+        self._class = PooledClientRedisCacheClient
         self._down_until = 0.0
         self._outage = OutageLog(logger)
 

@@ -135,3 +135,20 @@ def test_the_outbox_sends_what_the_broker_took_and_keeps_what_it_refused(redis_c
         "unknown": 1,
         "left": 1,
     }
+
+
+def test_every_cache_call_shares_one_client_which_outlives_a_restart(redis_cache):
+    from django.core.cache import cache
+
+    backend = cache._cache
+    # Django's own client builds a redis.Redis (and its 170 callbacks) per call.
+    assert backend.get_client("a") is backend.get_client("b", write=True)
+
+    cache.set("shared", 1)
+    redis_cache.crash()
+    assert cache.get("shared", "missed") == "missed"
+    redis_cache.start()
+    time.sleep(0.3)  # past the bypass after a failure (0.2 s in tests)
+    cache.set("shared", 2)
+    assert cache.get("shared") == 2
+    assert backend.get_client("c") is backend.get_client("d")
