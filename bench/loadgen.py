@@ -223,3 +223,60 @@ def run_scenarios(
             f"{max(lat):>6.1f}ms {errors:>7} {p99 / baseline:>8.1f}x",
             flush=True,
         )
+
+
+def production_workers() -> int:
+    """gunicorn.conf.py's default number of sync workers on this machine."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "gunicorn_conf", ROOT / "gunicorn.conf.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.default_workers()
+
+
+def postgres_memory() -> str:
+    """A line on PostgreSQL's buffer cache against what the pages read most.
+
+    pgvector's README ("Tuning") advises ``shared_buffers`` of about 25% of the
+    server's memory; PostgreSQL's default is 128 MB. With 100,000 papers the
+    HNSW index alone is about 195 MB: below it, a search by meaning reads its
+    index pages through the operating system's cache and evicts others
+    (docs/operations.md, "Deploying"). The figures of a run depend on it.
+
+    Returns:
+        ``"PostgreSQL shared_buffers 2 GB; HNSW index 195 MB, papers 616 MB"``,
+        with a warning appended when the index does not fit.
+    """
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT setting::bigint * current_setting('block_size')::bigint "
+            "FROM pg_settings WHERE name = 'shared_buffers'"
+        )
+        buffers = cursor.fetchone()[0]
+        cursor.execute(
+            "SELECT coalesce(sum(pg_relation_size(indexrelid)), 0) FROM pg_index i "
+            "JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam "
+            "WHERE a.amname = 'hnsw'"
+        )
+        hnsw = cursor.fetchone()[0]
+        cursor.execute("SELECT pg_total_relation_size('wovepaper_paper')")
+        papers = cursor.fetchone()[0]
+
+    def mb(n: int) -> str:
+        return f"{n / 2**30:.1f} GB" if n >= 2**30 else f"{n / 2**20:.0f} MB"
+
+    line = (
+        f"PostgreSQL shared_buffers {mb(buffers)}; HNSW index {mb(hnsw)}, "
+        f"papers {mb(papers)}"
+    )
+    if hnsw > buffers:
+        line += (
+            " (the index does not fit: raise shared_buffers, pgvector's README "
+            "advises about 25% of memory)"
+        )
+    return line

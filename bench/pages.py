@@ -68,6 +68,8 @@ from loadgen import (  # noqa: E402
     REDIS_CACHE,
     database_url,
     gunicorn,
+    postgres_memory,
+    production_workers,
     run_scenarios,
 )
 
@@ -308,11 +310,6 @@ def cold_page_ms(url: str, runs: int = 30) -> list[float]:
     return out
 
 
-def _production_workers() -> int:
-    """gunicorn.conf.py's default number of sync workers on this machine."""
-    return _module("gunicorn_conf", ROOT / "gunicorn.conf.py").default_workers()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--papers", type=int, default=100_000)
@@ -320,7 +317,7 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=100.0)
     parser.add_argument("--seconds", type=float, default=30.0)
     # As in production: gunicorn.conf.py's default, 1.5 workers a core.
-    parser.add_argument("--workers", type=int, default=_production_workers())
+    parser.add_argument("--workers", type=int, default=production_workers())
     parser.add_argument(
         "--only", default="", help="run only the scenarios whose name holds this"
     )
@@ -447,6 +444,7 @@ def main() -> None:
             database_url(), workers=args.workers, REDIS_URL=REDIS_CACHE
         ) as base:
             print(f"gunicorn {args.workers} workers, Redis cache")
+            print(postgres_memory())
             run_scenarios(base, scenarios, rate=args.rate, seconds=args.seconds)
     finally:
         if not args.keep:

@@ -1,13 +1,17 @@
 """Five minutes of mixed API and page traffic while a Celery worker harvests.
 
-The figure issue 8 asks for: the API and the public pages under an open-loop load
-(``--rate`` requests a second for ``--seconds``, 300 by default) on PostgreSQL with
-bench/pages.py's corpus (100,000 papers, 30,000 researchers), served by gunicorn
-(5 workers, Redis cache), while one real Celery worker (Redis broker, database 14)
-harvests the 1,192 real arXiv ``.abs`` files from ``WOVEPAPER_DATA_DIR`` into the
-same database, again and again, for as long as the load runs. The request mix:
-researcher and paper pages, search drawn with Zipf weights, API researcher detail,
-researcher papers and filtered paper lists.
+The figure issue 8 asks for: the API and the public pages under an open-loop
+load (``--rate`` requests a second for ``--seconds``, 300 by default) on
+PostgreSQL with bench/pages.py's corpus (100,000 papers, 30,000 researchers),
+served by gunicorn (``--workers``, by default gunicorn.conf.py's: 3 on 2
+cores), while one real Celery worker harvests the 1,192 real arXiv ``.abs``
+files from ``WOVEPAPER_DATA_DIR`` into the same database, again and again, for
+as long as the load runs. The request mix: researcher and paper pages, search
+drawn with Zipf weights, API researcher detail, researcher papers and filtered
+paper lists. The web and the worker share one Redis database (14) for the
+broker and the cache, as production shares ``REDIS_URL``: what the worker's
+changes drop from the cache, the web sees (before 2026-12-08 the web cached in
+another database and never saw it).
 
 Prints p50, p99, max and errors per kind of request and overall, the p99 of
 each 30 s of the run, and how many harvest runs finished with how many records a
@@ -31,6 +35,19 @@ embedding task (without it they were worse), not a long query (none ran over
 0.3 s in pg_stat_activity sampled every 0.5 s), and every kind of request
 waits at once; the run deletes the previous run's 1,130 papers and their
 vectors first, so autovacuum may be repairing the HNSW index then.
+
+Measured again 2026-12-08 (gunicorn 3 workers), seven runs, p50 and p99:
+with the web caching in another Redis database than the worker's (as before),
+PostgreSQL's ``shared_buffers`` 128 MB 21 and 1,524 ms; 2 GB 20 and 177, 24
+and 587 (just after a PostgreSQL restart), 28 and 1,374 ms. With one Redis
+database, as production: 45 and 1,884 ms, every matching batch dropping every
+search page (search p50 42 ms); with automation no longer dropping the lists
+of researchers found by name (wovepaper.cache.researchers_changed), 121 and
+5,747 ms after six kept runs' deletes, then, each run starting vacuumed, 26
+and 1,447 ms (search p50 10 ms). In every run the stall is in the first 30
+to 90 s (1,601 ms there in the last), the later windows 52 to 507 ms; the
+first harvest creates its 1,130 papers in 3 s and the second takes 48 to 73
+s, behind their matching and embedding; 59 to 86 harvests a run.
 """
 
 from __future__ import annotations
@@ -59,12 +76,13 @@ from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test.utils import teardown_databases  # noqa: E402
 from loadgen import (  # noqa: E402
-    REDIS_CACHE,
     celery_worker_argv,
     database_url,
     gunicorn,
     load,
     pct,
+    postgres_memory,
+    production_workers,
 )
 
 BROKER = "redis://127.0.0.1:6379/14"
@@ -130,6 +148,13 @@ def _forget_harvests() -> None:
     Researcher.objects.filter(authorships__isnull=True).delete()
     RawRecord.objects.all().delete()
     HarvestRun.objects.all().delete()
+    # What the deletes left (dead rows, the HNSW index's deleted entries) is
+    # cleared, so every run starts from the same state and no autovacuum of
+    # an earlier run's deletes falls inside the load.
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
 
 
 def _harvest_loop(stop: threading.Event, results: list) -> None:
@@ -158,7 +183,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rate", type=float, default=100.0)
     parser.add_argument("--seconds", type=float, default=300.0)
-    parser.add_argument("--workers", type=int, default=5)
+    # As in production: gunicorn.conf.py's default, 1.5 workers a core.
+    parser.add_argument("--workers", type=int, default=production_workers())
     parser.add_argument("--keep", action="store_true")
     parser.add_argument(
         "--niceness",
@@ -198,7 +224,6 @@ def main() -> None:
         import redis
 
         redis.Redis.from_url(BROKER).flushdb()
-        redis.Redis.from_url(REDIS_CACHE).flushdb()
         worker = subprocess.Popen(  # noqa: S603 - fixed argv, our own worker
             [
                 # As the Procfile runs the workers: below the web's priority.
@@ -220,7 +245,11 @@ def main() -> None:
         harvester = threading.Thread(target=_harvest_loop, args=(stop, harvests))
         try:
             with gunicorn(
-                database_url(), workers=args.workers, REDIS_URL=REDIS_CACHE
+                # One Redis database for the broker and the cache, as production
+                # has (REDIS_URL): the worker's cache-version bumps reach the web.
+                database_url(),
+                workers=args.workers,
+                REDIS_URL=BROKER,
             ) as base:
                 harvester.start()
                 time.sleep(5)  # the worker is harvesting before the load starts
@@ -238,6 +267,7 @@ def main() -> None:
             f"{args.rate:.0f} req/s for {args.seconds:.0f} s ({wall:.0f} s wall), "
             f"gunicorn {args.workers} workers, one Celery worker harvesting"
         )
+        print(postgres_memory())
         columns = ("requests", "p50", "p99", "max", "errors")
         print(f"{'kind':<24} " + " ".join(f"{c:>9}" for c in columns))
         for kind, (lat, err) in sorted(by_kind.items()):

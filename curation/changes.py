@@ -360,6 +360,7 @@ class Change:
                 [m["authorship"] for m in self.moves],
                 [int(pk) for pk, f in self.fields.items() if "display_name" in f],
                 notify=notify,
+                listed=self.actor is not None,
             )
         return event
 
@@ -469,6 +470,7 @@ def found_in_bulk(foundings: list[Founding], *, kind: str) -> list[CurationEvent
                 [a.pk for a in f.authorships],
                 [],
                 notify=kind in NOTIFY_KINDS,
+                listed=False,
             )
     return events
 
@@ -481,17 +483,23 @@ class _Gathered:
     moved: list[int] = dataclass_field(default_factory=list)
     renamed: list[int] = dataclass_field(default_factory=list)
     events: dict[int, list[int]] = dataclass_field(default_factory=dict)
+    listed: bool = False
 
 
 _gathering: ContextVar[_Gathered | None] = ContextVar("_gathering", default=None)
 
 
-def _after_commit(touched: list[int], coauthors: list[int], events: list[int]) -> None:
+def _after_commit(
+    touched: list[int], coauthors: list[int], events: list[int], *, listed: bool
+) -> None:
     """Once the transaction commits: drop the touched researchers' cached
-    views, have a worker drop their co-authors' (a merge across
-    collaboration papers names thousands: 0.5 ms each on Redis), and tell
-    the followers of each of ``events``."""
-    transaction.on_commit(lambda: site_cache.researchers_changed(touched))
+    views (and, when ``listed``, every list of researchers found by name:
+    :func:`wovepaper.cache.researchers_changed`), have a worker drop their
+    co-authors' (a merge across collaboration papers names thousands: 0.5 ms
+    each on Redis), and tell the followers of each of ``events``."""
+    transaction.on_commit(
+        lambda: site_cache.researchers_changed(touched, listed=listed)
+    )
     researcher_stats_queue(touched)
     # Through the outbox, written in the change's own transaction: a broker
     # that is down loses none of them and answers no committed change with
@@ -511,17 +519,24 @@ def _follow_up(
     renamed: list[int],
     *,
     notify: bool,
+    listed: bool,
 ) -> None:
     """The cache bumps and tasks of a committed event (id ``event``, which
     touched ``touched``, moved ``moved`` authorship ids and renamed
-    ``renamed`` researcher ids; its followers are told if ``notify``):
-    added to the open :func:`gathered`, or queued now."""
+    ``renamed`` researcher ids; its followers are told if ``notify``; the
+    lists of researchers found by name are dropped if ``listed``: a
+    curator's change, not automation's): added to the open
+    :func:`gathered`, or queued now."""
     gathering = _gathering.get()
     if gathering is None:
         _after_commit(
-            touched, _coauthors(moved, renamed, touched), [event] if notify else []
+            touched,
+            _coauthors(moved, renamed, touched),
+            [event] if notify else [],
+            listed=listed,
         )
         return
+    gathering.listed = gathering.listed or listed
     gathering.touched.update(touched)
     gathering.moved.extend(moved)
     gathering.renamed.extend(renamed)
@@ -576,7 +591,10 @@ def gathered() -> Iterator[None]:
     )
     touched = sorted(gathering.touched)
     _after_commit(
-        touched, _coauthors(gathering.moved, gathering.renamed, touched), events
+        touched,
+        _coauthors(gathering.moved, gathering.renamed, touched),
+        events,
+        listed=gathering.listed,
     )
 
 

@@ -180,5 +180,6 @@ def researcher_caches_task(researcher_ids: list[int]) -> int:
 
     listed = researcher_ids if isinstance(researcher_ids, list) else []
     ids = {pk for pk in listed if is_id(pk)}
-    researchers_changed(ids)
+    # Their bylines and networks changed, not how they are found by name.
+    researchers_changed(ids, listed=False)
     return len(ids)

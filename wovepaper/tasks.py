@@ -147,8 +147,11 @@ def researcher_stats_task(researcher_ids: list[int] | None = None) -> int:
     ]
     written = researcher_stats_refresh(researcher_ids=ids)
     # A view cached between the change's own bump and this refresh showed the
-    # old figures: bump once more.
-    researchers_changed(ids)
+    # old figures: bump once more. The lists of researchers found by name
+    # (their figures too) catch up as they expire: a curator's change dropped
+    # them at its commit, and a matching run's batches would keep every
+    # search page cold (wovepaper.cache.researchers_changed).
+    researchers_changed(ids, listed=False)
     return written
 
 

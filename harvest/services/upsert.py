@@ -253,8 +253,9 @@ def paper_upsert(*, record: PaperRecord, record_hash: str = "") -> UpsertResult:
     """
     result = _paper_upsert(record=record, record_hash=record_hash)
     if result.outcome == "updated":
-        # Researchers whose slots the byline sync removed are told there.
-        papers_changed([result.paper.pk])
+        # Researchers whose slots the byline sync removed are told there; the
+        # lists of researchers found by name catch up as they expire.
+        papers_changed([result.paper.pk], listed=False)
     return result
 
 
@@ -612,8 +613,9 @@ def _researchers_evidence_changed(researcher_ids: Iterable[int]) -> None:
     if ids:
         Researcher.objects.filter(pk__in=ids).update(revision=F("revision") + 1)
         _name_variants_refresh(ids)
-        # Their public pages count and list the paper from a cached summary.
-        transaction.on_commit(lambda: researchers_changed(ids))
+        # Their public pages count and list the paper from a cached summary;
+        # the lists of researchers found by name catch up as they expire.
+        transaction.on_commit(lambda: researchers_changed(ids, listed=False))
         researcher_stats_queue(ids)
 
 
