@@ -107,3 +107,37 @@ def redis_cache(tmp_path, settings, monkeypatch):
     }
     yield server
     server.crash()
+
+
+# The training pairs of the bundled labelled sets, read once a test session:
+# evaluate_matching's shipped figure and train_matcher read every set again on
+# each call (about 30 s), and the sets in WOVEPAPER_DATA_DIR never change.
+_SET_PAIRS: dict = {}
+
+
+@pytest.fixture(autouse=True)
+def _bundled_set_pairs_read_once(monkeypatch):
+    """:func:`curation.matching.training.set_pairs` of a folder of the shared
+    data, with no embedder or the product's own (``embed_cached``), computed
+    once and handed out as a copy; any other folder or embedder (a test's own
+    files, a counting fake) is read as always."""
+    import copy
+
+    from curation.matching import training
+    from wovepaper import embeddings
+
+    data = Path(settings.WOVEPAPER_DATA_DIR).resolve()
+    real = training.set_pairs
+
+    def once(folder, *, embed=None):
+        path = Path(folder).resolve()
+        if embed not in (None, embeddings.embed_cached) or not path.is_relative_to(
+            data
+        ):
+            return real(folder, embed=embed)
+        key = (str(path), embed is None, embeddings.model_name())
+        if key not in _SET_PAIRS:
+            _SET_PAIRS[key] = real(folder, embed=embed)
+        return copy.deepcopy(_SET_PAIRS[key])
+
+    monkeypatch.setattr(training, "set_pairs", once)
