@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import importlib.util
 import os
 import random
 import statistics
@@ -225,16 +226,18 @@ def run_scenarios(
         )
 
 
-def production_workers() -> int:
-    """gunicorn.conf.py's default number of sync workers on this machine."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "gunicorn_conf", ROOT / "gunicorn.conf.py"
-    )
+def module_from(name: str, path: Path):
+    """The Python file ``path`` loaded as a module named ``name`` (another
+    bench script, gunicorn.conf.py)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.default_workers()
+    return module
+
+
+def production_workers() -> int:
+    """gunicorn.conf.py's default number of sync workers on this machine."""
+    return module_from("gunicorn_conf", ROOT / "gunicorn.conf.py").default_workers()
 
 
 def postgres_memory() -> str:

@@ -42,7 +42,6 @@ database and reuses it next time; ``--workers`` sets gunicorn's sync workers.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import random
 import statistics
@@ -68,6 +67,7 @@ from loadgen import (  # noqa: E402
     REDIS_CACHE,
     database_url,
     gunicorn,
+    module_from,
     postgres_memory,
     production_workers,
     run_scenarios,
@@ -76,17 +76,9 @@ from loadgen import (  # noqa: E402
 THOUSAND = 1000
 
 
-def _module(name: str, path: Path):
-    """The Python file ``path`` loaded as a module named ``name``."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _search_bench():
     """bench/search.py as a module (its corpus builder and word lists)."""
-    return _module("bench_search", ROOT / "bench" / "search.py")
+    return module_from("bench_search", ROOT / "bench" / "search.py")
 
 
 def add_prolific_researcher(rng: random.Random) -> int:

@@ -80,6 +80,7 @@ from loadgen import (  # noqa: E402
     database_url,
     gunicorn,
     load,
+    module_from,
     pct,
     postgres_memory,
     production_workers,
@@ -151,8 +152,6 @@ def _forget_harvests() -> None:
     # What the deletes left (dead rows, the HNSW index's deleted entries) is
     # cleared, so every run starts from the same state and no autovacuum of
     # an earlier run's deletes falls inside the load.
-    from django.db import connection
-
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
 
@@ -200,13 +199,7 @@ def main() -> None:
     args = parser.parse_args()
     if connection.vendor != "postgresql":
         sys.exit("bench/soak.py needs DATABASE_URL to name a PostgreSQL database")
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "bench_pages", ROOT / "bench" / "pages.py"
-    )
-    pages = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pages)
+    pages = module_from("bench_pages", ROOT / "bench" / "pages.py")
 
     old, _, words = pages.open_corpus(keep=args.keep)
     try:
